@@ -1,0 +1,471 @@
+package audit
+
+import (
+	"container/list"
+	"net/netip"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/kwatch/kwatch/decode"
+	"github.com/rs/zerolog"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxInstances = 100_000
+	DefaultMaxFindings  = 200_000
+	DefaultClosedGrace  = 2 * time.Minute
+)
+
+// Options tunes an Auditor. The zero value audits the seed profile.
+type Options struct {
+	// Profile: ProfileSeed (default) or ProfileAccepted2026.
+	Profile Profile
+	// MemberIDRequiredFrom is the ConsumerGroupHeartbeat version from which a
+	// client-generated member ID is required (SPEC.md 3.4). 0 means the
+	// default, 1; a negative value means every version. Share (76) and
+	// streams (88) group heartbeats require it from v0 regardless.
+	MemberIDRequiredFrom int16
+	// OnFinding, when set, is called with each finding as it is made, in
+	// event order, from the goroutine calling Event (never under the
+	// Auditor's lock, so it may call Snapshot).
+	OnFinding func(Finding)
+	// MaxInstances caps report rows (instances and legacy clients); the
+	// least recently seen is evicted and counted. Default 100000.
+	MaxInstances int
+	// MaxFindings caps the findings a report keeps (all are counted and
+	// passed to OnFinding). Default 200000.
+	MaxFindings int
+	// ClosedGrace is how long, in packet time, a closed connection's state
+	// is kept (late responses, member-ID collisions). Default 2 minutes.
+	ClosedGrace time.Duration
+	Logger      zerolog.Logger
+}
+
+// Auditor turns decoded events into findings and a report. Event must be
+// called from one goroutine, in capture order; Snapshot may be called from
+// another goroutine at any time: a mutex guards the state.
+type Auditor struct {
+	o       Options
+	reqFrom int16
+
+	mu       sync.Mutex
+	conns    map[decode.ConnID]*connState
+	closedQ  []*connState
+	closedAt int // index of the first live entry of closedQ
+
+	instances map[decode.UUID]*row
+	legacy    map[legacyKey]*row
+	lru       *list.List // rows, most recently seen at the front
+
+	claims map[memberKey]*claimSet
+
+	findings []Finding
+	outbox   []Finding // findings of the current event, for OnFinding
+	t        totals
+}
+
+type totals struct {
+	packets, bytes          uint64
+	connections, kafkaConns uint64
+	requests                [4]uint64
+	responses               uint64
+	coverage                [decode.TruncatedPacket + 1]uint64
+	byRule                  [numRules]uint64
+	bySeverity              [SeverityError + 1]uint64
+	findingsDropped         uint64
+	evicted                 uint64
+	cidRepeatBytes          uint64
+	cidRepeats              uint64
+	unobservable            uint64
+	stateLimited            uint64
+	pendingEvicted          uint64
+	first, last             time.Time
+}
+
+// New returns an Auditor.
+func New(o Options) *Auditor {
+	if o.MaxInstances <= 0 {
+		o.MaxInstances = DefaultMaxInstances
+	}
+	if o.MaxFindings <= 0 {
+		o.MaxFindings = DefaultMaxFindings
+	}
+	if o.ClosedGrace <= 0 {
+		o.ClosedGrace = DefaultClosedGrace
+	}
+	req := o.MemberIDRequiredFrom
+	switch {
+	case req == 0:
+		req = 1
+	case req < 0:
+		req = 0
+	}
+	return &Auditor{
+		o: o, reqFrom: req,
+		conns:     make(map[decode.ConnID]*connState),
+		instances: make(map[decode.UUID]*row),
+		legacy:    make(map[legacyKey]*row),
+		lru:       list.New(),
+		claims:    make(map[memberKey]*claimSet),
+	}
+}
+
+// AddCapture adds the pipeline's counts of packets read and their bytes.
+func (a *Auditor) AddCapture(packets, bytes uint64) {
+	a.mu.Lock()
+	a.t.packets += packets
+	a.t.bytes += bytes
+	a.mu.Unlock()
+}
+
+// Event audits one decoded event (decode.Sink). e is not retained.
+func (a *Auditor) Event(e *decode.Event) {
+	a.mu.Lock()
+	a.event(e)
+	out := a.outbox
+	a.outbox = a.outbox[:0]
+	a.mu.Unlock()
+	if a.o.OnFinding != nil {
+		for i := range out {
+			a.o.OnFinding(out[i])
+		}
+	}
+}
+
+func (a *Auditor) event(e *decode.Event) {
+	if !e.Time.IsZero() {
+		if a.t.first.IsZero() || e.Time.Before(a.t.first) {
+			a.t.first = e.Time
+		}
+		if e.Time.After(a.t.last) {
+			a.t.last = e.Time
+		}
+		a.sweep(e.Time)
+	}
+	c := a.conn(e)
+	if e.Frame > c.lastFrame {
+		c.lastFrame = e.Frame
+	}
+	switch e.Kind {
+	case decode.KindConnStart:
+		c.fromStart = e.FromStart
+	case decode.KindConnEnd:
+		a.endConn(c, e.Time, e.Frame)
+	case decode.KindCoverage:
+		if int(e.Coverage) < len(a.t.coverage) {
+			a.t.coverage[e.Coverage]++
+		}
+		switch e.Coverage {
+		case decode.StreamGap:
+			c.gap = true
+		case decode.MidstreamJoin:
+			c.fromStart = false
+		}
+	case decode.KindRequest:
+		a.markKafka(c)
+		a.request(c, e)
+	case decode.KindResponse:
+		a.markKafka(c)
+		a.t.responses++
+		a.response(c, e)
+	}
+	if len(a.outbox) > 1 {
+		slices.SortStableFunc(a.outbox, func(x, y Finding) int { return int(x.rule) - int(y.rule) })
+	}
+}
+
+func (a *Auditor) markKafka(c *connState) {
+	if !c.kafka {
+		c.kafka = true
+		a.t.kafkaConns++
+	}
+}
+
+// conn finds or creates the state of e's connection.
+func (a *Auditor) conn(e *decode.Event) *connState {
+	if c := a.conns[e.Conn]; c != nil {
+		if e.Partial {
+			c.gap = true
+		}
+		return c
+	}
+	c := &connState{id: e.Conn, fromStart: e.FromStart, gap: e.Partial}
+	a.conns[e.Conn] = c
+	a.t.connections++
+	return c
+}
+
+// endConn closes c: client-id-repeated fires now; the state is kept for
+// ClosedGrace of packet time.
+func (a *Auditor) endConn(c *connState, at time.Time, frame uint64) {
+	if c.closed {
+		return
+	}
+	if c.kafka {
+		a.ensureRow(c, at, frame)
+	}
+	if c.claimed && c.cidRepeats > 0 {
+		a.fireConnEnd(c, at, frame)
+	}
+	c.closed, c.closedAt = true, at
+	a.closedQ = append(a.closedQ, c)
+}
+
+// sweep drops closed connections older than ClosedGrace.
+func (a *Auditor) sweep(now time.Time) {
+	for a.closedAt < len(a.closedQ) {
+		c := a.closedQ[a.closedAt]
+		if now.Sub(c.closedAt) <= a.o.ClosedGrace {
+			break
+		}
+		if a.conns[c.id] == c {
+			delete(a.conns, c.id)
+		}
+		a.closedQ[a.closedAt] = nil
+		a.closedAt++
+	}
+	if a.closedAt > 1024 && a.closedAt*2 > len(a.closedQ) {
+		n := copy(a.closedQ, a.closedQ[a.closedAt:])
+		clear(a.closedQ[n:])
+		a.closedQ = a.closedQ[:n]
+		a.closedAt = 0
+	}
+}
+
+// Finish ends every open connection at time at (end of input) and returns
+// the final report.
+func (a *Auditor) Finish(at time.Time) *Report {
+	a.mu.Lock()
+	ids := make([]*connState, 0, len(a.conns))
+	for _, c := range a.conns {
+		if !c.closed {
+			ids = append(ids, c)
+		}
+	}
+	// Deterministic order: by start frame, then addresses.
+	slices.SortFunc(ids, func(x, y *connState) int { return compareConn(x.id, y.id) })
+	for _, c := range ids {
+		a.endConn(c, at, 0)
+	}
+	out := a.outbox
+	a.outbox = nil
+	r := a.report()
+	a.mu.Unlock()
+	if a.o.OnFinding != nil {
+		for i := range out {
+			a.o.OnFinding(out[i])
+		}
+	}
+	return r
+}
+
+// Snapshot returns the report so far; safe to call concurrently with Event.
+func (a *Auditor) Snapshot() *Report {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.report()
+}
+
+func compareConn(x, y decode.ConnID) int {
+	if x.StartFrame != y.StartFrame {
+		if x.StartFrame < y.StartFrame {
+			return -1
+		}
+		return 1
+	}
+	if c := x.Client.Compare(y.Client); c != 0 {
+		return c
+	}
+	return x.Broker.Compare(y.Broker)
+}
+
+// --- rows ---
+
+func (a *Auditor) touchLRU(r *row, at time.Time) {
+	r.lastSeen = at
+	if r.elem != nil {
+		a.lru.MoveToFront(r.elem)
+	}
+}
+
+func (a *Auditor) addRow(r *row) {
+	for a.lru.Len() >= a.o.MaxInstances {
+		old := a.lru.Back()
+		v := old.Value.(*row)
+		a.lru.Remove(old)
+		v.evicted, v.elem = true, nil
+		if v.legacy {
+			delete(a.legacy, v.lkey)
+		} else {
+			delete(a.instances, v.id)
+		}
+		a.t.evicted++
+		a.o.Logger.Debug().Bool("legacy", v.legacy).Msg("audit: report row evicted")
+	}
+	r.elem = a.lru.PushFront(r)
+}
+
+// instanceRow finds or creates the row of a non-zero instance ID.
+func (a *Auditor) instanceRow(id decode.UUID, e *decode.Event) (r *row, created bool) {
+	if r = a.instances[id]; r != nil {
+		a.touchLRU(r, e.Time)
+		return r, false
+	}
+	r = &row{id: id, firstFrame: e.Frame, firstSeen: e.Time, lastSeen: e.Time}
+	a.instances[id] = r
+	a.addRow(r)
+	return r, true
+}
+
+// ensureRow gives c a row: a legacy row keyed (client IP, first client ID)
+// when it has none yet.
+func (a *Auditor) ensureRow(c *connState, at time.Time, frame uint64) *row {
+	if c.row != nil && !c.row.evicted {
+		return c.row
+	}
+	k := legacyKey{host: c.id.Client.Addr(), clientID: c.firstCID}
+	r := a.legacy[k]
+	if r == nil {
+		r = &row{legacy: true, lkey: k, firstFrame: frame, firstSeen: at, lastSeen: at}
+		a.legacy[k] = r
+		a.addRow(r)
+	} else {
+		a.touchLRU(r, at)
+	}
+	c.row = r
+	a.register(c, r)
+	return r
+}
+
+// register records c on r once: host, broker, client ID, software.
+// It reports whether r gained a second host or client ID.
+func (a *Auditor) register(c *connState, r *row) (newHost, newCID bool) {
+	for i := 0; i < c.nTouched; i++ {
+		if c.touched[i] == r {
+			return false, false
+		}
+	}
+	if c.nTouched < maxTouched {
+		c.touched[c.nTouched] = r
+		c.nTouched++
+	}
+	r.conns++
+	if len(r.connList) < maxRowConns {
+		r.connList = append(r.connList, c.id)
+	}
+	newHost = addUnique(&r.hosts, c.id.Client.Addr()) && len(r.hosts) > 1
+	addUnique(&r.brokers, c.id.Broker)
+	if c.cid == cidSet {
+		newCID = addUnique(&r.clientIDs, c.firstCID) && len(r.clientIDs) > 1
+	}
+	if c.software != "" && r.software == "" {
+		r.software, r.swVersion = c.software, c.softwareVersion
+	}
+	return newHost, newCID
+}
+
+func addUnique[T comparable](s *[]T, v T) bool {
+	for _, x := range *s {
+		if x == v {
+			return false
+		}
+	}
+	if len(*s) >= maxRowList {
+		return false
+	}
+	*s = append(*s, v)
+	return true
+}
+
+// rowFor is the row a finding about instance id (zero: none) on c counts against.
+func (a *Auditor) rowFor(c *connState, id decode.UUID, e *decode.Event) *row {
+	if !id.IsZero() {
+		if r := a.instances[id]; r != nil {
+			return r
+		}
+	}
+	return a.ensureRow(c, e.Time, e.Frame)
+}
+
+// --- findings ---
+
+// detail is what a check says about a finding; fire fills in the rest.
+type detail struct {
+	sev                Severity // 0: the rule's default
+	kip                string   // "": the rule's
+	expected, observed string
+	msg                string
+	group, member      string
+	firstDep           bool        // depends on the connection's first request
+	inst               decode.UUID // overrides the instance the finding belongs to
+}
+
+func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d detail) {
+	if !r.runsUnder(a.o.Profile) {
+		return
+	}
+	rule := r.rule()
+	sev := d.sev
+	if sev == 0 {
+		sev = rule.Severity
+	}
+	kip := d.kip
+	if kip == "" {
+		kip = rule.KIP
+	}
+	conf := ConfidenceFull
+	if e.Partial || c.gap || (d.firstDep && !c.fromStart) {
+		conf = ConfidencePartial
+	}
+	inst := d.inst
+	if inst.IsZero() {
+		if c.inst == idSet {
+			inst = c.instID
+		} else if e.Kind == decode.KindRequest && e.HasInstanceID && e.TagProblem == decode.TagOK {
+			inst = e.InstanceID
+		}
+	}
+	f := Finding{
+		Time: e.Time, Rule: rule.ID, Severity: sev, KIP: kip, Confidence: conf, Frame: e.Frame,
+		Conn: c.id, API: apiName(e.APIKey), APIKey: e.APIKey, APIVersion: e.APIVersion,
+		CorrelationID: e.CorrelationID, ClientID: c.firstCID, InstanceID: inst,
+		Expected: d.expected, Observed: d.observed, Message: d.msg,
+		Group: d.group, MemberID: d.member, rule: r,
+	}
+	if e.Kind != decode.KindRequest && e.Kind != decode.KindResponse {
+		// A connection-level finding (client-id-repeated): no PDU.
+		f.API, f.APIKey, f.APIVersion, f.CorrelationID = "", -1, -1, -1
+	}
+	a.record(c, f, e)
+}
+
+func (a *Auditor) record(c *connState, f Finding, e *decode.Event) {
+	a.t.byRule[f.rule]++
+	a.t.bySeverity[f.Severity]++
+	a.rowFor(c, f.InstanceID, e).findings[f.rule]++
+	if len(a.findings) < a.o.MaxFindings {
+		a.findings = append(a.findings, f)
+	} else {
+		a.t.findingsDropped++
+	}
+	a.outbox = append(a.outbox, f)
+}
+
+// fireConnEnd emits client-id-repeated for c, which has no event of its own.
+func (a *Auditor) fireConnEnd(c *connState, at time.Time, frame uint64) {
+	if frame == 0 {
+		frame = c.lastFrame
+	}
+	ev := decode.Event{Kind: decode.KindConnEnd, Conn: c.id, Frame: frame, Time: at}
+	a.fire(c, &ev, rClientIDRepeated, detail{
+		firstDep: true, expected: "null client ID after the first request",
+		observed: plural(c.cidRepeats, "request") + ", " + plural(c.cidRepeatBytes, "byte"),
+		msg: "the connection sends header instance IDs (claims KIP-1313) but repeated its client ID on " +
+			plural(c.cidRepeats, "later request") + "; sending null would save " + plural(c.cidRepeatBytes, "byte"),
+	})
+}
+
+// hostOf is the client host used by instance-id-shared.
+func hostOf(c *connState) netip.Addr { return c.id.Client.Addr() }

@@ -1,0 +1,671 @@
+package audit
+
+import (
+	"strconv"
+
+	"github.com/kwatch/kwatch/decode"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// API keys whose bodies the decoder parses (SPEC.md section 1).
+const (
+	keySaslHandshake     = 17
+	keyApiVersions       = 18
+	keyOffsetDelete      = 47
+	keyConsumerHeartbeat = 68
+	keyGetTelemetrySubs  = 71
+	keyPushTelemetry     = 72
+	keyShareHeartbeat    = 76
+	keyStreamsHeartbeat  = 88
+	errInvalidRequest    = 42
+	instanceTagBytes     = 18 // uvarint tag 0, uvarint 16, 16 bytes
+)
+
+// headerV3 is the accepted-2026 override list: requests of these API keys
+// from version From on use request header v3 (SPEC.md section 4). Extend it
+// as Kafka declares more; everything else keeps kmsg's flexible knowledge
+// (the decoder's HeaderVersion).
+var headerV3 = []struct {
+	Key  int16
+	From int16
+}{
+	{Key: keyOffsetDelete, From: 1}, // OffsetDelete v1 (open pull request, 2026)
+}
+
+// headerVersion is the header version a request is audited under.
+func (a *Auditor) headerVersion(e *decode.Event) int8 {
+	if a.o.Profile == ProfileAccepted2026 {
+		for _, o := range headerV3 {
+			if e.APIKey == o.Key && e.APIVersion >= o.From {
+				return 3
+			}
+		}
+	}
+	return e.HeaderVersion
+}
+
+func apiName(key int16) string {
+	if n := kmsg.NameForKey(key); n != "" {
+		return n
+	}
+	return "Unknown(" + strconv.Itoa(int(key)) + ")"
+}
+
+func errName(code int16) string {
+	if code == 0 {
+		return "NONE (0)"
+	}
+	if err := kerr.ErrorForCode(code); err != nil {
+		if ke, ok := err.(*kerr.Error); ok {
+			return ke.Message + " (" + strconv.Itoa(int(code)) + ")"
+		}
+	}
+	return "error " + strconv.Itoa(int(code))
+}
+
+func plural(n uint64, unit string) string {
+	s := strconv.FormatUint(n, 10) + " " + unit
+	if n != 1 {
+		s += "s"
+	}
+	return s
+}
+
+func idOrNone(u decode.UUID) string {
+	if u.IsZero() {
+		return "none"
+	}
+	return JavaString(u)
+}
+
+// reqCheck carries what the checks of one request share.
+type reqCheck struct {
+	a     *Auditor
+	c     *connState
+	e     *decode.Event
+	hv    int8
+	hasID bool // a well-formed, non-zero header instance ID
+	id    decode.UUID
+	// invalid: the first rule fired on this request that a conforming broker
+	// rejects with INVALID_REQUEST (for broker-accepted-invalid).
+	invalid    ruleID
+	hasInvalid bool
+}
+
+func (q *reqCheck) fire(r ruleID, d detail) {
+	q.a.fire(q.c, q.e, r, d)
+	if !q.hasInvalid && rejectedByBroker(r, d.sev) && r.runsUnder(q.a.o.Profile) {
+		q.invalid, q.hasInvalid = r, true
+	}
+}
+
+// rejectedByBroker: the rules whose requests a conforming broker answers
+// with INVALID_REQUEST (SPEC.md 3.5).
+func rejectedByBroker(r ruleID, sev Severity) bool {
+	switch r {
+	case rInstanceDropped, rInstanceChanged, rInstanceLate, rInstanceMalformed, rInstanceMissingFirst,
+		rTelemetryRequestedWithHeader, rTelemetryMismatch, rTelemetryZeroPush:
+		return true
+	case rMemberEmpty:
+		return sev == SeverityError
+	}
+	return false
+}
+
+func (a *Auditor) request(c *connState, e *decode.Event) {
+	q := reqCheck{a: a, c: c, e: e, hv: a.headerVersion(e)}
+	if q.hv >= 0 && int(q.hv) < len(a.t.requests) {
+		a.t.requests[q.hv]++
+	}
+	q.hasID = e.HasInstanceID && e.TagProblem == decode.TagOK && !e.InstanceID.IsZero() && q.hv >= 2
+	q.id = e.InstanceID
+	if q.hv >= 1 {
+		q.clientID()
+	}
+	if q.hv >= 2 {
+		q.instanceID()
+	}
+	if e.Body.Decoded && !e.Body.BodyError {
+		switch e.APIKey {
+		case keyApiVersions:
+			q.software()
+		case keyGetTelemetrySubs:
+			q.getTelemetry()
+			return
+		case keyPushTelemetry:
+			q.pushTelemetry()
+			return
+		case keyConsumerHeartbeat, keyShareHeartbeat, keyStreamsHeartbeat:
+			q.heartbeat()
+			return
+		}
+	}
+	if q.hasInvalid && (e.APIKey == keyApiVersions || e.APIKey == keySaslHandshake) {
+		q.remember(pending{key: e.APIKey})
+	}
+}
+
+func (q *reqCheck) remember(p pending) {
+	p.corr, p.frame = q.e.CorrelationID, q.e.Frame
+	p.invalid, p.hasInvalid = q.invalid, q.hasInvalid
+	if q.c.addPending(p) {
+		q.a.t.pendingEvicted++
+	}
+}
+
+// clientID applies SPEC.md 3.2 to a v1+ header.
+func (q *reqCheck) clientID() {
+	c, e := q.c, q.e
+	empty := e.ClientIDNull || len(e.ClientID) == 0
+	switch c.cid {
+	case cidUnseen:
+		if empty {
+			c.cid = cidEmpty
+		} else {
+			c.cid, c.firstCID = cidSet, string(e.ClientID)
+		}
+	case cidEmpty:
+		if !empty {
+			q.fire(rClientIDMissingFirst, detail{firstDep: true, expected: "client ID on the first request",
+				observed: string(e.ClientID),
+				msg:      "the connection's first request had no client ID; the broker keeps it and ignores this one"})
+		}
+	case cidSet:
+		if empty {
+			return
+		}
+		n := uint64(len(e.ClientID))
+		c.cidRepeats++
+		c.cidRepeatBytes += n
+		q.a.t.cidRepeats++
+		q.a.t.cidRepeatBytes += n
+		if string(e.ClientID) != c.firstCID {
+			q.fire(rClientIDChanged, detail{firstDep: true, expected: c.firstCID, observed: string(e.ClientID),
+				msg: "client ID differs from the connection's first; the broker attributes this request to the first"})
+		}
+	}
+}
+
+// instanceID applies SPEC.md 3.1 (or section 4) to a v2+ header.
+func (q *reqCheck) instanceID() {
+	e := q.e
+	if e.TagProblem != decode.TagOK {
+		q.fire(rInstanceMalformed, detail{expected: "tag 0 of 16 bytes, tags ascending and within the header",
+			observed: e.TagProblem.String(),
+			msg:      "malformed request header tagged fields (" + e.TagProblem.String() + "); a conforming broker rejects this request"})
+		return
+	}
+	if q.hasID {
+		q.c.claimed = true
+		q.touchInstance()
+	}
+	if q.a.o.Profile == ProfileAccepted2026 {
+		if q.hv == 3 {
+			q.acceptedConsistency()
+		}
+		return
+	}
+	q.seedConsistency()
+}
+
+// seedConsistency: the first v2 request fixes the connection's instance ID.
+func (q *reqCheck) seedConsistency() {
+	c := q.c
+	switch c.inst {
+	case idUnknown:
+		if q.hasID {
+			c.inst, c.instID = idSet, q.id
+		} else {
+			c.inst = idNone
+		}
+	case idSet:
+		if !q.hasID {
+			q.fire(rInstanceDropped, detail{firstDep: true, expected: JavaString(c.instID), observed: "none",
+				msg: "instance ID dropped mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
+		} else if q.id != c.instID {
+			q.fire(rInstanceChanged, detail{firstDep: true, expected: JavaString(c.instID), observed: JavaString(q.id),
+				msg: "instance ID changed mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
+		}
+	case idNone:
+		if q.hasID {
+			q.fire(rInstanceLate, detail{firstDep: true, expected: "none", observed: JavaString(q.id), inst: q.id,
+				msg: "instance ID set after a first v2 request without one; a conforming broker rejects this request with INVALID_REQUEST"})
+		}
+	}
+}
+
+// acceptedConsistency: header v3 carries the ID on the first request only.
+func (q *reqCheck) acceptedConsistency() {
+	c := q.c
+	switch c.inst {
+	case idUnknown:
+		switch {
+		case !c.fromStart || c.gap || q.e.Partial:
+			// Identity unobservable: the first request was not seen.
+			q.a.t.unobservable++
+			c.inst = idUnobservable
+			if q.hasID {
+				c.inst, c.instID = idSet, q.id
+			}
+		case q.hasID:
+			c.inst, c.instID = idSet, q.id
+		default:
+			c.inst = idNone
+			q.fire(rInstanceMissingFirst, detail{expected: "an instance ID", observed: "none",
+				msg: "the connection's first v3-header request carries no instance ID"})
+		}
+	case idUnobservable:
+		if q.hasID {
+			c.inst, c.instID = idSet, q.id
+		}
+	case idSet:
+		if !q.hasID {
+			return
+		}
+		if q.id != c.instID {
+			q.fire(rInstanceChanged, detail{firstDep: true, expected: JavaString(c.instID), observed: JavaString(q.id),
+				msg: "instance ID changed mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
+		} else if !c.instRepeat {
+			c.instRepeat = true
+			q.fire(rInstanceRepeated, detail{firstDep: true, expected: "none after the first request", observed: JavaString(q.id),
+				msg: "the instance ID is repeated after the connection's first request (" + strconv.Itoa(instanceTagBytes) + " header bytes per request)"})
+		}
+	}
+}
+
+// touchInstance records the request on its instance's row and applies the
+// property rules of the instance ID (reserved, shared).
+func (q *reqCheck) touchInstance() {
+	a, c, e := q.a, q.c, q.e
+	r := c.lastInst
+	if r == nil || r.evicted || r.id != q.id {
+		var created bool
+		r, created = a.instanceRow(q.id, e)
+		c.lastInst = r
+		if created && q.id == oneUUID && !r.reservedFired {
+			r.reservedFired = true
+			q.fire(rInstanceReserved, detail{inst: q.id, expected: "a random version-4 UUID", observed: HexString(q.id),
+				msg: "the instance ID is ONE_UUID, which Kafka reserves"})
+		}
+	} else {
+		a.touchLRU(r, e.Time)
+	}
+	if c.row == nil || c.row.evicted || (c.row.legacy && c.inst != idNone) {
+		c.row = r
+	}
+	newHost, newCID := a.register(c, r)
+	if (newHost || newCID) && !r.sharedFired {
+		r.sharedFired = true
+		what := "client host " + hostOf(c).String()
+		if !newHost {
+			what = "client ID " + strconv.Quote(c.firstCID)
+		}
+		q.fire(rInstanceShared, detail{inst: q.id, expected: "one client process per instance ID", observed: what,
+			msg: "instance ID " + JavaString(q.id) + " is also used with " + what + ": two processes share a UUID"})
+	}
+}
+
+func (q *reqCheck) software() {
+	b := &q.e.Body
+	if b.ClientSoftwareName == "" && b.ClientSoftwareVersion == "" {
+		return
+	}
+	c := q.c
+	c.software, c.softwareVersion = b.ClientSoftwareName, b.ClientSoftwareVersion
+	for i := 0; i < c.nTouched; i++ {
+		c.touched[i].software, c.touched[i].swVersion = c.software, c.softwareVersion
+	}
+}
+
+// telemetryB is the broker-assigned telemetry ID the client must use, if any.
+func (q *reqCheck) telemetryB() (decode.UUID, bool) {
+	if q.c.hasAssigned {
+		return q.c.assignedB, true
+	}
+	if r := q.c.instRow(); r != nil && r.hasAssigned {
+		return r.assignedB, true
+	}
+	return decode.UUID{}, false
+}
+
+func (q *reqCheck) notAdopted(id decode.UUID) {
+	if b, ok := q.telemetryB(); ok && id != b {
+		q.fire(rTelemetryNotAdopted, detail{firstDep: true, expected: JavaString(b), observed: JavaString(id),
+			msg: "the broker assigned telemetry ID " + JavaString(b) + " but the client uses another"})
+	}
+}
+
+func (q *reqCheck) setTelemetry(id decode.UUID) {
+	if id.IsZero() {
+		return
+	}
+	for i := 0; i < q.c.nTouched; i++ {
+		q.c.touched[i].telemetry = id
+	}
+}
+
+// getTelemetry applies SPEC.md 3.3's table; its rows are exclusive.
+func (q *reqCheck) getTelemetry() {
+	r := q.e.Body.TelemetryInstanceID
+	var h decode.UUID
+	if q.hasID {
+		h = q.id
+	}
+	var tableRow uint8
+	switch {
+	case h.IsZero() && r.IsZero():
+		tableRow = 1 // legacy first: the broker assigns B
+	case h.IsZero():
+		tableRow = 2 // legacy later: R is the telemetry ID
+		q.notAdopted(r)
+		q.setTelemetry(r)
+	case r == h:
+		tableRow = 3 // aligned
+		q.notAdopted(r)
+		q.setTelemetry(r)
+	case r.IsZero():
+		tableRow = 4
+		q.fire(rTelemetryRequestedWithHeader, detail{expected: JavaString(h), observed: "0",
+			msg: "GetTelemetrySubscriptions asks the broker for a telemetry ID while sending header instance ID; a conforming broker answers INVALID_REQUEST"})
+	default:
+		tableRow = 5
+		q.fire(rTelemetryMismatch, detail{expected: JavaString(h), observed: JavaString(r),
+			msg: "telemetry ClientInstanceId differs from the header instance ID; a conforming broker answers INVALID_REQUEST"})
+	}
+	q.remember(pending{key: keyGetTelemetrySubs, telemetryRow: tableRow})
+}
+
+func (q *reqCheck) pushTelemetry() {
+	r := q.e.Body.TelemetryInstanceID
+	switch {
+	case r.IsZero():
+		q.fire(rTelemetryZeroPush, detail{expected: "a non-zero ClientInstanceId", observed: "0",
+			msg: "PushTelemetry with a zero ClientInstanceId; a conforming broker rejects it"})
+	case q.hasID && r != q.id:
+		q.fire(rTelemetryMismatch, detail{expected: JavaString(q.id), observed: JavaString(r),
+			msg: "PushTelemetry ClientInstanceId differs from the header instance ID"})
+	default:
+		q.notAdopted(r)
+		q.setTelemetry(r)
+	}
+	q.remember(pending{key: keyPushTelemetry})
+}
+
+// memberRequired: is a client-generated member ID required at this version?
+func (a *Auditor) memberRequired(key, version int16) bool {
+	return key != keyConsumerHeartbeat || version >= a.reqFrom
+}
+
+// heartbeat applies SPEC.md 3.4 to a group heartbeat request.
+func (q *reqCheck) heartbeat() {
+	b := &q.e.Body
+	group, member, epoch := b.Group, b.MemberID, b.MemberEpoch
+	join, leave := epoch == 0, epoch == -1 || epoch == -2
+	required := q.a.memberRequired(q.e.APIKey, q.e.APIVersion)
+	p := pending{key: q.e.APIKey, heartbeat: true, group: group, member: member, join: join}
+	if member == "" {
+		// An empty member ID gives only these (and 3.5 rules).
+		switch {
+		case join:
+			sev, why := SeverityInfo, "below the version that requires it the broker generates one"
+			if required {
+				sev, why = SeverityError, "a conforming broker rejects it with INVALID_REQUEST"
+				p.emptyRequired = true
+			}
+			q.fire(rMemberEmpty, detail{sev: sev, group: group, expected: "a client-generated UUID", observed: "\"\"",
+				msg: "group join with an empty member ID; " + why})
+		case leave:
+			q.fire(rLeaveWithoutMember, detail{group: group, expected: "the member ID of the join", observed: "\"\"",
+				msg: "leave with an empty member ID; the broker answers UNKNOWN_MEMBER_ID and a ghost member stays until its session times out"})
+		}
+		q.remember(p)
+		return
+	}
+	g := q.c.tracker().group(group)
+	assigned := g.isAssigned(member)
+	ghost := false
+	if join && !assigned && g.join != "" && g.join != member && (g.joinState == joinPending || g.joinState == joinFailed) {
+		ghost = true
+		state := "no response"
+		if g.joinState == joinFailed {
+			state = "an error"
+		}
+		q.fire(rGhostMember, detail{group: group, member: member, expected: g.join, observed: member,
+			msg: "join retried with a new member ID after the join with " + g.join + " got " + state + "; the first may stay as a ghost member"})
+	}
+	if !ghost && !assigned && g.current != "" && g.current != member {
+		q.fire(rMemberChanged, detail{firstDep: true, group: group, member: member, expected: g.current, observed: member,
+			msg: "the client uses a second member ID in group " + strconv.Quote(group) + "; a member ID lives as long as the process"})
+	}
+	g.current = member
+	if join {
+		g.join, g.joinState = member, joinPending
+	}
+	if !assigned {
+		q.memberProperties(group, member)
+	}
+	q.collision(group, member)
+	for i := 0; i < q.c.nTouched; i++ {
+		q.c.touched[i].addMemberID(group, member)
+	}
+	if q.c.nTouched == 0 {
+		q.a.ensureRow(q.c, q.e.Time, q.e.Frame).addMemberID(group, member)
+	}
+	q.remember(p)
+}
+
+// memberProperties: the property rules, once per (connection, group, member ID).
+func (q *reqCheck) memberProperties(group, member string) {
+	c := q.c
+	k := memberKey{group, member}
+	if _, done := c.judged[k]; done {
+		return
+	}
+	if c.judged == nil {
+		c.judged = make(map[memberKey]struct{})
+	}
+	if len(c.judged) >= maxJudged {
+		q.a.t.stateLimited++
+		return
+	}
+	c.judged[k] = struct{}{}
+	enc, u := decodeMemberID(member)
+	d := detail{group: group, member: member}
+	switch enc {
+	case encNone:
+		d.expected, d.observed = "a UUID (Java string form)", member
+		d.msg = "member ID is not a UUID in any known encoding"
+		q.fire(rMemberNotUUID, d)
+	case encJava:
+	default:
+		d.sev = SeverityInfo
+		if hasStdChars(member) {
+			d.sev = SeverityWarn
+		}
+		d.expected, d.observed = JavaString(u), member
+		d.msg = "member ID is a UUID spelled as " + enc.String() + ", not Java's URL-safe base64 without padding"
+		q.fire(rMemberEncoding, d)
+		d.sev = 0
+	}
+	if enc != encNone && !isV4(u) {
+		d.expected, d.observed = "a version-4 UUID", HexString(u)
+		d.msg = "member ID's UUID is not version 4 or is reserved"
+		q.fire(rMemberNotV4, d)
+	}
+	// Alignment with the header instance ID of this connection.
+	var inst decode.UUID
+	switch {
+	case q.hasID:
+		inst = q.id
+	case c.inst == idSet:
+		inst = c.instID
+	default:
+		return // no header instance ID: misaligned cannot fire
+	}
+	switch {
+	case isJavaString(member, inst):
+	case enc != encNone && u == inst:
+		d.expected, d.observed = JavaString(inst), member
+		d.msg = "member ID holds the instance ID's bytes spelled as " + enc.String() + ": aligned in value, not in text"
+		q.fire(rMemberAlignmentEncoding, d)
+	default:
+		d.expected, d.observed = JavaString(inst), member
+		d.msg = "member ID is not the header instance ID (KIP-1313: SHOULD be equal)"
+		q.fire(rMemberMisaligned, d)
+	}
+}
+
+// collision: member-id-collision once per (group, member ID, second claimant).
+func (q *reqCheck) collision(group, member string) {
+	a, c := q.a, q.c
+	who := claimant{addr: c.id.Client}
+	if c.inst == idSet {
+		who = claimant{inst: c.instID}
+	} else if q.hasID {
+		who = claimant{inst: q.id}
+	}
+	k := memberKey{group, member}
+	cs := a.claims[k]
+	if cs == nil {
+		if len(a.claims) >= claimsPerInstCap*a.o.MaxInstances {
+			a.pruneClaims()
+			if len(a.claims) >= claimsPerInstCap*a.o.MaxInstances {
+				a.t.stateLimited++
+				return
+			}
+		}
+		cs = &claimSet{}
+		a.claims[k] = cs
+	}
+	var other *claim
+	for i := 0; i < cs.n; i++ {
+		cl := &cs.list[i]
+		if cl.who == who {
+			cl.conn = c
+			return
+		}
+		if !cl.conn.closed && other == nil {
+			other = cl
+		}
+	}
+	if other != nil {
+		otherName := other.conn.id.Client.String()
+		if !other.who.inst.IsZero() {
+			otherName = "instance " + JavaString(other.who.inst) + " (" + otherName + ")"
+		}
+		q.fire(rMemberCollision, detail{group: group, member: member, inst: who.inst,
+			expected: "a member ID unique to one client", observed: "also used by " + otherName,
+			msg: "member ID " + member + " in group " + strconv.Quote(group) + " is used at the same time by another client: " + otherName})
+	}
+	slot := cs.n
+	if slot == claimsPerMember {
+		slot = 0
+		for i := range cs.list { // replace a closed claimant, else the first
+			if cs.list[i].conn.closed {
+				slot = i
+				break
+			}
+		}
+	} else {
+		cs.n++
+	}
+	cs.list[slot] = claim{who: who, conn: c}
+}
+
+// pruneClaims drops claims whose connections have all closed.
+func (a *Auditor) pruneClaims() {
+	for k, cs := range a.claims {
+		alive := false
+		for i := 0; i < cs.n; i++ {
+			if !cs.list[i].conn.closed {
+				alive = true
+				break
+			}
+		}
+		if !alive {
+			delete(a.claims, k)
+		}
+	}
+}
+
+// response matches a response with its remembered request.
+func (a *Auditor) response(c *connState, e *decode.Event) {
+	p, ok := c.takePending(e.CorrelationID)
+	if !ok {
+		return
+	}
+	b := &e.Body
+	decoded := b.Decoded && !b.BodyError
+	if p.hasInvalid && decoded && b.HasErrorCode && b.ErrorCode != errInvalidRequest {
+		answered := p.invalid.rule()
+		a.fire(c, e, rBrokerAcceptedInvalid, detail{kip: answered.KIP, expected: errName(errInvalidRequest),
+			observed: errName(b.ErrorCode),
+			msg: "the broker accepted a request that breaks " + answered.ID + " (frame " + strconv.FormatUint(p.frame, 10) +
+				"); a conforming broker answers INVALID_REQUEST"})
+	}
+	if !decoded {
+		return
+	}
+	switch {
+	case p.heartbeat:
+		a.heartbeatResponse(c, e, &p)
+	case p.telemetryRow != 0:
+		a.telemetryResponse(c, e, &p)
+	}
+}
+
+func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
+	b := &e.Body
+	ok := !b.HasErrorCode || b.ErrorCode == 0
+	g := c.tracker().group(p.group)
+	if p.join && p.member != "" && g.join == p.member {
+		if ok {
+			g.joinState = joinOK
+		} else {
+			g.joinState = joinFailed
+		}
+	}
+	if !ok || !b.HasMemberID || b.MemberID == "" || b.MemberID == p.member {
+		return
+	}
+	// The broker assigned a member ID: it is the broker's, not the client's.
+	g.addAssigned(b.MemberID)
+	if p.member == "" {
+		g.current = b.MemberID
+	}
+	if p.emptyRequired {
+		a.fire(c, e, rBrokerGeneratedMember, detail{group: p.group, member: b.MemberID,
+			expected: errName(errInvalidRequest), observed: b.MemberID,
+			msg: "the broker generated a member ID for a join without one, at a version that requires a client-generated ID"})
+	}
+}
+
+func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
+	b := &e.Body
+	ok := !b.HasErrorCode || b.ErrorCode == 0
+	id := b.TelemetryInstanceID
+	switch p.telemetryRow {
+	case 1:
+		if !ok {
+			return
+		}
+		if id.IsZero() {
+			a.fire(c, e, rBrokerTelemetryMissing, detail{expected: "a new non-zero ClientInstanceId", observed: "0",
+				msg: "the broker answered a first GetTelemetrySubscriptions with NONE and a zero ClientInstanceId"})
+			return
+		}
+		c.assignedB, c.hasAssigned = id, true
+		if r := c.instRow(); r != nil {
+			r.assignedB, r.hasAssigned = id, true
+		}
+		for i := 0; i < c.nTouched; i++ {
+			c.touched[i].telemetry = id
+		}
+	case 2, 3:
+		if !id.IsZero() {
+			a.fire(c, e, rBrokerTelemetryEcho, detail{expected: "0", observed: JavaString(id),
+				msg: "the broker answered a GetTelemetrySubscriptions that carried its ID with a non-zero ID (KIP-714 says 0)"})
+		}
+	}
+}

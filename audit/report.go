@@ -1,0 +1,240 @@
+package audit
+
+import (
+	"encoding/json"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kwatch/kwatch/decode"
+)
+
+// Report is the audit's result: totals, one row per client, the findings.
+// It is a snapshot: the Auditor does not touch it after returning it.
+type Report struct {
+	Profile   string     `json:"profile"`
+	Start     string     `json:"start,omitempty"` // time of the first event
+	End       string     `json:"end,omitempty"`   // time of the last event
+	Totals    Totals     `json:"totals"`
+	Instances []Instance `json:"instances"`
+	Findings  []Finding  `json:"findings"`
+
+	maxSev Severity
+}
+
+// Totals counts what the audit saw.
+type Totals struct {
+	Packets          uint64 `json:"packets"`
+	Bytes            uint64 `json:"bytes"`
+	Connections      uint64 `json:"connections"`
+	KafkaConnections uint64 `json:"kafka_connections"`
+	Requests         uint64 `json:"requests"`
+	// RequestsByHeaderVersion: "v0".."v3" (v3 only under accepted-2026).
+	RequestsByHeaderVersion map[string]uint64 `json:"requests_by_header_version"`
+	Responses               uint64            `json:"responses"`
+	// Coverage: every event name of SPEC.md 3.6, zero or not.
+	Coverage           map[string]uint64 `json:"coverage"`
+	Findings           uint64            `json:"findings"`
+	FindingsBySeverity map[string]uint64 `json:"findings_by_severity"`
+	FindingsByRule     map[string]uint64 `json:"findings_by_rule"`
+	// FindingsNotKept: findings counted but beyond Options.MaxFindings.
+	FindingsNotKept  uint64 `json:"findings_not_kept"`
+	EvictedInstances uint64 `json:"evicted_instances"`
+	// ClientIDRepeats / ClientIDRepeatBytes: later requests of all
+	// connections that repeated the first client ID, and their client ID
+	// bytes (what sending null would save; a statistic for legacy clients).
+	ClientIDRepeats     uint64 `json:"client_id_repeats"`
+	ClientIDRepeatBytes uint64 `json:"client_id_repeat_bytes"`
+	// UnobservableConnections: accepted-2026, first request not seen.
+	UnobservableConnections uint64 `json:"unobservable_connections"`
+	// StateLimited counts judgements skipped because a state bound was hit.
+	StateLimited uint64 `json:"state_limited"`
+}
+
+// Instance is one client: a client instance (non-zero header instance ID)
+// or, with Legacy set, the clients without one grouped by (client host,
+// first client ID).
+type Instance struct {
+	InstanceID      string              `json:"instance_id,omitempty"`
+	InstanceIDHex   string              `json:"instance_id_hex,omitempty"`
+	Legacy          bool                `json:"legacy"`
+	ClientIDs       []string            `json:"client_ids"`
+	SoftwareName    string              `json:"software_name,omitempty"`
+	SoftwareVersion string              `json:"software_version,omitempty"`
+	ClientHosts     []string            `json:"client_hosts"`
+	Brokers         []string            `json:"brokers"`
+	Connections     int                 `json:"connections"`
+	ConnectionList  []ConnSummary       `json:"connection_list"`
+	MemberIDs       map[string][]string `json:"member_ids"`
+	TelemetryID     string              `json:"telemetry_id,omitempty"`
+	Findings        map[string]uint64   `json:"findings"`
+	FirstFrame      uint64              `json:"first_frame"`
+}
+
+// ConnSummary names one connection of an instance.
+type ConnSummary struct {
+	Client     string `json:"client"`
+	Broker     string `json:"broker"`
+	StartFrame uint64 `json:"start_frame"`
+}
+
+func timeString(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(TimeFormat)
+}
+
+// report builds a Report; a.mu is held.
+func (a *Auditor) report() *Report {
+	// Give open Kafka connections without a row their legacy row.
+	for _, c := range a.conns {
+		if c.kafka && !c.closed && (c.row == nil || c.row.evicted) {
+			a.ensureRow(c, a.t.last, c.lastFrame)
+		}
+	}
+	t := &a.t
+	r := &Report{Profile: a.o.Profile.String(), Start: timeString(t.first), End: timeString(t.last)}
+	r.Totals = Totals{
+		Packets: t.packets, Bytes: t.bytes, Connections: t.connections, KafkaConnections: t.kafkaConns,
+		RequestsByHeaderVersion: map[string]uint64{}, Responses: t.responses,
+		Coverage: map[string]uint64{}, FindingsBySeverity: map[string]uint64{}, FindingsByRule: map[string]uint64{},
+		FindingsNotKept: t.findingsDropped, EvictedInstances: t.evicted,
+		ClientIDRepeats: t.cidRepeats, ClientIDRepeatBytes: t.cidRepeatBytes,
+		UnobservableConnections: t.unobservable, StateLimited: t.stateLimited,
+	}
+	for v, n := range t.requests {
+		r.Totals.Requests += n
+		if v < 3 || a.o.Profile == ProfileAccepted2026 {
+			r.Totals.RequestsByHeaderVersion["v"+string(rune('0'+v))] = n
+		}
+	}
+	for _, cv := range decode.Coverages() {
+		r.Totals.Coverage[cv.String()] = t.coverage[cv]
+	}
+	for s := SeverityInfo; s <= SeverityError; s++ {
+		r.Totals.FindingsBySeverity[s.String()] = t.bySeverity[s]
+		r.Totals.Findings += t.bySeverity[s]
+		if t.bySeverity[s] > 0 {
+			r.maxSev = s
+		}
+	}
+	for i, n := range t.byRule {
+		if n > 0 {
+			r.Totals.FindingsByRule[ruleTable[i].ID] = n
+		}
+	}
+	r.Instances = make([]Instance, 0, a.lru.Len())
+	for el := a.lru.Front(); el != nil; el = el.Next() {
+		r.Instances = append(r.Instances, el.Value.(*row).export())
+	}
+	slices.SortFunc(r.Instances, func(x, y Instance) int {
+		if x.Legacy != y.Legacy {
+			if !x.Legacy {
+				return -1
+			}
+			return 1
+		}
+		if x.FirstFrame != y.FirstFrame {
+			if x.FirstFrame < y.FirstFrame {
+				return -1
+			}
+			return 1
+		}
+		if c := strings.Compare(x.InstanceID, y.InstanceID); c != 0 {
+			return c
+		}
+		return strings.Compare(strings.Join(x.ClientHosts, ","), strings.Join(y.ClientHosts, ","))
+	})
+	r.Findings = slices.Clone(a.findings)
+	sortFindings(r.Findings)
+	return r
+}
+
+// sortFindings orders findings by frame, then rule table order, then
+// correlation ID; ties keep event order.
+func sortFindings(fs []Finding) {
+	slices.SortStableFunc(fs, func(x, y Finding) int {
+		switch {
+		case x.Frame != y.Frame:
+			if x.Frame < y.Frame {
+				return -1
+			}
+			return 1
+		case x.rule != y.rule:
+			return int(x.rule) - int(y.rule)
+		case x.CorrelationID != y.CorrelationID:
+			if x.CorrelationID < y.CorrelationID {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+}
+
+func (r *row) export() Instance {
+	in := Instance{
+		Legacy: r.legacy, ClientIDs: slices.Clone(r.clientIDs), SoftwareName: r.software, SoftwareVersion: r.swVersion,
+		Connections: r.conns, MemberIDs: map[string][]string{}, Findings: map[string]uint64{}, FirstFrame: r.firstFrame,
+	}
+	if in.ClientIDs == nil {
+		in.ClientIDs = []string{}
+	}
+	if !r.legacy {
+		in.InstanceID, in.InstanceIDHex = JavaString(r.id), HexString(r.id)
+	}
+	for _, h := range r.hosts {
+		in.ClientHosts = append(in.ClientHosts, h.String())
+	}
+	for _, b := range r.brokers {
+		in.Brokers = append(in.Brokers, b.String())
+	}
+	if in.ClientHosts == nil {
+		in.ClientHosts = []string{}
+	}
+	if in.Brokers == nil {
+		in.Brokers = []string{}
+	}
+	for _, c := range r.connList {
+		in.ConnectionList = append(in.ConnectionList, ConnSummary{Client: c.Client.String(), Broker: c.Broker.String(), StartFrame: c.StartFrame})
+	}
+	if in.ConnectionList == nil {
+		in.ConnectionList = []ConnSummary{}
+	}
+	for g, ids := range r.memberIDs {
+		in.MemberIDs[g] = slices.Clone(ids)
+	}
+	if !r.telemetry.IsZero() {
+		in.TelemetryID = JavaString(r.telemetry)
+	}
+	for i, n := range r.findings {
+		if n > 0 {
+			in.Findings[ruleTable[i].ID] = n
+		}
+	}
+	return in
+}
+
+// MaxSeverity returns the highest severity of any finding (counted, kept
+// or not), for --fail-on; false when there is none.
+func (r *Report) MaxSeverity() (Severity, bool) {
+	if r.maxSev == 0 {
+		for s := SeverityError; s >= SeverityInfo; s-- {
+			if r.Totals.FindingsBySeverity[s.String()] > 0 {
+				return s, true
+			}
+		}
+		return 0, false
+	}
+	return r.maxSev, true
+}
+
+// WriteJSON writes the report as one indented JSON object.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}

@@ -1,0 +1,276 @@
+package audit
+
+import (
+	"container/list"
+	"net/netip"
+	"time"
+
+	"github.com/kwatch/kwatch/decode"
+)
+
+// Bounds on per-connection and per-row state, so that memory does not grow
+// with the number of requests (only with connections and client instances).
+const (
+	maxPending       = 16 // requests of interest awaiting a response, per connection
+	maxJudged        = 64 // (group, member ID) pairs judged by property rules, per connection
+	maxGroups        = 32 // groups tracked per member tracker
+	maxAssigned      = 4  // broker-assigned member IDs remembered per group
+	maxRowList       = 16 // hosts, client IDs, brokers per row
+	maxRowConns      = 32 // connections listed per row (all are counted)
+	maxRowMemberIDs  = 8  // member IDs listed per group per row
+	maxTouched       = 4  // rows one connection registered with
+	claimsPerMember  = 4  // claimants remembered per (group, member ID)
+	claimsPerInstCap = 4  // claims map cap = claimsPerInstCap * MaxInstances
+)
+
+type idState uint8
+
+const (
+	idUnknown      idState = iota // no request of the relevant header version yet
+	idNone                        // the first one carried no instance ID
+	idSet                         // the first one carried instID
+	idUnobservable                // accepted-2026: the first request was not seen
+)
+
+type cidState uint8
+
+const (
+	cidUnseen cidState = iota // no v1+ request yet
+	cidEmpty                  // the first one's client ID was null or empty
+	cidSet                    // the first one's client ID is firstCID
+)
+
+type joinState uint8
+
+const (
+	joinNone    joinState = iota
+	joinPending           // sent, no response yet (or never: connection lost)
+	joinOK
+	joinFailed // answered with an error
+)
+
+// groupTrack follows one client's member ID in one group.
+type groupTrack struct {
+	current   string // last member ID the client used (or was assigned)
+	join      string // member ID of the last join
+	joinState joinState
+	assigned  [maxAssigned]string // broker-assigned member IDs (ring)
+	nAssigned int
+}
+
+func (g *groupTrack) isAssigned(m string) bool {
+	for i := 0; i < g.nAssigned && i < maxAssigned; i++ {
+		if g.assigned[i] == m {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *groupTrack) addAssigned(m string) {
+	if g.isAssigned(m) {
+		return
+	}
+	g.assigned[g.nAssigned%maxAssigned] = m
+	g.nAssigned++
+}
+
+// memberTrack is the member-ID history of one client: a connection, or an
+// instance ID across its connections.
+type memberTrack map[string]*groupTrack
+
+func (t *memberTrack) group(name string) *groupTrack {
+	if *t == nil {
+		*t = make(memberTrack)
+	}
+	g := (*t)[name]
+	if g == nil {
+		if len(*t) >= maxGroups {
+			for k := range *t { // drop an arbitrary group: bounded, rarely reached
+				delete(*t, k)
+				break
+			}
+		}
+		g = &groupTrack{}
+		(*t)[name] = g
+	}
+	return g
+}
+
+// pending is a request of interest awaiting its response.
+type pending struct {
+	used  bool
+	seq   uint64
+	corr  int32
+	key   int16
+	frame uint64
+	// invalid: the request broke a rule a conforming broker rejects.
+	invalid    ruleID
+	hasInvalid bool
+	// heartbeats
+	heartbeat     bool
+	group, member string
+	join          bool
+	emptyRequired bool
+	// GetTelemetrySubscriptions: row of SPEC.md 3.3's table (1-5), 0 otherwise.
+	telemetryRow uint8
+}
+
+type memberKey struct{ group, member string }
+
+// connState is the audit state of one TCP connection. Its size does not
+// depend on the number of requests it carried.
+type connState struct {
+	id        decode.ConnID
+	fromStart bool
+	gap       bool // a stream gap was seen: later findings are partial
+	kafka     bool
+	lastFrame uint64
+	closed    bool
+	closedAt  time.Time
+
+	inst       idState
+	instID     decode.UUID
+	claimed    bool // sent a non-zero header instance ID (claims KIP-1313)
+	instRepeat bool // accepted-2026: instance-id-repeated fired
+
+	cid            cidState
+	firstCID       string
+	cidRepeats     uint64 // later requests repeating a client ID
+	cidRepeatBytes uint64
+
+	software, softwareVersion string
+
+	row      *row // primary row: first instance row, else legacy row
+	touched  [maxTouched]*row
+	nTouched int
+	lastInst *row // cache of the last instance row touched
+
+	pending [maxPending]pending
+	seq     uint64
+
+	members memberTrack // used when the connection has no instance row
+	judged  map[memberKey]struct{}
+
+	assignedB   decode.UUID // broker-assigned telemetry ID (legacy flow)
+	hasAssigned bool
+}
+
+func (c *connState) addPending(p pending) (evicted bool) {
+	c.seq++
+	p.used, p.seq = true, c.seq
+	slot, oldest := -1, -1
+	for i := range c.pending {
+		if !c.pending[i].used {
+			slot = i
+			break
+		}
+		if oldest < 0 || c.pending[i].seq < c.pending[oldest].seq {
+			oldest = i
+		}
+	}
+	if slot < 0 {
+		slot, evicted = oldest, true
+	}
+	c.pending[slot] = p
+	return evicted
+}
+
+func (c *connState) takePending(corr int32) (pending, bool) {
+	for i := range c.pending {
+		if c.pending[i].used && c.pending[i].corr == corr {
+			p := c.pending[i]
+			c.pending[i] = pending{}
+			return p, true
+		}
+	}
+	return pending{}, false
+}
+
+// instRow is the connection's row for its header instance ID, if any.
+func (c *connState) instRow() *row {
+	if c.row != nil && !c.row.legacy && !c.row.evicted {
+		return c.row
+	}
+	return nil
+}
+
+// tracker is where the connection's member IDs are followed: the instance
+// (across connections) when the connection has an instance ID, else itself.
+func (c *connState) tracker() *memberTrack {
+	if r := c.instRow(); r != nil && c.inst == idSet {
+		return &r.members
+	}
+	return &c.members
+}
+
+type legacyKey struct {
+	host     netip.Addr
+	clientID string
+}
+
+// row is one line of the report: a client instance (non-zero header
+// instance ID) or a legacy client (client IP, first client ID).
+type row struct {
+	legacy bool
+	id     decode.UUID
+	lkey   legacyKey
+
+	firstFrame uint64
+	firstSeen  time.Time
+	lastSeen   time.Time
+
+	hosts     []netip.Addr
+	clientIDs []string
+	brokers   []netip.AddrPort
+	software  string
+	swVersion string
+	conns     int
+	connList  []decode.ConnID
+	memberIDs map[string][]string
+	telemetry decode.UUID
+	findings  [numRules]uint64
+
+	assignedB   decode.UUID
+	hasAssigned bool
+	members     memberTrack
+
+	reservedFired, sharedFired bool
+	elem                       *list.Element
+	evicted                    bool
+}
+
+func (r *row) addMemberID(group, member string) {
+	if r.memberIDs == nil {
+		r.memberIDs = make(map[string][]string)
+	}
+	ids, ok := r.memberIDs[group]
+	if !ok && len(r.memberIDs) >= maxGroups {
+		return
+	}
+	for _, m := range ids {
+		if m == member {
+			return
+		}
+	}
+	if len(ids) < maxRowMemberIDs {
+		r.memberIDs[group] = append(ids, member)
+	}
+}
+
+// claimant tells clients apart for member-id-collision: by instance ID, or
+// without one by client host:port.
+type claimant struct {
+	inst decode.UUID
+	addr netip.AddrPort
+}
+
+type claim struct {
+	who  claimant
+	conn *connState
+}
+
+type claimSet struct {
+	list [claimsPerMember]claim
+	n    int
+}

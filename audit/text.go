@@ -1,0 +1,235 @@
+package audit
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// ANSI colours for severities; used only when WriteText's color is true.
+const (
+	ansiReset  = "\x1b[0m"
+	ansiBold   = "\x1b[1m"
+	ansiRed    = "\x1b[31m"
+	ansiYellow = "\x1b[33m"
+	ansiCyan   = "\x1b[36m"
+	ansiDim    = "\x1b[2m"
+)
+
+type painter bool
+
+func (p painter) sev(s Severity, text string) string {
+	if !p {
+		return text
+	}
+	switch s {
+	case SeverityError:
+		return ansiBold + ansiRed + text + ansiReset
+	case SeverityWarn:
+		return ansiYellow + text + ansiReset
+	case SeverityInfo:
+		return ansiCyan + text + ansiReset
+	}
+	return text
+}
+
+func (p painter) bold(text string) string {
+	if !p {
+		return text
+	}
+	return ansiBold + text + ansiReset
+}
+
+func (p painter) dim(text string) string {
+	if !p {
+		return text
+	}
+	return ansiDim + text + ansiReset
+}
+
+func humanBytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// WriteText writes the report for a person: totals first, then one block
+// per client instance, then every finding, then coverage. ANSI colours
+// only when color is true.
+func (r *Report) WriteText(w io.Writer, color bool) error {
+	bw := bufio.NewWriter(w)
+	p := painter(color)
+	t := &r.Totals
+	pf := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+
+	pf("%s\n", p.bold("kwatch identity audit (profile "+r.Profile+")"))
+	if r.Start != "" {
+		pf("  time         %s .. %s\n", r.Start, r.End)
+	}
+	pf("  capture      %d packets, %s\n", t.Packets, humanBytes(t.Bytes))
+	pf("  connections  %d TCP, %d Kafka\n", t.Connections, t.KafkaConnections)
+	pf("  requests     %d (header %s), %d responses\n", t.Requests, byVersion(t.RequestsByHeaderVersion), t.Responses)
+	pf("  clients      %d with instance ID, %d without (legacy)\n", countRows(r.Instances, false), countRows(r.Instances, true))
+	pf("  findings     %s, %s, %s\n",
+		p.sev(SeverityError, fmt.Sprintf("%d error", t.FindingsBySeverity["error"])),
+		p.sev(SeverityWarn, fmt.Sprintf("%d warn", t.FindingsBySeverity["warn"])),
+		p.sev(SeverityInfo, fmt.Sprintf("%d info", t.FindingsBySeverity["info"])))
+	if cov := coverageLine(t.Coverage); cov != "" {
+		pf("  not seen     %s (see Coverage)\n", cov)
+	}
+	if t.ClientIDRepeatBytes > 0 {
+		pf("  client IDs   %d later requests repeated the client ID (%s that null would save)\n", t.ClientIDRepeats, humanBytes(t.ClientIDRepeatBytes))
+	}
+	if t.EvictedInstances > 0 || t.FindingsNotKept > 0 || t.StateLimited > 0 {
+		pf("  limits       %d rows evicted, %d findings not kept, %d checks skipped at state bounds\n",
+			t.EvictedInstances, t.FindingsNotKept, t.StateLimited)
+	}
+
+	for _, legacy := range []bool{false, true} {
+		n := countRows(r.Instances, legacy)
+		if n == 0 {
+			continue
+		}
+		title := "Client instances"
+		if legacy {
+			title = "Clients without instance ID (by host and first client ID)"
+		}
+		pf("\n%s (%d)\n", p.bold(title), n)
+		for i := range r.Instances {
+			in := &r.Instances[i]
+			if in.Legacy == legacy {
+				writeInstance(bw, p, in)
+			}
+		}
+	}
+
+	pf("\n%s (%d)\n", p.bold("Findings"), t.Findings)
+	if len(r.Findings) == 0 {
+		pf("  none\n")
+	}
+	for i := range r.Findings {
+		writeFinding(bw, p, &r.Findings[i])
+	}
+	if t.FindingsNotKept > 0 {
+		pf("  ... %d more not kept\n", t.FindingsNotKept)
+	}
+
+	pf("\n%s\n", p.bold("Coverage (what could not be audited)"))
+	for _, k := range sortedKeys(t.Coverage) {
+		pf("  %-20s %d\n", k, t.Coverage[k])
+	}
+	if t.UnobservableConnections > 0 {
+		pf("  %-20s %d\n", "identity-unobservable", t.UnobservableConnections)
+	}
+	return bw.Flush()
+}
+
+func writeInstance(w io.Writer, p painter, in *Instance) {
+	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	if in.Legacy {
+		cid := "(no client ID)"
+		if len(in.ClientIDs) > 0 {
+			cid = fmt.Sprintf("%q", in.ClientIDs[0])
+		}
+		pf("  %s %s\n", p.bold(strings.Join(in.ClientHosts, ",")), cid)
+	} else {
+		pf("  %s  %s\n", p.bold(in.InstanceID), p.dim(in.InstanceIDHex))
+		if len(in.ClientIDs) > 0 {
+			pf("    client IDs   %s\n", quoteAll(in.ClientIDs))
+		}
+		pf("    hosts        %s\n", strings.Join(in.ClientHosts, ", "))
+	}
+	if in.SoftwareName != "" || in.SoftwareVersion != "" {
+		pf("    software     %s %s\n", in.SoftwareName, in.SoftwareVersion)
+	}
+	pf("    brokers      %s\n", strings.Join(in.Brokers, ", "))
+	pf("    connections  %d\n", in.Connections)
+	for _, g := range sortedKeys(in.MemberIDs) {
+		pf("    member IDs   group %q: %s\n", g, strings.Join(in.MemberIDs[g], ", "))
+	}
+	if in.TelemetryID != "" {
+		pf("    telemetry ID %s\n", in.TelemetryID)
+	}
+	if len(in.Findings) == 0 {
+		pf("    findings     none\n")
+		return
+	}
+	var parts []string
+	for _, rl := range Rules() {
+		if n := in.Findings[rl.ID]; n > 0 {
+			parts = append(parts, p.sev(rl.Severity, fmt.Sprintf("%s x%d", rl.ID, n)))
+		}
+	}
+	pf("    findings     %s\n", strings.Join(parts, ", "))
+}
+
+func writeFinding(w io.Writer, p painter, f *Finding) {
+	conf := ""
+	if f.Confidence == ConfidencePartial {
+		conf = " [partial]"
+	}
+	what := "connection"
+	if f.APIKey >= 0 {
+		what = fmt.Sprintf("%s v%d corr %d", f.API, f.APIVersion, f.CorrelationID)
+	}
+	fmt.Fprintf(w, "  %s %s  frame %d  %s -> %s  %s%s\n", p.sev(f.Severity, fmt.Sprintf("%-5s", strings.ToUpper(f.Severity.String()))),
+		p.bold(f.Rule), f.Frame, f.Conn.Client, f.Conn.Broker, what, conf)
+	fmt.Fprintf(w, "        %s\n", f.Message)
+	if f.Expected != "" || f.Observed != "" {
+		fmt.Fprintf(w, "        expected %s, observed %s\n", f.Expected, f.Observed)
+	}
+}
+
+func countRows(in []Instance, legacy bool) int {
+	n := 0
+	for i := range in {
+		if in[i].Legacy == legacy {
+			n++
+		}
+	}
+	return n
+}
+
+func byVersion(m map[string]uint64) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func coverageLine(m map[string]uint64) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		if m[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func quoteAll(s []string) string {
+	q := make([]string, len(s))
+	for i, v := range s {
+		q[i] = fmt.Sprintf("%q", v)
+	}
+	return strings.Join(q, ", ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,15 @@
+// Package capture owns kwatch's packet sources and link-layer decoding: it
+// reads pcap and pcapng files (optionally gzip-compressed, several files as
+// one capture), captures live from a Linux interface, and decodes the link,
+// IP and TCP headers of each packet into a Segment for the reassembly stage.
+//
+// Concurrency: a Source and a LayerDecoder are used by one goroutine at a
+// time. The exception is a live Source's Close, which may be called from any
+// goroutine to unblock a pending Next.
+//
+// Buffers: a Source owns the bytes of the Packet it returns; Packet.Data is
+// valid only until the next call to Next. A LayerDecoder fills a
+// caller-owned Segment whose TCP payload points into Packet.Data, so it has
+// the same lifetime. Whoever keeps bytes beyond that copies them. Next and
+// Decode do not allocate per packet.
+package capture

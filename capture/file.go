@@ -1,0 +1,356 @@
+package capture
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+	"github.com/rs/zerolog"
+)
+
+// DefaultMaxRecord bounds a record's captured length when Options.MaxRecord
+// is zero. libpcap's largest snap length is 256 KiB; a record claiming more
+// is corruption, never a reason to allocate.
+const DefaultMaxRecord = 256 << 10
+
+// Options configure a file Source. The zero value is ready to use.
+type Options struct {
+	// MaxRecord bounds a record's captured length in bytes; a record
+	// claiming more ends the input with a corruption error. 0 means
+	// DefaultMaxRecord.
+	MaxRecord int
+	// Logger hears about notable but harmless things (a new pcapng
+	// section, interfaces with unsupported link types). Zero value: silent.
+	Logger zerolog.Logger
+}
+
+func (o Options) maxRecord() int {
+	if o.MaxRecord <= 0 {
+		return DefaultMaxRecord
+	}
+	return o.MaxRecord
+}
+
+// windowSize is the read buffer: a whole record or pcapng packet block
+// (with its options) must fit in it.
+func (o Options) windowSize() int {
+	n := o.maxRecord() + 64<<10
+	if n < 1<<20 {
+		n = 1 << 20
+	}
+	return n
+}
+
+// Errors wrapped by a *FileError, for errors.Is.
+var (
+	// ErrNotCapture: the input is neither pcap nor pcapng (nor gzip of one).
+	ErrNotCapture = errors.New("not a pcap or pcapng file")
+	// ErrTruncated: the input ends in the middle of a header or record.
+	ErrTruncated = errors.New("truncated")
+	// ErrCorrupt: a header or record is impossible (bad length, unknown
+	// interface, bad byte-order magic).
+	ErrCorrupt = errors.New("corrupt")
+)
+
+// FileError is the error that ends a file Source: it names the file and,
+// once packets have started, the frame the bad record would have had.
+type FileError struct {
+	File  string
+	Frame uint64 // 0 when the error is not at a packet (file header, open)
+	Err   error
+}
+
+func (e *FileError) Error() string {
+	if e.Frame == 0 {
+		return fmt.Sprintf("capture: %s: %v", e.File, e.Err)
+	}
+	return fmt.Sprintf("capture: %s: frame %d: %v", e.File, e.Frame, e.Err)
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+type format uint8
+
+const (
+	formatPcap format = iota + 1
+	formatPcapng
+)
+
+// Magic numbers as the first four bytes read little-endian.
+const (
+	magicPcapMicro   = 0xa1b2c3d4
+	magicPcapNano    = 0xa1b23c4d
+	magicPcapMicroBE = 0xd4c3b2a1
+	magicPcapNanoBE  = 0x4d3cb2a1
+	magicPcapng      = 0x0a0d0d0a
+)
+
+// Open opens one pcap or pcapng file, gzip-compressed or not, detected by
+// its first bytes rather than its name.
+func Open(path string, opts Options) (Source, error) {
+	return OpenFiles([]string{path}, opts)
+}
+
+// OpenFiles reads several capture files in the order given as one capture.
+// Frame numbers continue from one file to the next, as `mergecap -a`
+// (concatenation) numbers them, so a frame number names a packet of the
+// whole input. Every file is checked to be a capture before OpenFiles
+// returns; the files are then opened one at a time as reading reaches them.
+func OpenFiles(paths []string, opts Options) (Source, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("capture: no input files")
+	}
+	m := &multiSource{paths: paths, opts: opts}
+	// Check every file's magic now, so a wrong argument fails before any
+	// output rather than halfway through.
+	for _, p := range paths[1:] {
+		r, err := openFile(p, opts, nil, 0)
+		if err != nil {
+			return nil, err
+		}
+		r.Close()
+	}
+	r, err := openFile(paths[0], opts, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	m.cur = r
+	return m, nil
+}
+
+// NewReader reads one capture (pcap, pcapng, or gzip of either) from r;
+// name is used in errors. Closing the Source does not close r.
+func NewReader(r io.Reader, name string, opts Options) (Source, error) {
+	return newFileReader(r, nil, name, opts, nil, 0)
+}
+
+type multiSource struct {
+	paths []string
+	opts  Options
+	next  int // index in paths of cur
+	cur   *fileReader
+	err   error
+}
+
+func (m *multiSource) Next() (Packet, error) {
+	for {
+		if m.err != nil {
+			return Packet{}, m.err
+		}
+		p, err := m.cur.Next()
+		if err != io.EOF {
+			if err != nil {
+				m.err = err
+			}
+			return p, err
+		}
+		if m.next+1 >= len(m.paths) {
+			m.err = io.EOF
+			return Packet{}, io.EOF
+		}
+		frame := m.cur.frame
+		win := m.cur.win
+		m.cur.Close()
+		m.next++
+		r, err := openFile(m.paths[m.next], m.opts, win, frame)
+		if err != nil {
+			m.err = err
+			return Packet{}, err
+		}
+		m.cur = r
+	}
+}
+
+func (m *multiSource) Close() error {
+	if m.err == nil {
+		m.err = errors.New("capture: source closed")
+	}
+	return m.cur.Close()
+}
+
+func openFile(path string, opts Options, win *window, frame uint64) (*fileReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	r, err := newFileReader(f, f, path, opts, win, frame)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// fileReader reads one file. Both formats live in one type so that Next is
+// a switch, not an interface call per packet.
+type fileReader struct {
+	name   string
+	closer io.Closer
+	gz     *gzip.Reader
+	win    *window
+	format format
+	max    int
+	log    zerolog.Logger
+	frame  uint64 // frames returned so far, across files
+	err    error  // sticky end of input
+
+	// pcap
+	big     bool
+	fracMul int64 // 1000 for microsecond files, 1 for nanosecond
+	link    layers.LinkType
+
+	// pcapng
+	ng ngState
+}
+
+func newFileReader(src io.Reader, closer io.Closer, name string, opts Options, win *window, frame uint64) (*fileReader, error) {
+	r := &fileReader{name: name, closer: closer, max: opts.maxRecord(), log: opts.Logger, frame: frame}
+	head, src, err := sniff(src)
+	if err != nil {
+		return nil, r.fail(0, err)
+	}
+	if len(head) == 0 {
+		return nil, r.fail(0, fmt.Errorf("empty file: %w", ErrNotCapture))
+	}
+	what := "first bytes"
+	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
+		gz, err := gzip.NewReader(src)
+		if err != nil {
+			return nil, r.fail(0, fmt.Errorf("gzip: %w", err))
+		}
+		r.gz = gz
+		head, src, err = sniff(gz)
+		if err != nil {
+			return nil, r.fail(0, fmt.Errorf("gzip: %w", err))
+		}
+		if len(head) == 0 {
+			return nil, r.fail(0, fmt.Errorf("empty gzip content: %w", ErrNotCapture))
+		}
+		what = "first bytes after gunzip"
+	}
+	if win == nil || len(win.buf) != opts.windowSize() {
+		win = newWindow(src, opts.windowSize())
+	} else {
+		*win = window{src: src, buf: win.buf}
+	}
+	r.win = win
+	if len(head) == 4 {
+		switch le32(head) {
+		case magicPcapMicro, magicPcapNano, magicPcapMicroBE, magicPcapNanoBE:
+			if err := r.openPcap(); err != nil {
+				return nil, err
+			}
+			return r, nil
+		case magicPcapng:
+			r.format = formatPcapng
+			return r, nil
+		}
+	}
+	return nil, r.fail(0, fmt.Errorf("%w (%s % x)", ErrNotCapture, what, head))
+}
+
+// sniff reads up to four bytes and returns them with a reader that yields
+// them again followed by the rest of src.
+func sniff(src io.Reader) ([]byte, io.Reader, error) {
+	head := make([]byte, 4)
+	n, err := io.ReadFull(src, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return nil, nil, err
+	}
+	head = head[:n]
+	return head, io.MultiReader(bytes.NewReader(head), src), nil
+}
+
+func (r *fileReader) fail(frame uint64, err error) error {
+	return &FileError{File: r.name, Frame: frame, Err: err}
+}
+
+// Next returns the next packet; see Source.
+func (r *fileReader) Next() (Packet, error) {
+	if r.err != nil {
+		return Packet{}, r.err
+	}
+	var p Packet
+	var err error
+	switch r.format {
+	case formatPcap:
+		p, err = r.nextPcap()
+	default:
+		p, err = r.nextPcapng()
+	}
+	if err != nil {
+		r.err = err
+	}
+	return p, err
+}
+
+// Close releases the file. Next returns an error afterwards.
+func (r *fileReader) Close() error {
+	if r.err == nil || r.err == io.EOF {
+		r.err = r.fail(0, errors.New("source closed"))
+	}
+	var err error
+	if r.gz != nil {
+		err = r.gz.Close()
+		r.gz = nil
+	}
+	if r.closer != nil {
+		if cerr := r.closer.Close(); err == nil {
+			err = cerr
+		}
+		r.closer = nil
+	}
+	return err
+}
+
+// short turns a short peek into the error that ends the input: a clean EOF
+// when nothing of the record was there, else a truncation naming the frame.
+func (r *fileReader) short(what string, need, have int, err error) error {
+	if have == 0 && err == io.EOF {
+		return io.EOF
+	}
+	return r.truncated(r.frame+1, what, need, have, err)
+}
+
+// truncated is the error for a header or record cut short; a read error
+// other than EOF (a gzip checksum, an I/O error) is reported as itself.
+func (r *fileReader) truncated(frame uint64, what string, need, have int, err error) error {
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return r.fail(frame, fmt.Errorf("reading %s: %w", what, err))
+	}
+	return r.fail(frame, fmt.Errorf("%w %s (need %d bytes, have %d)", ErrTruncated, what, need, have))
+}
+
+func le32(b []byte) uint32 {
+	_ = b[3]
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+func be32(b []byte) uint32 {
+	_ = b[3]
+	return uint32(b[3]) | uint32(b[2])<<8 | uint32(b[1])<<16 | uint32(b[0])<<24
+}
+
+func u32(b []byte, big bool) uint32 {
+	if big {
+		return be32(b)
+	}
+	return le32(b)
+}
+
+func u16(b []byte, big bool) uint16 {
+	_ = b[1]
+	if big {
+		return uint16(b[0])<<8 | uint16(b[1])
+	}
+	return uint16(b[1])<<8 | uint16(b[0])
+}
+
+func packetTime(sec int64, nsec int64) time.Time {
+	return time.Unix(sec, nsec).UTC()
+}

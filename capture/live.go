@@ -1,0 +1,40 @@
+package capture
+
+import (
+	"github.com/rs/zerolog"
+	"golang.org/x/net/bpf"
+)
+
+// DefaultSnaplen is the live capture length when LiveOptions.Snaplen is 0.
+const DefaultSnaplen = 262144
+
+// LiveOptions configure OpenLive. The zero value captures all traffic.
+type LiveOptions struct {
+	// Ports, when set, installs PortFilter(Ports) in the kernel so that
+	// unrelated traffic never reaches kwatch.
+	Ports []uint16
+	// Filter, when set, is installed instead of the port filter (a
+	// program compiled elsewhere, for --bpf).
+	Filter []bpf.RawInstruction
+	// Snaplen bounds the bytes kept per packet; 0 means DefaultSnaplen.
+	Snaplen int
+	// Promiscuous puts the interface in promiscuous mode.
+	Promiscuous bool
+	// Logger: zero value is silent.
+	Logger zerolog.Logger
+}
+
+func (o LiveOptions) snaplen() int {
+	if o.Snaplen <= 0 || o.Snaplen > DefaultSnaplen {
+		return DefaultSnaplen
+	}
+	return o.Snaplen
+}
+
+// LiveStats are a live source's counters since it was opened.
+type LiveStats struct {
+	// Received counts packets the kernel passed the filter and queued,
+	// Dropped those it dropped because kwatch did not read fast enough
+	// (PACKET_STATISTICS).
+	Received, Dropped uint64
+}

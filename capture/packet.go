@@ -1,0 +1,49 @@
+package capture
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+)
+
+// Packet is one captured packet as a Source returns it. Data is owned by the
+// Source and valid only until the next call to Next: copy what you keep.
+type Packet struct {
+	// Frame is the 1-based packet number across the whole input (Wireshark's
+	// numbering for a single file).
+	Frame uint64
+	Time  time.Time
+	// Data holds CaptureLength bytes; Length is the packet's length on the
+	// wire. CaptureLength < Length means the snap length cut it.
+	Data          []byte
+	CaptureLength int
+	Length        int
+	LinkType      layers.LinkType
+}
+
+// Truncated reports whether the capture's snap length cut this packet.
+func (p *Packet) Truncated() bool { return p.CaptureLength < p.Length }
+
+// Source yields packets in capture order. Next returns io.EOF at the end of
+// the input; any other error ends the input and names the file and frame.
+type Source interface {
+	Next() (Packet, error)
+	Close() error
+}
+
+// Segment is a TCP segment decoded from a Packet by a LayerDecoder. It is
+// reused: valid until the next Decode call. TCP.Payload points into the
+// packet's Data.
+type Segment struct {
+	Frame uint64
+	Time  time.Time
+	// Src and Dst are the segment's endpoints (IP and TCP port).
+	Src, Dst netip.AddrPort
+	// NetFlow is the IP-level flow, as gopacket's reassembly wants it.
+	NetFlow gopacket.Flow
+	TCP     layers.TCP
+	// Truncated: the snap length cut the packet, so the payload is short.
+	Truncated bool
+}

@@ -1,0 +1,392 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/kwatch/kwatch/capture"
+	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/pipeline"
+)
+
+func (e *env) dump(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("dump", flag.ContinueOnError)
+	var c common
+	c.register(fs, "text, json or ndjson")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: kwatch dump [--format text|json|ndjson] [--port N] FILE...")
+		fs.PrintDefaults()
+	}
+	files, err := parse(fs, args, e.stderr)
+	if err != nil {
+		return err
+	}
+	if err := checkFormat(c.format, "text", "json", "ndjson"); err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return usageError{"dump: no capture file given"}
+	}
+	opts, err := c.pipelineOptions(e)
+	if err != nil {
+		return err
+	}
+	src, err := capture.OpenFiles(files, capture.Options{})
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+
+	w := bufio.NewWriterSize(e.stdout, 64<<10)
+	d := &dumper{w: w, format: c.format}
+	d.begin()
+	st, runErr := pipeline.Run(ctx, src, opts, d)
+	d.end()
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("dump: writing output: %w", err)
+	}
+	return inputResult(st, runErr, e)
+}
+
+// inputResult decides what a source error means once the pipeline has run:
+// a file that yielded no packet at all is an input error (exit 2); a file
+// that broke after some packets is reported on stderr, and what was read
+// stands.
+func inputResult(st pipeline.Stats, runErr error, e *env) error {
+	if runErr == nil {
+		return nil
+	}
+	if st.Packets == 0 {
+		return runErr
+	}
+	fmt.Fprintf(e.stderr, "kwatch: %v (analyzed %d packets before it)\n", runErr, st.Packets)
+	return nil
+}
+
+// dumper prints decoded PDUs and coverage events (kwatch dump).
+type dumper struct {
+	w      *bufio.Writer
+	format string
+	n      int
+	buf    []byte
+}
+
+func (d *dumper) begin() {
+	if d.format == "json" {
+		d.w.WriteString("[")
+	}
+}
+
+func (d *dumper) end() {
+	if d.format == "json" {
+		if d.n > 0 {
+			d.w.WriteString("\n")
+		}
+		d.w.WriteString("]\n")
+	}
+}
+
+// Event implements decode.Sink.
+func (d *dumper) Event(ev *decode.Event) {
+	switch ev.Kind {
+	case decode.KindRequest, decode.KindResponse, decode.KindCoverage:
+	default:
+		return
+	}
+	switch d.format {
+	case "text":
+		d.buf = appendText(d.buf[:0], ev)
+	default:
+		d.buf = d.buf[:0]
+		if d.format == "json" {
+			if d.n > 0 {
+				d.buf = append(d.buf, ',')
+			}
+			d.buf = append(d.buf, '\n')
+		}
+		d.buf = appendJSON(d.buf, ev)
+		if d.format == "ndjson" {
+			d.buf = append(d.buf, '\n')
+		}
+	}
+	d.n++
+	d.w.Write(d.buf)
+}
+
+const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
+
+func appendTime(b []byte, t time.Time) []byte { return t.UTC().AppendFormat(b, timeLayout) }
+
+func appendUUID(b []byte, u decode.UUID) []byte {
+	return base64.RawURLEncoding.AppendEncode(b, u[:])
+}
+
+func errorName(code int16) string {
+	if code == 0 {
+		return "NONE"
+	}
+	if err := kerr.ErrorForCode(code); err != nil {
+		var ke *kerr.Error
+		if errors.As(err, &ke) {
+			return ke.Message
+		}
+	}
+	return "UNKNOWN"
+}
+
+// appendText renders one line a person reads, as tshark would print it.
+func appendText(b []byte, ev *decode.Event) []byte {
+	b = appendTime(b, ev.Time)
+	b = append(b, " #"...)
+	b = strconv.AppendUint(b, ev.Frame, 10)
+	b = append(b, ' ')
+	switch ev.Kind {
+	case decode.KindRequest:
+		b = ev.Conn.Client.AppendTo(b)
+		b = append(b, " > "...)
+		b = ev.Conn.Broker.AppendTo(b)
+		b = append(b, " request  "...)
+	case decode.KindResponse:
+		b = ev.Conn.Client.AppendTo(b)
+		b = append(b, " < "...)
+		b = ev.Conn.Broker.AppendTo(b)
+		b = append(b, " response "...)
+	default:
+		b = ev.Conn.Client.AppendTo(b)
+		b = append(b, " - "...)
+		b = ev.Conn.Broker.AppendTo(b)
+		b = append(b, " event "...)
+		b = append(b, ev.Coverage.String()...)
+		if ev.Detail != "" {
+			b = append(b, ": "...)
+			b = append(b, ev.Detail...)
+		}
+		if ev.Bytes != 0 {
+			b = append(b, " bytes="...)
+			b = strconv.AppendInt(b, ev.Bytes, 10)
+		}
+		return append(b, '\n')
+	}
+	b = append(b, decode.APIName(ev.APIKey)...)
+	b = append(b, '(')
+	b = strconv.AppendInt(b, int64(ev.APIKey), 10)
+	b = append(b, ") v"...)
+	b = strconv.AppendInt(b, int64(ev.APIVersion), 10)
+	b = append(b, " hdr"...)
+	b = strconv.AppendInt(b, int64(ev.HeaderVersion), 10)
+	b = append(b, " corr="...)
+	b = strconv.AppendInt(b, int64(ev.CorrelationID), 10)
+	if ev.Kind == decode.KindRequest {
+		b = append(b, " client_id="...)
+		if ev.ClientIDNull {
+			b = append(b, "null"...)
+		} else {
+			b = strconv.AppendQuote(b, string(ev.ClientID))
+		}
+		b = append(b, " instance="...)
+		switch {
+		case ev.TagProblem != decode.TagOK:
+			b = append(b, "malformed("...)
+			b = append(b, ev.TagProblem.String()...)
+			b = append(b, ')')
+		case ev.HasInstanceID && !ev.InstanceID.IsZero():
+			b = appendUUID(b, ev.InstanceID)
+		default:
+			b = append(b, '-')
+		}
+	}
+	bd := &ev.Body
+	if bd.Decoded {
+		if bd.Group != "" {
+			b = append(b, " group="...)
+			b = strconv.AppendQuote(b, bd.Group)
+		}
+		if bd.HasMemberID || isHeartbeat(ev.APIKey) && ev.Kind == decode.KindRequest {
+			b = append(b, " member_id="...)
+			b = strconv.AppendQuote(b, bd.MemberID)
+			b = append(b, " epoch="...)
+			b = strconv.AppendInt(b, int64(bd.MemberEpoch), 10)
+		}
+		if bd.HasTelemetryInstanceID {
+			b = append(b, " telemetry_id="...)
+			b = appendUUID(b, bd.TelemetryInstanceID)
+		}
+		if bd.HasSubscriptionID {
+			b = append(b, " subscription_id="...)
+			b = strconv.AppendInt(b, int64(bd.SubscriptionID), 10)
+		}
+		if bd.ClientSoftwareName != "" || bd.ClientSoftwareVersion != "" {
+			b = append(b, " software="...)
+			b = strconv.AppendQuote(b, bd.ClientSoftwareName+"/"+bd.ClientSoftwareVersion)
+		}
+		if bd.HasErrorCode {
+			b = append(b, " error="...)
+			b = append(b, errorName(bd.ErrorCode)...)
+			b = append(b, '(')
+			b = strconv.AppendInt(b, int64(bd.ErrorCode), 10)
+			b = append(b, ')')
+		}
+	}
+	if bd.BodyError {
+		b = append(b, " body=undecodable"...)
+	}
+	if ev.Partial {
+		b = append(b, " partial"...)
+	}
+	return append(b, '\n')
+}
+
+func isHeartbeat(key int16) bool { return key == 68 || key == 76 || key == 88 }
+
+// appendJSON renders the NDJSON object of SPEC.md section 5 for kwatch dump.
+func appendJSON(b []byte, ev *decode.Event) []byte {
+	b = append(b, `{"kind":`...)
+	b = appendJSONString(b, ev.Kind.String())
+	b = append(b, `,"time":"`...)
+	b = appendTime(b, ev.Time)
+	b = append(b, `","frame":`...)
+	b = strconv.AppendUint(b, ev.Frame, 10)
+	if ev.Kind == decode.KindCoverage {
+		b = append(b, `,"event":`...)
+		b = appendJSONString(b, ev.Coverage.String())
+	}
+	b = append(b, `,"conn":{"client":"`...)
+	b = ev.Conn.Client.AppendTo(b)
+	b = append(b, `","broker":"`...)
+	b = ev.Conn.Broker.AppendTo(b)
+	b = append(b, `"}`...)
+	if ev.Kind == decode.KindCoverage {
+		if ev.Detail != "" {
+			b = append(b, `,"detail":`...)
+			b = appendJSONString(b, ev.Detail)
+		}
+		if ev.Bytes != 0 {
+			b = append(b, `,"bytes":`...)
+			b = strconv.AppendInt(b, ev.Bytes, 10)
+		}
+		return append(b, '}')
+	}
+	b = append(b, `,"api":`...)
+	b = appendJSONString(b, decode.APIName(ev.APIKey))
+	b = append(b, `,"api_key":`...)
+	b = strconv.AppendInt(b, int64(ev.APIKey), 10)
+	b = append(b, `,"api_version":`...)
+	b = strconv.AppendInt(b, int64(ev.APIVersion), 10)
+	b = append(b, `,"header_version":`...)
+	b = strconv.AppendInt(b, int64(ev.HeaderVersion), 10)
+	b = append(b, `,"correlation_id":`...)
+	b = strconv.AppendInt(b, int64(ev.CorrelationID), 10)
+	b = append(b, `,"size":`...)
+	b = strconv.AppendInt(b, int64(ev.Size), 10)
+	if ev.Kind == decode.KindRequest {
+		b = append(b, `,"client_id":`...)
+		if ev.ClientIDNull {
+			b = append(b, "null"...)
+		} else {
+			b = appendJSONBytes(b, ev.ClientID)
+		}
+		if ev.TagProblem != decode.TagOK {
+			b = append(b, `,"instance_id_malformed":`...)
+			b = appendJSONString(b, ev.TagProblem.String())
+		} else if ev.HasInstanceID && !ev.InstanceID.IsZero() {
+			b = append(b, `,"instance_id":"`...)
+			b = appendUUID(b, ev.InstanceID)
+			b = append(b, '"')
+		}
+	} else {
+		b = append(b, `,"request_frame":`...)
+		b = strconv.AppendUint(b, ev.RequestFrame, 10)
+	}
+	bd := &ev.Body
+	if bd.Decoded {
+		if isHeartbeat(ev.APIKey) && ev.Kind == decode.KindRequest {
+			b = append(b, `,"group":`...)
+			b = appendJSONString(b, bd.Group)
+		}
+		if bd.HasMemberID || isHeartbeat(ev.APIKey) && ev.Kind == decode.KindRequest {
+			b = append(b, `,"member_id":`...)
+			if bd.HasMemberID || ev.Kind == decode.KindRequest {
+				b = appendJSONString(b, bd.MemberID)
+			} else {
+				b = append(b, "null"...)
+			}
+		}
+		if isHeartbeat(ev.APIKey) {
+			b = append(b, `,"member_epoch":`...)
+			b = strconv.AppendInt(b, int64(bd.MemberEpoch), 10)
+		}
+		if bd.HasTelemetryInstanceID {
+			b = append(b, `,"telemetry_instance_id":"`...)
+			b = appendUUID(b, bd.TelemetryInstanceID)
+			b = append(b, '"')
+		}
+		if bd.HasSubscriptionID {
+			b = append(b, `,"subscription_id":`...)
+			b = strconv.AppendInt(b, int64(bd.SubscriptionID), 10)
+		}
+		if bd.HasErrorCode {
+			b = append(b, `,"error_code":`...)
+			b = strconv.AppendInt(b, int64(bd.ErrorCode), 10)
+		}
+		if bd.ClientSoftwareName != "" || bd.ClientSoftwareVersion != "" {
+			b = append(b, `,"client_software_name":`...)
+			b = appendJSONString(b, bd.ClientSoftwareName)
+			b = append(b, `,"client_software_version":`...)
+			b = appendJSONString(b, bd.ClientSoftwareVersion)
+		}
+	}
+	if bd.BodyError {
+		b = append(b, `,"body_error":true`...)
+	}
+	if ev.Partial {
+		b = append(b, `,"partial":true`...)
+	}
+	return append(b, '}')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c < 0x20 || c == 0x7f:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, `\ufffd`...)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}
+
+func appendJSONBytes(b []byte, p []byte) []byte {
+	// The conversion does not escape: the compiler reuses p's bytes.
+	return appendJSONString(b, string(p))
+}
+
+var _ io.Writer = (*bufio.Writer)(nil)

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/pipeline"
+)
+
+var errHelp = errors.New("help requested")
+
+// portList is a repeatable --port flag (also accepts comma-separated lists).
+type portList []uint16
+
+func (p *portList) String() string {
+	parts := make([]string, len(*p))
+	for i, v := range *p {
+		parts[i] = strconv.Itoa(int(v))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (p *portList) Set(s string) error {
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 16)
+		if err != nil || n == 0 {
+			return fmt.Errorf("bad port %q", f)
+		}
+		*p = append(*p, uint16(n))
+	}
+	return nil
+}
+
+// common holds the flags shared by read, dump, live and tui.
+type common struct {
+	format   string
+	ports    portList
+	maxFrame int64
+	workers  int
+}
+
+func (c *common) register(fs *flag.FlagSet, formats string) {
+	fs.StringVar(&c.format, "format", "text", "output format: "+formats)
+	fs.Var(&c.ports, "port", "broker `port` to analyze (repeatable); default: every TCP port, Kafka recognised by content")
+	fs.Int64Var(&c.maxFrame, "max-frame", decode.DefaultMaxFrame, "largest Kafka frame in `bytes`; larger sizes are framing errors")
+}
+
+func (c *common) pipelineOptions(e *env) (pipeline.Options, error) {
+	if c.maxFrame < 8 || c.maxFrame > 1<<31-1 {
+		return pipeline.Options{}, usageError{fmt.Sprintf("--max-frame %d out of range (8..2147483647)", c.maxFrame)}
+	}
+	return pipeline.Options{
+		Ports:    c.ports,
+		MaxFrame: int32(c.maxFrame),
+		Logger:   e.log,
+	}, nil
+}
+
+func checkFormat(f string, allowed ...string) error {
+	for _, a := range allowed {
+		if f == a {
+			return nil
+		}
+	}
+	return usageError{fmt.Sprintf("--format %q: want one of %s", f, strings.Join(allowed, ", "))}
+}
+
+// parse parses flags that may come before, between or after positional
+// arguments (kwatch read a.pcap --format json), which the flag package
+// alone does not allow.
+func parse(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, error) {
+	fs.SetOutput(stderr)
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, errHelp
+			}
+			return nil, usageError{err.Error()}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		if args[0] == "--" {
+			return append(positional, args[1:]...), nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}

@@ -1,0 +1,110 @@
+// Command kwatch audits Apache Kafka client identity (KIP-1313, KIP-1082,
+// KIP-714) from captured traffic. See README.md and SPEC.md.
+//
+// This package only wires flags, outputs and exit codes; protocol logic
+// lives in capture, reassembly, decode and audit.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/rs/zerolog"
+)
+
+// Exit statuses (SPEC.md section 5).
+const (
+	exitOK       = 0
+	exitFindings = 1
+	exitInput    = 2
+)
+
+// usageError is a wrong command line: exit 2 with a one-line reason.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// exitError carries an exit status without a message (findings reached --fail-on).
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+const usage = `kwatch audits Kafka client identity (KIP-1313, KIP-1082, KIP-714) from the wire.
+
+Usage:
+  kwatch read  [flags] FILE...        offline: pcap or pcapng (also .gz), prints a report
+  kwatch dump  [flags] FILE...        one line per decoded request, response and coverage event
+  kwatch live  -i IFACE [flags]       live capture; TUI when stdout is a terminal
+  kwatch tui   FILE... | -i IFACE     the interactive terminal UI over a file or an interface
+  kwatch rules [RULE]                 every rule with its severity, KIP and explanation
+
+Run 'kwatch COMMAND -h' for the flags of a command.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// env is what a command needs from the process: kept in one value so tests
+// can run commands in-process.
+type env struct {
+	stdout, stderr io.Writer
+	log            zerolog.Logger
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	log := zerolog.New(zerolog.ConsoleWriter{Out: stderr, NoColor: os.Getenv("NO_COLOR") != ""}).
+		Level(zerolog.WarnLevel).With().Timestamp().Logger()
+	if lvl, err := zerolog.ParseLevel(os.Getenv("KWATCH_LOG")); err == nil && os.Getenv("KWATCH_LOG") != "" {
+		log = log.Level(lvl)
+	}
+	e := &env{stdout: stdout, stderr: stderr, log: log}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitInput
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var err error
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "read":
+		err = e.read(ctx, rest)
+	case "dump":
+		err = e.dump(ctx, rest)
+	case "rules":
+		err = e.rules(rest)
+	case "live":
+		err = e.live(ctx, rest)
+	case "tui":
+		err = e.tui(ctx, rest)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		err = usageError{fmt.Sprintf("unknown command %q (want read, dump, live, tui or rules)", cmd)}
+	}
+	return e.status(err)
+}
+
+// status turns a command's error into an exit status, printing a one-line
+// reason for input and usage errors.
+func (e *env) status(err error) int {
+	var ee exitError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, errHelp):
+		return exitOK
+	default:
+		fmt.Fprintf(e.stderr, "kwatch: %v\n", err)
+		return exitInput
+	}
+}

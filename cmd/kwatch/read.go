@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/mattn/go-isatty"
+
+	"github.com/kwatch/kwatch/audit"
+	"github.com/kwatch/kwatch/capture"
+	"github.com/kwatch/kwatch/pipeline"
+)
+
+// auditFlags are the flags of read and live that steer the auditor.
+type auditFlags struct {
+	profile      string
+	failOn       string
+	memberIDFrom int
+}
+
+func (a *auditFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&a.profile, "profile", "seed", "rule profile: seed or accepted-2026")
+	fs.StringVar(&a.failOn, "fail-on", "error", "exit 1 when a finding reaches this severity: error, warn, info or never")
+	fs.IntVar(&a.memberIDFrom, "member-id-required-from", 1, "ConsumerGroupHeartbeat `version` from which a client-generated member ID is required")
+}
+
+// options checks the flags and returns the auditor options and the
+// --fail-on threshold (0 = never).
+func (a *auditFlags) options(e *env) (audit.Options, audit.Severity, error) {
+	prof, err := audit.ParseProfile(a.profile)
+	if err != nil {
+		return audit.Options{}, 0, usageError{fmt.Sprintf("--profile %q: want seed or accepted-2026", a.profile)}
+	}
+	var fail audit.Severity
+	if a.failOn != "never" {
+		if fail, err = audit.ParseSeverity(a.failOn); err != nil {
+			return audit.Options{}, 0, usageError{fmt.Sprintf("--fail-on %q: want error, warn, info or never", a.failOn)}
+		}
+	}
+	if a.memberIDFrom < 0 || a.memberIDFrom > 32767 {
+		return audit.Options{}, 0, usageError{fmt.Sprintf("--member-id-required-from %d out of range", a.memberIDFrom)}
+	}
+	from := int16(a.memberIDFrom)
+	if from == 0 {
+		from = -1 // the auditor reads 0 as "default"; negative means every version
+	}
+	return audit.Options{Profile: prof, MemberIDRequiredFrom: from, Logger: e.log}, fail, nil
+}
+
+func (e *env) read(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("read", flag.ContinueOnError)
+	var c common
+	var af auditFlags
+	c.register(fs, "text, json or ndjson")
+	af.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: kwatch read [--format text|json|ndjson] [--profile seed|accepted-2026] [--fail-on error|warn|info|never] [--port N] FILE...")
+		fs.PrintDefaults()
+	}
+	files, err := parse(fs, args, e.stderr)
+	if err != nil {
+		return err
+	}
+	if err := checkFormat(c.format, "text", "json", "ndjson"); err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return usageError{"read: no capture file given"}
+	}
+	popts, err := c.pipelineOptions(e)
+	if err != nil {
+		return err
+	}
+	aopts, failOn, err := af.options(e)
+	if err != nil {
+		return err
+	}
+	src, err := capture.OpenFiles(files, capture.Options{})
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+
+	out := bufio.NewWriterSize(e.stdout, 64<<10)
+	if c.format == "ndjson" {
+		aopts.OnFinding = func(f audit.Finding) {
+			audit.WriteFindingJSON(out, &f)
+		}
+	}
+	a := audit.New(aopts)
+	st, runErr := pipeline.Run(ctx, src, popts, a)
+	a.AddCapture(st.Packets, st.Bytes)
+	rep := a.Finish(st.LastTime)
+	if err := inputResult(st, runErr, e); err != nil {
+		return err
+	}
+
+	switch c.format {
+	case "text":
+		err = rep.WriteText(out, useColor(e.stdout))
+	case "json":
+		err = rep.WriteJSON(out)
+	case "ndjson":
+		// Findings went to stdout as they came; the summary goes to stderr
+		// so stdout stays one finding per line.
+		err = rep.WriteText(e.stderr, useColor(e.stderr))
+	}
+	if err == nil {
+		err = out.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("read: writing report: %w", err)
+	}
+	if max, ok := rep.MaxSeverity(); ok && failOn != 0 && max >= failOn {
+		return exitError{exitFindings}
+	}
+	return nil
+}
+
+// useColor: colour only on a terminal, and never when NO_COLOR is set.
+func useColor(w io.Writer) bool {
+	if os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}

@@ -1,0 +1,120 @@
+package decode
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+// apiInfo is what the decoder knows about one API key, taken from kmsg's
+// generated message specs.
+type apiInfo struct {
+	known bool
+	// maxVersion is kmsg's highest version for the key.
+	maxVersion int16
+	// flexible[v] reports whether request (and response) version v uses
+	// the flexible encoding, for v in 0..maxVersion.
+	flexible []bool
+}
+
+// versionSlack is how far above kmsg's highest version a request version
+// is still accepted: brokers and clients newer than our kmsg copy exist.
+const versionSlack = 2
+
+// apiTable is built once: kmsg.RequestForKey allocates, so it must never be
+// called per frame. Indexed by API key; immutable after init.
+var apiTable = buildAPITable()
+
+func buildAPITable() [kmsg.MaxKey + 1]apiInfo {
+	var t [kmsg.MaxKey + 1]apiInfo
+	for k := range t {
+		req := kmsg.RequestForKey(int16(k))
+		if req == nil {
+			continue
+		}
+		max := req.MaxVersion()
+		info := apiInfo{known: true, maxVersion: max, flexible: make([]bool, max+1)}
+		for v := int16(0); v <= max; v++ {
+			req.SetVersion(v)
+			info.flexible[v] = req.IsFlexible()
+		}
+		t[k] = info
+	}
+	return t
+}
+
+// lookupAPI returns the table entry for key, or nil for keys kmsg does not know.
+func lookupAPI(key int16) *apiInfo {
+	if key < 0 || int(key) >= len(apiTable) || !apiTable[key].known {
+		return nil
+	}
+	return &apiTable[key]
+}
+
+// versionOK reports whether v is a version kwatch accepts for the API.
+func (a *apiInfo) versionOK(v int16) bool {
+	return v >= 0 && v <= a.maxVersion+versionSlack
+}
+
+// isFlexible reports whether version v of the API is flexible. Versions
+// above kmsg's maximum are flexible when the maximum is.
+func (a *apiInfo) isFlexible(v int16) bool {
+	if v < 0 {
+		return false
+	}
+	if v > a.maxVersion {
+		return a.flexible[a.maxVersion]
+	}
+	return a.flexible[v]
+}
+
+// API keys the decoder treats specially.
+const (
+	keyControlledShutdown        int16 = 7
+	keySASLHandshake             int16 = 17
+	keyAPIVersions               int16 = 18
+	keySASLAuthenticate          int16 = 36
+	keyConsumerGroupHeartbeat    int16 = 68
+	keyGetTelemetrySubscriptions int16 = 71
+	keyPushTelemetry             int16 = 72
+	keyShareGroupHeartbeat       int16 = 76
+	keyStreamsGroupHeartbeat     int16 = 88
+)
+
+// RequestHeaderVersion returns the request header version (0, 1 or 2) that
+// version ver of API key uses, and false for keys kmsg does not know.
+// v2 for flexible versions, v1 otherwise, v0 only for ControlledShutdown v0.
+func RequestHeaderVersion(key, ver int16) (int8, bool) {
+	a := lookupAPI(key)
+	if a == nil {
+		return 0, false
+	}
+	switch {
+	case key == keyControlledShutdown && ver == 0:
+		return 0, true
+	case a.isFlexible(ver):
+		return 2, true
+	}
+	return 1, true
+}
+
+// ResponseHeaderVersion returns the response header version (0 or 1) that
+// answers version ver of API key: v1 when the version is flexible, except
+// ApiVersions, whose responses always use v0 (a client must be able to
+// read the answer before it knows what the broker supports).
+func ResponseHeaderVersion(key, ver int16) int8 {
+	a := lookupAPI(key)
+	if a == nil || key == keyAPIVersions || !a.isFlexible(ver) {
+		return 0
+	}
+	return 1
+}
+
+// APIName returns kmsg's name for an API key ("Unknown" for unknown keys).
+// It returns a constant string and does not allocate.
+func APIName(key int16) string { return kmsg.NameForKey(key) }
+
+// clampVersion maps a version above kmsg's newest to the newest, so that a
+// body from a newer peer is read with the closest layout kmsg knows.
+func clampVersion(key, ver int16) int16 {
+	if a := lookupAPI(key); a != nil && ver > a.maxVersion {
+		return a.maxVersion
+	}
+	return ver
+}

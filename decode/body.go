@@ -1,0 +1,51 @@
+package decode
+
+// bodyCodec decodes the identity fields of one API's bodies into a Body.
+// Either function may be nil: that direction's body is skipped by length.
+// They run only for the rare APIs of SPEC.md section 1, so they may
+// allocate (kmsg's ReadFrom does); body is the frame after the header and
+// is only valid during the call.
+type bodyCodec struct {
+	request  func(ver int16, body []byte, out *Body) error
+	response func(ver int16, body []byte, out *Body) error
+}
+
+// bodyCodecs is indexed by API key; immutable. Each entry lives in the
+// file named by its key.
+var bodyCodecs = map[int16]bodyCodec{
+	keySASLHandshake:             {response: saslHandshakeResponse},
+	keyAPIVersions:               {request: apiVersionsRequest, response: apiVersionsResponse},
+	keyConsumerGroupHeartbeat:    {request: consumerGroupHeartbeatRequest, response: consumerGroupHeartbeatResponse},
+	keyGetTelemetrySubscriptions: {request: getTelemetrySubscriptionsRequest, response: getTelemetrySubscriptionsResponse},
+	keyPushTelemetry:             {request: pushTelemetryRequest, response: pushTelemetryResponse},
+	keyShareGroupHeartbeat:       {request: shareGroupHeartbeatRequest, response: shareGroupHeartbeatResponse},
+	keyStreamsGroupHeartbeat:     {request: streamsGroupHeartbeatRequest, response: streamsGroupHeartbeatResponse},
+}
+
+// decodesRequest / decodesResponse tell the framer whether to buffer a
+// body. Every other body (Produce, Fetch, SaslAuthenticate, ...) is counted
+// down without being copied.
+func decodesRequest(key int16) bool  { return bodyCodecs[key].request != nil }
+func decodesResponse(key int16) bool { return bodyCodecs[key].response != nil }
+
+// maxBody bounds the body buffered for a decoded API; a larger frame is
+// skipped with Body.BodyError set.
+const maxBody = 1 << 20
+
+// kmsgBody is the part of kmsg's request and response types the codecs use.
+type kmsgBody interface {
+	SetVersion(int16)
+	ReadFrom([]byte) error
+}
+
+func readBody(m kmsgBody, ver int16, body []byte) error {
+	m.SetVersion(ver)
+	return m.ReadFrom(body)
+}
+
+func nullableString(s *string) (string, bool) {
+	if s == nil {
+		return "", false
+	}
+	return *s, true
+}

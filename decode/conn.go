@@ -1,0 +1,674 @@
+package decode
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// ConnState is what the decoder has concluded about a connection.
+type ConnState uint8
+
+const (
+	// StateProbing: no plausible Kafka request seen yet; no events.
+	StateProbing ConnState = iota
+	// StateKafka: recognised as Kafka; events flow.
+	StateKafka
+	// StateTLS: the client spoke TLS first; bytes are ignored.
+	StateTLS
+	// StateNotKafka: something else; ignored silently.
+	StateNotKafka
+)
+
+func (s ConnState) String() string {
+	switch s {
+	case StateProbing:
+		return "probing"
+	case StateKafka:
+		return "kafka"
+	case StateTLS:
+		return "tls"
+	case StateNotKafka:
+		return "not-kafka"
+	}
+	return "unknown"
+}
+
+// stage is where a half (one direction) is in its byte stream.
+type stage uint8
+
+const (
+	// stScan: the position is unknown (mid-stream join, gap, framing
+	// error); positions are tried one by one for a plausible frame start.
+	stScan stage = iota
+	// stSize: reading a frame's 4-byte size.
+	stSize
+	// stHead: buffering a request header or a response's correlation ID.
+	stHead
+	// stBody: buffering the whole frame of an API whose body is decoded.
+	stBody
+	// stSkip: counting down the rest of a frame without copying it.
+	stSkip
+	// stDead: the connection is not decoded (TLS, not Kafka, closed).
+	stDead
+)
+
+// frameKind says what the frame being read will produce when it ends.
+type frameKind uint8
+
+const (
+	frNone frameKind = iota
+	frRequest
+	frResponse
+	frUnmatched
+	frRawToken
+	frBad // a frame with a trustworthy length but a bad header: skipped
+)
+
+// Half indexes: the decoder's own orientation, after any swap.
+const (
+	reqHalf  = 0 // the client: requests
+	respHalf = 1 // the broker: responses
+)
+
+const (
+	// maxHeader bounds a buffered request header (client ID plus tagged
+	// fields); a longer one is a framing error, skipped by length.
+	maxHeader = 64 << 10
+	// maxScanNeed bounds what a resync candidate may need to be judged:
+	// size, fixed header, a client ID and tags of sane length.
+	maxScanNeed = 4 + 2048
+	// probeLimit: scanning this many bytes without a plausible request
+	// while probing (no --port) gives the connection up as not Kafka.
+	probeLimit = 8 << 20
+	// swapEvidence: bytes the given client direction must have shown
+	// without a plausible request before the broker direction's requests
+	// are believed (and client and broker swapped).
+	swapEvidence = 64
+	// DefaultMaxInFlight is the default of Options.MaxInFlight.
+	DefaultMaxInFlight = 4096
+)
+
+// half is the decoder state of one direction.
+type half struct {
+	role int // reqHalf or respHalf
+	st   stage
+
+	sizeBuf [4]byte
+	sizeN   int
+
+	size int // current frame's size (bytes after the int32)
+	got  int // bytes of the current frame consumed so far
+	buf  []byte
+	need int // bytes of the frame buffered before the next parse attempt
+
+	kind   frameKind
+	hdr    RequestHeader // frRequest: parsed header (ClientID re-pointed at emission)
+	req    inflight      // frResponse: the request answered
+	corr   int32
+	detail string // frBad: why
+	noBody bool   // decoded API whose body was too large to buffer
+
+	// scan and spare are the resync buffers, used in turn (see scanFeed).
+	scan, spare []byte
+	// seen counts bytes fed to this half; probed counts bytes rejected by
+	// scanning while the connection is probed.
+	seen, probed int64
+
+	raw bool // raw SASL tokens expected on this half
+
+	pre [3]byte // first bytes of the client stream, for the TLS test
+}
+
+// Conn decodes one TCP connection. It is not safe for concurrent use.
+type Conn struct {
+	id        ConnID
+	fromStart bool
+	opts      Options
+	sink      Sink
+
+	state   ConnState
+	swapped int // 1 when Client and Broker of id were swapped
+	partial bool
+	closed  bool
+
+	halves  [2]half
+	pending pendingSet
+	seq     uint64
+
+	// raw SASL (after a successful SaslHandshake v0)
+	rawSeq     uint64 // requests numbered above this were sent after raw mode began
+	rawBytes   int64
+	rawEmitted bool
+	rawClient  []byte // client ID of the handshake request
+	rawNull    bool
+
+	ev Event
+}
+
+// NewConn returns a decoder for one connection. fromStart says whether the
+// SYN or SYN-ACK was seen: the streams then start on frame boundaries.
+func NewConn(id ConnID, fromStart bool, opts Options, sink Sink) *Conn {
+	if opts.MaxFrame <= 0 {
+		opts.MaxFrame = DefaultMaxFrame
+	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = DefaultMaxInFlight
+	}
+	c := &Conn{id: id, fromStart: fromStart, opts: opts, sink: sink, partial: !fromStart}
+	c.pending.init(opts.MaxInFlight)
+	c.halves[reqHalf].role = reqHalf
+	c.halves[respHalf].role = respHalf
+	if !fromStart {
+		c.halves[reqHalf].st = stScan
+		c.halves[respHalf].st = stScan
+	} else {
+		c.halves[reqHalf].st = stSize
+		c.halves[respHalf].st = stSize
+	}
+	return c
+}
+
+// ID returns the connection's ID, with Client and Broker swapped when the
+// decoder found the requests flowing the other way.
+func (c *Conn) ID() ConnID { return c.id }
+
+// State returns what the decoder concluded about the connection so far.
+func (c *Conn) State() ConnState { return c.state }
+
+func (c *Conn) halfFor(dir Dir) *half { return &c.halves[int(dir)^c.swapped] }
+
+// Feed decodes bytes that arrived on dir; at is the packet that carried
+// them. p is only read during the call.
+func (c *Conn) Feed(dir Dir, p []byte, at Meta) {
+	if c.closed || len(p) == 0 || c.state == StateTLS || c.state == StateNotKafka {
+		return
+	}
+	if c.state == StateProbing && c.opts.AssumeKafka {
+		if !(c.fromStart && dir == ClientToBroker && c.halfFor(dir).seen == 0 && p[0] == 0x16) {
+			c.recognise(at)
+		}
+	}
+	h := c.halfFor(dir)
+	if c.state == StateProbing && dir == ClientToBroker && c.swapped == 0 && h.seen < 3 && c.looksTLS(h, p) {
+		c.state = StateTLS
+		c.halves[reqHalf].st, c.halves[respHalf].st = stDead, stDead
+		c.begin(KindCoverage, at)
+		c.ev.Coverage = TLSConnection
+		c.ev.Detail = "client's first bytes are a TLS record"
+		c.emit()
+		return
+	}
+	h.seen += int64(len(p))
+	c.process(h, p, at)
+}
+
+// looksTLS: a TLS client starts with a handshake record (0x16). Joined
+// mid-stream, a lone 0x16 proves nothing: only a record header (type
+// 0x14-0x17, version 0x03 0x00-0x04) at the first byte seen does. The first
+// three bytes are kept in h.pre so the answer does not depend on chunking
+// (no resync candidate can be accepted within three bytes).
+func (c *Conn) looksTLS(h *half, p []byte) bool {
+	if c.fromStart {
+		return h.seen == 0 && p[0] == 0x16
+	}
+	n := copy(h.pre[h.seen:], p)
+	if int(h.seen)+n < 3 {
+		return false
+	}
+	return h.pre[0] >= 0x14 && h.pre[0] <= 0x17 && h.pre[1] == 0x03 && h.pre[2] <= 0x04
+}
+
+// Gap says lost bytes (0 if unknown) are missing on dir: the position in
+// the stream is lost unless the hole falls inside a body being skipped.
+func (c *Conn) Gap(dir Dir, lost int, at Meta) {
+	if c.closed || c.state == StateTLS || c.state == StateNotKafka {
+		return
+	}
+	if c.state == StateProbing && c.opts.AssumeKafka {
+		c.recognise(at)
+	}
+	h := c.halfFor(dir)
+	c.partial = true
+	if c.state == StateKafka {
+		c.begin(KindCoverage, at)
+		c.ev.Coverage = StreamGap
+		c.ev.Bytes = int64(lost)
+		c.ev.Detail = "bytes lost on " + dir.String()
+		c.emit()
+	}
+	if h.st == stSkip && lost > 0 && lost < h.size-h.got {
+		// The hole is inside a body nobody reads: the frame's length still
+		// says where the next one starts.
+		h.got += lost
+		return
+	}
+	c.resync(h)
+}
+
+// Truncated reports a packet on dir cut by the capture's snap length; the
+// reassembler follows it with a Gap.
+func (c *Conn) Truncated(dir Dir, at Meta) {
+	if c.closed || c.state != StateKafka {
+		return
+	}
+	c.begin(KindCoverage, at)
+	c.ev.Coverage = TruncatedPacket
+	c.ev.Detail = "packet cut by the capture's snap length on " + dir.String()
+	c.emit()
+}
+
+// Close ends the connection: a pending raw-SASL count is reported, then
+// KindConnEnd if the connection was recognised as Kafka. Bytes of an
+// unfinished frame are dropped. Later calls are ignored.
+func (c *Conn) Close(at Meta) {
+	if c.closed {
+		return
+	}
+	c.closed = true
+	if c.state != StateKafka {
+		return
+	}
+	c.flushRaw(at)
+	c.begin(KindConnEnd, at)
+	c.emit()
+}
+
+// recognise moves a probing connection to StateKafka and announces it.
+func (c *Conn) recognise(at Meta) {
+	c.state = StateKafka
+	c.begin(KindConnStart, at)
+	c.emit()
+	if !c.fromStart {
+		c.begin(KindCoverage, at)
+		c.ev.Coverage = MidstreamJoin
+		c.ev.Detail = "connection joined mid-stream"
+		c.emit()
+	}
+}
+
+// resync drops h's position: it scans for the next plausible frame.
+func (c *Conn) resync(h *half) {
+	h.st = stScan
+	h.sizeN = 0
+	h.buf = h.buf[:0]
+	h.scan = h.scan[:0]
+	h.kind = frNone
+	c.partial = true
+}
+
+// begin starts a new event with the fields every event carries.
+func (c *Conn) begin(k Kind, at Meta) {
+	c.ev = Event{Kind: k, Conn: c.id, Frame: at.Frame, Time: at.Time, FromStart: c.fromStart, Partial: c.partial}
+}
+
+// emit hands the event to the sink. Nothing is said about a connection
+// before it is recognised as Kafka, except that it is TLS.
+func (c *Conn) emit() {
+	if c.state != StateKafka && !(c.state == StateTLS && c.ev.Coverage == TLSConnection) {
+		return
+	}
+	if c.sink != nil {
+		c.sink.Event(&c.ev)
+	}
+}
+
+// process runs p through h's state machine.
+func (c *Conn) process(h *half, p []byte, at Meta) {
+	for len(p) > 0 {
+		switch h.st {
+		case stDead:
+			return
+		case stScan:
+			c.scanFeed(h, p, at)
+			return
+		case stSize:
+			n := copy(h.sizeBuf[h.sizeN:], p)
+			h.sizeN += n
+			p = p[n:]
+			if h.sizeN < 4 {
+				return
+			}
+			p = c.startFrame(h, p, at)
+		case stHead, stBody:
+			n := min(h.need-len(h.buf), len(p))
+			h.buf = append(h.buf, p[:n]...)
+			h.got += n
+			p = p[n:]
+			if len(h.buf) < h.need {
+				return
+			}
+			if h.st == stHead {
+				c.headDone(h, at)
+			}
+		case stSkip:
+			n := min(h.size-h.got, len(p))
+			h.got += n
+			p = p[n:]
+		}
+		if (h.st == stHead || h.st == stBody || h.st == stSkip) && h.got == h.size {
+			c.finish(h, at)
+		}
+	}
+}
+
+// startFrame checks the size just read, before a byte of the frame is
+// buffered. It returns what is left of p: after a framing error the 3 bytes
+// after the bad size's first byte are scanned again.
+func (c *Conn) startFrame(h *half, p []byte, at Meta) []byte {
+	size := int32(binary.BigEndian.Uint32(h.sizeBuf[:]))
+	h.sizeN = 0
+	lo := int32(8)
+	if h.role == respHalf {
+		lo = 4 // a response is at least its correlation ID
+	}
+	if h.raw {
+		lo = 0 // SASL tokens may be empty
+	}
+	if size < lo || size > c.opts.MaxFrame {
+		if c.state == StateProbing && !c.opts.AssumeKafka && h.role == reqHalf {
+			c.giveUp()
+			return nil
+		}
+		if c.state == StateKafka {
+			c.begin(KindCoverage, at)
+			c.ev.Coverage = FramingError
+			c.ev.Size = size
+			c.ev.Detail = sizeDetail(size, h.sizeBuf, h.role)
+			c.emit()
+		}
+		var again [3]byte
+		copy(again[:], h.sizeBuf[1:])
+		c.resync(h)
+		// Re-scan the bytes after the bad size's first byte: the next
+		// frame may start inside the bad size.
+		c.scanFeed(h, again[:], at)
+		if h.st != stScan {
+			// unreachable: 3 bytes are never a whole candidate
+			return p
+		}
+		return p
+	}
+	h.size = int(size)
+	h.got = 0
+	h.buf = h.buf[:0]
+	h.kind = frNone
+	h.noBody = false
+	h.detail = ""
+	h.st = stHead
+	if h.role == reqHalf {
+		h.need = min(10, h.size)
+	} else {
+		h.need = min(4, h.size) // less only for raw SASL tokens
+	}
+	if h.size == 0 { // an empty raw token
+		h.kind = frRawToken
+		h.st = stSkip
+	}
+	return p
+}
+
+func sizeDetail(size int32, b [4]byte, role int) string {
+	s := string(b[:])
+	if role == reqHalf && (s == "GET " || s == "POST" || s == "HTTP" || s == "PUT " || s == "HEAD") {
+		return fmt.Sprintf("frame size %d out of range: looks like HTTP", size)
+	}
+	if b[0] == 0x16 && b[1] == 0x03 {
+		return fmt.Sprintf("frame size %d out of range: looks like TLS", size)
+	}
+	return fmt.Sprintf("frame size %d out of range", size)
+}
+
+// giveUp marks a connection that never looked like Kafka.
+func (c *Conn) giveUp() {
+	c.state = StateNotKafka
+	c.halves[reqHalf].st = stDead
+	c.halves[respHalf].st = stDead
+	c.halves[reqHalf].buf, c.halves[respHalf].buf = nil, nil
+	c.halves[reqHalf].scan, c.halves[respHalf].scan = nil, nil
+}
+
+// headDone runs when h.buf holds h.need bytes in stHead.
+func (c *Conn) headDone(h *half, at Meta) {
+	if h.role == respHalf {
+		c.responseHead(h)
+		return
+	}
+	need, err := parseReqHeader(h.buf, h.size, &h.hdr)
+	if need > 0 && need <= maxHeader {
+		h.need = need
+		return
+	}
+	if h.raw {
+		if need > 0 || err != nil || !c.rawExit(&h.hdr) {
+			h.kind = frRawToken
+			h.st = stSkip
+			return
+		}
+		h.raw = false
+	}
+	if c.state == StateProbing {
+		// The client's first frame, from the start of the connection
+		// (AssumeKafka connections are never probing here).
+		if need > 0 || err != nil {
+			c.giveUp()
+			return
+		}
+		c.recognise(at)
+	}
+	if need > 0 {
+		c.badFrame(h, fmt.Sprintf("request header longer than %d bytes", maxHeader))
+		return
+	}
+	if err != nil {
+		c.badFrame(h, headerDetail(err, h.buf))
+		return
+	}
+	h.kind = frRequest
+	c.bodyOrSkip(h, decodesRequest(h.hdr.APIKey))
+}
+
+// bodyOrSkip buffers the rest of the frame when its body is decoded (and
+// fits), else counts it down.
+func (c *Conn) bodyOrSkip(h *half, decode bool) {
+	switch {
+	case decode && h.size <= maxBody:
+		h.st = stBody
+		h.need = h.size
+	case decode:
+		h.noBody = true
+		h.st = stSkip
+	default:
+		h.st = stSkip
+	}
+}
+
+func headerDetail(err error, b []byte) string {
+	switch err {
+	case ErrUnknownAPIKey:
+		return fmt.Sprintf("unknown API key %d", int16(binary.BigEndian.Uint16(b)))
+	case ErrBadVersion:
+		key, ver := int16(binary.BigEndian.Uint16(b)), int16(binary.BigEndian.Uint16(b[2:]))
+		return fmt.Sprintf("%s version %d out of range", APIName(key), ver)
+	}
+	return err.Error()
+}
+
+// badFrame skips the rest of a frame whose length is trusted but whose
+// header is not; a FramingError is reported when it ends.
+func (c *Conn) badFrame(h *half, detail string) {
+	h.kind = frBad
+	h.detail = detail
+	h.st = stSkip
+}
+
+// responseHead matches a response's correlation ID with its request.
+func (c *Conn) responseHead(h *half) {
+	if len(h.buf) < 4 { // a raw SASL token shorter than a correlation ID
+		h.kind = frRawToken
+		h.st = stSkip
+		return
+	}
+	h.corr = int32(binary.BigEndian.Uint32(h.buf))
+	if h.raw {
+		r, ok := c.pending.get(h.corr)
+		if !ok || r.seq <= c.rawSeq {
+			h.kind = frRawToken
+			h.st = stSkip
+			return
+		}
+		h.raw = false
+	}
+	r, ok := c.pending.take(h.corr)
+	if !ok {
+		h.kind = frUnmatched
+		h.st = stSkip
+		return
+	}
+	h.req = r
+	h.kind = frResponse
+	c.bodyOrSkip(h, decodesResponse(r.key))
+}
+
+// finish ends the current frame of h: its event is emitted now, with the
+// Meta of the packet that carried its last byte.
+func (c *Conn) finish(h *half, at Meta) {
+	switch h.kind {
+	case frRequest:
+		c.emitRequest(h, at)
+	case frResponse:
+		c.emitResponse(h, at)
+	case frUnmatched:
+		c.begin(KindCoverage, at)
+		c.ev.Coverage = UnmatchedResponse
+		c.ev.CorrelationID = h.corr
+		c.ev.Size = int32(h.size)
+		c.ev.Bytes = int64(h.size) + 4
+		c.ev.Detail = "response matches no request"
+		c.emit()
+	case frRawToken:
+		c.rawBytes += int64(h.size) + 4
+	case frBad:
+		c.begin(KindCoverage, at)
+		c.ev.Coverage = FramingError
+		c.ev.Size = int32(h.size)
+		c.ev.Detail = h.detail
+		c.emit()
+	}
+	if h.role == respHalf && h.kind == frResponse && !c.halves[respHalf].raw && c.rawBytes > 0 {
+		c.flushRaw(at)
+	}
+	h.kind = frNone
+	h.st = stSize
+	h.sizeN = 0
+	h.buf = h.buf[:0]
+	if cap(h.buf) > maxHeader {
+		h.buf = nil // do not keep a decoded body's buffer
+	}
+}
+
+func (c *Conn) emitRequest(h *half, at Meta) {
+	hd := &h.hdr
+	c.begin(KindRequest, at)
+	c.ev.APIKey, c.ev.APIVersion = hd.APIKey, hd.APIVersion
+	c.ev.HeaderVersion = hd.HeaderVersion
+	c.ev.CorrelationID = hd.CorrelationID
+	c.ev.Size = int32(h.size)
+	if !hd.ClientIDNull {
+		// h.buf may have grown since the header was parsed: re-point.
+		c.ev.ClientID = h.buf[10 : 10+len(hd.ClientID) : 10+len(hd.ClientID)]
+	}
+	c.ev.ClientIDNull = hd.ClientIDNull
+	c.ev.InstanceID, c.ev.HasInstanceID = hd.InstanceID, hd.HasInstanceID
+	c.ev.TagProblem = hd.TagProblem
+	if codec := bodyCodecs[hd.APIKey]; codec.request != nil {
+		c.decodeBody(h, codec.request, hd.APIVersion, hd.Len)
+	}
+	c.seq++
+	c.pending.add(hd.CorrelationID, inflight{key: hd.APIKey, ver: hd.APIVersion, frame: at.Frame, seq: c.seq})
+	if hd.APIKey == keySASLHandshake && hd.APIVersion == 0 {
+		c.rawNull = hd.ClientIDNull
+		c.rawClient = append(c.rawClient[:0], hd.ClientID...)
+	}
+	c.emit()
+}
+
+func (c *Conn) emitResponse(h *half, at Meta) {
+	r := h.req
+	c.begin(KindResponse, at)
+	c.ev.APIKey, c.ev.APIVersion = r.key, r.ver
+	c.ev.HeaderVersion = ResponseHeaderVersion(r.key, r.ver)
+	c.ev.CorrelationID = h.corr
+	c.ev.Size = int32(h.size)
+	c.ev.RequestFrame = r.frame
+	c.ev.ClientIDNull = true
+	if codec := bodyCodecs[r.key]; codec.response != nil {
+		off := 4
+		if c.ev.HeaderVersion == 1 && !h.noBody {
+			end, _, problem := parseTags(h.buf, 4, h.size, nil)
+			if problem == TagOverrun {
+				c.ev.Body.BodyError = true
+				c.emit()
+				return
+			}
+			off = end
+		}
+		c.decodeBody(h, codec.response, r.ver, off)
+	}
+	if r.key == keySASLHandshake && r.ver == 0 && c.ev.Body.Decoded && c.ev.Body.ErrorCode == 0 {
+		// From now on the client sends raw, length-prefixed SASL tokens.
+		c.halves[reqHalf].raw = true
+		c.halves[respHalf].raw = true
+		c.rawSeq = c.seq
+	}
+	c.emit()
+}
+
+func (c *Conn) decodeBody(h *half, fn func(int16, []byte, *Body) error, ver int16, off int) {
+	if h.noBody || off > len(h.buf) {
+		c.ev.Body.BodyError = true
+		return
+	}
+	if err := fn(ver, h.buf[off:], &c.ev.Body); err != nil {
+		c.ev.Body = Body{BodyError: true}
+		return
+	}
+	c.ev.Body.Decoded = true
+}
+
+// rawExit reports whether a frame seen in raw SASL mode is the client's
+// next Kafka request: a sane header whose client ID matches the
+// handshake's, or at least looks like a client ID.
+func (c *Conn) rawExit(hd *RequestHeader) bool {
+	if hd.HeaderVersion == 0 {
+		return false
+	}
+	if hd.ClientIDNull {
+		return c.rawNull
+	}
+	if !c.rawNull && string(hd.ClientID) == string(c.rawClient) {
+		return true
+	}
+	return printable(hd.ClientID) && len(hd.ClientID) > 0
+}
+
+// flushRaw reports the raw SASL tokens skipped, once per connection.
+func (c *Conn) flushRaw(at Meta) {
+	if c.rawEmitted || c.rawBytes == 0 {
+		return
+	}
+	c.rawEmitted = true
+	c.begin(KindCoverage, at)
+	c.ev.Coverage = SASLRawTokens
+	c.ev.Bytes = c.rawBytes
+	c.ev.Detail = "raw SASL tokens after SaslHandshake v0 (skipped, not shown)"
+	c.emit()
+}
+
+func printable(b []byte) bool {
+	for _, x := range b {
+		if x < 0x20 || x == 0x7f {
+			return false
+		}
+	}
+	return true
+}

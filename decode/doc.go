@@ -1,0 +1,21 @@
+// Package decode turns the two byte streams of a TCP connection into Kafka
+// events: request and response headers, the few bodies kwatch audits
+// (SPEC.md section 1), coverage events and connection boundaries.
+//
+// The decoder is pushed bytes and never pulls: the pipeline calls
+// Conn.Feed for each reassembled chunk, Conn.Gap for a hole, Conn.Close at
+// the end, and the Conn calls its Sink synchronously, in stream order, as
+// soon as the last byte of a frame arrives. There is no goroutine and no
+// io.Reader per stream.
+//
+// Concurrency: a Conn is used by one goroutine at a time; different Conns
+// are independent. The package holds no mutable global state (the API
+// version table is built once at init and never written again).
+//
+// Buffers: the bytes passed to Feed are borrowed for the duration of the
+// call only; the Conn copies what it needs (a frame's size and header, and
+// the body of the rare APIs it decodes) and counts down every other byte
+// without buffering it. The *Event handed to the Sink is reused: it and its
+// ClientID slice are valid only during the Sink call; strings in Body are
+// copies. Raw SASL tokens and SaslAuthenticate bodies are never copied out.
+package decode

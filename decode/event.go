@@ -1,0 +1,266 @@
+package decode
+
+import (
+	"net/netip"
+	"time"
+)
+
+// Dir is the direction of bytes on a connection.
+type Dir uint8
+
+const (
+	// ClientToBroker carries requests.
+	ClientToBroker Dir = iota
+	// BrokerToClient carries responses.
+	BrokerToClient
+)
+
+func (d Dir) String() string {
+	if d == ClientToBroker {
+		return "client->broker"
+	}
+	return "broker->client"
+}
+
+// Meta says which packet delivered bytes: Frame is the 1-based packet
+// number in the capture (Wireshark's numbering), Time its capture time.
+type Meta struct {
+	Frame uint64
+	Time  time.Time
+}
+
+// ConnID names a TCP connection. StartFrame (the frame of the first packet
+// seen for it) tells apart two connections that reuse the same 4-tuple and
+// is the same whether the capture is analyzed on one goroutine or sharded.
+type ConnID struct {
+	Client     netip.AddrPort
+	Broker     netip.AddrPort
+	StartFrame uint64
+}
+
+// Kind says what an Event describes.
+type Kind uint8
+
+const (
+	// KindRequest is a decoded request frame (client to broker).
+	KindRequest Kind = iota + 1
+	// KindResponse is a decoded response frame (broker to client).
+	KindResponse
+	// KindCoverage is a coverage event (section 3.6 of SPEC.md).
+	KindCoverage
+	// KindConnStart opens a connection once it is recognised as Kafka.
+	KindConnStart
+	// KindConnEnd closes a connection (FIN, RST, idle flush, end of input).
+	KindConnEnd
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindRequest:
+		return "request"
+	case KindResponse:
+		return "response"
+	case KindCoverage:
+		return "event"
+	case KindConnStart:
+		return "conn-start"
+	case KindConnEnd:
+		return "conn-end"
+	}
+	return "unknown"
+}
+
+// Coverage names what a coverage event says could not be seen.
+type Coverage uint8
+
+const (
+	CoverageNone Coverage = iota
+	// MidstreamJoin: the connection's SYN and SYN-ACK were not captured.
+	MidstreamJoin
+	// StreamGap: bytes were lost (missing segment, reassembly buffer cap).
+	StreamGap
+	// FramingError: a frame size or header made no sense; the decoder resyncs.
+	FramingError
+	// TLSConnection: the client's first byte was a TLS record (0x16).
+	TLSConnection
+	// SASLRawTokens: raw SASL tokens after a SaslHandshake v0 were skipped.
+	SASLRawTokens
+	// UnmatchedResponse: a response whose correlation ID matches no request.
+	UnmatchedResponse
+	// TruncatedPacket: the packet was cut by the capture's snap length.
+	TruncatedPacket
+)
+
+var coverageNames = [...]string{
+	CoverageNone:      "none",
+	MidstreamJoin:     "midstream-join",
+	StreamGap:         "stream-gap",
+	FramingError:      "framing-error",
+	TLSConnection:     "tls-connection",
+	SASLRawTokens:     "sasl-raw-tokens",
+	UnmatchedResponse: "unmatched-response",
+	TruncatedPacket:   "truncated-packet",
+}
+
+// String returns the event name used in reports and JSON.
+func (c Coverage) String() string {
+	if int(c) < len(coverageNames) {
+		return coverageNames[c]
+	}
+	return "unknown"
+}
+
+// Coverages lists every coverage event, in report order.
+func Coverages() []Coverage {
+	return []Coverage{MidstreamJoin, StreamGap, FramingError, TLSConnection, SASLRawTokens, UnmatchedResponse, TruncatedPacket}
+}
+
+// TagProblem says why the request header's tagged fields are malformed
+// (rule instance-id-malformed). TagOK means they parsed cleanly.
+type TagProblem uint8
+
+const (
+	TagOK TagProblem = iota
+	// TagBadSize: tag 0 present with a size other than 16.
+	TagBadSize
+	// TagDuplicate: the same tag appears twice.
+	TagDuplicate
+	// TagDescending: tags are not strictly ascending.
+	TagDescending
+	// TagOverrun: the tagged fields run past the end of the frame.
+	TagOverrun
+)
+
+func (t TagProblem) String() string {
+	switch t {
+	case TagOK:
+		return "ok"
+	case TagBadSize:
+		return "tag 0 size is not 16"
+	case TagDuplicate:
+		return "duplicate tag"
+	case TagDescending:
+		return "tags not ascending"
+	case TagOverrun:
+		return "tagged fields overrun the header"
+	}
+	return "unknown"
+}
+
+// UUID is a 16-byte Kafka Uuid.
+type UUID [16]byte
+
+// IsZero reports whether u is the all-zero UUID (Kafka's "no ID").
+func (u UUID) IsZero() bool { return u == UUID{} }
+
+// Body holds the identity fields of the bodies SPEC.md section 1 decodes.
+// Only the fields of the decoded API are meaningful; Has* flags say which.
+// Strings here are copies: they stay valid after the event.
+type Body struct {
+	// Decoded is true when the body was parsed. BodyError is set when a body
+	// kwatch decodes did not parse; the header fields are still valid.
+	Decoded   bool
+	BodyError bool
+
+	// Group: ConsumerGroupHeartbeat, ShareGroupHeartbeat, StreamsGroupHeartbeat requests.
+	Group string
+	// MemberID: heartbeat requests, and heartbeat responses (the member ID
+	// the broker answers with; HasMemberID false when null).
+	MemberID    string
+	HasMemberID bool
+	// MemberEpoch: heartbeat requests and responses.
+	MemberEpoch int32
+
+	// TelemetryInstanceID: GetTelemetrySubscriptions request and response,
+	// PushTelemetry request (the body's ClientInstanceId).
+	TelemetryInstanceID    UUID
+	HasTelemetryInstanceID bool
+	SubscriptionID         int32
+	HasSubscriptionID      bool
+
+	// ErrorCode: top-level error code of a decoded response.
+	ErrorCode    int16
+	HasErrorCode bool
+
+	// ClientSoftwareName and Version: ApiVersions request v3+.
+	ClientSoftwareName    string
+	ClientSoftwareVersion string
+}
+
+// Event is one decoded PDU, coverage event or connection boundary. The
+// decoder reuses one Event: it is valid only during the Sink call, and
+// ClientID points into the decoder's buffer. Whoever keeps a value copies it
+// (strings in Body are already copies).
+type Event struct {
+	Kind  Kind
+	Conn  ConnID
+	Frame uint64
+	Time  time.Time
+
+	// FromStart: the connection's SYN or SYN-ACK was seen (SPEC.md section 2).
+	FromStart bool
+	// Partial: this PDU was decoded after a stream gap or a resync, so what
+	// came before it on the connection is not fully known.
+	Partial bool
+
+	// Header fields (requests and responses). For responses APIKey and
+	// APIVersion come from the matched request.
+	APIKey        int16
+	APIVersion    int16
+	HeaderVersion int8
+	CorrelationID int32
+	// Size is the frame size (the int32 before the header), in bytes.
+	Size int32
+
+	// Request header only. ClientIDNull is true for a null client ID (v1+
+	// headers) and for v0 headers, which have no client ID field.
+	ClientID     []byte
+	ClientIDNull bool
+	// InstanceID is tag 0 of a v2 request header when it is well formed
+	// (size 16); HasInstanceID is false when the tag is absent. A present but
+	// zero ID has HasInstanceID true and InstanceID zero: the audit treats it
+	// as absent, dump prints neither.
+	InstanceID    UUID
+	HasInstanceID bool
+	TagProblem    TagProblem
+
+	// Response only: the frame of the request it answers. Unmatched
+	// responses are reported as coverage events, not as responses.
+	RequestFrame uint64
+
+	Body Body
+
+	// Coverage events.
+	Coverage Coverage
+	// Detail is a short human-readable reason (never secret bytes).
+	Detail string
+	// Bytes counts what the coverage event is about: bytes lost in a gap,
+	// bytes of skipped SASL tokens or TLS records.
+	Bytes int64
+}
+
+// Sink receives decoded events in order for one connection. Events of
+// different connections may interleave.
+type Sink interface {
+	Event(*Event)
+}
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(*Event)
+
+// Event calls f(e).
+func (f SinkFunc) Event(e *Event) { f(e) }
+
+// Options tunes a decoder. The zero value is usable.
+type Options struct {
+	// MaxFrame is the largest frame size accepted (default 100 MiB).
+	MaxFrame int32
+	// AssumeKafka skips recognition by content: the connection is on a port
+	// the user named, so framing errors are reported from the first byte.
+	AssumeKafka bool
+	// MaxInFlight caps remembered requests awaiting a response (default 4096).
+	MaxInFlight int
+}
+
+// DefaultMaxFrame is SPEC.md's default frame size limit.
+const DefaultMaxFrame = 100 << 20

@@ -1,0 +1,117 @@
+package decode
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// FuzzParseRequestHeader: ParseRequestHeader never panics, never reads past
+// its input (the input's capacity is cut to its length), and what it
+// returns lies inside the input.
+func FuzzParseRequestHeader(f *testing.F) {
+	for _, s := range [][]byte{
+		reqHeader(f, 3, 12, 1, strp("app"), []tag{{0, iid[:]}}),
+		reqHeader(f, 3, 12, 1, strp("app"), []tag{{0, iid[:3]}}),
+		reqHeader(f, 3, 12, 1, strp("app"), []tag{{5, nil}, {0, iid[:]}}),
+		reqHeader(f, 3, 12, 1, nil, []tag{{0, iid[:]}, {0, iid[:]}}),
+		reqHeader(f, 7, 0, 1, nil, nil),
+		reqHeader(f, 0, 8, 1, strp("p"), nil),
+		{0, 3, 0, 12, 0, 0, 0, 1, 0x7f, 0xff},
+		{0, 3, 0, 12, 0, 0, 0, 1, 0xff, 0xfe},
+		{0, 3, 0, 12, 0, 0, 0, 1, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f},
+		{0, 3, 0, 12, 0, 0, 0, 1, 0, 0, 1, 0, 0xff, 0xff, 0xff, 0xff, 0x7f},
+		{0, 3},
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		frame = frame[:len(frame):len(frame)]
+		var h RequestHeader
+		if err := ParseRequestHeader(frame, &h); err != nil {
+			return
+		}
+		if h.Len < 8 || h.Len > len(frame) {
+			t.Fatalf("Len %d outside 8..%d", h.Len, len(frame))
+		}
+		if len(h.ClientID) > 0 && (h.HeaderVersion == 0 || 10+len(h.ClientID) > len(frame)) {
+			t.Fatalf("client ID of %d bytes in a %d-byte frame", len(h.ClientID), len(frame))
+		}
+		if h.HasInstanceID && h.TagProblem != TagOK {
+			t.Fatal("instance ID with a tag problem")
+		}
+	})
+}
+
+// FuzzConn: arbitrary bytes in both directions, with gaps, fed whole or in
+// arbitrary chunks, never panic, and the events do not depend on the
+// chunking.
+//
+// The input is a script of records: a control byte (bit 0 direction, bit
+// 1 gap, bits 2-7 ignored), a length byte, then that many bytes of data.
+func FuzzConn(f *testing.F) {
+	seed := func(fromStart bool, segs []seg) {
+		var b []byte
+		for _, s := range segs {
+			for len(s.data) > 0 || s.gap != 0 {
+				n := min(len(s.data), 255)
+				ctl := byte(s.dir)
+				if s.gap != 0 {
+					ctl |= 2
+					n = 0
+				}
+				b = append(b, ctl, byte(n))
+				b = append(b, s.data[:n]...)
+				s.data = s.data[n:]
+				s.gap = 0
+			}
+		}
+		f.Add(fromStart, uint64(7), b)
+	}
+	seed(true, basicSegs(f))
+	seed(true, noisySegs(f))
+	seed(false, trimFirst(basicSegs(f), 5))
+	cid := strp("c")
+	seed(true, []seg{
+		{dir: ClientToBroker, data: reqFrame(f, 3, 12, 1, cid, nil, metadataReq())[:9]}, // truncated
+		{dir: ClientToBroker, data: []byte{0x7f, 0xff, 0xff, 0xff}},                        // huge
+		{dir: ClientToBroker, data: []byte{0xff, 0xff, 0xff, 0xf0}},                        // negative
+		{dir: ClientToBroker, data: frame(reqHeader(f, 3, 12, 2, cid, nil)[:11], []byte{2, 0, 3, 1})},
+		{dir: ClientToBroker, data: reqFrame(f, 3, 12, 3, cid, []tag{{9, nil}, {0, iid[:4]}}, metadataReq())},
+		{dir: BrokerToClient, data: respFrame(3, 12, 3, kmsg.NewPtrMetadataResponse())},
+	})
+	seed(true, []seg{{dir: ClientToBroker, data: []byte{0x16, 3, 1, 0, 5}}})
+	seed(false, []seg{{dir: ClientToBroker, data: []byte("POST / HTTP/1.1\r\n")}})
+	f.Fuzz(func(t *testing.T, fromStart bool, chunkSeed uint64, script []byte) {
+		var segs []seg
+		for len(script) >= 2 {
+			ctl, n := script[0], int(script[1])
+			script = script[2:]
+			n = min(n, len(script))
+			s := seg{dir: Dir(ctl & 1)}
+			if ctl&2 != 0 {
+				s.gap = n // n lost bytes; 0 = unknown
+				if n == 0 {
+					s.gap = gapUnknown
+				}
+			} else {
+				s.data = script[:n]
+			}
+			script = script[n:]
+			segs = append(segs, s)
+		}
+		for _, opts := range []Options{{}, {AssumeKafka: true, MaxInFlight: 4, MaxFrame: 1 << 16}} {
+			want, _ := run(testID, fromStart, opts, segs, 0)
+			got, _ := run(testID, fromStart, opts, segs, 1)
+			if got.String() != want.String() {
+				t.Fatalf("byte by byte:\n%s\nwhole:\n%s", got, want)
+			}
+			rng := rand.New(rand.NewPCG(chunkSeed, 1))
+			got = runRandomOpts(fromStart, opts, segs, rng)
+			if got.String() != want.String() {
+				t.Fatalf("random chunks:\n%s\nwhole:\n%s", got, want)
+			}
+		}
+	})
+}

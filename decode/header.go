@@ -1,0 +1,197 @@
+package decode
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// RequestHeader is a parsed request header. ClientID points into the bytes
+// given to ParseRequestHeader: it is valid as long as they are.
+type RequestHeader struct {
+	APIKey        int16
+	APIVersion    int16
+	CorrelationID int32
+	// HeaderVersion is 0, 1 or 2, chosen from the API key and version
+	// (it is not on the wire).
+	HeaderVersion int8
+	ClientID      []byte
+	// ClientIDNull is true for a null client ID and for v0 headers.
+	ClientIDNull bool
+	// InstanceID is tag 0 (KIP-1313) when well formed; see Event.
+	InstanceID    UUID
+	HasInstanceID bool
+	TagProblem    TagProblem
+	// Len is the header's length in bytes: the body starts at frame[Len:].
+	// With TagOverrun it is the frame's length.
+	Len int
+}
+
+// Errors of ParseRequestHeader. A header with malformed tagged fields is no
+// error: it parses with a TagProblem, as the audit needs to see it.
+var (
+	ErrShortHeader   = errors.New("decode: frame ends inside the request header")
+	ErrUnknownAPIKey = errors.New("decode: unknown API key")
+	ErrBadVersion    = errors.New("decode: API version out of range")
+	ErrBadClientID   = errors.New("decode: client ID length below -1")
+)
+
+// ParseRequestHeader parses the request header at the start of frame, the
+// bytes after the int32 size (the whole frame, or at least all of its
+// header: tagged fields that run past the end of frame are TagOverrun). It
+// never reads past frame and does not allocate.
+func ParseRequestHeader(frame []byte, h *RequestHeader) error {
+	_, err := parseReqHeader(frame, len(frame), h)
+	return err
+}
+
+// parseReqHeader parses a request header from b, a prefix of a frame of
+// frameLen bytes. When b is too short to finish but the frame is long
+// enough, it returns need > len(b): the number of bytes of the frame to
+// buffer before calling again ("need more data" is no error). Reads that
+// would pass frameLen are errors, or TagOverrun inside the tagged fields.
+func parseReqHeader(b []byte, frameLen int, h *RequestHeader) (need int, err error) {
+	if len(b) > frameLen {
+		b = b[:frameLen]
+	}
+	*h = RequestHeader{}
+	short := func(upto int) (int, error) {
+		if upto > frameLen {
+			return 0, ErrShortHeader
+		}
+		return upto, nil
+	}
+	if len(b) < 8 {
+		return short(8)
+	}
+	h.APIKey = int16(binary.BigEndian.Uint16(b))
+	h.APIVersion = int16(binary.BigEndian.Uint16(b[2:]))
+	h.CorrelationID = int32(binary.BigEndian.Uint32(b[4:]))
+	a := lookupAPI(h.APIKey)
+	if a == nil {
+		return 0, ErrUnknownAPIKey
+	}
+	if !a.versionOK(h.APIVersion) {
+		return 0, ErrBadVersion
+	}
+	h.HeaderVersion, _ = RequestHeaderVersion(h.APIKey, h.APIVersion)
+	if h.HeaderVersion == 0 {
+		h.ClientIDNull = true
+		h.Len = 8
+		return 0, nil
+	}
+	if len(b) < 10 {
+		return short(10)
+	}
+	off := 10
+	switch n := int(int16(binary.BigEndian.Uint16(b[8:]))); {
+	case n == -1:
+		h.ClientIDNull = true
+	case n < -1:
+		return 0, ErrBadClientID
+	default:
+		if off+n > len(b) {
+			return short(off + n)
+		}
+		h.ClientID = b[off : off+n : off+n]
+		off += n
+	}
+	if h.HeaderVersion == 1 {
+		h.Len = off
+		return 0, nil
+	}
+	end, need, problem := parseTags(b, off, frameLen, h)
+	if need > 0 {
+		return need, nil
+	}
+	h.TagProblem = problem
+	if problem != TagOK {
+		h.HasInstanceID = false
+		h.InstanceID = UUID{}
+	}
+	h.Len = end
+	return 0, nil
+}
+
+// parseTags walks tagged fields starting at off. It returns the offset after
+// them, or need > 0 when b (a prefix of a frameLen-byte frame) is too short,
+// and the first problem seen. Tag 0 with size 16 fills h's instance ID; the
+// caller clears it when there is a problem. h may be nil (response headers).
+func parseTags(b []byte, off, frameLen int, h *RequestHeader) (end, need int, problem TagProblem) {
+	note := func(p TagProblem) {
+		if problem == TagOK {
+			problem = p
+		}
+	}
+	count, off, need, bad := uvarint(b, off, frameLen)
+	if need > 0 {
+		return 0, need, TagOK
+	}
+	if bad {
+		return frameLen, 0, TagOverrun
+	}
+	prev := int64(-1)
+	for i := uint64(0); i < count; i++ {
+		var tag, size uint64
+		tag, off, need, bad = uvarint(b, off, frameLen)
+		if need > 0 {
+			return 0, need, TagOK
+		}
+		if bad {
+			return frameLen, 0, TagOverrun
+		}
+		size, off, need, bad = uvarint(b, off, frameLen)
+		if need > 0 {
+			return 0, need, TagOK
+		}
+		if bad {
+			return frameLen, 0, TagOverrun
+		}
+		switch t := int64(tag); {
+		case t == prev:
+			note(TagDuplicate)
+		case t < prev:
+			note(TagDescending)
+		}
+		prev = int64(tag)
+		if uint64(frameLen-off) < size {
+			return frameLen, 0, TagOverrun
+		}
+		end := off + int(size)
+		if end > len(b) {
+			return 0, end, TagOK
+		}
+		if tag == 0 {
+			if size != 16 {
+				note(TagBadSize)
+			} else if h != nil {
+				copy(h.InstanceID[:], b[off:end])
+				h.HasInstanceID = true
+			}
+		}
+		off = end
+	}
+	return off, 0, problem
+}
+
+// uvarint reads an unsigned varint of at most 5 bytes (Kafka's uint32
+// varints) at off. need > 0 asks for more bytes; bad means the varint runs
+// past the frame or is longer than 5 bytes.
+func uvarint(b []byte, off, frameLen int) (v uint64, next, need int, bad bool) {
+	var shift uint
+	for i := 0; i < 5; i++ {
+		p := off + i
+		if p >= frameLen {
+			return 0, 0, 0, true
+		}
+		if p >= len(b) {
+			return 0, 0, p + 1, false
+		}
+		c := b[p]
+		v |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			return v, p + 1, 0, false
+		}
+		shift += 7
+	}
+	return 0, 0, 0, true
+}

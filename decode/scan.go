@@ -1,0 +1,190 @@
+package decode
+
+import "encoding/binary"
+
+// verdict is the answer of a resync candidate test at one position.
+type verdict uint8
+
+const (
+	vNo verdict = iota
+	vYes
+	// vMore: not enough bytes to judge. The answer never depends on how
+	// the bytes were chunked: given more bytes a test answers the same.
+	vMore
+)
+
+// scanFeed looks for the next frame start in h's stream, position by
+// position, then hands the rest to process. A position that needs more
+// bytes to be judged is kept in h.scan (fewer than maxScanNeed bytes of
+// it), with everything after it.
+func (c *Conn) scanFeed(h *half, p []byte, at Meta) {
+	if carried := len(h.scan); carried > 0 {
+		k := min(len(p), maxScanNeed)
+		h.scan = append(h.scan, p[:k]...)
+		s := h.scan
+		for i := 0; i < carried; i++ {
+			switch c.candidate(h, s[i:]) {
+			case vMore: // only when p is exhausted (k == len(p))
+				h.scan = s[:copy(s, s[i:])]
+				return
+			case vYes:
+				if h2 := c.accept(h, at); h2 != nil {
+					// s is detached so that processing may scan again.
+					h2.scan, h2.spare = h2.spare[:0], s
+					c.process(h2, s[i:], at)
+					c.process(h2, p[k:], at)
+					return
+				}
+			}
+			if !c.rejected() {
+				return
+			}
+		}
+		h.scan = h.scan[:0]
+	}
+	for i := 0; i < len(p); i++ {
+		switch c.candidate(h, p[i:]) {
+		case vMore:
+			h.scan = append(h.scan[:0], p[i:]...)
+			return
+		case vYes:
+			if h2 := c.accept(h, at); h2 != nil {
+				c.process(h2, p[i:], at)
+				return
+			}
+		}
+		if !c.rejected() {
+			return
+		}
+	}
+}
+
+// rejected counts a position rejected while probing; it returns false when
+// the connection is given up as not Kafka.
+func (c *Conn) rejected() bool {
+	if c.state != StateProbing || c.opts.AssumeKafka {
+		return true
+	}
+	c.halves[reqHalf].probed++
+	if c.halves[reqHalf].probed > probeLimit {
+		c.giveUp()
+		return false
+	}
+	return true
+}
+
+// candidate tests whether a frame of h's direction starts at b[0].
+func (c *Conn) candidate(h *half, b []byte) verdict {
+	if h.role == reqHalf || (c.state == StateProbing && !c.fromStart) {
+		// While probing a connection joined mid-stream, both directions
+		// are searched for requests: the reassembler's guess of who is the
+		// client may be wrong.
+		return c.requestCandidate(b)
+	}
+	return c.responseCandidate(b)
+}
+
+// requestCandidate: a plausible request starts at b[0]: sane size, known
+// API key, version in range, a header that parses, and a non-empty,
+// printable client ID. v0 headers (ControlledShutdown v0) are too weak to
+// resync on, and so are tags that overrun the frame.
+func (c *Conn) requestCandidate(b []byte) verdict {
+	if len(b) < 4 {
+		return vMore
+	}
+	size := int32(binary.BigEndian.Uint32(b))
+	if size < 10 || size > c.opts.MaxFrame {
+		return vNo
+	}
+	if v := quickRequestCheck(b); v != vMore {
+		return v
+	}
+	var hd RequestHeader
+	need, err := parseReqHeader(b[4:], int(size), &hd)
+	switch {
+	case err != nil:
+		return vNo
+	case need > 0 && 4+need > maxScanNeed:
+		return vNo
+	case need > 0:
+		return vMore
+	case hd.HeaderVersion == 0, hd.ClientIDNull, len(hd.ClientID) == 0,
+		!printable(hd.ClientID), hd.TagProblem == TagOverrun:
+		return vNo
+	}
+	return vYes
+}
+
+// quickRequestCheck rejects most positions from their first bytes, before
+// the tagged fields are walked (which may ask for more bytes). It answers
+// vMore when it has nothing against the position. Like every test here it
+// is monotone: a byte that fails it fails it however many follow.
+func quickRequestCheck(b []byte) verdict {
+	if len(b) < 8 {
+		return vMore
+	}
+	a := lookupAPI(int16(binary.BigEndian.Uint16(b[4:])))
+	ver := int16(binary.BigEndian.Uint16(b[6:]))
+	if a == nil || !a.versionOK(ver) {
+		return vNo
+	}
+	if len(b) < 14 {
+		return vMore
+	}
+	n := int(int16(binary.BigEndian.Uint16(b[12:])))
+	if n <= 0 || 14+n > maxScanNeed {
+		return vNo
+	}
+	if !printable(b[14:min(len(b), 14+n)]) {
+		return vNo
+	}
+	return vMore
+}
+
+// responseCandidate: a response starts at b[0] when its size is sane and
+// its correlation ID is that of a request awaiting an answer.
+func (c *Conn) responseCandidate(b []byte) verdict {
+	if len(b) < 4 {
+		return vMore
+	}
+	size := int32(binary.BigEndian.Uint32(b))
+	if size < 4 || size > c.opts.MaxFrame {
+		return vNo
+	}
+	if len(b) < 8 {
+		return vMore
+	}
+	if _, ok := c.pending.get(int32(binary.BigEndian.Uint32(b[4:]))); !ok {
+		return vNo
+	}
+	return vYes
+}
+
+// accept takes a candidate found in h: it returns the half to go on with
+// (the same, or after a swap the request half), or nil to reject it.
+func (c *Conn) accept(h *half, at Meta) *half {
+	if c.state == StateProbing {
+		if h.role == respHalf {
+			// Requests in the direction the reassembler called the
+			// broker's: believe it only if the other direction has shown
+			// enough bytes without one.
+			if c.fromStart || c.halves[reqHalf].seen < swapEvidence {
+				return nil
+			}
+			c.swapped ^= 1
+			c.id.Client, c.id.Broker = c.id.Broker, c.id.Client
+			c.halves[reqHalf], c.halves[respHalf] = c.halves[respHalf], c.halves[reqHalf]
+			c.halves[reqHalf].role, c.halves[respHalf].role = reqHalf, respHalf
+			h = &c.halves[reqHalf]
+		}
+		c.recognise(at)
+		// Bytes the broker side sent before are answers to requests never
+		// seen: start its search afresh.
+		other := &c.halves[respHalf]
+		other.st = stScan
+		other.scan = other.scan[:0]
+	}
+	h.st = stSize
+	h.sizeN = 0
+	return h
+}

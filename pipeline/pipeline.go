@@ -1,0 +1,186 @@
+// Package pipeline wires the packet stages together: a capture.Source is
+// decoded to TCP segments, reassembled per connection and fed to one Kafka
+// decoder per connection, whose events go to a decode.Sink (the auditor, or
+// kwatch dump's printer).
+//
+// Concurrency: Run drives everything on the calling goroutine, so the sink
+// sees events in capture order. Buffers: events handed to the sink are valid
+// only during the call (see decode.Event).
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/kwatch/kwatch/capture"
+	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/reassembly"
+)
+
+// Options tune a pipeline run. The zero value analyzes every TCP port.
+type Options struct {
+	// Ports restricts analysis to connections with one of these ports on
+	// the broker side; connections on them are assumed to be Kafka. Empty:
+	// every TCP connection is a candidate, recognised by content.
+	Ports []uint16
+	// MaxFrame is the largest Kafka frame accepted (default 100 MiB).
+	MaxFrame int32
+	// IdleTimeout ends connections idle for this long in packet time.
+	IdleTimeout time.Duration
+	// MaxBufferedPagesPerConn caps out-of-order data held per connection.
+	MaxBufferedPagesPerConn int
+	Logger                  zerolog.Logger
+}
+
+// Stats counts what a run read.
+type Stats struct {
+	Packets uint64
+	Bytes   uint64
+	// NotTCP counts packets that were not decodable TCP segments (other
+	// protocols, unsupported link types, IP fragments).
+	NotTCP      uint64
+	Truncated   uint64
+	Connections uint64
+	// FirstTime and LastTime bound the packets' capture times.
+	FirstTime, LastTime time.Time
+	// LastFrame is the number of the last packet read.
+	LastFrame uint64
+	Reassembly reassembly.Stats
+	Layers     capture.DecodeStats
+}
+
+// checkEvery is how many packets pass between context checks: often enough
+// to stop promptly, rare enough to cost nothing.
+const checkEvery = 4096
+
+// Run reads src to its end (or until ctx is done) and feeds sink. The error
+// is the source's error, if it ended with one; everything read before it
+// has been analyzed and flushed to sink.
+func Run(ctx context.Context, src capture.Source, opts Options, sink decode.Sink) (Stats, error) {
+	e := New(opts, sink)
+	var runErr error
+	for {
+		if e.stats.Packets%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				break
+			}
+		}
+		p, err := src.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				runErr = err
+			}
+			break
+		}
+		e.Packet(&p)
+	}
+	e.Close()
+	return e.Stats(), runErr
+}
+
+// Engine is the push form of Run, for callers that own the packet loop
+// (live capture): Packet for each packet, Close once at the end.
+type Engine struct {
+	opts  Options
+	sink  decode.Sink
+	dopts decode.Options
+	layer *capture.LayerDecoder
+	reasm *reassembly.Reassembler
+	seg   capture.Segment
+	stats Stats
+}
+
+// New makes an Engine that feeds sink.
+func New(opts Options, sink decode.Sink) *Engine {
+	e := &Engine{
+		opts:  opts,
+		sink:  sink,
+		layer: capture.NewLayerDecoder(),
+		dopts: decode.Options{MaxFrame: opts.MaxFrame, AssumeKafka: len(opts.Ports) > 0},
+	}
+	e.reasm = reassembly.New(reassembly.Options{
+		BrokerPorts:             opts.Ports,
+		IdleTimeout:             opts.IdleTimeout,
+		MaxBufferedPagesPerConn: opts.MaxBufferedPagesPerConn,
+		Logger:                  opts.Logger,
+	}, reassembly.OpenerFunc(e.open))
+	return e
+}
+
+// Packet analyzes one packet. p.Data may be reused after it returns.
+func (e *Engine) Packet(p *capture.Packet) {
+	e.stats.Packets++
+	e.stats.Bytes += uint64(p.Length)
+	e.stats.LastFrame = p.Frame
+	if e.stats.FirstTime.IsZero() {
+		e.stats.FirstTime = p.Time
+	}
+	if p.Time.After(e.stats.LastTime) {
+		e.stats.LastTime = p.Time
+	}
+	if p.Truncated() {
+		e.stats.Truncated++
+	}
+	if !e.layer.Decode(p, &e.seg) {
+		e.stats.NotTCP++
+		return
+	}
+	e.reasm.Add(&e.seg)
+}
+
+// Close ends every open connection, flushing what the reassembler holds.
+func (e *Engine) Close() {
+	e.reasm.Close(reassembly.Meta{Frame: e.stats.LastFrame, Time: e.stats.LastTime})
+}
+
+// Stats returns the counters so far.
+func (e *Engine) Stats() Stats {
+	s := e.stats
+	s.Reassembly = e.reasm.Stats()
+	s.Layers = e.layer.Stats()
+	return s
+}
+
+func (e *Engine) open(f reassembly.Flow) reassembly.Stream {
+	e.stats.Connections++
+	id := decode.ConnID{Client: f.Client, Broker: f.Broker, StartFrame: f.StartFrame}
+	return &stream{conn: decode.NewConn(id, f.FromStart, e.dopts, e.sink)}
+}
+
+// stream adapts a decode.Conn to reassembly.Stream.
+type stream struct {
+	conn *decode.Conn
+}
+
+func dir(s reassembly.Side) decode.Dir {
+	if s == reassembly.Client {
+		return decode.ClientToBroker
+	}
+	return decode.BrokerToClient
+}
+
+func meta(m reassembly.Meta) decode.Meta { return decode.Meta{Frame: m.Frame, Time: m.Time} }
+
+func (s *stream) Data(side reassembly.Side, p []byte, m reassembly.Meta) {
+	s.conn.Feed(dir(side), p, meta(m))
+}
+
+func (s *stream) Gap(side reassembly.Side, lost int, m reassembly.Meta) {
+	s.conn.Gap(dir(side), lost, meta(m))
+}
+
+func (s *stream) Truncated(side reassembly.Side, m reassembly.Meta) {
+	s.conn.Truncated(dir(side), meta(m))
+}
+
+func (s *stream) End(m reassembly.Meta) { s.conn.Close(meta(m)) }
+
+// String summarizes s for logs.
+func (s Stats) String() string {
+	return fmt.Sprintf("%d packets, %d bytes, %d connections", s.Packets, s.Bytes, s.Connections)
+}

@@ -1,0 +1,329 @@
+package reassembly
+
+import (
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	tcpasm "github.com/gopacket/gopacket/reassembly"
+)
+
+// seq is a TCP sequence number with gopacket's wrap-around arithmetic.
+type seq = tcpasm.Sequence
+
+// conn is one connection: gopacket's Stream for it, and our view of both
+// halves. It lives until gopacket drops it after End.
+type conn struct {
+	r    *Reassembler
+	id   uint64 // creation order, the last tie-break of replay order
+	flow Flow
+	s    Stream // nil: the Opener ignored the connection
+	// firstIsClient: gopacket's TCPDirClientToServer half (the direction
+	// of the first packet) is the client's.
+	firstIsClient bool
+	netFlow       gopacket.Flow // IP flow of the first packet
+	half          [2]half       // by Side
+	ended         bool
+	touched       bool // in r.touched during a flush
+}
+
+// span is a sequence range [from, to).
+type span struct{ from, to seq }
+
+// half is our view of one direction. pos mirrors gopacket's nextSeq: the
+// sequence number of the next in-order byte.
+type half struct {
+	started bool
+	closed  bool
+	pos     seq
+	start   seq // pos when the half started
+	isn     seq // sequence number of its SYN, if synSeen
+	synSeen bool
+	// ahead holds the ranges of segments gopacket buffered beyond pos
+	// (a superset of its queue; pruned as pos passes them): a hole may be
+	// forced out only up to the first of them.
+	ahead []span
+	// trunc holds where snaplen-cut segments end: a hole starting there
+	// will never be filled.
+	trunc []seq
+	gap   int // lost bytes not reported yet
+}
+
+func (h *half) prune() {
+	if len(h.ahead) > 0 {
+		k := 0
+		for _, s := range h.ahead {
+			if h.pos.Difference(s.to) > 0 {
+				h.ahead[k] = s
+				k++
+			}
+		}
+		h.ahead = h.ahead[:k]
+	}
+	if len(h.trunc) > 0 {
+		k := 0
+		for _, t := range h.trunc {
+			if h.pos.Difference(t) >= 0 {
+				h.trunc[k] = t
+				k++
+			}
+		}
+		h.trunc = h.trunc[:k]
+	}
+}
+
+// truncHole reports whether the next byte is the first byte a snaplen cut
+// took away.
+func (h *half) truncHole() bool {
+	for _, t := range h.trunc {
+		if t == h.pos {
+			return true
+		}
+	}
+	return false
+}
+
+// aheadMin returns where the first buffered data beyond pos starts.
+func (h *half) aheadMin() (seq, bool) {
+	var m seq
+	ok := false
+	for _, s := range h.ahead {
+		if !ok || s.from.Difference(m) < 0 {
+			m, ok = s.from, true
+		}
+	}
+	return m, ok
+}
+
+// side maps gopacket's direction (relative to the first packet) to a Side.
+func (c *conn) side(dir tcpasm.TCPFlowDirection) Side {
+	if (dir == tcpasm.TCPDirClientToServer) == c.firstIsClient {
+		return Client
+	}
+	return Broker
+}
+
+// Accept is called by gopacket for every segment of the connection before
+// it handles it. It orients and starts halves, records what gopacket will
+// buffer, and schedules the synthetic segments that run after it.
+func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowDirection, nextSeq tcpasm.Sequence, start *bool, _ tcpasm.AssemblerContext) bool {
+	r := c.r
+	if r.synth.c != nil {
+		if r.synth.c != c {
+			return false
+		}
+		if r.synth.start {
+			*start = true
+			h := &c.half[r.synth.side]
+			if !h.started {
+				h.started, h.pos, h.start = true, seq(t.Seq), seq(t.Seq)
+			}
+		}
+		return true
+	}
+	if c.s == nil || c.ended {
+		return false
+	}
+	r.curConn = c
+	side := c.side(dir)
+	h, o := &c.half[side], &c.half[side.Other()]
+	sq := seq(t.Seq)
+
+	n := len(t.Payload)
+	first := sq
+	if t.SYN {
+		first = sq.Add(1)
+	}
+
+	// A SYN that does not belong to this connection opens a new one on the
+	// same 4-tuple: end this one first (gopacket ignores such a SYN).
+	if t.SYN && h.started && !(h.synSeen && sq == h.isn) && first != h.start {
+		r.post = append(r.post, action{kind: actRestart, c: c})
+		return false
+	}
+	if !r.replaying {
+		// Holes left by a snaplen cut are forced out before this segment
+		// is handled, so that calls come in sequence order: the segment
+		// is refused now and handed to gopacket again afterwards.
+		pre := false
+		// The peer acknowledged bytes of the hole: they exist, and were
+		// not captured.
+		if t.ACK && o.started && !o.closed && o.truncHole() && o.pos.Difference(seq(t.Ack)) > 0 {
+			r.post = append(r.post, action{kind: actFill, c: c, side: side.Other(), to: seq(t.Ack)})
+			pre = true
+		}
+		// A later segment shows where the hole ends.
+		if !h.closed && h.truncHole() && h.pos.Difference(first) > 0 {
+			r.post = append(r.post, action{kind: actFill, c: c, side: side, to: first})
+			pre = true
+		}
+		if pre {
+			r.post = append(r.post, action{kind: actReplay, c: c})
+			return false
+		}
+	}
+	if h.closed {
+		return false
+	}
+	if !h.started {
+		h.started = true
+		switch {
+		case nextSeq >= 0:
+			h.pos = nextSeq // cannot happen: gopacket started without us
+		case t.SYN:
+			h.synSeen, h.isn, h.pos = true, sq, sq.Add(1)
+		default:
+			// Mid-stream: start at once rather than buffer, waiting
+			// for a SYN that will not come.
+			*start = true
+			h.pos = sq
+		}
+		h.start = h.pos
+	} else if nextSeq >= 0 && nextSeq != h.pos {
+		r.log.Debug().Uint64("frame", r.cur.meta.Frame).Int64("ours", int64(h.pos)).Int64("gopacket", int64(nextSeq)).Msg("reassembly: position out of step, following gopacket")
+		h.pos = nextSeq
+	}
+	if t.SYN {
+		if !h.synSeen {
+			h.synSeen, h.isn = true, sq
+		}
+		// SYN-ACK without the SYN: the client's data starts at its ack.
+		if t.ACK && !o.started {
+			r.post = append(r.post, action{kind: actStart, c: c, side: side.Other(), to: seq(t.Ack)})
+		}
+	}
+	if n > 0 && h.pos.Difference(first) > 0 {
+		h.ahead = append(h.ahead, span{first, first.Add(n)})
+		r.stats.OutOfOrder++
+	}
+	if r.cur.truncated {
+		r.stats.Truncated++
+		c.emit(evTruncated, side, nil, 0)
+		if end := first.Add(n); h.pos.Difference(end) >= 0 {
+			h.trunc = append(h.trunc, end)
+		}
+	}
+	return true
+}
+
+// ReassembledSG receives in-order data from gopacket: bytes it skipped
+// (skip), then bytes, of which a synthetic fill's are turned into a Gap.
+func (c *conn) ReassembledSG(sg tcpasm.ScatterGather, _ tcpasm.AssemblerContext) {
+	r := c.r
+	dir, _, end, skip := sg.Info()
+	side := c.side(dir)
+	h := &c.half[side]
+	length, _ := sg.Lengths()
+	if skip > 0 {
+		h.gap += skip
+		h.pos = h.pos.Add(skip)
+		if !r.flushing && r.synth.c == nil {
+			r.stats.Overflow++
+		}
+	}
+	if length > 0 {
+		from, to := length, length // the synthetic bytes, as offsets
+		if r.synth.c == c && r.synth.side == side && r.synth.fill {
+			from = clamp(h.pos.Difference(r.synth.from), length)
+			to = clamp(h.pos.Difference(r.synth.to), length)
+		}
+		var p []byte
+		if from > 0 || to < length {
+			p = sg.Fetch(length)
+		}
+		if from > 0 {
+			c.data(side, p[:from])
+		}
+		h.gap += to - from
+		if to < length {
+			c.data(side, p[to:])
+		}
+		h.pos = h.pos.Add(length)
+	}
+	h.prune()
+	if end {
+		h.closed = true
+		// A RST aborts both directions.
+		if r.cur.rst && r.synth.c == nil && !r.flushing {
+			r.post = append(r.post, action{kind: actAbort, c: c, side: side.Other()})
+		}
+	}
+	if r.synth.c == nil {
+		c.flushGap(side)
+	}
+}
+
+// ReassemblyComplete is called by gopacket once both halves are closed.
+// The connection stays in gopacket's pool (false) so that trailing ACKs
+// and retransmitted FINs do not open a new connection; a new SYN or the
+// idle flush removes it.
+func (c *conn) ReassemblyComplete(_ tcpasm.AssemblerContext) bool {
+	if c.ended {
+		return false
+	}
+	c.ended = true
+	c.half[Client].closed, c.half[Broker].closed = true, true
+	if c.s == nil {
+		return false
+	}
+	c.flushGap(Client)
+	c.flushGap(Broker)
+	c.emit(evEnd, 0, nil, 0)
+	c.r.stats.Ended++
+	return false
+}
+
+func clamp(v, hi int) int { return min(max(v, 0), hi) }
+
+// data delivers p after any gap pending on side.
+func (c *conn) data(side Side, p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	c.flushGap(side)
+	c.r.stats.Bytes += uint64(len(p))
+	c.emit(evData, side, p, 0)
+}
+
+// flushGap reports the lost bytes pending on side as one Gap.
+func (c *conn) flushGap(side Side) {
+	h := &c.half[side]
+	if h.gap == 0 {
+		return
+	}
+	n := h.gap
+	h.gap = 0
+	c.r.stats.Gaps++
+	c.r.stats.BytesLost += uint64(n)
+	c.emit(evGap, side, nil, n)
+}
+
+type evKind uint8
+
+const (
+	evData evKind = iota
+	evGap
+	evTruncated
+	evEnd
+)
+
+// emit calls the Stream, or during a flush collects the call for replay.
+func (c *conn) emit(k evKind, side Side, p []byte, n int) {
+	if c.s == nil {
+		return
+	}
+	r := c.r
+	if r.flushing {
+		r.collect(c, k, side, p, n)
+		return
+	}
+	m := r.cur.meta
+	switch k {
+	case evData:
+		c.s.Data(side, p, m)
+	case evGap:
+		c.s.Gap(side, n, m)
+	case evTruncated:
+		c.s.Truncated(side, m)
+	case evEnd:
+		c.s.End(m)
+	}
+}

@@ -1,0 +1,348 @@
+// Package reassembly turns captured TCP segments into the in-order byte
+// streams of each connection, both directions, for the Kafka decoder.
+//
+// It is a thin layer over gopacket's reassembly package: gopacket keeps the
+// out-of-order buffer and the sequence arithmetic; this package decides which
+// side of a connection is the client, starts mid-stream connections at once,
+// turns every byte gopacket skips into an explicit Gap, forces the holes left
+// by snaplen-cut segments out without waiting for an idle flush, flushes idle
+// connections by packet time, and replays whatever a flush produces in a
+// deterministic order. Nothing here starts a goroutine: every Stream call
+// happens inside Add or Close, on the caller's goroutine.
+//
+// Concurrency: a Reassembler is used by one goroutine. There is no
+// package-level state, so one Reassembler per worker shard (by flow hash) is
+// fine.
+//
+// Buffers: the bytes handed to Stream.Data belong to the Reassembler (most
+// often they point into the captured packet) and are valid only during the
+// call; a Stream copies what it keeps.
+//
+// Meta: Data and Gap carry the Meta of the packet whose arrival released the
+// bytes. For in-order data that is the packet that carried them; for data
+// released from the out-of-order buffer it is the packet that completed the
+// in-order run; for data released by an idle flush it is the packet whose
+// time triggered the flush, and for Close it is the Meta given to Close.
+package reassembly
+
+import (
+	"cmp"
+	"net/netip"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	tcpasm "github.com/gopacket/gopacket/reassembly"
+	"github.com/rs/zerolog"
+
+	"github.com/kwatch/kwatch/capture"
+)
+
+// Side is one end of a connection.
+type Side uint8
+
+const (
+	// Client sends requests.
+	Client Side = iota
+	// Broker sends responses.
+	Broker
+)
+
+func (s Side) String() string {
+	if s == Client {
+		return "client"
+	}
+	return "broker"
+}
+
+// Other returns the opposite side.
+func (s Side) Other() Side { return 1 - s }
+
+// Meta names the packet behind a Stream call: Frame is the 1-based packet
+// number in the capture, Time its capture time.
+type Meta struct {
+	Frame uint64
+	Time  time.Time
+}
+
+// Flow describes a connection when it is opened.
+type Flow struct {
+	Client, Broker netip.AddrPort
+	// StartFrame is the frame of the first packet seen of this connection;
+	// it tells apart connections that reuse a 4-tuple.
+	StartFrame uint64
+	// FromStart: a SYN or SYN-ACK was seen, so the client's stream starts
+	// at its first byte.
+	FromStart bool
+}
+
+// compare orders flows for deterministic replay: StartFrame, then addresses.
+func (f *Flow) compare(g *Flow) int {
+	if c := cmp.Compare(f.StartFrame, g.StartFrame); c != 0 {
+		return c
+	}
+	if c := f.Client.Compare(g.Client); c != 0 {
+		return c
+	}
+	return f.Broker.Compare(g.Broker)
+}
+
+// Stream receives one connection's bytes. Calls for a connection come in
+// order; calls for different connections interleave in capture order.
+// A Stream must not call back into the Reassembler.
+type Stream interface {
+	// Data delivers in-order bytes of side, each exactly once. p is valid
+	// only during the call.
+	Data(side Side, p []byte, m Meta)
+	// Gap says lost bytes were never seen on side; the next Data on side
+	// starts after them. Lost bytes are never glued silently.
+	Gap(side Side, lost int, m Meta)
+	// Truncated says a segment cut by the capture's snap length was seen
+	// on side. Its missing bytes come later as a Gap.
+	Truncated(side Side, m Meta)
+	// End is called once, last: FIN or RST, idle flush, or Close.
+	End(m Meta)
+}
+
+// Opener opens a Stream for a new connection. It returns nil to ignore the
+// connection: no more calls are made for it.
+type Opener interface {
+	Open(f Flow) Stream
+}
+
+// OpenerFunc adapts a function to Opener.
+type OpenerFunc func(f Flow) Stream
+
+// Open calls fn(f).
+func (fn OpenerFunc) Open(f Flow) Stream { return fn(f) }
+
+// Defaults for zero Options fields.
+const (
+	DefaultIdleTimeout             = 2 * time.Minute
+	DefaultMaxBufferedPagesPerConn = 1024    // pages of 1900 bytes: ~1.9 MB
+	DefaultMaxBufferedPagesTotal   = 1 << 16 // ~124 MB
+)
+
+// Options configure a Reassembler. Zero values take the defaults above.
+type Options struct {
+	// BrokerPorts are the ports the user named: the side on such a port is
+	// the broker, and segments with neither port listed are dropped before
+	// any connection is opened. Empty: every connection is opened.
+	BrokerPorts []uint16
+	// IdleTimeout ends connections that saw no packet for this long, and
+	// gives up on holes older than this, in packet time.
+	IdleTimeout time.Duration
+	// MaxBufferedPagesPerConn caps the out-of-order data held for one
+	// connection; reaching it skips to the first buffered byte (a Gap).
+	// Negative: no cap.
+	MaxBufferedPagesPerConn int
+	// MaxBufferedPagesTotal caps it over all connections. Negative: no cap.
+	MaxBufferedPagesTotal int
+	Logger                zerolog.Logger
+}
+
+// Stats counts what the Reassembler saw. Connection counts exclude
+// connections on ports not in BrokerPorts, which are never opened.
+type Stats struct {
+	Segments   uint64 // segments given to Add
+	Filtered   uint64 // segments with neither port in BrokerPorts
+	Opened     uint64 // connections opened with a Stream
+	Ignored    uint64 // connections the Opener declined
+	Ended      uint64 // Stream.End calls
+	IdleEnded  uint64 // of those, by idle flush
+	Bytes      uint64 // bytes delivered by Data
+	Gaps       uint64 // Gap calls
+	BytesLost  uint64 // sum of their lost counts
+	OutOfOrder uint64 // segments buffered ahead of a hole
+	Overflow   uint64 // gaps forced by the buffer caps
+	Truncated  uint64 // snaplen-cut segments
+	TruncFills uint64 // holes forced out after a snaplen-cut segment
+	Restarts   uint64 // connections ended by a new SYN on their 4-tuple
+}
+
+// flushEvery is how often, in packet time, idle connections are looked for.
+const flushEvery = time.Second
+
+// Reassembler feeds segments to one gopacket Assembler and calls Streams.
+type Reassembler struct {
+	opts Options
+	op   Opener
+	log  zerolog.Logger
+	asm  *tcpasm.Assembler
+
+	cur     pktCtx           // the packet (or flush) being handled
+	seg     *capture.Segment // the real segment being assembled, nil otherwise
+	curConn *conn            // the connection whose Accept saw seg
+	synth   synthetic        // the synthetic segment being assembled
+	// replaying: seg is handed to gopacket a second time (see actReplay).
+	replaying bool
+	synTCP    layers.TCP
+	synHdr    [20]byte // synTCP's ports point into it
+	zero      []byte   // synthetic payload for holes
+	post      []action
+
+	latest      time.Time // latest packet time seen
+	latestFrame uint64
+	lastFlush   time.Time
+	nextID      uint64
+	closed      bool
+
+	flushing bool
+	flushed  []flushEvent // Stream calls collected during a flush
+	arena    []byte       // their bytes
+	touched  []*conn
+
+	stats Stats
+}
+
+// pktCtx is the AssemblerContext of every call: one per Reassembler, so
+// handing it to gopacket allocates nothing. gopacket also stores it in the
+// pages it buffers; they all see the current packet, which is what Meta
+// documents.
+type pktCtx struct {
+	ci        gopacket.CaptureInfo
+	meta      Meta
+	rst       bool
+	truncated bool
+}
+
+func (c *pktCtx) GetCaptureInfo() gopacket.CaptureInfo { return c.ci }
+
+// New returns a Reassembler that opens connections through op.
+func New(opts Options, op Opener) *Reassembler {
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.MaxBufferedPagesPerConn == 0 {
+		opts.MaxBufferedPagesPerConn = DefaultMaxBufferedPagesPerConn
+	}
+	if opts.MaxBufferedPagesTotal == 0 {
+		opts.MaxBufferedPagesTotal = DefaultMaxBufferedPagesTotal
+	}
+	r := &Reassembler{opts: opts, op: op, log: opts.Logger}
+	r.asm = tcpasm.NewAssembler(tcpasm.NewStreamPool(factory{r}))
+	r.asm.MaxBufferedPagesPerConnection = max(opts.MaxBufferedPagesPerConn, 0)
+	r.asm.MaxBufferedPagesTotal = max(opts.MaxBufferedPagesTotal, 0)
+	// gopacket reads a segment's ports from slices set by decoding; decode
+	// a blank header once so synthetic segments carry ports in synHdr.
+	r.synHdr[12] = 5 << 4
+	_ = r.synTCP.DecodeFromBytes(r.synHdr[:], gopacket.NilDecodeFeedback)
+	return r
+}
+
+// Stats returns the counters so far.
+func (r *Reassembler) Stats() Stats { return r.stats }
+
+// Add reassembles one segment. Segments come in capture order. s.TCP must
+// have been decoded by DecodeFromBytes (gopacket reads its ports from the
+// decoded header). Add after Close does nothing.
+func (r *Reassembler) Add(s *capture.Segment) {
+	if r.closed {
+		return
+	}
+	r.stats.Segments++
+	if !r.wanted(s) {
+		r.stats.Filtered++
+		return
+	}
+	if s.Time.After(r.latest) {
+		r.latest = s.Time
+	}
+	r.latestFrame = s.Frame
+	// Time passes before the segment is handled: a connection idle for
+	// too long ends first, and its 4-tuple opens a new one.
+	r.maybeIdleFlush()
+	r.cur = pktCtx{
+		ci:        gopacket.CaptureInfo{Timestamp: s.Time},
+		meta:      Meta{Frame: s.Frame, Time: s.Time},
+		rst:       s.TCP.RST,
+		truncated: s.Truncated,
+	}
+	r.seg, r.curConn = s, nil
+	r.asm.AssembleWithContext(s.NetFlow, &s.TCP, &r.cur)
+	r.runPost()
+	if c := r.curConn; c != nil {
+		r.forceTruncHoles(c)
+	}
+	r.seg, r.curConn = nil, nil
+}
+
+// Close ends the input: every hole still open becomes a Gap, and every
+// open connection ends, in order of StartFrame. Later Adds are ignored.
+func (r *Reassembler) Close(m Meta) {
+	if r.closed {
+		return
+	}
+	r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
+	r.flushing = true
+	r.asm.FlushAll()
+	r.flushing = false
+	r.replay(false)
+	r.closed = true
+}
+
+// wanted reports whether s belongs to a connection on a broker port.
+func (r *Reassembler) wanted(s *capture.Segment) bool {
+	if len(r.opts.BrokerPorts) == 0 {
+		return true
+	}
+	return r.isBrokerPort(s.Src.Port()) || r.isBrokerPort(s.Dst.Port())
+}
+
+func (r *Reassembler) isBrokerPort(p uint16) bool {
+	for _, b := range r.opts.BrokerPorts {
+		if b == p {
+			return true
+		}
+	}
+	return false
+}
+
+// factory opens a conn for each connection gopacket meets.
+type factory struct{ r *Reassembler }
+
+func (f factory) New(netFlow, tcpFlow gopacket.Flow, t *layers.TCP, _ tcpasm.AssemblerContext) tcpasm.Stream {
+	r := f.r
+	s := r.seg
+	// A lone RST opens nothing: it ends a connection we never saw.
+	if s == nil || r.synth.c != nil || t.RST {
+		return nil
+	}
+	clientIsSrc, fromStart := r.orient(s)
+	fl := Flow{Client: s.Src, Broker: s.Dst, StartFrame: s.Frame, FromStart: fromStart}
+	if !clientIsSrc {
+		fl.Client, fl.Broker = s.Dst, s.Src
+	}
+	r.nextID++
+	c := &conn{r: r, id: r.nextID, flow: fl, firstIsClient: clientIsSrc, netFlow: netFlow}
+	if r.op != nil {
+		c.s = r.op.Open(fl)
+	}
+	if c.s == nil {
+		r.stats.Ignored++
+	} else {
+		r.stats.Opened++
+	}
+	return c
+}
+
+// orient decides whether the sender of a connection's first segment is the
+// client, and whether the connection was seen from its start.
+func (r *Reassembler) orient(s *capture.Segment) (clientIsSrc, fromStart bool) {
+	t := &s.TCP
+	switch {
+	case t.SYN && !t.ACK:
+		return true, true
+	case t.SYN && t.ACK:
+		return false, true
+	}
+	sp, dp := s.Src.Port(), s.Dst.Port()
+	if sb, db := r.isBrokerPort(sp), r.isBrokerPort(dp); sb != db {
+		return db, false
+	}
+	const ephemeral = 32768
+	if (sp < ephemeral) != (dp < ephemeral) {
+		return dp < ephemeral, false
+	}
+	return true, false
+}

@@ -1,0 +1,356 @@
+package reassembly
+
+import (
+	"net/netip"
+	"slices"
+	"testing"
+	"time"
+)
+
+// handshake opens cli->brk with client ISN 1000 and broker ISN 5000.
+var handshake = []pkt{
+	{from: "c", seq: 1000, flags: "S"},
+	{from: "b", seq: 5000, ack: 1001, flags: "SA"},
+	{from: "c", seq: 1001, ack: 5001, flags: "A"},
+}
+
+func with(ps ...[]pkt) []pkt { return slices.Concat(ps...) }
+
+var (
+	cli2   = netip.MustParseAddrPort("10.0.0.3:50001")
+	lowCli = netip.MustParseAddrPort("10.0.0.1:5000")
+)
+
+const closeFrame = 999
+
+func TestReassembly(t *testing.T) {
+	fromStart := Flow{Client: cliAddr, Broker: brkAddr, StartFrame: 1, FromStart: true}
+	midStream := Flow{Client: cliAddr, Broker: brkAddr, StartFrame: 1}
+	tests := []struct {
+		name  string
+		opts  Options
+		pkts  []pkt
+		close bool // call Close(closeFrame) at the end
+		want  []string
+		flows []Flow
+	}{
+		{
+			name: "clean handshake both ways, FIN ends",
+			pkts: with(handshake, []pkt{
+				{from: "c", seq: 1001, ack: 5001, flags: "A", data: "hello"},
+				{from: "b", seq: 5001, ack: 1006, flags: "A", data: "world"},
+				{from: "c", seq: 1006, ack: 5006, flags: "FA"},
+				{from: "b", seq: 5006, ack: 1007, flags: "FA"},
+				{from: "c", seq: 1007, ack: 5007, flags: "A"}, // must not open a connection
+			}),
+			want:  []string{`0 data client "hello" @4`, `0 data broker "world" @5`, `0 end @7`},
+			flows: []Flow{fromStart},
+		},
+		{
+			name: "data split across segments",
+			pkts: with(handshake, []pkt{
+				{from: "c", seq: 1001, flags: "A", data: "hel"},
+				{from: "c", seq: 1004, flags: "A", data: "lo"},
+			}),
+			close: true,
+			want:  []string{`0 data client "hello" @4`, `0 end @999`},
+			flows: []Flow{fromStart},
+		},
+		{
+			name: "reordered: released by the segment completing the run",
+			pkts: with(handshake, []pkt{
+				{from: "c", seq: 1004, flags: "A", data: "lo"},
+				{from: "c", seq: 1001, flags: "A", data: "hel"},
+				{from: "b", seq: 5004, flags: "A", data: "ld"},
+				{from: "b", seq: 5001, flags: "A", data: "wor"},
+			}),
+			close: true,
+			want:  []string{`0 data client "hello" @5`, `0 data broker "world" @7`, `0 end @999`},
+			flows: []Flow{fromStart},
+		},
+		{
+			name: "retransmitted duplicates delivered once",
+			pkts: with(handshake, []pkt{
+				{from: "c", seq: 1001, flags: "A", data: "hel"},
+				{from: "c", seq: 1001, flags: "A", data: "hel"},
+				{from: "c", seq: 1004, flags: "A", data: "lo"},
+				{from: "c", seq: 1004, flags: "A", data: "lo"},
+			}),
+			close: true,
+			want:  []string{`0 data client "hello" @4`, `0 end @999`},
+			flows: []Flow{fromStart},
+		},
+		{
+			name: "overlapping retransmission with identical bytes",
+			pkts: with(handshake, []pkt{
+				{from: "c", seq: 1001, flags: "A", data: "hel"},
+				{from: "c", seq: 1002, flags: "A", data: "ello"},
+				{from: "c", seq: 1008, flags: "A", data: "orld"}, // ahead
+				{from: "c", seq: 1005, flags: "A", data: "o wo"}, // overlaps both sides
+			}),
+			close: true,
+			want:  []string{`0 data client "hello world" @4`, `0 end @999`},
+			flows: []Flow{fromStart},
+		},
+		{
+			name: "loss: one gap with the lost count, then the next bytes",
+			pkts: with(handshake, []pkt{
+				{from: "c", seq: 1001, flags: "A", data: "hel"},
+				{from: "c", seq: 1006, flags: "A", data: "xyz"},
+				{from: "c", seq: 1009, flags: "A", data: "!"},
+			}),
+			close: true,
+			want:  []string{`0 data client "hel" @4`, `0 gap client 2 @999`, `0 data client "xyz!" @999`, `0 end @999`},
+			flows: []Flow{fromStart},
+		},
+		{
+			name: "buffer cap forces the gap at once",
+			opts: Options{MaxBufferedPagesPerConn: 1},
+			pkts: with(handshake, []pkt{
+				{from: "c", seq: 1001, flags: "A", data: "hel"},
+				{from: "c", seq: 1006, flags: "A", data: "xyz"},
+				{from: "c", seq: 1009, flags: "A", data: "!"},
+			}),
+			want:  []string{`0 data client "hel" @4`, `0 gap client 2 @5`, `0 data client "xyz!" @5`},
+			flows: []Flow{fromStart},
+		},
+		{
+			name: "mid-stream, client first: orientation by ports",
+			pkts: []pkt{
+				{from: "c", seq: 7000, ack: 9000, flags: "A", data: "abc"},
+				{from: "b", seq: 9000, ack: 7003, flags: "A", data: "de"},
+			},
+			close: true,
+			want:  []string{`0 data client "abc" @1`, `0 data broker "de" @2`, `0 end @999`},
+			flows: []Flow{midStream},
+		},
+		{
+			name: "mid-stream, broker first: lower port is the broker",
+			pkts: []pkt{
+				{from: "b", seq: 9000, ack: 7000, flags: "A", data: "de"},
+				{from: "c", seq: 7000, ack: 9002, flags: "A", data: "abc"},
+			},
+			close: true,
+			want:  []string{`0 data broker "de" @1`, `0 data client "abc" @2`, `0 end @999`},
+			flows: []Flow{midStream},
+		},
+		{
+			name: "mid-stream, both ports low: BrokerPorts decides",
+			opts: Options{BrokerPorts: []uint16{9092}},
+			pkts: []pkt{
+				{from: "b", seq: 9000, ack: 7000, flags: "A", data: "de", cli: lowCli},
+				{from: "c", seq: 7000, ack: 9002, flags: "A", data: "abc", cli: lowCli},
+			},
+			want:  []string{`0 data broker "de" @1`, `0 data client "abc" @2`},
+			flows: []Flow{{Client: lowCli, Broker: brkAddr, StartFrame: 1}},
+		},
+		{
+			name: "mid-stream, both ports low, no BrokerPorts: destination is the broker",
+			pkts: []pkt{
+				{from: "b", seq: 9000, ack: 7000, flags: "A", data: "de", cli: lowCli},
+			},
+			want:  []string{`0 data client "de" @1`},
+			flows: []Flow{{Client: brkAddr, Broker: lowCli, StartFrame: 1}},
+		},
+		{
+			name: "SYN-ACK only: client data starts at its ack",
+			pkts: []pkt{
+				{from: "b", seq: 5000, ack: 1001, flags: "SA"},
+				{from: "c", seq: 1004, ack: 5001, flags: "A", data: "lo"},
+				{from: "c", seq: 1001, ack: 5001, flags: "A", data: "hel"},
+			},
+			close: true,
+			want:  []string{`0 data client "hello" @3`, `0 end @999`},
+			flows: []Flow{fromStart},
+		},
+		{
+			name: "SYN-ACK only, first client bytes lost",
+			pkts: []pkt{
+				{from: "b", seq: 5000, ack: 1001, flags: "SA"},
+				{from: "c", seq: 1004, ack: 5001, flags: "A", data: "lo"},
+			},
+			close: true,
+			want:  []string{`0 gap client 3 @999`, `0 data client "lo" @999`, `0 end @999`},
+			flows: []Flow{fromStart},
+		},
+		{
+			name: "RST from one side ends the connection at once",
+			pkts: with(handshake, []pkt{
+				{from: "c", seq: 1001, flags: "A", data: "hi"},
+				{from: "b", seq: 5003, flags: "A", data: "xy"}, // broker bytes 5001-5003 lost
+				{from: "c", seq: 1003, flags: "R"},
+				{from: "b", seq: 5005, flags: "A", data: "late"}, // after the end: dropped
+			}),
+			want:  []string{`0 data client "hi" @4`, `0 gap broker 2 @6`, `0 data broker "xy" @6`, `0 end @6`},
+			flows: []Flow{fromStart},
+		},
+		{
+			name: "idle flush by packet time, before the segment that triggers it",
+			opts: Options{IdleTimeout: time.Minute},
+			pkts: with(handshake, []pkt{
+				{from: "c", seq: 1001, flags: "A", data: "hel"},
+				{from: "c", seq: 1006, flags: "A", data: "xyz"},
+				{from: "c", seq: 42, flags: "A", data: "other", cli: cli2, at: 2 * time.Minute},
+			}),
+			want: []string{
+				`0 data client "hel" @4`, `0 gap client 2 @6`, `0 data client "xyz" @6`, `0 end @6`,
+				`1 data client "other" @6`,
+			},
+			flows: []Flow{fromStart, {Client: cli2, Broker: brkAddr, StartFrame: 6}},
+		},
+		{
+			name: "4-tuple reused after a clean close: two flows",
+			pkts: with(handshake, []pkt{
+				{from: "c", seq: 1001, flags: "A", data: "one"},
+				{from: "c", seq: 1004, flags: "FA"},
+				{from: "b", seq: 5001, ack: 1005, flags: "FA"},
+				{from: "c", seq: 1005, ack: 5002, flags: "A"},
+				{from: "c", seq: 20000, flags: "S"},
+				{from: "b", seq: 30000, ack: 20001, flags: "SA"},
+				{from: "c", seq: 20001, ack: 30001, flags: "A", data: "two"},
+			}),
+			close: true,
+			want:  []string{`0 data client "one" @4`, `0 end @6`, `1 data client "two" @10`, `1 end @999`},
+			flows: []Flow{fromStart, {Client: cliAddr, Broker: brkAddr, StartFrame: 8, FromStart: true}},
+		},
+		{
+			name: "4-tuple reused without a seen close: the new SYN ends the old one",
+			pkts: []pkt{
+				{from: "c", seq: 7000, flags: "A", data: "old"},
+				{from: "c", seq: 20000, flags: "S"},
+				{from: "b", seq: 30000, ack: 20001, flags: "SA"},
+				{from: "c", seq: 20001, ack: 30001, flags: "A", data: "new"},
+			},
+			want:  []string{`0 data client "old" @1`, `0 end @2`, `1 data client "new" @4`},
+			flows: []Flow{midStream, {Client: cliAddr, Broker: brkAddr, StartFrame: 2, FromStart: true}},
+		},
+		{
+			name: "SYN retransmitted after the SYN-ACK changes nothing",
+			pkts: []pkt{
+				{from: "b", seq: 5000, ack: 1001, flags: "SA"},
+				{from: "c", seq: 1000, flags: "S"},
+				{from: "c", seq: 1001, ack: 5001, flags: "A", data: "x"},
+			},
+			want:  []string{`0 data client "x" @3`},
+			flows: []Flow{fromStart},
+		},
+		{
+			name: "BrokerPorts: other connections are never opened",
+			opts: Options{BrokerPorts: []uint16{9092}},
+			pkts: []pkt{
+				{from: "c", seq: 1, flags: "A", data: "redis", broker: netip.MustParseAddrPort("10.0.0.9:6379")},
+				{from: "c", seq: 1, flags: "A", data: "kafka"},
+			},
+			close: true,
+			want:  []string{`0 data client "kafka" @2`, `0 end @999`},
+			flows: []Flow{{Client: cliAddr, Broker: brkAddr, StartFrame: 2}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recorder{}
+			r := New(tt.opts, rec)
+			for _, s := range segs(tt.pkts) {
+				r.Add(s)
+			}
+			if tt.close {
+				r.Close(Meta{Frame: closeFrame, Time: t0.Add(time.Hour)})
+			}
+			if got := rec.lines(true); !slices.Equal(got, tt.want) {
+				t.Errorf("events:\n got %q\nwant %q", got, tt.want)
+			}
+			if !slices.Equal(rec.flows, tt.flows) {
+				t.Errorf("flows:\n got %+v\nwant %+v", rec.flows, tt.flows)
+			}
+		})
+	}
+}
+
+func TestOpenerIgnores(t *testing.T) {
+	rec := &recorder{ignore: func(Flow) bool { return true }}
+	r := New(Options{}, rec)
+	for _, s := range segs(with(handshake, []pkt{{from: "c", seq: 1001, flags: "A", data: "x"}})) {
+		r.Add(s)
+	}
+	r.Close(Meta{Frame: closeFrame})
+	if len(rec.events) != 0 {
+		t.Errorf("ignored connection got calls: %q", rec.lines(true))
+	}
+	if st := r.Stats(); st.Ignored != 1 || st.Opened != 0 || st.Ended != 0 {
+		t.Errorf("stats = %+v, want 1 ignored, none opened or ended", st)
+	}
+}
+
+func TestStatsFilteredAndGaps(t *testing.T) {
+	rec := &recorder{}
+	r := New(Options{BrokerPorts: []uint16{9092}}, rec)
+	ps := with(handshake, []pkt{
+		{from: "c", seq: 1001, flags: "A", data: "hel"},
+		{from: "c", seq: 1006, flags: "A", data: "xyz"},
+		{from: "c", seq: 1, flags: "A", data: "x", broker: netip.MustParseAddrPort("10.0.0.9:6379")},
+	})
+	for _, s := range segs(ps) {
+		r.Add(s)
+	}
+	r.Close(Meta{Frame: closeFrame})
+	want := Stats{Segments: 6, Filtered: 1, Opened: 1, Ended: 1, Bytes: 6, Gaps: 1, BytesLost: 2, OutOfOrder: 1}
+	if got := r.Stats(); got != want {
+		t.Errorf("stats:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestCloseDeterministic opens many connections, each with a hole, and
+// checks that Close ends them in StartFrame order, identically every run
+// (gopacket walks its connections in map order).
+func TestCloseDeterministic(t *testing.T) {
+	run := func() ([]string, []Flow) {
+		rec := &recorder{}
+		r := New(Options{}, rec)
+		var ps []pkt
+		for i := range 300 {
+			c := netip.AddrPortFrom(netip.MustParseAddr("10.1.0.1"), uint16(40000+i))
+			ps = append(ps,
+				pkt{from: "c", seq: 100, flags: "A", data: "a", cli: c},
+				pkt{from: "c", seq: 105, flags: "A", data: "b", cli: c},
+			)
+		}
+		for _, s := range segs(ps) {
+			r.Add(s)
+		}
+		r.Close(Meta{Frame: closeFrame})
+		return rec.lines(true), rec.flows
+	}
+	first, flows := run()
+	if len(first) != 300*4 {
+		t.Fatalf("got %d events, want %d", len(first), 300*4)
+	}
+	// After the in-order "a" of every connection, Close replays each
+	// connection's gap, data and end together, in StartFrame order.
+	for i := range 300 {
+		got := first[300+3*i : 300+3*i+3]
+		want := []string{itoa(i) + " gap client 4 @999", itoa(i) + ` data client "b" @999`, itoa(i) + " end @999"}
+		if !slices.Equal(got, want) {
+			t.Fatalf("connection %d: got %q, want %q", i, got, want)
+		}
+		if flows[i].StartFrame != uint64(2*i+1) {
+			t.Fatalf("flow %d StartFrame = %d", i, flows[i].StartFrame)
+		}
+	}
+	for range 5 {
+		again, _ := run()
+		if !slices.Equal(first, again) {
+			t.Fatal("Close order differs between runs")
+		}
+	}
+}
+
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; i > 0; i /= 10 {
+		b = append([]byte{byte('0' + i%10)}, b...)
+	}
+	return string(b)
+}

@@ -1,0 +1,198 @@
+package reassembly
+
+import (
+	"encoding/binary"
+
+	"github.com/gopacket/gopacket/layers"
+)
+
+// gopacket offers no way to act on one connection from outside a segment:
+// no per-connection flush, no way to set where a half starts. Both are done
+// by handing it synthetic segments, built here, once the real segment's
+// AssembleWithContext has returned (gopacket holds the connection's lock
+// during Accept, so they cannot be sent from there).
+
+// synthetic describes the synthetic segment being assembled.
+type synthetic struct {
+	c     *conn
+	side  Side
+	start bool // force the half to start at this segment
+	fill  bool // payload bytes are a hole, not data
+	from  seq
+	to    seq
+}
+
+type actKind uint8
+
+const (
+	actFill    actKind = iota // force the hole at pos out, up to to
+	actStart                  // start side at to (SYN-ACK seen, no SYN)
+	actAbort                  // a RST ended the other side: end side too
+	actRestart                // a new SYN on the 4-tuple: end c, replay seg
+	actReplay                 // hand the refused segment to gopacket again
+)
+
+// action is a synthetic step scheduled from Accept or ReassembledSG.
+type action struct {
+	kind actKind
+	c    *conn
+	side Side
+	to   seq
+}
+
+const (
+	fillChunk = 64 << 10 // bytes of zeros per synthetic fill segment
+	// maxFill bounds a forced hole: more means sequence numbers that make
+	// no sense, and the hole is left to gopacket's flushes.
+	maxFill = 64 << 20
+	// maxRounds bounds loops that force several holes out in a row.
+	maxRounds = 4096
+)
+
+// runPost runs the scheduled actions; they may schedule more.
+func (r *Reassembler) runPost() {
+	for i := 0; i < len(r.post); i++ {
+		a := r.post[i]
+		if a.c.ended && a.kind != actReplay {
+			continue
+		}
+		switch a.kind {
+		case actFill:
+			h := &a.c.half[a.side]
+			if h.closed || !h.truncHole() {
+				continue
+			}
+			r.stats.TruncFills++
+			r.fill(a.c, a.side, a.to)
+			r.forceTruncHoles(a.c)
+		case actStart:
+			if !a.c.half[a.side].started {
+				r.inject(a.c, a.side, a.to, nil, false, true)
+			}
+		case actAbort:
+			r.abort(a.c, a.side)
+		case actRestart:
+			r.stats.Restarts++
+			r.abort(a.c, Client)
+			r.abort(a.c, Broker)
+			if a.c.ended {
+				r.replay1()
+			}
+		case actReplay:
+			r.replay1()
+		}
+	}
+	r.post = r.post[:0]
+}
+
+// replay1 hands the current segment to gopacket once more, after Accept
+// refused it to let synthetic segments go first.
+func (r *Reassembler) replay1() {
+	s := r.seg
+	if s == nil || r.replaying {
+		return
+	}
+	r.replaying = true
+	r.asm.AssembleWithContext(s.NetFlow, &s.TCP, &r.cur)
+	r.replaying = false
+}
+
+// forceTruncHoles forces out holes that start where a snaplen cut ended a
+// segment and end where buffered data starts: the cut bytes never come.
+func (r *Reassembler) forceTruncHoles(c *conn) {
+	for _, side := range [2]Side{Client, Broker} {
+		h := &c.half[side]
+		for range maxRounds {
+			if c.ended || h.closed || !h.truncHole() {
+				break
+			}
+			h.prune()
+			to, ok := h.aheadMin()
+			if !ok {
+				break
+			}
+			before := h.pos
+			r.stats.TruncFills++
+			r.fill(c, side, to)
+			if h.pos == before {
+				break
+			}
+		}
+	}
+}
+
+// abort ends side after a RST on the other one: its remaining holes become
+// gaps, its buffered data is delivered, then a synthetic RST closes it.
+func (r *Reassembler) abort(c *conn, side Side) {
+	h := &c.half[side]
+	for range maxRounds {
+		if c.ended || h.closed || !h.started {
+			break
+		}
+		h.prune()
+		to, ok := h.aheadMin()
+		if !ok {
+			break
+		}
+		before := h.pos
+		r.fill(c, side, to)
+		if h.pos == before {
+			break
+		}
+	}
+	if c.ended || h.closed {
+		return
+	}
+	r.inject(c, side, h.pos, nil, true, !h.started)
+	c.half[side].closed = true
+}
+
+// fill hands gopacket zeros for [pos, to) on side, so that it moves past a
+// hole it would otherwise wait for; ReassembledSG reports them as one Gap.
+// It stops at buffered data, which gopacket then delivers.
+func (r *Reassembler) fill(c *conn, side Side, to seq) {
+	h := &c.half[side]
+	if m, ok := h.aheadMin(); ok && m.Difference(to) > 0 {
+		to = m
+	}
+	if n := h.pos.Difference(to); n <= 0 || n > maxFill {
+		return
+	}
+	if r.zero == nil {
+		r.zero = make([]byte, fillChunk)
+	}
+	for !c.ended && !h.closed {
+		n := min(h.pos.Difference(to), fillChunk)
+		if n <= 0 {
+			break
+		}
+		before := h.pos
+		r.inject(c, side, h.pos, r.zero[:n], false, false)
+		if h.pos == before {
+			break // gopacket did not take it
+		}
+	}
+	c.flushGap(side)
+}
+
+// inject assembles one synthetic segment on side of c.
+func (r *Reassembler) inject(c *conn, side Side, sq seq, payload []byte, rst, start bool) {
+	src, dst := c.flow.Client.Port(), c.flow.Broker.Port()
+	if side == Broker {
+		src, dst = dst, src
+	}
+	binary.BigEndian.PutUint16(r.synHdr[0:2], src)
+	binary.BigEndian.PutUint16(r.synHdr[2:4], dst)
+	t := &r.synTCP
+	t.SrcPort, t.DstPort = layers.TCPPort(src), layers.TCPPort(dst)
+	t.Seq, t.Ack = uint32(sq), 0
+	t.SYN, t.ACK, t.FIN, t.RST = false, false, false, rst
+	t.Payload = payload
+	nf := c.netFlow
+	if (side == Client) != c.firstIsClient {
+		nf = nf.Reverse()
+	}
+	r.synth = synthetic{c: c, side: side, start: start, fill: len(payload) > 0, from: sq, to: sq.Add(len(payload))}
+	r.asm.AssembleWithContext(nf, t, &r.cur)
+	r.synth = synthetic{}
+}

@@ -1,0 +1,189 @@
+package tui
+
+import (
+	"time"
+)
+
+// Severity orders findings: the zero value is the least severe.
+type Severity uint8
+
+const (
+	SeverityInfo Severity = iota
+	SeverityWarn
+	SeverityError
+)
+
+// String returns the spelling used in reports and JSON.
+func (s Severity) String() string {
+	switch s {
+	case SeverityInfo:
+		return "info"
+	case SeverityWarn:
+		return "warn"
+	case SeverityError:
+		return "error"
+	}
+	return "unknown"
+}
+
+// ParseSeverity reads the report spelling of a severity; ok is false for
+// anything else.
+func ParseSeverity(s string) (sev Severity, ok bool) {
+	switch s {
+	case "info":
+		return SeverityInfo, true
+	case "warn", "warning":
+		return SeverityWarn, true
+	case "error":
+		return SeverityError, true
+	}
+	return SeverityInfo, false
+}
+
+// Data is one snapshot of everything the UI shows. The feed builds a fresh
+// one per call; the UI keeps it read-only.
+type Data struct {
+	// Source names the capture: a file name or "eth0 (live)".
+	Source string
+	// Live is true for an interface capture, false for a file replay.
+	Live bool
+	// Done is true once the feed will not change any more (end of the file,
+	// capture stopped). The UI stops polling and says so.
+	Done bool
+	// Err is a producer failure to show in the status line (nil = none).
+	Err error
+
+	// Elapsed is the capture time covered so far (last packet time minus
+	// first), the clock every rate is computed against.
+	Elapsed time.Duration
+
+	Packets  uint64
+	Bytes    uint64
+	Requests uint64
+	// RequestsByHeader counts requests by request header version (v0..v3).
+	RequestsByHeader [4]uint64
+
+	// Connections is the number of Kafka connections seen, OpenConns those
+	// not yet ended.
+	Connections int
+	OpenConns   int
+
+	// Coverage counts coverage events by name (SPEC.md section 3.6).
+	Coverage map[string]uint64
+
+	// FindingsBySeverity and FindingsByRule are totals; they may exceed
+	// len(Findings) when the feed caps the list it hands over.
+	FindingsBySeverity [3]int
+	FindingsByRule     map[string]int
+
+	Findings  []FindingRow
+	Instances []InstanceRow
+}
+
+// FindingRow is one finding, in the fields of SPEC.md section 5.
+type FindingRow struct {
+	Rule          string
+	Severity      Severity
+	KIP           string
+	Confidence    string // "full" or "partial"
+	Frame         uint64
+	Time          time.Time
+	Client        string // client ip:port
+	Broker        string // broker ip:port
+	API           string
+	APIKey        int16
+	APIVersion    int16
+	CorrelationID int32
+	ClientID      string
+	InstanceID    string
+	Expected      string
+	Observed      string
+	Message       string
+
+	// InstanceKey is the InstanceRow.Key of the client instance the finding
+	// belongs to ("" when none), so findings can be filtered by instance.
+	InstanceKey string
+	// Around holds the requests around the finding on its connection, when
+	// the feed includes them in Data (else a Detailer may provide them).
+	Around []TimelineRow
+}
+
+// InstanceRow is one client instance: a non-zero header instance ID, or a
+// legacy client known only by its host and client ID.
+type InstanceRow struct {
+	// Key identifies the row across snapshots (the instance ID, or a
+	// synthetic key for clients without one). Never empty.
+	Key         string
+	InstanceID  string
+	ClientIDs   []string
+	Software    string // "name/version" from ApiVersions, "" when unknown
+	Hosts       []string
+	Brokers     []string
+	Connections int
+	// MemberIDs lists member IDs by group.
+	MemberIDs   map[string][]string
+	TelemetryID string
+	// Findings counts findings by rule.
+	Findings map[string]int
+
+	// Conns and Timeline feed the instance's detail screen; either may be
+	// nil when the feed serves them through a Detailer instead.
+	Conns    []ConnRow
+	Timeline []TimelineRow
+}
+
+// ConnRow is one connection of an instance.
+type ConnRow struct {
+	Client    string
+	Broker    string
+	Open      bool
+	FromStart bool // SYN or SYN-ACK seen: "first request" rules are exact
+	Requests  uint64
+	Findings  int
+}
+
+// TimelineRow is one identity-bearing request (or response) in a timeline.
+type TimelineRow struct {
+	Time          time.Time
+	Frame         uint64
+	Client        string
+	Broker        string
+	API           string
+	APIVersion    int16
+	Header        int // request header version
+	CorrelationID int32
+	ClientID      string
+	InstanceID    string
+	// Note carries what the body said (group, member ID, telemetry ID,
+	// error code), already formatted by the feed.
+	Note string
+	// Rules lists the rules this request fired, if any.
+	Rules []string
+}
+
+// findingTotal is the number of findings the feed reports, capped list or not.
+func (d *Data) findingTotal() int {
+	return d.FindingsBySeverity[0] + d.FindingsBySeverity[1] + d.FindingsBySeverity[2]
+}
+
+// Feed hands the UI a snapshot. Data is called from a command goroutine,
+// at most once per Options.Interval, and must not block for long.
+type Feed interface {
+	Data() Data
+}
+
+// FeedFunc adapts a function to a Feed.
+type FeedFunc func() Data
+
+// Data calls f.
+func (f FeedFunc) Data() Data { return f() }
+
+// Detailer is implemented by feeds that serve detail screens on demand
+// rather than carrying timelines in every snapshot. The UI calls it once
+// when a detail screen opens (from a command goroutine).
+type Detailer interface {
+	// Timeline returns the identity-bearing requests of an instance.
+	Timeline(instanceKey string) []TimelineRow
+	// Around returns the requests around a finding on its connection.
+	Around(f FindingRow) []TimelineRow
+}

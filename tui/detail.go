@@ -1,0 +1,159 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// detail is a scrolling text screen (an instance or a finding). Its
+// content is rebuilt by the owner whenever the width or the data changes;
+// the scroll position survives the rebuild.
+type detail struct {
+	c  *common
+	vp viewport.Model
+}
+
+func newDetail(c *common) detail {
+	vp := viewport.New()
+	km := vp.KeyMap
+	km.Up, km.Down = c.keys.Up, c.keys.Down
+	km.PageUp, km.PageDown = c.keys.PageUp, c.keys.PageDown
+	km.HalfPageUp = key.NewBinding(key.WithKeys("ctrl+u"))
+	km.HalfPageDown = key.NewBinding(key.WithKeys("ctrl+d"))
+	vp.KeyMap = km
+	return detail{c: c, vp: vp}
+}
+
+func (d *detail) setSize(w, h int) {
+	d.vp.SetWidth(max(w, 1))
+	d.vp.SetHeight(max(h, 1))
+}
+
+func (d *detail) setContent(s string) {
+	off := d.vp.YOffset()
+	d.vp.SetContent(s)
+	d.vp.SetYOffset(off)
+}
+
+func (d *detail) update(msg tea.KeyPressMsg) tea.Cmd {
+	switch {
+	case key.Matches(msg, d.c.keys.Top):
+		d.vp.GotoTop()
+		return nil
+	case key.Matches(msg, d.c.keys.Bottom):
+		d.vp.GotoBottom()
+		return nil
+	}
+	var cmd tea.Cmd
+	d.vp, cmd = d.vp.Update(msg)
+	return cmd
+}
+
+func (d *detail) view() string { return d.vp.View() }
+
+// scroll says where the viewport is, for the status line.
+func (d *detail) scroll() string {
+	total := d.vp.TotalLineCount()
+	if total <= d.vp.Height() {
+		return ""
+	}
+	return fmt.Sprintf("line %d/%d", d.vp.YOffset()+1, total)
+}
+
+// labelWidth is the width of the label column of detail screens.
+const labelWidth = 13
+
+// doc builds a detail screen's text at a given width.
+type doc struct {
+	st    *Styles
+	width int
+	b     strings.Builder
+}
+
+func (d *doc) title(s string) {
+	if d.b.Len() > 0 {
+		d.b.WriteByte('\n')
+	}
+	d.b.WriteString(d.st.Title.Render(ansi.Truncate(s, d.width, "…")) + "\n")
+}
+
+// field writes "label  value", wrapping the value under itself.
+func (d *doc) field(label, value string) {
+	d.fieldStyled(label, value, d.st.Value)
+}
+
+func (d *doc) fieldStyled(label, value string, st lipgloss.Style) {
+	valueWidth := max(d.width-labelWidth, 10)
+	lines := strings.Split(wrap(orDash(value), valueWidth), "\n")
+	for i, l := range lines {
+		lab := ""
+		if i == 0 {
+			lab = label
+		}
+		d.b.WriteString(d.st.Label.Render(fit(lab, labelWidth-1, false)) + " " + st.Render(l) + "\n")
+	}
+}
+
+// text writes a wrapped paragraph.
+func (d *doc) text(s string, st lipgloss.Style) {
+	for _, para := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		d.b.WriteString(st.Render(wrap(para, d.width)) + "\n")
+	}
+}
+
+// line writes one line, cut to the width.
+func (d *doc) line(s string, st lipgloss.Style) {
+	d.b.WriteString(st.Render(ansi.Truncate(s, d.width, "…")) + "\n")
+}
+
+func (d *doc) String() string { return strings.TrimRight(d.b.String(), "\n") }
+
+// wrap word-wraps s at w cells, breaking long words (IDs) when needed.
+func wrap(s string, w int) string {
+	if w <= 0 {
+		return s
+	}
+	return ansi.Wrap(s, w, "")
+}
+
+// timelineLines renders requests one per line; mark highlights the frame
+// of the request a finding is about (0 for none).
+func timelineLines(d *doc, rows []TimelineRow, mark uint64, showConn bool) {
+	if len(rows) == 0 {
+		d.line("  none recorded", d.st.Dim)
+		return
+	}
+	for _, r := range rows {
+		prefix := "  "
+		st := d.st.Value
+		if mark != 0 && r.Frame == mark {
+			prefix = marker
+			st = d.st.Title
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s%s #%-6d ", prefix, stamp(r.Time), r.Frame)
+		if showConn {
+			fmt.Fprintf(&b, "%s ", r.Client)
+		}
+		fmt.Fprintf(&b, "%s v%d h%d corr %d", orDash(r.API), r.APIVersion, r.Header, r.CorrelationID)
+		if r.ClientID != "" {
+			fmt.Fprintf(&b, " cid=%s", r.ClientID)
+		}
+		if r.InstanceID != "" {
+			fmt.Fprintf(&b, " iid=%s", r.InstanceID)
+		}
+		if r.Note != "" {
+			b.WriteString(" " + r.Note)
+		}
+		if len(r.Rules) > 0 {
+			b.WriteString(" [" + strings.Join(r.Rules, ", ") + "]")
+		}
+		d.line(b.String(), st)
+	}
+}

@@ -1,0 +1,425 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// Findings list columns, in display order.
+const (
+	fcTime = iota
+	fcSev
+	fcRule
+	fcClient
+	fcClientID
+	fcAPI
+	fcFrame
+	fcMessage
+)
+
+var findingColumns = []column{
+	fcTime:     {title: "TIME", min: 12, max: 12, prio: 3},
+	fcSev:      {title: "SEV", min: 5, max: 5, prio: 0},
+	fcRule:     {title: "RULE", min: 20, max: 34, prio: 0},
+	fcClient:   {title: "CLIENT", min: 15, max: 21, prio: 2},
+	fcClientID: {title: "CLIENT ID", min: 9, max: 20, prio: 4},
+	fcAPI:      {title: "API", min: 8, max: 28, prio: 5},
+	fcFrame:    {title: "FRAME", min: 6, prio: 1, right: true},
+	fcMessage:  {title: "MESSAGE", min: 12, max: 90, prio: 6},
+}
+
+// allSeverities is the severity filter's "no filter" value.
+const allSeverities = -1
+
+// aroundMsg carries the requests around a finding, from a Detailer.
+type aroundMsg struct {
+	index int
+	rows  []TimelineRow
+}
+
+// findings is the findings list, its filters and the finding detail.
+type findings struct {
+	c             *common
+	data          *Data
+	width, height int
+
+	tbl       *table
+	shown     []int // indices into data.Findings, parallel to tbl.rows
+	sev       int   // allSeverities or a Severity
+	rule      string
+	inst      string
+	search    input
+	searching bool
+
+	open      bool
+	openIndex int
+	det       detail
+	around    []TimelineRow
+	haveAroun bool
+}
+
+func newFindings(c *common) *findings {
+	ti := input{prompt: "/", placeholder: "search findings"}
+	return &findings{
+		c:      c,
+		tbl:    newTable(c.styles, findingColumns),
+		sev:    allSeverities,
+		search: ti,
+		det:    newDetail(c),
+	}
+}
+
+func (p *findings) SetSize(w, h int) {
+	p.width, p.height = w, h
+	p.tbl.setSize(w, h)
+	p.det.setSize(w, h)
+	p.refreshDetail()
+}
+
+func (p *findings) SetData(d *Data) {
+	p.data = d
+	p.rebuild()
+	p.refreshDetail()
+}
+
+func (p *findings) Capturing() bool { return p.searching }
+
+// setInstance filters the list to one instance (from the instance detail).
+func (p *findings) setInstance(key string) {
+	p.inst = key
+	p.open = false
+	p.rebuild()
+	p.tbl.top()
+}
+
+func (p *findings) matches(f *FindingRow, q string) bool {
+	if p.sev != allSeverities && int(f.Severity) != p.sev {
+		return false
+	}
+	if p.rule != "" && f.Rule != p.rule {
+		return false
+	}
+	if p.inst != "" && f.InstanceKey != p.inst {
+		return false
+	}
+	if q == "" {
+		return true
+	}
+	hay := strings.ToLower(strings.Join([]string{f.Rule, f.Severity.String(), f.KIP, f.Client, f.Broker, f.API,
+		f.ClientID, f.InstanceID, f.Expected, f.Observed, f.Message, strconv.FormatUint(f.Frame, 10)}, " "))
+	return strings.Contains(hay, q)
+}
+
+func (p *findings) rebuild() {
+	if p.data == nil {
+		return
+	}
+	q := strings.ToLower(strings.TrimSpace(p.search.Value()))
+	p.shown = p.shown[:0]
+	rows := make([]row, 0, len(p.data.Findings))
+	for i := range p.data.Findings {
+		f := &p.data.Findings[i]
+		if !p.matches(f, q) {
+			continue
+		}
+		p.shown = append(p.shown, i)
+		rows = append(rows, row{key: strconv.Itoa(i), cells: findingCells(f), tint: fcSev, style: p.c.styles.sev(f.Severity)})
+	}
+	p.tbl.setRows(rows)
+}
+
+func findingCells(f *FindingRow) []string {
+	api := f.API
+	if api != "" {
+		api = fmt.Sprintf("%s v%d", f.API, f.APIVersion)
+	}
+	return []string{
+		fcTime:     stamp(f.Time),
+		fcSev:      f.Severity.String(),
+		fcRule:     f.Rule,
+		fcClient:   orDash(f.Client),
+		fcClientID: orDash(f.ClientID),
+		fcAPI:      orDash(api),
+		fcFrame:    strconv.FormatUint(f.Frame, 10),
+		fcMessage:  f.Message,
+	}
+}
+
+// rules lists the rules present in the data, for the rule filter.
+func (p *findings) rules() []string {
+	set := make(map[string]int)
+	for r := range p.data.FindingsByRule {
+		set[r] = 0
+	}
+	for i := range p.data.Findings {
+		set[p.data.Findings[i].Rule] = 0
+	}
+	return sortedKeys(set)
+}
+
+// instanceKeys lists the instances that have findings, for the filter.
+func (p *findings) instanceKeys() []string {
+	set := make(map[string]int)
+	for i := range p.data.Findings {
+		if k := p.data.Findings[i].InstanceKey; k != "" {
+			set[k] = 0
+		}
+	}
+	return sortedKeys(set)
+}
+
+// cycle returns the value after cur in "" + values, wrapping to "".
+func cycle(cur string, values []string) string {
+	i := slices.Index(values, cur)
+	if i+1 < len(values) {
+		return values[i+1]
+	}
+	return ""
+}
+
+func (p *findings) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case aroundMsg:
+		if p.open && msg.index == p.openIndex {
+			p.around, p.haveAroun = msg.rows, true
+			p.refreshDetail()
+		}
+		return nil
+	case tea.KeyPressMsg:
+		switch {
+		case p.searching:
+			return p.updateSearch(msg)
+		case p.open:
+			if key.Matches(msg, p.c.keys.Back) {
+				p.open = false
+				return nil
+			}
+			return p.det.update(msg)
+		}
+		return p.updateList(msg)
+	}
+	if p.searching && p.search.Update(msg) {
+		p.rebuild()
+	}
+	return nil
+}
+
+func (p *findings) updateSearch(msg tea.KeyPressMsg) tea.Cmd {
+	k := p.c.keys
+	switch {
+	case key.Matches(msg, k.SearchAccept):
+		p.searching = false
+		p.search.Blur()
+		return nil
+	case key.Matches(msg, k.SearchCancel):
+		p.searching = false
+		p.search.Blur()
+		p.search.SetValue("")
+		p.rebuild()
+		return nil
+	}
+	if p.search.Update(msg) {
+		p.rebuild()
+	}
+	return nil
+}
+
+func (p *findings) updateList(msg tea.KeyPressMsg) tea.Cmd {
+	k := p.c.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		p.tbl.move(-1)
+	case key.Matches(msg, k.Down):
+		p.tbl.move(1)
+	case key.Matches(msg, k.PageUp):
+		p.tbl.move(-max(p.tbl.visible(), 1))
+	case key.Matches(msg, k.PageDown):
+		p.tbl.move(max(p.tbl.visible(), 1))
+	case key.Matches(msg, k.Top):
+		p.tbl.top()
+	case key.Matches(msg, k.Bottom):
+		p.tbl.bottom()
+	case key.Matches(msg, k.Severity):
+		// all -> error -> warn -> info -> all: most severe first.
+		switch p.sev {
+		case allSeverities:
+			p.sev = int(SeverityError)
+		case int(SeverityInfo):
+			p.sev = allSeverities
+		default:
+			p.sev--
+		}
+		p.rebuild()
+	case key.Matches(msg, k.RuleFilter):
+		if p.data != nil {
+			p.rule = cycle(p.rule, p.rules())
+			p.rebuild()
+		}
+	case key.Matches(msg, k.InstFilter):
+		if p.data != nil {
+			p.inst = cycle(p.inst, p.instanceKeys())
+			p.rebuild()
+		}
+	case key.Matches(msg, k.Search):
+		p.searching = true
+		p.search.Focus()
+		return nil
+	case key.Matches(msg, k.Clear):
+		p.sev, p.rule, p.inst = allSeverities, "", ""
+		p.search.SetValue("")
+		p.rebuild()
+	case key.Matches(msg, k.Open):
+		return p.openSelected()
+	}
+	return nil
+}
+
+func (p *findings) openSelected() tea.Cmd {
+	r, ok := p.tbl.selected()
+	if !ok {
+		return nil
+	}
+	idx, err := strconv.Atoi(r.key)
+	if err != nil || p.data == nil || idx >= len(p.data.Findings) {
+		return nil
+	}
+	p.open, p.openIndex = true, idx
+	p.around, p.haveAroun = nil, false
+	p.det.vp.GotoTop()
+	p.refreshDetail()
+	f := p.data.Findings[idx]
+	if p.c.detailer == nil || f.Around != nil {
+		return nil
+	}
+	det := p.c.detailer
+	return func() tea.Msg { return aroundMsg{index: idx, rows: det.Around(f)} }
+}
+
+func (p *findings) refreshDetail() {
+	if !p.open || p.data == nil || p.openIndex >= len(p.data.Findings) {
+		return
+	}
+	f := &p.data.Findings[p.openIndex]
+	around := f.Around
+	if p.haveAroun {
+		around = p.around
+	}
+	title, explanation := p.c.ruleText(f.Rule)
+	p.det.setContent(findingDetail(p.c.styles, f, title, explanation, around, p.width))
+}
+
+// findingDetail renders one finding with its rule's explanation and the
+// requests around it.
+func findingDetail(st *Styles, f *FindingRow, title, explanation string, around []TimelineRow, width int) string {
+	d := &doc{st: st, width: width}
+	head := f.Rule
+	if title != "" {
+		head += ": " + title
+	}
+	d.title(head)
+	d.fieldStyled("Severity", f.Severity.String(), st.sev(f.Severity))
+	d.field("KIP", f.KIP)
+	d.field("Confidence", f.Confidence)
+	d.field("Time", fullStamp(f.Time))
+	d.field("Frame", strconv.FormatUint(f.Frame, 10))
+	d.field("Connection", fmt.Sprintf("%s -> %s", orDash(f.Client), orDash(f.Broker)))
+	api := "-"
+	if f.API != "" {
+		api = fmt.Sprintf("%s (key %d, v%d), correlation id %d", f.API, f.APIKey, f.APIVersion, f.CorrelationID)
+	}
+	d.field("Request", api)
+	d.field("Client ID", f.ClientID)
+	d.field("Instance ID", f.InstanceID)
+	d.fieldStyled("Expected", f.Expected, st.Title)
+	d.fieldStyled("Observed", f.Observed, st.Title)
+	d.field("Message", f.Message)
+	if explanation != "" {
+		d.title("Why it matters")
+		d.text(explanation, st.Value)
+	}
+	d.title(fmt.Sprintf("Requests around it on this connection (%d)", len(around)))
+	timelineLines(d, around, f.Frame, false)
+	return d.String()
+}
+
+func (p *findings) View() string {
+	if p.open {
+		return p.det.view()
+	}
+	titles := make([]string, len(findingColumns))
+	for i, c := range findingColumns {
+		titles[i] = c.title
+	}
+	empty := "no findings yet"
+	if p.filtered() {
+		empty = "no finding matches the filters (c clears them)"
+	}
+	return p.tbl.view(titles, empty)
+}
+
+func (p *findings) filtered() bool {
+	return p.sev != allSeverities || p.rule != "" || p.inst != "" || p.search.Value() != ""
+}
+
+func (p *findings) Status() string {
+	if p.searching {
+		return p.search.View()
+	}
+	if p.open {
+		s := fmt.Sprintf("finding %d/%d", p.openIndex+1, len(p.data.Findings))
+		if sc := p.det.scroll(); sc != "" {
+			s += " · " + sc
+		}
+		return s
+	}
+	total := 0
+	if p.data != nil {
+		total = len(p.data.Findings)
+	}
+	sev := "all"
+	if p.sev != allSeverities {
+		sev = Severity(p.sev).String()
+	}
+	s := fmt.Sprintf("%d/%d · sev %s · rule %s · instance %s", len(p.shown), total, sev, orAll(p.rule), orAll(p.inst))
+	if v := p.search.Value(); v != "" {
+		s += " · /" + v
+	}
+	if p.data != nil && p.data.findingTotal() > total {
+		s += fmt.Sprintf(" · %d not listed", p.data.findingTotal()-total)
+	}
+	return s
+}
+
+func orAll(s string) string {
+	if s == "" {
+		return "all"
+	}
+	return s
+}
+
+func (p *findings) ShortHelp() []key.Binding {
+	k := p.c.keys
+	switch {
+	case p.searching:
+		return []key.Binding{k.SearchAccept, k.SearchCancel}
+	case p.open:
+		return append([]key.Binding{k.Up, k.Down, k.Back}, k.globalKeys()...)
+	}
+	return append([]key.Binding{k.Open, k.Severity, k.RuleFilter, k.InstFilter, k.Search}, k.globalKeys()...)
+}
+
+func (p *findings) FullHelp() [][]key.Binding {
+	k := p.c.keys
+	switch {
+	case p.searching:
+		return [][]key.Binding{{k.SearchAccept, k.SearchCancel}}
+	case p.open:
+		return [][]key.Binding{k.navKeys(), {k.Back}, k.globalColumn()}
+	}
+	return [][]key.Binding{k.navKeys(), {k.Open, k.Severity, k.RuleFilter, k.InstFilter, k.Search, k.Clear}, k.globalColumn()}
+}

@@ -1,0 +1,444 @@
+package tui
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// Instance table columns, in display order.
+const (
+	icInstance = iota
+	icClientIDs
+	icSoftware
+	icHosts
+	icBrokers
+	icConns
+	icMembers
+	icTelemetry
+	icFindings
+)
+
+var instanceColumns = []column{
+	icInstance:  {title: "INSTANCE", min: 22, max: 22, prio: 0},
+	icClientIDs: {title: "CLIENT IDS", min: 10, max: 24, prio: 1},
+	icSoftware:  {title: "SOFTWARE", min: 10, max: 28, prio: 3},
+	icHosts:     {title: "HOSTS", min: 9, max: 32, prio: 4},
+	icBrokers:   {title: "BROKERS", min: 9, max: 32, prio: 7},
+	icConns:     {title: "CONNS", min: 7, prio: 2, right: true},
+	icMembers:   {title: "MEMBER IDS", min: 10, max: 26, prio: 6},
+	icTelemetry: {title: "TELEMETRY ID", min: 12, max: 22, prio: 8},
+	icFindings:  {title: "FINDINGS", min: 10, prio: 1, right: true},
+}
+
+// numericColumn says which columns sort by number (most first by default).
+func numericColumn(c int) bool { return c == icConns || c == icMembers || c == icFindings }
+
+// timelineMsg carries an instance's timeline fetched from a Detailer.
+type timelineMsg struct {
+	key  string
+	rows []TimelineRow
+}
+
+// showFindingsMsg asks the root to open the findings pane filtered to one
+// instance.
+type showFindingsMsg struct{ key string }
+
+// instances is the client instance table and its detail screen.
+type instances struct {
+	c             *common
+	data          *Data
+	width, height int
+
+	tbl       *table
+	rows      []*InstanceRow // filtered and sorted, parallel to tbl.rows
+	sortCol   int
+	desc      bool
+	filter    input
+	filtering bool
+
+	open     bool
+	openKey  string
+	det      detail
+	fetched  []TimelineRow // from a Detailer, for openKey
+	haveTime bool
+}
+
+func newInstances(c *common) *instances {
+	ti := input{prompt: "/", placeholder: "filter instances"}
+	return &instances{
+		c:       c,
+		tbl:     newTable(c.styles, instanceColumns),
+		sortCol: icFindings,
+		desc:    true,
+		filter:  ti,
+		det:     newDetail(c),
+	}
+}
+
+func (p *instances) SetSize(w, h int) {
+	p.width, p.height = w, h
+	p.tbl.setSize(w, h)
+	p.det.setSize(w, h)
+	p.refreshDetail()
+}
+
+func (p *instances) SetData(d *Data) {
+	p.data = d
+	p.rebuild()
+}
+
+func (p *instances) Capturing() bool { return p.filtering }
+
+// rebuild filters, sorts and re-renders the rows from the current data.
+func (p *instances) rebuild() {
+	if p.data == nil {
+		return
+	}
+	q := strings.ToLower(strings.TrimSpace(p.filter.Value()))
+	p.rows = p.rows[:0]
+	for i := range p.data.Instances {
+		r := &p.data.Instances[i]
+		if q == "" || strings.Contains(strings.ToLower(instanceSearchText(r)), q) {
+			p.rows = append(p.rows, r)
+		}
+	}
+	col, desc := p.sortCol, p.desc
+	slices.SortStableFunc(p.rows, func(a, b *InstanceRow) int {
+		var c int
+		if numericColumn(col) {
+			c = cmp.Compare(instanceNumber(a, col), instanceNumber(b, col))
+		} else {
+			c = strings.Compare(instanceCells(a)[col], instanceCells(b)[col])
+		}
+		if desc {
+			c = -c
+		}
+		if c == 0 {
+			c = strings.Compare(a.Key, b.Key)
+		}
+		return c
+	})
+	rows := make([]row, len(p.rows))
+	for i, r := range p.rows {
+		rows[i] = row{key: r.Key, cells: instanceCells(r), tint: -1}
+	}
+	p.tbl.setRows(rows)
+	p.refreshDetail()
+}
+
+func instanceCells(r *InstanceRow) []string {
+	members := make([]string, 0, memberCount(r.MemberIDs))
+	for _, g := range sortedKeys(r.MemberIDs) {
+		members = append(members, r.MemberIDs[g]...)
+	}
+	return []string{
+		icInstance:  instanceLabel(r),
+		icClientIDs: list(r.ClientIDs, 2),
+		icSoftware:  orDash(r.Software),
+		icHosts:     list(r.Hosts, 2),
+		icBrokers:   list(r.Brokers, 1),
+		icConns:     count(r.Connections),
+		icMembers:   list(members, 1),
+		icTelemetry: orDash(r.TelemetryID),
+		icFindings:  count(sumValues(r.Findings)),
+	}
+}
+
+// instanceLabel names an instance in one short string.
+func instanceLabel(r *InstanceRow) string {
+	if r.InstanceID != "" {
+		return r.InstanceID
+	}
+	return "(none) " + r.Key
+}
+
+func instanceNumber(r *InstanceRow, col int) int {
+	switch col {
+	case icConns:
+		return r.Connections
+	case icMembers:
+		return memberCount(r.MemberIDs)
+	case icFindings:
+		return sumValues(r.Findings)
+	}
+	return 0
+}
+
+// instanceSearchText is everything the filter matches against.
+func instanceSearchText(r *InstanceRow) string {
+	var b strings.Builder
+	b.WriteString(r.Key + " " + r.InstanceID + " " + r.Software + " " + r.TelemetryID)
+	for _, s := range [][]string{r.ClientIDs, r.Hosts, r.Brokers} {
+		b.WriteString(" " + strings.Join(s, " "))
+	}
+	for g, ids := range r.MemberIDs {
+		b.WriteString(" " + g + " " + strings.Join(ids, " "))
+	}
+	for rule := range r.Findings {
+		b.WriteString(" " + rule)
+	}
+	return b.String()
+}
+
+func (p *instances) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case timelineMsg:
+		if p.open && msg.key == p.openKey {
+			p.fetched, p.haveTime = msg.rows, true
+			p.refreshDetail()
+		}
+		return nil
+	case tea.KeyPressMsg:
+		if p.filtering {
+			return p.updateFilter(msg)
+		}
+		if p.open {
+			return p.updateDetail(msg)
+		}
+		return p.updateList(msg)
+	}
+	if p.filtering && p.filter.Update(msg) {
+		p.rebuild()
+	}
+	return nil
+}
+
+func (p *instances) updateFilter(msg tea.KeyPressMsg) tea.Cmd {
+	k := p.c.keys
+	switch {
+	case key.Matches(msg, k.SearchAccept):
+		p.filtering = false
+		p.filter.Blur()
+		return nil
+	case key.Matches(msg, k.SearchCancel):
+		p.filtering = false
+		p.filter.Blur()
+		p.filter.SetValue("")
+		p.rebuild()
+		return nil
+	}
+	if p.filter.Update(msg) {
+		p.rebuild()
+	}
+	return nil
+}
+
+func (p *instances) updateList(msg tea.KeyPressMsg) tea.Cmd {
+	k := p.c.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		p.tbl.move(-1)
+	case key.Matches(msg, k.Down):
+		p.tbl.move(1)
+	case key.Matches(msg, k.PageUp):
+		p.tbl.move(-max(p.tbl.visible(), 1))
+	case key.Matches(msg, k.PageDown):
+		p.tbl.move(max(p.tbl.visible(), 1))
+	case key.Matches(msg, k.Top):
+		p.tbl.top()
+	case key.Matches(msg, k.Bottom):
+		p.tbl.bottom()
+	case key.Matches(msg, k.Sort):
+		p.sortCol = (p.sortCol + 1) % len(instanceColumns)
+		p.desc = numericColumn(p.sortCol)
+		p.rebuild()
+	case key.Matches(msg, k.SortReverse):
+		p.desc = !p.desc
+		p.rebuild()
+	case key.Matches(msg, k.Search):
+		p.filtering = true
+		p.filter.Focus()
+		return nil
+	case key.Matches(msg, k.Clear):
+		p.filter.SetValue("")
+		p.rebuild()
+	case key.Matches(msg, k.Open):
+		return p.openSelected()
+	}
+	return nil
+}
+
+func (p *instances) updateDetail(msg tea.KeyPressMsg) tea.Cmd {
+	k := p.c.keys
+	switch {
+	case key.Matches(msg, k.Back):
+		p.open = false
+		return nil
+	case key.Matches(msg, k.ShowFinds):
+		instKey := p.openKey
+		return func() tea.Msg { return showFindingsMsg{key: instKey} }
+	}
+	return p.det.update(msg)
+}
+
+func (p *instances) openSelected() tea.Cmd {
+	r, ok := p.tbl.selected()
+	if !ok {
+		return nil
+	}
+	p.open, p.openKey = true, r.key
+	p.fetched, p.haveTime = nil, false
+	p.det.vp.GotoTop()
+	p.refreshDetail()
+	if p.c.detailer == nil {
+		return nil
+	}
+	det, instKey := p.c.detailer, r.key
+	return func() tea.Msg { return timelineMsg{key: instKey, rows: det.Timeline(instKey)} }
+}
+
+// current returns the open instance in the latest data.
+func (p *instances) current() *InstanceRow {
+	if p.data == nil {
+		return nil
+	}
+	for i := range p.data.Instances {
+		if p.data.Instances[i].Key == p.openKey {
+			return &p.data.Instances[i]
+		}
+	}
+	return nil
+}
+
+func (p *instances) refreshDetail() {
+	if !p.open {
+		return
+	}
+	r := p.current()
+	if r == nil {
+		p.det.setContent(p.c.styles.Dim.Render("instance " + p.openKey + " is no longer reported"))
+		return
+	}
+	timeline := r.Timeline
+	if p.haveTime {
+		timeline = p.fetched
+	}
+	p.det.setContent(instanceDetail(p.c.styles, r, timeline, p.width))
+}
+
+// instanceDetail renders one instance: identity, connections, timeline.
+func instanceDetail(st *Styles, r *InstanceRow, timeline []TimelineRow, width int) string {
+	d := &doc{st: st, width: width}
+	d.title("Client instance " + instanceLabel(r))
+	d.field("Instance ID", r.InstanceID)
+	d.field("Client IDs", strings.Join(r.ClientIDs, ", "))
+	d.field("Software", r.Software)
+	d.field("Hosts", strings.Join(r.Hosts, ", "))
+	d.field("Brokers", strings.Join(r.Brokers, ", "))
+	d.field("Telemetry ID", r.TelemetryID)
+	if len(r.MemberIDs) == 0 {
+		d.field("Member IDs", "")
+	}
+	for i, g := range sortedKeys(r.MemberIDs) {
+		label := ""
+		if i == 0 {
+			label = "Member IDs"
+		}
+		d.field(label, fmt.Sprintf("%s: %s", g, strings.Join(r.MemberIDs[g], ", ")))
+	}
+	if len(r.Findings) == 0 {
+		d.field("Findings", "none")
+	}
+	for i, rule := range sortedKeys(r.Findings) {
+		label := ""
+		if i == 0 {
+			label = "Findings"
+		}
+		d.field(label, fmt.Sprintf("%s × %d", rule, r.Findings[rule]))
+	}
+
+	d.title(fmt.Sprintf("Connections (%d)", r.Connections))
+	if len(r.Conns) == 0 {
+		d.line("  none recorded", st.Dim)
+	}
+	for _, c := range r.Conns {
+		state := "closed"
+		if c.Open {
+			state = "open"
+		}
+		seen := "from start"
+		if !c.FromStart {
+			seen = "mid-stream"
+		}
+		d.line(fmt.Sprintf("  %s -> %s  %s, %s, %s requests, %s findings",
+			c.Client, c.Broker, state, seen, count(c.Requests), strconv.Itoa(c.Findings)), st.Value)
+	}
+
+	d.title(fmt.Sprintf("Identity timeline (%d)", len(timeline)))
+	timelineLines(d, timeline, 0, true)
+	return d.String()
+}
+
+func (p *instances) View() string {
+	if p.open {
+		return p.det.view()
+	}
+	titles := make([]string, len(instanceColumns))
+	for i, c := range instanceColumns {
+		titles[i] = c.title
+	}
+	arrow := " ▲"
+	if p.desc {
+		arrow = " ▼"
+	}
+	titles[p.sortCol] += arrow
+	empty := "no client instances yet"
+	if p.filter.Value() != "" {
+		empty = "no instance matches the filter"
+	}
+	return p.tbl.view(titles, empty)
+}
+
+func (p *instances) Status() string {
+	if p.filtering {
+		return p.filter.View()
+	}
+	if p.open {
+		s := "instance " + p.openKey
+		if sc := p.det.scroll(); sc != "" {
+			s += " · " + sc
+		}
+		return s
+	}
+	total := 0
+	if p.data != nil {
+		total = len(p.data.Instances)
+	}
+	dir := "▲"
+	if p.desc {
+		dir = "▼"
+	}
+	s := fmt.Sprintf("%d/%d instances · sort: %s %s", len(p.rows), total, strings.ToLower(instanceColumns[p.sortCol].title), dir)
+	if v := p.filter.Value(); v != "" {
+		s += " · filter: " + v
+	}
+	return s
+}
+
+func (p *instances) ShortHelp() []key.Binding {
+	k := p.c.keys
+	switch {
+	case p.filtering:
+		return []key.Binding{k.SearchAccept, k.SearchCancel}
+	case p.open:
+		return append([]key.Binding{k.Up, k.Down, k.ShowFinds, k.Back}, k.globalKeys()...)
+	}
+	return append([]key.Binding{k.Up, k.Down, k.Open, k.Sort, k.Search}, k.globalKeys()...)
+}
+
+func (p *instances) FullHelp() [][]key.Binding {
+	k := p.c.keys
+	switch {
+	case p.filtering:
+		return [][]key.Binding{{k.SearchAccept, k.SearchCancel}}
+	case p.open:
+		return [][]key.Binding{k.navKeys(), {k.ShowFinds, k.Back}, k.globalColumn()}
+	}
+	return [][]key.Binding{k.navKeys(), {k.Open, k.Sort, k.SortReverse, k.Search, k.Clear}, k.globalColumn()}
+}

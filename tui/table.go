@@ -1,0 +1,235 @@
+package tui
+
+import (
+	"strings"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// column describes one table column. Columns are shown by priority (lower
+// first) as long as their minimum widths fit; the rest are hidden, so the
+// table stays readable at 80 columns and shows everything when wide.
+type column struct {
+	title string
+	min   int  // narrowest useful width
+	max   int  // widest worth giving (0: no limit)
+	prio  int  // lower = kept longer when narrow
+	right bool // right-aligned (numbers)
+}
+
+// row is one table line. key identifies it across updates so the
+// selection follows the row, not the index, when rows are re-sorted.
+type row struct {
+	key   string
+	cells []string
+	tint  int // index of the cell drawn in style, -1 for none
+	style lipgloss.Style
+}
+
+// table is a scrolling, selectable table that renders only visible rows.
+// Unlike bubbles/table it marks the cursor with a glyph (readable without
+// colour) and sizes columns from their content.
+type table struct {
+	styles *Styles
+	cols   []column
+	rows   []row
+	widths []int // per column; 0 = hidden
+
+	cursor, offset int
+	width, height  int // height includes the header line
+}
+
+const marker = "▸ "
+
+func newTable(st *Styles, cols []column) *table {
+	return &table{styles: st, cols: cols}
+}
+
+func (t *table) setSize(w, h int) {
+	t.width, t.height = max(w, 0), max(h, 0)
+	t.layout()
+	t.clamp()
+}
+
+// setRows replaces the rows, keeping the cursor on the same key when the
+// row is still there.
+func (t *table) setRows(rows []row) {
+	var selKey string
+	if r, ok := t.selected(); ok {
+		selKey = r.key
+	}
+	t.rows = rows
+	if selKey != "" {
+		for i := range rows {
+			if rows[i].key == selKey {
+				t.cursor = i
+				break
+			}
+		}
+	}
+	t.layout()
+	t.clamp()
+}
+
+func (t *table) selected() (row, bool) {
+	if t.cursor < 0 || t.cursor >= len(t.rows) {
+		return row{}, false
+	}
+	return t.rows[t.cursor], true
+}
+
+func (t *table) visible() int { return max(t.height-1, 0) }
+
+func (t *table) move(n int) {
+	t.cursor += n
+	t.clamp()
+}
+
+func (t *table) top()    { t.cursor = 0; t.clamp() }
+func (t *table) bottom() { t.cursor = len(t.rows) - 1; t.clamp() }
+
+func (t *table) clamp() {
+	t.cursor = min(max(t.cursor, 0), max(len(t.rows)-1, 0))
+	vis := t.visible()
+	if vis == 0 {
+		t.offset = t.cursor
+		return
+	}
+	if t.cursor < t.offset {
+		t.offset = t.cursor
+	}
+	if t.cursor >= t.offset+vis {
+		t.offset = t.cursor - vis + 1
+	}
+	// Do not leave blank lines at the bottom when rows could fill them.
+	t.offset = max(min(t.offset, len(t.rows)-vis), 0)
+}
+
+// layout picks which columns show and how wide they are.
+func (t *table) layout() {
+	t.widths = make([]int, len(t.cols))
+	avail := t.width - ansi.StringWidth(marker)
+	natural := make([]int, len(t.cols))
+	for i, c := range t.cols {
+		natural[i] = ansi.StringWidth(c.title)
+		for _, r := range t.rows {
+			if i < len(r.cells) {
+				natural[i] = max(natural[i], ansi.StringWidth(r.cells[i]))
+			}
+		}
+		if c.max > 0 {
+			natural[i] = min(natural[i], c.max)
+		}
+		natural[i] = max(natural[i], c.min)
+	}
+	order := make([]int, len(t.cols))
+	for i := range order {
+		order[i] = i
+	}
+	// Stable insertion sort by priority: a handful of columns.
+	for i := 1; i < len(order); i++ {
+		for j := i; j > 0 && t.cols[order[j]].prio < t.cols[order[j-1]].prio; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+	used := 0
+	for _, i := range order {
+		need := t.cols[i].min
+		if used > 0 {
+			need++ // separator
+		}
+		if used+need > avail {
+			continue
+		}
+		t.widths[i] = t.cols[i].min
+		used += need
+	}
+	// Grow shown columns toward their natural width, by priority.
+	for _, i := range order {
+		if t.widths[i] == 0 || used >= avail {
+			continue
+		}
+		grow := min(natural[i]-t.widths[i], avail-used)
+		if grow > 0 {
+			t.widths[i] += grow
+			used += grow
+		}
+	}
+}
+
+// view renders the header and the visible rows; empty says what to show
+// when there are no rows.
+func (t *table) view(titles []string, empty string) string {
+	var b strings.Builder
+	pad := strings.Repeat(" ", ansi.StringWidth(marker))
+	b.WriteString(t.styles.Header.Render(pad + t.line(titles)))
+	if len(t.rows) == 0 {
+		if t.height > 1 {
+			b.WriteString("\n" + t.styles.Dim.Render(pad+empty))
+		}
+		return b.String()
+	}
+	end := min(t.offset+t.visible(), len(t.rows))
+	for i := t.offset; i < end; i++ {
+		r := t.rows[i]
+		b.WriteByte('\n')
+		if i == t.cursor {
+			b.WriteString(marker + t.styles.Selected.Render(t.line(r.cells)))
+			continue
+		}
+		b.WriteString(pad + t.lineTinted(r))
+	}
+	return b.String()
+}
+
+// line lays out cells into the column widths, unstyled.
+func (t *table) line(cells []string) string {
+	parts := make([]string, 0, len(t.cols))
+	for i, w := range t.widths {
+		if w == 0 {
+			continue
+		}
+		var c string
+		if i < len(cells) {
+			c = cells[i]
+		}
+		parts = append(parts, fit(c, w, t.cols[i].right))
+	}
+	return strings.Join(parts, " ")
+}
+
+func (t *table) lineTinted(r row) string {
+	if r.tint < 0 || r.tint >= len(t.widths) || t.widths[r.tint] == 0 {
+		return t.line(r.cells)
+	}
+	parts := make([]string, 0, len(t.cols))
+	for i, w := range t.widths {
+		if w == 0 {
+			continue
+		}
+		var c string
+		if i < len(r.cells) {
+			c = r.cells[i]
+		}
+		c = fit(c, w, t.cols[i].right)
+		if i == r.tint {
+			c = r.style.Render(c)
+		}
+		parts = append(parts, c)
+	}
+	return strings.Join(parts, " ")
+}
+
+// fit truncates or pads s to exactly w cells.
+func fit(s string, w int, right bool) string {
+	s = ansi.Truncate(s, w, "…")
+	gap := w - ansi.StringWidth(s)
+	if gap <= 0 {
+		return s
+	}
+	if right {
+		return strings.Repeat(" ", gap) + s
+	}
+	return s + strings.Repeat(" ", gap)
+}
