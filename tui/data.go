@@ -64,7 +64,7 @@ type Data struct {
 	RequestsByHeader [4]uint64
 
 	// Connections is the number of Kafka connections seen, OpenConns those
-	// not yet ended.
+	// not yet ended (-1 when the feed does not know).
 	Connections int
 	OpenConns   int
 
@@ -99,12 +99,16 @@ type FindingRow struct {
 	Expected      string
 	Observed      string
 	Message       string
+	// Group and MemberID are set for member rules.
+	Group    string
+	MemberID string
 
 	// InstanceKey is the InstanceRow.Key of the client instance the finding
 	// belongs to ("" when none), so findings can be filtered by instance.
 	InstanceKey string
 	// Around holds the requests around the finding on its connection, when
-	// the feed includes them in Data (else a Detailer may provide them).
+	// the feed includes them in Data (else a Detailer may provide them);
+	// nil means not recorded, empty means none.
 	Around []TimelineRow
 }
 
@@ -134,12 +138,11 @@ type InstanceRow struct {
 
 // ConnRow is one connection of an instance.
 type ConnRow struct {
-	Client    string
-	Broker    string
-	Open      bool
-	FromStart bool // SYN or SYN-ACK seen: "first request" rules are exact
-	Requests  uint64
-	Findings  int
+	Client     string
+	Broker     string
+	StartFrame uint64 // frame of its first packet (0 = unknown)
+	// Note is whatever else the feed knows, formatted ("open, mid-stream").
+	Note string
 }
 
 // TimelineRow is one identity-bearing request (or response) in a timeline.

@@ -125,8 +125,12 @@ func wrap(s string, w int) string {
 // timelineLines renders requests one per line; mark highlights the frame
 // of the request a finding is about (0 for none).
 func timelineLines(d *doc, rows []TimelineRow, mark uint64, showConn bool) {
+	if rows == nil {
+		d.line("  not recorded by the feed", d.st.Dim)
+		return
+	}
 	if len(rows) == 0 {
-		d.line("  none recorded", d.st.Dim)
+		d.line("  none", d.st.Dim)
 		return
 	}
 	for _, r := range rows {

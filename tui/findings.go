@@ -111,7 +111,7 @@ func (p *findings) matches(f *FindingRow, q string) bool {
 		return true
 	}
 	hay := strings.ToLower(strings.Join([]string{f.Rule, f.Severity.String(), f.KIP, f.Client, f.Broker, f.API,
-		f.ClientID, f.InstanceID, f.Expected, f.Observed, f.Message, strconv.FormatUint(f.Frame, 10)}, " "))
+		f.ClientID, f.InstanceID, f.Expected, f.Observed, f.Message, f.Group, f.MemberID, strconv.FormatUint(f.Frame, 10)}, " "))
 	return strings.Contains(hay, q)
 }
 
@@ -335,6 +335,10 @@ func findingDetail(st *Styles, f *FindingRow, title, explanation string, around 
 	d.field("Request", api)
 	d.field("Client ID", f.ClientID)
 	d.field("Instance ID", f.InstanceID)
+	if f.Group != "" {
+		d.field("Group", f.Group)
+		d.field("Member ID", f.MemberID)
+	}
 	d.fieldStyled("Expected", f.Expected, st.Title)
 	d.fieldStyled("Observed", f.Observed, st.Title)
 	d.field("Message", f.Message)

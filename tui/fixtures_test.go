@@ -48,11 +48,12 @@ func fixtureData() Data {
 			{Rule: "instance-id-changed", Severity: SeverityError, KIP: "KIP-1313", Confidence: "full", Frame: 40, Time: at(1500),
 				Client: "10.0.0.5:53122", Broker: "10.0.0.9:9092", API: "ConsumerGroupHeartbeat", APIKey: 68, APIVersion: 1, CorrelationID: 7,
 				ClientID: "orders-app", InstanceID: "Dw4NDAsKCQgHBgUEAwIBAA", Expected: orders, Observed: "Dw4NDAsKCQgHBgUEAwIBAA",
-				Message: "instance ID changed mid-connection; a conforming broker rejects this request with INVALID_REQUEST",
+				Message:     "instance ID changed mid-connection; a conforming broker rejects this request with INVALID_REQUEST",
 				InstanceKey: orders, Around: timeline[1:]},
 			{Rule: "member-id-encoding", Severity: SeverityInfo, KIP: "KIP-1082", Confidence: "full", Frame: 52, Time: at(2100),
 				Client: "10.0.0.5:53123", Broker: "10.0.0.9:9092", API: "ConsumerGroupHeartbeat", APIKey: 68, APIVersion: 1, CorrelationID: 3,
 				ClientID: "orders-app", InstanceID: orders, Expected: "AAECAwQFBgcICQoLDA0ODw", Observed: "AAECAwQFBgcICQoLDA0ODw==",
+				Group: "orders", MemberID: "AAECAwQFBgcICQoLDA0ODw==",
 				Message: "member ID is padded URL-safe base64, not Java's form", InstanceKey: orders},
 			{Rule: "client-id-changed", Severity: SeverityWarn, KIP: "KIP-1313", Confidence: "partial", Frame: 77, Time: at(3050),
 				Client: "10.0.0.7:40001", Broker: "10.0.0.10:9092", API: "Fetch", APIKey: 1, APIVersion: 17, CorrelationID: 12,
@@ -70,17 +71,17 @@ func fixtureData() Data {
 		Instances: []InstanceRow{
 			{Key: orders, InstanceID: orders, ClientIDs: []string{"orders-app"}, Software: "apache-kafka-java/4.2.0",
 				Hosts: []string{"10.0.0.5"}, Brokers: []string{"10.0.0.9:9092"}, Connections: 2,
-				MemberIDs: map[string][]string{"orders": {"AAECAwQFBgcICQoLDA0ODw", "AAECAwQFBgcICQoLDA0ODw=="}},
+				MemberIDs:   map[string][]string{"orders": {"AAECAwQFBgcICQoLDA0ODw", "AAECAwQFBgcICQoLDA0ODw=="}},
 				TelemetryID: orders, Findings: map[string]int{"instance-id-changed": 1, "member-id-encoding": 1},
 				Conns: []ConnRow{
-					{Client: "10.0.0.5:53122", Broker: "10.0.0.9:9092", Open: true, FromStart: true, Requests: 1200, Findings: 1},
-					{Client: "10.0.0.5:53123", Broker: "10.0.0.9:9092", FromStart: true, Requests: 300, Findings: 1},
+					{Client: "10.0.0.5:53122", Broker: "10.0.0.9:9092", StartFrame: 1, Note: "open"},
+					{Client: "10.0.0.5:53123", Broker: "10.0.0.9:9092", StartFrame: 48},
 				},
 				Timeline: timeline},
 			{Key: billing, InstanceID: billing, ClientIDs: []string{"billing", "billing-2"}, Software: "franz-go/1.22.3",
 				Hosts: []string{"10.0.0.7"}, Brokers: []string{"10.0.0.10:9092", "10.0.0.9:9092"}, Connections: 4,
 				Findings: map[string]int{"client-id-changed": 1, "instance-id-dropped": 1},
-				Conns: []ConnRow{{Client: "10.0.0.7:40001", Broker: "10.0.0.10:9092", Open: true, Requests: 800, Findings: 2}}},
+				Conns:    []ConnRow{{Client: "10.0.0.7:40001", Broker: "10.0.0.10:9092", StartFrame: 60, Note: "mid-stream"}}},
 			{Key: "legacy 10.0.0.8 rdkafka", ClientIDs: []string{"rdkafka"}, Software: "",
 				Hosts: []string{"10.0.0.8"}, Brokers: []string{"10.0.0.9:9092"}, Connections: 1,
 				MemberIDs: map[string][]string{"shares": {"rdkafka-3f2a9c"}},
@@ -130,7 +131,7 @@ type detailFeed struct {
 	timeline []TimelineRow
 }
 
-func (f detailFeed) Timeline(string) []TimelineRow  { return f.timeline }
+func (f detailFeed) Timeline(string) []TimelineRow   { return f.timeline }
 func (f detailFeed) Around(FindingRow) []TimelineRow { return f.timeline }
 
 var errFixture = errors.New("capture: interface went down")

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -355,19 +354,17 @@ func instanceDetail(st *Styles, r *InstanceRow, timeline []TimelineRow, width in
 
 	d.title(fmt.Sprintf("Connections (%d)", r.Connections))
 	if len(r.Conns) == 0 {
-		d.line("  none recorded", st.Dim)
+		d.line("  not listed by the feed", st.Dim)
 	}
 	for _, c := range r.Conns {
-		state := "closed"
-		if c.Open {
-			state = "open"
+		line := fmt.Sprintf("  %s -> %s", c.Client, c.Broker)
+		if c.StartFrame != 0 {
+			line += fmt.Sprintf("  from frame %d", c.StartFrame)
 		}
-		seen := "from start"
-		if !c.FromStart {
-			seen = "mid-stream"
+		if c.Note != "" {
+			line += "  " + c.Note
 		}
-		d.line(fmt.Sprintf("  %s -> %s  %s, %s, %s requests, %s findings",
-			c.Client, c.Broker, state, seen, count(c.Requests), strconv.Itoa(c.Findings)), st.Value)
+		d.line(line, st.Value)
 	}
 
 	d.title(fmt.Sprintf("Identity timeline (%d)", len(timeline)))

@@ -70,7 +70,7 @@ func TestKeys(t *testing.T) {
 		{name: "backspace edits filter", keys: []string{"2", "/", "z", "backspace", "enter"}, wantPane: PaneInstances, wantScreen: []string{"3/3 instances"}},
 		{name: "filter with no match", keys: []string{"2", "/", "z", "z", "enter"}, wantPane: PaneInstances, wantScreen: []string{"no instance matches"}},
 		{name: "enter opens instance", keys: []string{"2", "enter"}, wantPane: PaneInstances,
-			wantScreen: []string{"Client instance AAECAwQFBgcICQoLDA0ODw", "Connections (2)", "Identity timeline (4)", "10.0.0.5:53123 -> 10.0.0.9:9092"}},
+			wantScreen: []string{"Client instance AAECAwQFBgcICQoLDA0ODw", "Connections (2)", "Identity timeline (4)", "10.0.0.5:53123 -> 10.0.0.9:9092  from frame 48"}},
 		{name: "down then open", keys: []string{"2", "down", "enter"}, wantPane: PaneInstances, wantScreen: []string{"Client instance EBESExQVFhcYGRobHB0eHw", "billing, billing-2"}},
 		{name: "esc closes instance", keys: []string{"2", "enter", "esc"}, wantPane: PaneInstances, wantScreen: []string{"3/3 instances"}},
 

@@ -103,7 +103,11 @@ func (o *overview) View() string {
 	add(lab("Requests") + fmt.Sprintf("%14s %12s %12s", count(d.Requests), rate(now(o.reqRate)), rate(avg(d.Requests))))
 	h := d.RequestsByHeader
 	add(lab("") + st.Dim.Render(fmt.Sprintf("by header: v0 %s · v1 %s · v2 %s · v3 %s", count(h[0]), count(h[1]), count(h[2]), count(h[3]))))
-	add(lab("Connections") + fmt.Sprintf("%s open of %s seen · %s client instances", count(d.OpenConns), count(d.Connections), count(len(d.Instances))))
+	conns := count(d.Connections) + " seen"
+	if d.OpenConns >= 0 {
+		conns = count(d.OpenConns) + " open of " + conns
+	}
+	add(lab("Connections") + conns + " · " + count(len(d.Instances)) + " client instances")
 	sev := d.FindingsBySeverity
 	add(lab("Findings") + st.Sev[SeverityError].Render(count(sev[SeverityError])+" error") + " · " +
 		st.Sev[SeverityWarn].Render(count(sev[SeverityWarn])+" warn") + " · " +

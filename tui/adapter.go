@@ -1,0 +1,168 @@
+package tui
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kwatch/kwatch/audit"
+)
+
+// Meta is what the caller knows about a feed that a report does not.
+type Meta struct {
+	Source string // file name, or interface name
+	Live   bool   // interface capture rather than a file replay
+	Done   bool   // the producer has finished: the report is final
+	Err    error  // producer failure to show, nil for none
+}
+
+// FromReport converts an audit report into the UI's view model. The
+// report is only read; the Data shares none of its slices or maps.
+func FromReport(r *audit.Report, m Meta) Data {
+	d := Data{Source: m.Source, Live: m.Live, Done: m.Done, Err: m.Err, OpenConns: -1}
+	if r == nil {
+		return d
+	}
+	t := &r.Totals
+	d.Elapsed = reportElapsed(r.Start, r.End)
+	d.Packets, d.Bytes, d.Requests = t.Packets, t.Bytes, t.Requests
+	for i := range d.RequestsByHeader {
+		d.RequestsByHeader[i] = t.RequestsByHeaderVersion["v"+string(rune('0'+i))]
+	}
+	d.Connections = int(t.KafkaConnections)
+	d.Coverage = make(map[string]uint64, len(t.Coverage))
+	for k, v := range t.Coverage {
+		d.Coverage[k] = v
+	}
+	for name, n := range t.FindingsBySeverity {
+		if sev, ok := ParseSeverity(name); ok {
+			d.FindingsBySeverity[sev] = int(n)
+		}
+	}
+	d.FindingsByRule = make(map[string]int, len(t.FindingsByRule))
+	for k, v := range t.FindingsByRule {
+		d.FindingsByRule[k] = int(v)
+	}
+
+	d.Instances = make([]InstanceRow, len(r.Instances))
+	for i := range r.Instances {
+		d.Instances[i] = instanceFromReport(&r.Instances[i])
+	}
+	d.Findings = make([]FindingRow, len(r.Findings))
+	for i := range r.Findings {
+		d.Findings[i] = findingFromReport(&r.Findings[i])
+	}
+	return d
+}
+
+// reportElapsed is End - Start of a report's RFC 3339 times; 0 when either
+// is missing or unreadable.
+func reportElapsed(start, end string) time.Duration {
+	s, err1 := time.Parse(time.RFC3339Nano, start)
+	e, err2 := time.Parse(time.RFC3339Nano, end)
+	if err1 != nil || err2 != nil || e.Before(s) {
+		return 0
+	}
+	return e.Sub(s)
+}
+
+// legacyKey names a client without an instance ID the way audit groups
+// them: by client host and first client ID.
+func legacyKey(host, clientID string) string {
+	return "legacy " + host + " " + orDash(clientID)
+}
+
+func instanceFromReport(in *audit.Instance) InstanceRow {
+	row := InstanceRow{
+		Key:         in.InstanceID,
+		InstanceID:  in.InstanceID,
+		ClientIDs:   slices.Clone(in.ClientIDs),
+		Software:    strings.Trim(in.SoftwareName+"/"+in.SoftwareVersion, "/"),
+		Hosts:       slices.Clone(in.ClientHosts),
+		Brokers:     slices.Clone(in.Brokers),
+		Connections: in.Connections,
+		MemberIDs:   make(map[string][]string, len(in.MemberIDs)),
+		TelemetryID: in.TelemetryID,
+		Findings:    make(map[string]int, len(in.Findings)),
+	}
+	if in.Legacy || row.Key == "" {
+		var host, cid string
+		if len(in.ClientHosts) > 0 {
+			host = in.ClientHosts[0]
+		}
+		if len(in.ClientIDs) > 0 {
+			cid = in.ClientIDs[0]
+		}
+		row.Key = legacyKey(host, cid)
+	}
+	for g, ids := range in.MemberIDs {
+		row.MemberIDs[g] = slices.Clone(ids)
+	}
+	for rule, n := range in.Findings {
+		row.Findings[rule] = int(n)
+	}
+	for _, c := range in.ConnectionList {
+		row.Conns = append(row.Conns, ConnRow{Client: c.Client, Broker: c.Broker, StartFrame: c.StartFrame})
+	}
+	return row
+}
+
+func findingFromReport(f *audit.Finding) FindingRow {
+	sev, _ := ParseSeverity(f.Severity.String())
+	row := FindingRow{
+		Rule: f.Rule, Severity: sev, KIP: f.KIP, Confidence: f.Confidence.String(),
+		Frame: f.Frame, Time: f.Time,
+		Client: addrString(f.Conn.Client), Broker: addrString(f.Conn.Broker),
+		API: f.API, APIKey: f.APIKey, APIVersion: f.APIVersion, CorrelationID: f.CorrelationID,
+		ClientID: f.ClientID, Expected: f.Expected, Observed: f.Observed, Message: f.Message,
+		Group: f.Group, MemberID: f.MemberID,
+	}
+	if !f.InstanceID.IsZero() {
+		row.InstanceID = audit.JavaString(f.InstanceID)
+		row.InstanceKey = row.InstanceID
+	} else if f.Conn.Client.IsValid() {
+		row.InstanceKey = legacyKey(f.Conn.Client.Addr().String(), f.ClientID)
+	}
+	return row
+}
+
+// addrString is ap's ip:port, "" when unset (netip spells it "invalid AddrPort").
+func addrString(ap netip.AddrPort) string {
+	if !ap.IsValid() {
+		return ""
+	}
+	return ap.String()
+}
+
+// ReportFeed is a Feed over an audit report source, typically
+// (*audit.Auditor).Snapshot, with meta saying what the report does not
+// (source, done, error).
+type ReportFeed struct {
+	Snapshot func() *audit.Report
+	Meta     func() Meta
+}
+
+// Data reads meta first, then the snapshot: a Meta that says Done thus
+// always pairs with the final report.
+func (f ReportFeed) Data() Data {
+	var m Meta
+	if f.Meta != nil {
+		m = f.Meta()
+	}
+	var r *audit.Report
+	if f.Snapshot != nil {
+		r = f.Snapshot()
+	}
+	return FromReport(r, m)
+}
+
+// ExplainRule returns a rule's summary and explanation from audit's rule
+// table, the text `kwatch rules RULE` prints; use it as Options.Explain.
+func ExplainRule(id string) (title, explanation string) {
+	r, ok := audit.LookupRule(id)
+	if !ok {
+		return "", ""
+	}
+	return r.Summary, r.Explanation
+}

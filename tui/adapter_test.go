@@ -1,0 +1,137 @@
+package tui
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kwatch/kwatch/audit"
+	"github.com/kwatch/kwatch/decode"
+)
+
+func fixtureReport() *audit.Report {
+	id := decode.UUID{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+	client := netip.MustParseAddrPort("10.0.0.5:53122")
+	legacyClient := netip.MustParseAddrPort("10.0.0.8:51000")
+	broker := netip.MustParseAddrPort("10.0.0.9:9092")
+	return &audit.Report{
+		Start: "2026-11-29T16:49:25.123456Z",
+		End:   "2026-11-29T16:50:48.579456Z",
+		Totals: audit.Totals{
+			Packets: 100, Bytes: 2048, Connections: 5, KafkaConnections: 3, Requests: 40,
+			RequestsByHeaderVersion: map[string]uint64{"v1": 4, "v2": 36},
+			Coverage:                map[string]uint64{"midstream-join": 1, "stream-gap": 0},
+			Findings:                3,
+			FindingsBySeverity:      map[string]uint64{"error": 1, "warn": 1, "info": 1},
+			FindingsByRule:          map[string]uint64{"instance-id-changed": 1, "member-id-not-uuid": 1, "client-id-repeated": 1},
+		},
+		Instances: []audit.Instance{
+			{InstanceID: audit.JavaString(id), ClientIDs: []string{"orders-app"}, SoftwareName: "apache-kafka-java", SoftwareVersion: "4.2.0",
+				ClientHosts: []string{"10.0.0.5"}, Brokers: []string{"10.0.0.9:9092"}, Connections: 1,
+				ConnectionList: []audit.ConnSummary{{Client: "10.0.0.5:53122", Broker: "10.0.0.9:9092", StartFrame: 1}},
+				MemberIDs:      map[string][]string{"g": {"m1"}}, Findings: map[string]uint64{"instance-id-changed": 1}},
+			{Legacy: true, ClientIDs: []string{"rdkafka"}, ClientHosts: []string{"10.0.0.8"}, Brokers: []string{"10.0.0.9:9092"},
+				Connections: 1, MemberIDs: map[string][]string{}, Findings: map[string]uint64{"member-id-not-uuid": 1}},
+		},
+		Findings: []audit.Finding{
+			{Time: t0, Rule: "instance-id-changed", Severity: audit.SeverityError, KIP: "KIP-1313", Frame: 7,
+				Conn: decode.ConnID{Client: client, Broker: broker}, API: "Metadata", APIKey: 3, APIVersion: 12,
+				ClientID: "orders-app", InstanceID: id, Expected: "a", Observed: "b", Message: "changed"},
+			{Time: t0, Rule: "member-id-not-uuid", Severity: audit.SeverityWarn, KIP: "KIP-1082", Confidence: audit.ConfidencePartial,
+				Frame: 9, Conn: decode.ConnID{Client: legacyClient, Broker: broker}, ClientID: "rdkafka", Group: "g", MemberID: "x"},
+			{Time: t0, Rule: "client-id-repeated", Severity: audit.SeverityInfo, Frame: 11},
+		},
+	}
+}
+
+func TestFromReport(t *testing.T) {
+	d := FromReport(fixtureReport(), Meta{Source: "x.pcap", Done: true})
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"source", d.Source, "x.pcap"},
+		{"done", d.Done, true},
+		{"elapsed", d.Elapsed, 83456 * time.Millisecond},
+		{"packets", d.Packets, uint64(100)},
+		{"requests", d.Requests, uint64(40)},
+		{"header v2", d.RequestsByHeader[2], uint64(36)},
+		{"connections", d.Connections, 3},
+		{"open unknown", d.OpenConns, -1},
+		{"coverage", d.Coverage["midstream-join"], uint64(1)},
+		{"errors", d.FindingsBySeverity[SeverityError], 1},
+		{"info", d.FindingsBySeverity[SeverityInfo], 1},
+		{"by rule", d.FindingsByRule["member-id-not-uuid"], 1},
+		{"instances", len(d.Instances), 2},
+		{"software", d.Instances[0].Software, "apache-kafka-java/4.2.0"},
+		{"instance key", d.Instances[0].Key, "AAECAwQFBgcICQoLDA0ODw"},
+		{"conns", len(d.Instances[0].Conns), 1},
+		{"legacy key", d.Instances[1].Key, "legacy 10.0.0.8 rdkafka"},
+		{"finding severity", d.Findings[0].Severity, SeverityError},
+		{"finding client", d.Findings[0].Client, "10.0.0.5:53122"},
+		{"finding instance", d.Findings[0].InstanceID, "AAECAwQFBgcICQoLDA0ODw"},
+		{"finding -> instance", d.Findings[0].InstanceKey, d.Instances[0].Key},
+		{"legacy finding -> legacy row", d.Findings[1].InstanceKey, d.Instances[1].Key},
+		{"confidence", d.Findings[1].Confidence, "partial"},
+		{"member", d.Findings[1].MemberID, "x"},
+		{"no conn no key", d.Findings[2].InstanceKey, ""},
+		{"no conn no client", d.Findings[2].Client, ""},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestFromReportNil(t *testing.T) {
+	d := FromReport(nil, Meta{Source: "eth0", Live: true})
+	if d.Source != "eth0" || !d.Live || d.Packets != 0 || d.OpenConns != -1 {
+		t.Errorf("FromReport(nil) = %+v", d)
+	}
+	if got := reportElapsed("", "2026-11-29T16:49:25Z"); got != 0 {
+		t.Errorf("elapsed with no start = %v, want 0", got)
+	}
+}
+
+func TestReportFeedOrder(t *testing.T) {
+	var calls []string
+	f := ReportFeed{
+		Meta:     func() Meta { calls = append(calls, "meta"); return Meta{Done: true} },
+		Snapshot: func() *audit.Report { calls = append(calls, "snapshot"); return fixtureReport() },
+	}
+	d := f.Data()
+	if strings.Join(calls, ",") != "meta,snapshot" {
+		t.Errorf("calls = %v, want meta before snapshot", calls)
+	}
+	if !d.Done || len(d.Findings) != 3 {
+		t.Errorf("feed data: done %v, %d findings", d.Done, len(d.Findings))
+	}
+}
+
+func TestExplainRule(t *testing.T) {
+	title, text := ExplainRule("instance-id-changed")
+	if title == "" || text == "" {
+		t.Errorf("ExplainRule(instance-id-changed) = %q, %q; want both set", title, text)
+	}
+	if title, text := ExplainRule("no-such-rule"); title != "" || text != "" {
+		t.Errorf("unknown rule explained: %q, %q", title, text)
+	}
+}
+
+// TestReportScreens runs the adapter's output through the UI: the legacy
+// instance's findings are reachable from its row.
+func TestReportScreens(t *testing.T) {
+	m := newSized(t, 100, 30, FromReport(fixtureReport(), Meta{Source: "x.pcap", Done: true}), Options{Explain: ExplainRule})
+	press(m, "3", "enter")
+	s := screen(m)
+	if !strings.Contains(s, "Why it matters") {
+		t.Errorf("finding detail lacks the rule explanation:\n%s", s)
+	}
+	m2 := newSized(t, 100, 30, FromReport(fixtureReport(), Meta{Source: "x.pcap", Done: true}), Options{})
+	press(m2, "3", "i", "i")
+	if s := screen(m2); !strings.Contains(s, "1/3") || !strings.Contains(s, "member-id-not-uuid") {
+		t.Errorf("legacy instance filter:\n%s", s)
+	}
+}
