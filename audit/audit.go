@@ -52,6 +52,7 @@ type Auditor struct {
 
 	mu       sync.Mutex
 	conns    map[decode.ConnID]*connState
+	lastConn *connState // cache of the last connection looked up
 	closedQ  []*connState
 	closedAt int // index of the first live entry of closedQ
 
@@ -185,14 +186,20 @@ func (a *Auditor) markKafka(c *connState) {
 
 // conn finds or creates the state of e's connection.
 func (a *Auditor) conn(e *decode.Event) *connState {
-	if c := a.conns[e.Conn]; c != nil {
+	c := a.lastConn
+	if c == nil || c.id != e.Conn {
+		c = a.conns[e.Conn]
+	}
+	if c != nil {
+		a.lastConn = c
 		if e.Partial {
 			c.gap = true
 		}
 		return c
 	}
-	c := &connState{id: e.Conn, fromStart: e.FromStart, gap: e.Partial}
+	c = &connState{id: e.Conn, fromStart: e.FromStart, gap: e.Partial}
 	a.conns[e.Conn] = c
+	a.lastConn = c
 	a.t.connections++
 	return c
 }
@@ -203,7 +210,7 @@ func (a *Auditor) endConn(c *connState, at time.Time, frame uint64) {
 	if c.closed {
 		return
 	}
-	if c.kafka {
+	if c.kafka && c.row == nil {
 		a.ensureRow(c, at, frame)
 	}
 	if c.claimed && c.cidRepeats > 0 {
@@ -222,6 +229,9 @@ func (a *Auditor) sweep(now time.Time) {
 		}
 		if a.conns[c.id] == c {
 			delete(a.conns, c.id)
+		}
+		if a.lastConn == c {
+			a.lastConn = nil
 		}
 		a.closedQ[a.closedAt] = nil
 		a.closedAt++
@@ -324,6 +334,14 @@ func (a *Auditor) instanceRow(id decode.UUID, e *decode.Event) (r *row, created 
 func (a *Auditor) ensureRow(c *connState, at time.Time, frame uint64) *row {
 	if c.row != nil && !c.row.evicted {
 		return c.row
+	}
+	if c.row != nil && !c.row.legacy {
+		// Its instance row was evicted: bring it back (counted afresh).
+		r, _ := a.instanceRow(c.row.id, &decode.Event{Time: at, Frame: frame})
+		c.row, c.lastInst = r, r
+		c.nTouched = 0
+		a.register(c, r)
+		return r
 	}
 	k := legacyKey{host: c.id.Client.Addr(), clientID: c.firstCID}
 	r := a.legacy[k]

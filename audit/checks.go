@@ -33,14 +33,29 @@ var headerV3 = []struct {
 	{Key: keyOffsetDelete, From: 1}, // OffsetDelete v1 (open pull request, 2026)
 }
 
+// HeaderV3 returns, for the decoder (decode.Options.HeaderV3), which API
+// versions use request header v3 under profile p: nil under seed, where no
+// request does.
+func HeaderV3(p Profile) func(key, version int16) bool {
+	if p != ProfileAccepted2026 {
+		return nil
+	}
+	return isHeaderV3
+}
+
+func isHeaderV3(key, version int16) bool {
+	for _, o := range headerV3 {
+		if key == o.Key && version >= o.From {
+			return true
+		}
+	}
+	return false
+}
+
 // headerVersion is the header version a request is audited under.
 func (a *Auditor) headerVersion(e *decode.Event) int8 {
-	if a.o.Profile == ProfileAccepted2026 {
-		for _, o := range headerV3 {
-			if e.APIKey == o.Key && e.APIVersion >= o.From {
-				return 3
-			}
-		}
+	if a.o.Profile == ProfileAccepted2026 && e.HeaderVersion > 0 && isHeaderV3(e.APIKey, e.APIVersion) {
+		return 3
 	}
 	return e.HeaderVersion
 }
@@ -340,9 +355,18 @@ func (q *reqCheck) setTelemetry(id decode.UUID) {
 	if id.IsZero() {
 		return
 	}
-	for i := 0; i < q.c.nTouched; i++ {
-		q.c.touched[i].telemetry = id
+	q.telemetryRow().telemetry = id
+}
+
+// telemetryRow is the row whose telemetry ID a request sets: that of its
+// header instance ID, else the connection's.
+func (q *reqCheck) telemetryRow() *row {
+	if q.hasID {
+		if r := q.a.instances[q.id]; r != nil {
+			return r
+		}
 	}
+	return q.a.ensureRow(q.c, q.e.Time, q.e.Frame)
 }
 
 // getTelemetry applies SPEC.md 3.3's table; its rows are exclusive.
@@ -656,12 +680,8 @@ func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 			return
 		}
 		c.assignedB, c.hasAssigned = id, true
-		if r := c.instRow(); r != nil {
-			r.assignedB, r.hasAssigned = id, true
-		}
-		for i := 0; i < c.nTouched; i++ {
-			c.touched[i].telemetry = id
-		}
+		r := a.ensureRow(c, e.Time, e.Frame)
+		r.assignedB, r.hasAssigned, r.telemetry = id, true, id
 	case 2, 3:
 		if !id.IsZero() {
 			a.fire(c, e, rBrokerTelemetryEcho, detail{expected: "0", observed: JavaString(id),

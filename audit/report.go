@@ -90,7 +90,7 @@ func timeString(t time.Time) string {
 func (a *Auditor) report() *Report {
 	// Give open Kafka connections without a row their legacy row.
 	for _, c := range a.conns {
-		if c.kafka && !c.closed && (c.row == nil || c.row.evicted) {
+		if c.kafka && !c.closed && c.row == nil {
 			a.ensureRow(c, a.t.last, c.lastFrame)
 		}
 	}

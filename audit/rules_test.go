@@ -471,3 +471,39 @@ func TestAcceptedProfile(t *testing.T) {
 		}, want: map[string]int{"instance-id-late": 1}},
 	})
 }
+
+func TestUnobservableCounted(t *testing.T) {
+	s := newSC(Options{Profile: ProfileAccepted2026})
+	s.start(connA, false)
+	s.req(connA, kOffDel, 1, notFromStart())
+	s.req(connA, kOffDel, 1, inst(idA), notFromStart())
+	s.req(connA, kOffDel, 1, inst(idA), notFromStart())
+	rep := s.finish()
+	if rep.Totals.UnobservableConnections != 1 || rep.Totals.RequestsByHeaderVersion["v3"] != 3 {
+		t.Errorf("totals %+v", rep.Totals)
+	}
+	f := findRule(rep.Findings, "instance-id-repeated")
+	if f == nil || f.Confidence != ConfidencePartial || counts(rep.Findings)["instance-id-missing-first"] != 0 {
+		t.Errorf("findings %+v", rep.Findings)
+	}
+}
+
+func TestOnFindingEventOrder(t *testing.T) {
+	s := newSC(Options{})
+	s.req(connA, kAPIVer, 4, inst(idA), cid("a"))
+	s.req(connA, kMetadata, 12, inst(idB), cid("b")) // changed (3.1) and client-id-changed (3.2): table order
+	s.req(connA, kMetadata, 12, tagProblem(decode.TagDescending))
+	got := []string{}
+	for _, f := range s.got {
+		got = append(got, f.Rule)
+	}
+	want := []string{"instance-id-changed", "client-id-changed", "instance-id-malformed"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+}

@@ -101,7 +101,7 @@ func readOnly(src Source) (int, error) {
 	for {
 		_, err := src.Next()
 		if err != nil {
-			if err.Error() == "EOF" {
+			if err == io.EOF {
 				return n, nil
 			}
 			return n, err

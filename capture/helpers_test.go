@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -253,7 +254,7 @@ func readAll(t testing.TB, src Source) ([]Packet, error) {
 	for range 1 << 20 {
 		p, err := src.Next()
 		if err != nil {
-			if err.Error() == "EOF" {
+			if err == io.EOF {
 				return out, nil
 			}
 			return out, err

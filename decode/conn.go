@@ -154,7 +154,7 @@ func NewConn(id ConnID, fromStart bool, opts Options, sink Sink) *Conn {
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = DefaultMaxInFlight
 	}
-	c := &Conn{id: id, fromStart: fromStart, opts: opts, sink: sink, partial: !fromStart}
+	c := &Conn{id: id, fromStart: fromStart, opts: opts, sink: sink}
 	c.pending.init(opts.MaxInFlight)
 	c.halves[reqHalf].role = reqHalf
 	c.halves[respHalf].role = respHalf
@@ -381,11 +381,7 @@ func (c *Conn) startFrame(h *half, p []byte, at Meta) []byte {
 		c.resync(h)
 		// Re-scan the bytes after the bad size's first byte: the next
 		// frame may start inside the bad size.
-		c.scanFeed(h, again[:], at)
-		if h.st != stScan {
-			// unreachable: 3 bytes are never a whole candidate
-			return p
-		}
+		c.scanFeed(h, again[:], at) // 3 bytes are never a whole candidate: h stays in stScan
 		return p
 	}
 	h.size = int(size)
@@ -433,7 +429,7 @@ func (c *Conn) headDone(h *half, at Meta) {
 		c.responseHead(h)
 		return
 	}
-	need, err := parseReqHeader(h.buf, h.size, &h.hdr)
+	need, err := parseReqHeader(h.buf, h.size, &h.hdr, c.opts.HeaderV3)
 	if need > 0 && need <= maxHeader {
 		h.need = need
 		return
@@ -600,7 +596,6 @@ func (c *Conn) emitResponse(h *half, at Meta) {
 	c.ev.CorrelationID = h.corr
 	c.ev.Size = int32(h.size)
 	c.ev.RequestFrame = r.frame
-	c.ev.ClientIDNull = true
 	if codec := bodyCodecs[r.key]; codec.response != nil {
 		off := 4
 		if c.ev.HeaderVersion == 1 && !h.noBody {

@@ -137,8 +137,8 @@ func TestConnEvents(t *testing.T) {
 				{dir: BrokerToClient, data: respFrame(3, 12, 2, kmsg.NewPtrMetadataResponse())},
 			},
 			want: []string{
-				"conn-start f=3 partial client=10.0.0.5:53122 start=false", "event f=3 partial midstream-join",
-				"request f=3 partial Metadata v12 hv2 corr=2", "response f=4 partial Metadata v12 hv1 corr=2", "conn-end",
+				"conn-start f=3 client=10.0.0.5:53122 start=false", "event f=3 midstream-join",
+				"request f=3 Metadata v12 hv2 corr=2", "response f=4 Metadata v12 hv1 corr=2", "conn-end",
 			},
 		},
 		{
@@ -149,8 +149,8 @@ func TestConnEvents(t *testing.T) {
 				{dir: ClientToBroker, data: respFrame(3, 12, 2, kmsg.NewPtrMetadataResponse())},
 			},
 			want: []string{
-				"conn-start f=2 partial client=10.0.0.9:9092 start=false", "midstream-join",
-				"request f=2 partial Metadata v12 hv2 corr=2", "response f=3 partial Metadata v12 hv1 corr=2", "conn-end f=4 partial client=10.0.0.9:9092",
+				"conn-start f=2 client=10.0.0.9:9092 start=false", "midstream-join",
+				"request f=2 Metadata v12 hv2 corr=2", "response f=3 Metadata v12 hv1 corr=2", "conn-end f=4 client=10.0.0.9:9092",
 			},
 		},
 		{
@@ -512,4 +512,136 @@ func BenchmarkConnProduceFetch(b *testing.B) {
 		}
 	}
 	_ = binary.BigEndian
+}
+
+// TestRandomStreams builds streams from valid frames, cut frames, noise
+// and gaps, and checks, outside the fuzzer too, that decoding never panics
+// and does not depend on chunking.
+func TestRandomStreams(t *testing.T) {
+	rng := rand.New(rand.NewPCG(42, 7))
+	cid := strp("app")
+	pieces := func(corr int32) [][]byte {
+		return [][]byte{
+			reqFrame(t, 3, 12, corr, cid, []tag{{0, iid[:]}}, metadataReq()),
+			reqFrame(t, 0, 8, corr, cid, nil, make([]byte, rng.IntN(3000))),
+			reqFrame(t, 68, 1, corr, cid, nil, cghReq("m", 0)),
+			reqFrame(t, 17, 0, corr, cid, nil, kmsg.NewPtrSASLHandshakeRequest()),
+			respFrame(17, 0, corr, kmsg.NewPtrSASLHandshakeResponse()),
+			respFrame(3, 12, corr, kmsg.NewPtrMetadataResponse()),
+			respFrame(68, 1, corr, cghResp(strp("m"), 1, 0)),
+			frame([]byte("\x00u\x00p")),
+			{0x7f, 0xff, 0xff, 0xff},
+			{0xff, 0xff, 0xff, 0xff},
+			{0x16, 0x03, 0x01},
+		}
+	}
+	for i := range 300 {
+		var segs []seg
+		for j := range 2 + rng.IntN(12) {
+			ps := pieces(int32(rng.IntN(4)))
+			s := seg{dir: Dir(rng.IntN(2)), data: ps[rng.IntN(len(ps))]}
+			switch rng.IntN(8) {
+			case 0:
+				s.data = s.data[rng.IntN(len(s.data)):]
+			case 1:
+				s.data = s.data[:rng.IntN(len(s.data))]
+			case 2:
+				s = seg{dir: s.dir, gap: rng.IntN(50) - 1}
+			case 3:
+				junk := make([]byte, rng.IntN(40))
+				for k := range junk {
+					junk[k] = byte(rng.UintN(256))
+				}
+				s.data = junk
+			}
+			if s.gap == 0 && len(s.data) == 0 {
+				s.data = []byte{byte(j)}
+			}
+			segs = append(segs, s)
+		}
+		for _, fromStart := range []bool{true, false} {
+			for _, opts := range []Options{{}, {AssumeKafka: true, MaxInFlight: 2}} {
+				want, _ := run(testID, fromStart, opts, segs, 0)
+				for _, chunk := range []int{1, 5} {
+					if got, _ := run(testID, fromStart, opts, segs, chunk); got.String() != want.String() {
+						t.Fatalf("stream %d chunk %d:\n%s\nwant:\n%s", i, chunk, got, want)
+					}
+				}
+				if got := runRandomOpts(fromStart, opts, segs, rng); got.String() != want.String() {
+					t.Fatalf("stream %d random chunks:\n%s\nwant:\n%s", i, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestStatesAndTruncation(t *testing.T) {
+	cid := strp("app")
+	tests := []struct {
+		name      string
+		fromStart bool
+		feed      func(c *Conn)
+		state     ConnState
+		want      string
+	}{
+		{
+			name: "truncated before recognition is silent", fromStart: true, state: StateKafka,
+			feed: func(c *Conn) {
+				c.Truncated(ClientToBroker, Meta{Frame: 1})
+				c.Feed(ClientToBroker, reqFrame(t, 3, 12, 1, cid, nil, metadataReq()), Meta{Frame: 2})
+				c.Truncated(BrokerToClient, Meta{Frame: 3})
+				c.Gap(BrokerToClient, 10, Meta{Frame: 3})
+			},
+			want: "conn-start f=2 client=10.0.0.5:53122 start=true\nrequest f=2 Metadata v12 hv2 corr=1 size=18 cid=\"app\"\n" +
+				"event f=3 truncated-packet bytes=0 size=0 \"packet cut by the capture's snap length on broker->client\"\n" +
+				"event f=3 partial stream-gap bytes=10 size=0 \"bytes lost on broker->client\"\nconn-end f=9 partial client=10.0.0.5:53122 start=true",
+		},
+		{
+			name: "midstream tls record", fromStart: false, state: StateTLS,
+			feed: func(c *Conn) {
+				c.Feed(ClientToBroker, []byte{0x16}, Meta{Frame: 1})
+				c.Feed(ClientToBroker, []byte{0x03, 0x03, 0, 5, 1, 2, 3, 4, 5}, Meta{Frame: 2})
+			},
+			want: "event f=2 tls-connection bytes=0 size=0 \"client's first bytes are a TLS record\"",
+		},
+		{
+			name: "midstream 0x16 alone is not tls", fromStart: false, state: StateKafka,
+			feed: func(c *Conn) {
+				c.Feed(ClientToBroker, cat([]byte{0x16, 1, 2}, reqFrame(t, 3, 12, 1, cid, nil, metadataReq())), Meta{Frame: 1})
+			},
+			want: "conn-start f=1 client=10.0.0.5:53122 start=false\nevent f=1 midstream-join bytes=0 size=0 \"connection joined mid-stream\"\n" +
+				"request f=1 Metadata v12 hv2 corr=1 size=18 cid=\"app\"\nconn-end f=9 client=10.0.0.5:53122 start=false",
+		},
+		{
+			name: "midstream noise gives up", fromStart: false, state: StateNotKafka,
+			feed: func(c *Conn) {
+				junk := make([]byte, 1<<20)
+				for i := range 9 {
+					c.Feed(ClientToBroker, junk, Meta{Frame: uint64(i + 1)})
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &recorder{}
+			c := NewConn(testID, tt.fromStart, Options{}, r)
+			tt.feed(c)
+			c.Close(Meta{Frame: 9})
+			if c.State() != tt.state {
+				t.Errorf("state = %v, want %v", c.State(), tt.state)
+			}
+			if r.String() != tt.want {
+				t.Errorf("events:\n%s\nwant:\n%s", r, tt.want)
+			}
+		})
+	}
+}
+
+func TestConnStateString(t *testing.T) {
+	for s, want := range map[ConnState]string{StateProbing: "probing", StateKafka: "kafka", StateTLS: "tls", StateNotKafka: "not-kafka", 9: "unknown"} {
+		if s.String() != want {
+			t.Errorf("%d.String() = %q, want %q", s, s.String(), want)
+		}
+	}
 }

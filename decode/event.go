@@ -260,6 +260,11 @@ type Options struct {
 	AssumeKafka bool
 	// MaxInFlight caps remembered requests awaiting a response (default 4096).
 	MaxInFlight int
+	// HeaderV3, when set, names the API versions whose requests use header
+	// v3 (SPEC.md section 4, profile accepted-2026). Until Kafka publishes
+	// its layout, v3 is decoded as the v2 layout with the instance ID as
+	// tag 0, and Event.HeaderVersion says 3.
+	HeaderV3 func(key, version int16) bool
 }
 
 // DefaultMaxFrame is SPEC.md's default frame size limit.

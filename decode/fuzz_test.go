@@ -75,8 +75,8 @@ func FuzzConn(f *testing.F) {
 	cid := strp("c")
 	seed(true, []seg{
 		{dir: ClientToBroker, data: reqFrame(f, 3, 12, 1, cid, nil, metadataReq())[:9]}, // truncated
-		{dir: ClientToBroker, data: []byte{0x7f, 0xff, 0xff, 0xff}},                        // huge
-		{dir: ClientToBroker, data: []byte{0xff, 0xff, 0xff, 0xf0}},                        // negative
+		{dir: ClientToBroker, data: []byte{0x7f, 0xff, 0xff, 0xff}},                     // huge
+		{dir: ClientToBroker, data: []byte{0xff, 0xff, 0xff, 0xf0}},                     // negative
 		{dir: ClientToBroker, data: frame(reqHeader(f, 3, 12, 2, cid, nil)[:11], []byte{2, 0, 3, 1})},
 		{dir: ClientToBroker, data: reqFrame(f, 3, 12, 3, cid, []tag{{9, nil}, {0, iid[:4]}}, metadataReq())},
 		{dir: BrokerToClient, data: respFrame(3, 12, 3, kmsg.NewPtrMetadataResponse())},

@@ -40,7 +40,7 @@ var (
 // header: tagged fields that run past the end of frame are TagOverrun). It
 // never reads past frame and does not allocate.
 func ParseRequestHeader(frame []byte, h *RequestHeader) error {
-	_, err := parseReqHeader(frame, len(frame), h)
+	_, err := parseReqHeader(frame, len(frame), h, nil)
 	return err
 }
 
@@ -49,7 +49,10 @@ func ParseRequestHeader(frame []byte, h *RequestHeader) error {
 // enough, it returns need > len(b): the number of bytes of the frame to
 // buffer before calling again ("need more data" is no error). Reads that
 // would pass frameLen are errors, or TagOverrun inside the tagged fields.
-func parseReqHeader(b []byte, frameLen int, h *RequestHeader) (need int, err error) {
+//
+// v3, when not nil, says which (key, version) pairs use request header v3
+// (the accepted-2026 profile): v3 is decoded with the v2 layout.
+func parseReqHeader(b []byte, frameLen int, h *RequestHeader, v3 func(key, version int16) bool) (need int, err error) {
 	if len(b) > frameLen {
 		b = b[:frameLen]
 	}
@@ -74,6 +77,9 @@ func parseReqHeader(b []byte, frameLen int, h *RequestHeader) (need int, err err
 		return 0, ErrBadVersion
 	}
 	h.HeaderVersion, _ = RequestHeaderVersion(h.APIKey, h.APIVersion)
+	if v3 != nil && h.HeaderVersion > 0 && v3(h.APIKey, h.APIVersion) {
+		h.HeaderVersion = 3
+	}
 	if h.HeaderVersion == 0 {
 		h.ClientIDNull = true
 		h.Len = 8

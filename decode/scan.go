@@ -100,7 +100,7 @@ func (c *Conn) requestCandidate(b []byte) verdict {
 		return v
 	}
 	var hd RequestHeader
-	need, err := parseReqHeader(b[4:], int(size), &hd)
+	need, err := parseReqHeader(b[4:], int(size), &hd, c.opts.HeaderV3)
 	switch {
 	case err != nil:
 		return vNo

@@ -34,7 +34,10 @@ type Options struct {
 	IdleTimeout time.Duration
 	// MaxBufferedPagesPerConn caps out-of-order data held per connection.
 	MaxBufferedPagesPerConn int
-	Logger                  zerolog.Logger
+	// HeaderV3 names the API versions whose requests use header v3 (the
+	// accepted-2026 profile; see decode.Options).
+	HeaderV3 func(key, version int16) bool
+	Logger   zerolog.Logger
 }
 
 // Stats counts what a run read.
@@ -49,7 +52,7 @@ type Stats struct {
 	// FirstTime and LastTime bound the packets' capture times.
 	FirstTime, LastTime time.Time
 	// LastFrame is the number of the last packet read.
-	LastFrame uint64
+	LastFrame  uint64
 	Reassembly reassembly.Stats
 	Layers     capture.DecodeStats
 }
@@ -101,7 +104,7 @@ func New(opts Options, sink decode.Sink) *Engine {
 		opts:  opts,
 		sink:  sink,
 		layer: capture.NewLayerDecoder(),
-		dopts: decode.Options{MaxFrame: opts.MaxFrame, AssumeKafka: len(opts.Ports) > 0},
+		dopts: decode.Options{MaxFrame: opts.MaxFrame, AssumeKafka: len(opts.Ports) > 0, HeaderV3: opts.HeaderV3},
 	}
 	e.reasm = reassembly.New(reassembly.Options{
 		BrokerPorts:             opts.Ports,

@@ -190,7 +190,9 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 			r.post = append(r.post, action{kind: actStart, c: c, side: side.Other(), to: seq(t.Ack)})
 		}
 	}
-	if n > 0 && h.pos.Difference(first) > 0 {
+	// gopacket buffers data ahead of pos, except a RST's and that of a SYN
+	// on a started half, which it drops.
+	if n > 0 && h.pos.Difference(first) > 0 && !t.RST && !(t.SYN && nextSeq >= 0) {
 		h.ahead = append(h.ahead, span{first, first.Add(n)})
 		r.stats.OutOfOrder++
 	}

@@ -18,6 +18,13 @@
 // often they point into the captured packet) and are valid only during the
 // call; a Stream copies what it keeps.
 //
+// Snaplen-cut segments: a segment's length on the wire is not in
+// capture.Segment, so the hole after its captured bytes is forced out (as a
+// Gap, with synthetic segments gopacket takes for data, see synthetic.go) as
+// soon as its end is known: from the next segment on that side, the peer's
+// ACK, or data already buffered beyond it. Only a cut segment that is the
+// last of its side, never acknowledged, leaves its tail unreported.
+//
 // Meta: Data and Gap carry the Meta of the packet whose arrival released the
 // bytes. For in-order data that is the packet that carried them; for data
 // released from the out-of-order buffer it is the packet that completed the
@@ -118,7 +125,7 @@ func (fn OpenerFunc) Open(f Flow) Stream { return fn(f) }
 
 // Defaults for zero Options fields.
 const (
-	DefaultIdleTimeout             = 2 * time.Minute
+	DefaultIdleTimeout             = 10 * time.Minute
 	DefaultMaxBufferedPagesPerConn = 1024    // pages of 1900 bytes: ~1.9 MB
 	DefaultMaxBufferedPagesTotal   = 1 << 16 // ~124 MB
 )

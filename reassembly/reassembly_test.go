@@ -3,6 +3,7 @@ package reassembly
 import (
 	"net/netip"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -299,58 +300,67 @@ func TestStatsFilteredAndGaps(t *testing.T) {
 	}
 }
 
-// TestCloseDeterministic opens many connections, each with a hole, and
-// checks that Close ends them in StartFrame order, identically every run
-// (gopacket walks its connections in map order).
-func TestCloseDeterministic(t *testing.T) {
-	run := func() ([]string, []Flow) {
-		rec := &recorder{}
-		r := New(Options{}, rec)
-		var ps []pkt
-		for i := range 300 {
-			c := netip.AddrPortFrom(netip.MustParseAddr("10.1.0.1"), uint16(40000+i))
-			ps = append(ps,
-				pkt{from: "c", seq: 100, flags: "A", data: "a", cli: c},
-				pkt{from: "c", seq: 105, flags: "A", data: "b", cli: c},
-			)
-		}
-		for _, s := range segs(ps) {
-			r.Add(s)
-		}
-		r.Close(Meta{Frame: closeFrame})
-		return rec.lines(true), rec.flows
+// TestFlushDeterministic opens many connections, each with a hole, and
+// ends them all in one call, by Close or by the idle flush: they must end
+// in StartFrame order, identically every run, although gopacket walks its
+// connections in map order.
+func TestFlushDeterministic(t *testing.T) {
+	const n = 300
+	tests := []struct {
+		name  string
+		idle  bool
+		frame string // Meta.Frame of the replayed calls
+	}{
+		{name: "Close", frame: "@999"},
+		{name: "idle flush", idle: true, frame: "@601"},
 	}
-	first, flows := run()
-	if len(first) != 300*4 {
-		t.Fatalf("got %d events, want %d", len(first), 300*4)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := func() ([]string, []Flow) {
+				rec := &recorder{}
+				r := New(Options{IdleTimeout: time.Minute}, rec)
+				var ps []pkt
+				for i := range n {
+					c := netip.AddrPortFrom(netip.MustParseAddr("10.1.0.1"), uint16(40000+i))
+					ps = append(ps,
+						pkt{from: "c", seq: 100, flags: "A", data: "a", cli: c},
+						pkt{from: "c", seq: 105, flags: "A", data: "b", cli: c},
+					)
+				}
+				if tt.idle {
+					// A segment of another connection, much later.
+					ps = append(ps, pkt{from: "c", seq: 1, flags: "A", cli: cli2, at: time.Hour})
+				}
+				for _, s := range segs(ps) {
+					r.Add(s)
+				}
+				if !tt.idle {
+					r.Close(Meta{Frame: closeFrame})
+				}
+				return rec.lines(true), rec.flows
+			}
+			first, flows := run()
+			if len(first) != n*4 {
+				t.Fatalf("got %d events, want %d", len(first), n*4)
+			}
+			// After the in-order "a" of every connection, each
+			// connection's gap, data and end come together.
+			for i := range n {
+				got := first[n+3*i : n+3*i+3]
+				id := strconv.Itoa(i)
+				want := []string{id + " gap client 4 " + tt.frame, id + ` data client "b" ` + tt.frame, id + " end " + tt.frame}
+				if !slices.Equal(got, want) {
+					t.Fatalf("connection %d: got %q, want %q", i, got, want)
+				}
+				if flows[i].StartFrame != uint64(2*i+1) {
+					t.Fatalf("flow %d StartFrame = %d", i, flows[i].StartFrame)
+				}
+			}
+			for range 5 {
+				if again, _ := run(); !slices.Equal(first, again) {
+					t.Fatal("order differs between runs")
+				}
+			}
+		})
 	}
-	// After the in-order "a" of every connection, Close replays each
-	// connection's gap, data and end together, in StartFrame order.
-	for i := range 300 {
-		got := first[300+3*i : 300+3*i+3]
-		want := []string{itoa(i) + " gap client 4 @999", itoa(i) + ` data client "b" @999`, itoa(i) + " end @999"}
-		if !slices.Equal(got, want) {
-			t.Fatalf("connection %d: got %q, want %q", i, got, want)
-		}
-		if flows[i].StartFrame != uint64(2*i+1) {
-			t.Fatalf("flow %d StartFrame = %d", i, flows[i].StartFrame)
-		}
-	}
-	for range 5 {
-		again, _ := run()
-		if !slices.Equal(first, again) {
-			t.Fatal("Close order differs between runs")
-		}
-	}
-}
-
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; i > 0; i /= 10 {
-		b = append([]byte{byte('0' + i%10)}, b...)
-	}
-	return string(b)
 }

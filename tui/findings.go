@@ -38,8 +38,16 @@ const allSeverities = -1
 
 // aroundMsg carries the requests around a finding, from a Detailer.
 type aroundMsg struct {
-	index int
-	rows  []TimelineRow
+	key  string
+	rows []TimelineRow
+}
+
+// findingKey identifies a finding across snapshots. Indices do not: a
+// report sorts by frame, and findings made at the end of the input can
+// sort before older ones.
+func findingKey(f *FindingRow) string {
+	return strconv.FormatUint(f.Frame, 10) + "/" + f.Rule + "/" + f.Client + "/" +
+		strconv.FormatInt(int64(f.CorrelationID), 10) + "/" + f.Observed
 }
 
 // findings is the findings list, its filters and the finding detail.
@@ -57,7 +65,8 @@ type findings struct {
 	searching bool
 
 	open      bool
-	openIndex int
+	openKey   string
+	openRow   FindingRow // a copy: findings never change once made
 	det       detail
 	around    []TimelineRow
 	haveAroun bool
@@ -84,7 +93,6 @@ func (p *findings) SetSize(w, h int) {
 func (p *findings) SetData(d *Data) {
 	p.data = d
 	p.rebuild()
-	p.refreshDetail()
 }
 
 func (p *findings) Capturing() bool { return p.searching }
@@ -120,17 +128,58 @@ func (p *findings) rebuild() {
 		return
 	}
 	q := strings.ToLower(strings.TrimSpace(p.search.Value()))
-	p.shown = p.shown[:0]
-	rows := make([]row, 0, len(p.data.Findings))
+	// A fresh slice: the table still holds the previous one until setRows.
+	shown := make([]int, 0, len(p.data.Findings))
 	for i := range p.data.Findings {
-		f := &p.data.Findings[i]
-		if !p.matches(f, q) {
-			continue
+		if p.matches(&p.data.Findings[i], q) {
+			shown = append(shown, i)
 		}
-		p.shown = append(p.shown, i)
-		rows = append(rows, row{key: strconv.Itoa(i), cells: findingCells(f), tint: fcSev, style: p.c.styles.sev(f.Severity)})
 	}
-	p.tbl.setRows(rows)
+	p.shown = shown
+	p.tbl.setRows(findingRows{data: p.data, shown: shown, styles: p.c.styles})
+}
+
+// findingRows formats findings into table rows on demand.
+type findingRows struct {
+	data   *Data
+	shown  []int
+	styles *Styles
+}
+
+func (r findingRows) Len() int         { return len(r.shown) }
+func (r findingRows) Key(i int) string { return findingKey(&r.data.Findings[r.shown[i]]) }
+
+// widths measures the columns from the fields, formatting nothing: the
+// text fields are ASCII in practice and width() checks when they are not.
+func (r findingRows) widths(cols int) []int {
+	w := make([]int, cols)
+	w[fcTime], w[fcSev] = len("15:04:05.000"), len("error")
+	for _, i := range r.shown {
+		f := &r.data.Findings[i]
+		w[fcRule] = max(w[fcRule], width(f.Rule))
+		w[fcClient] = max(w[fcClient], width(f.Client))
+		w[fcClientID] = max(w[fcClientID], width(f.ClientID))
+		if f.API != "" {
+			w[fcAPI] = max(w[fcAPI], width(f.API)+2+digits(uint64(max(f.APIVersion, 0)))) // " v12"
+		}
+		w[fcFrame] = max(w[fcFrame], digits(f.Frame))
+		w[fcMessage] = max(w[fcMessage], width(f.Message))
+	}
+	return w
+}
+
+func digits(n uint64) int {
+	d := 1
+	for n >= 10 {
+		n /= 10
+		d++
+	}
+	return d
+}
+
+func (r findingRows) Row(i int) row {
+	f := &r.data.Findings[r.shown[i]]
+	return row{key: r.Key(i), cells: findingCells(f), tint: fcSev, style: r.styles.sevRef(f.Severity)}
 }
 
 func findingCells(f *FindingRow) []string {
@@ -185,7 +234,7 @@ func cycle(cur string, values []string) string {
 func (p *findings) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case aroundMsg:
-		if p.open && msg.index == p.openIndex {
+		if p.open && msg.key == p.openKey {
 			p.around, p.haveAroun = msg.rows, true
 			p.refreshDetail()
 		}
@@ -280,31 +329,26 @@ func (p *findings) updateList(msg tea.KeyPressMsg) tea.Cmd {
 }
 
 func (p *findings) openSelected() tea.Cmd {
-	r, ok := p.tbl.selected()
-	if !ok {
+	if p.data == nil || p.tbl.cursor >= len(p.shown) {
 		return nil
 	}
-	idx, err := strconv.Atoi(r.key)
-	if err != nil || p.data == nil || idx >= len(p.data.Findings) {
-		return nil
-	}
-	p.open, p.openIndex = true, idx
+	f := p.data.Findings[p.shown[p.tbl.cursor]]
+	p.open, p.openKey, p.openRow = true, findingKey(&f), f
 	p.around, p.haveAroun = nil, false
 	p.det.vp.GotoTop()
 	p.refreshDetail()
-	f := p.data.Findings[idx]
 	if p.c.detailer == nil || f.Around != nil {
 		return nil
 	}
-	det := p.c.detailer
-	return func() tea.Msg { return aroundMsg{index: idx, rows: det.Around(f)} }
+	det, key := p.c.detailer, p.openKey
+	return func() tea.Msg { return aroundMsg{key: key, rows: det.Around(f)} }
 }
 
 func (p *findings) refreshDetail() {
-	if !p.open || p.data == nil || p.openIndex >= len(p.data.Findings) {
+	if !p.open {
 		return
 	}
-	f := &p.data.Findings[p.openIndex]
+	f := &p.openRow
 	around := f.Around
 	if p.haveAroun {
 		around = p.around
@@ -375,7 +419,7 @@ func (p *findings) Status() string {
 		return p.search.View()
 	}
 	if p.open {
-		s := fmt.Sprintf("finding %d/%d", p.openIndex+1, len(p.data.Findings))
+		s := fmt.Sprintf("finding %d/%d", p.tbl.cursor+1, len(p.shown))
 		if sc := p.det.scroll(); sc != "" {
 			s += " · " + sc
 		}

@@ -2,7 +2,10 @@ package tui
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -73,8 +76,8 @@ func TestRunQuits(t *testing.T) {
 }
 
 func TestRunContext(t *testing.T) {
-	ctx, cancel := context_withCancel(t)
-	r, w := pipe(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	r, w := io.Pipe()
 	defer w.Close()
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, Options{Feed: staticFeed{Data{}}, Input: r, Output: &bytes.Buffer{}}) }()
@@ -82,7 +85,7 @@ func TestRunContext(t *testing.T) {
 	cancel()
 	select {
 	case err := <-done:
-		if err != ctx.Err() {
+		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("Run = %v, want %v", err, ctx.Err())
 		}
 	case <-time.After(5 * time.Second):

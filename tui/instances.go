@@ -108,12 +108,16 @@ func (p *instances) rebuild() {
 		}
 	}
 	col, desc := p.sortCol, p.desc
+	cells := make(map[*InstanceRow][]string, len(p.rows))
+	for _, r := range p.rows {
+		cells[r] = instanceCells(r)
+	}
 	slices.SortStableFunc(p.rows, func(a, b *InstanceRow) int {
 		var c int
 		if numericColumn(col) {
 			c = cmp.Compare(instanceNumber(a, col), instanceNumber(b, col))
 		} else {
-			c = strings.Compare(instanceCells(a)[col], instanceCells(b)[col])
+			c = strings.Compare(cells[a][col], cells[b][col])
 		}
 		if desc {
 			c = -c
@@ -123,9 +127,9 @@ func (p *instances) rebuild() {
 		}
 		return c
 	})
-	rows := make([]row, len(p.rows))
+	rows := make(rowSlice, len(p.rows))
 	for i, r := range p.rows {
-		rows[i] = row{key: r.Key, cells: instanceCells(r), tint: -1}
+		rows[i] = row{key: r.Key, cells: cells[r], tint: -1}
 	}
 	p.tbl.setRows(rows)
 	p.refreshDetail()
@@ -154,7 +158,10 @@ func instanceLabel(r *InstanceRow) string {
 	if r.InstanceID != "" {
 		return r.InstanceID
 	}
-	return "(none) " + r.Key
+	if len(r.Hosts) > 0 {
+		return "(no ID) " + r.Hosts[0]
+	}
+	return "(no ID)"
 }
 
 func instanceNumber(r *InstanceRow, col int) int {

@@ -87,7 +87,7 @@ func TestKeys(t *testing.T) {
 		{name: "open finding", keys: []string{"3", "enter"}, wantPane: PaneFindings,
 			wantScreen: []string{"instance-id-changed: the header instance ID changed", "Expected     AAECAwQFBgcICQoLDA0ODw", "Observed     Dw4NDAsKCQgHBgUEAwIBAA", "Why it matters", "finding 1/5"}},
 		{name: "scroll finding to around", keys: []string{"3", "enter", "G"}, wantPane: PaneFindings, wantScreen: []string{"Requests around it on this connection (3)", "▸ 16:49:26.623 #40"}},
-		{name: "open filtered finding", keys: []string{"3", "v", "v", "enter"}, wantPane: PaneFindings, wantScreen: []string{"client-id-changed", "Confidence   partial", "finding 3/5"}},
+		{name: "open filtered finding", keys: []string{"3", "v", "v", "enter"}, wantPane: PaneFindings, wantScreen: []string{"client-id-changed", "Confidence   partial", "finding 1/2"}},
 		{name: "instance to its findings", keys: []string{"2", "down", "enter", "F"}, wantPane: PaneFindings,
 			wantScreen: []string{"2/5", "instance EBESExQVFhcYGRobHB0eHw", "client-id-changed"}, notScreen: []string{"member-id-encoding"}},
 	}
@@ -303,6 +303,27 @@ func TestDataRefreshKeepsSelection(t *testing.T) {
 	}
 	if m.instances.rows[0].Key != "legacy 10.0.0.8 rdkafka" {
 		t.Errorf("first row = %q, want the legacy instance", m.instances.rows[0].Key)
+	}
+}
+
+// TestFindingsReorder: a finding that sorts first in a later snapshot
+// (end-of-input findings carry frame 0) moves neither the selection nor
+// the open detail.
+func TestFindingsReorder(t *testing.T) {
+	m := newSized(t, 80, 24, fixtureData(), Options{})
+	press(m, "3", "down", "down") // client-id-changed
+	d := fixtureData()
+	late := FindingRow{Rule: "client-id-repeated", Severity: SeverityInfo, Client: "10.0.0.5:53122", Message: "repeated"}
+	d.Findings = append([]FindingRow{late}, d.Findings...)
+	m.Update(dataMsg{d})
+	if r, _ := m.findings.tbl.selected(); r.cells[fcRule] != "client-id-changed" {
+		t.Errorf("selection moved to %q", r.cells[fcRule])
+	}
+	press(m, "enter")
+	d.Findings = d.Findings[1:]
+	m.Update(dataMsg{d})
+	if s := screen(m); !strings.Contains(s, "client-id-changed") || !strings.Contains(s, "Observed     billing-2") {
+		t.Errorf("open finding changed:\n%s", s)
 	}
 }
 

@@ -118,10 +118,10 @@ func (o *overview) View() string {
 	for _, v := range o.samples {
 		peak = max(peak, v)
 	}
-	add(st.Title.Render("Requests/s") + st.Dim.Render(fmt.Sprintf(" last %d updates, peak %s", len(o.samples), rate(peak))))
 	if len(o.samples) == 0 {
-		add(st.Dim.Render("no rate yet"))
+		add(st.Title.Render("Requests/s") + st.Dim.Render(" no rate yet: it needs two updates"))
 	} else {
+		add(st.Title.Render("Requests/s") + st.Dim.Render(fmt.Sprintf(" last %d updates, peak %s", len(o.samples), rate(peak))))
 		add(st.Spark.Render(sparkline(o.samples, min(sparkSamples, o.width))))
 	}
 

@@ -67,3 +67,11 @@ func (s *Styles) sev(v Severity) lipgloss.Style {
 	}
 	return s.Value
 }
+
+// sevRef is sev for rows, which keep a pointer.
+func (s *Styles) sevRef(v Severity) *lipgloss.Style {
+	if int(v) < len(s.Sev) {
+		return &s.Sev[v]
+	}
+	return &s.Value
+}

@@ -23,8 +23,41 @@ type column struct {
 type row struct {
 	key   string
 	cells []string
-	tint  int // index of the cell drawn in style, -1 for none
-	style lipgloss.Style
+	tint  int             // index of the cell drawn in style, -1 for none
+	style *lipgloss.Style // a pointer: rows are many, styles are large
+}
+
+// rowSource supplies rows on demand, so a table of 100,000 findings
+// formats only the rows on screen.
+type rowSource interface {
+	Len() int
+	Key(i int) string
+	Row(i int) row
+}
+
+// contentWidths is implemented by sources that can measure their columns
+// without formatting every row.
+type contentWidths interface {
+	widths(cols int) []int
+}
+
+// rowSlice is a rowSource of ready rows. Tables size their columns from
+// the content: measured here, or by the source (contentWidths), or else
+// the columns' max width.
+type rowSlice []row
+
+func (s rowSlice) Len() int         { return len(s) }
+func (s rowSlice) Key(i int) string { return s[i].key }
+func (s rowSlice) Row(i int) row    { return s[i] }
+
+func (s rowSlice) widths(cols int) []int {
+	w := make([]int, cols)
+	for _, r := range s {
+		for i := range min(cols, len(r.cells)) {
+			w[i] = max(w[i], width(r.cells[i]))
+		}
+	}
+	return w
 }
 
 // table is a scrolling, selectable table that renders only visible rows.
@@ -33,7 +66,7 @@ type row struct {
 type table struct {
 	styles *Styles
 	cols   []column
-	rows   []row
+	rows   rowSource
 	widths []int // per column; 0 = hidden
 
 	cursor, offset int
@@ -43,7 +76,7 @@ type table struct {
 const marker = "▸ "
 
 func newTable(st *Styles, cols []column) *table {
-	return &table{styles: st, cols: cols}
+	return &table{styles: st, cols: cols, rows: rowSlice(nil)}
 }
 
 func (t *table) setSize(w, h int) {
@@ -54,15 +87,15 @@ func (t *table) setSize(w, h int) {
 
 // setRows replaces the rows, keeping the cursor on the same key when the
 // row is still there.
-func (t *table) setRows(rows []row) {
+func (t *table) setRows(rows rowSource) {
 	var selKey string
-	if r, ok := t.selected(); ok {
-		selKey = r.key
+	if t.cursor >= 0 && t.cursor < t.rows.Len() {
+		selKey = t.rows.Key(t.cursor)
 	}
 	t.rows = rows
 	if selKey != "" {
-		for i := range rows {
-			if rows[i].key == selKey {
+		for i := range rows.Len() {
+			if rows.Key(i) == selKey {
 				t.cursor = i
 				break
 			}
@@ -73,10 +106,10 @@ func (t *table) setRows(rows []row) {
 }
 
 func (t *table) selected() (row, bool) {
-	if t.cursor < 0 || t.cursor >= len(t.rows) {
+	if t.cursor < 0 || t.cursor >= t.rows.Len() {
 		return row{}, false
 	}
-	return t.rows[t.cursor], true
+	return t.rows.Row(t.cursor), true
 }
 
 func (t *table) visible() int { return max(t.height-1, 0) }
@@ -87,10 +120,11 @@ func (t *table) move(n int) {
 }
 
 func (t *table) top()    { t.cursor = 0; t.clamp() }
-func (t *table) bottom() { t.cursor = len(t.rows) - 1; t.clamp() }
+func (t *table) bottom() { t.cursor = t.rows.Len() - 1; t.clamp() }
 
 func (t *table) clamp() {
-	t.cursor = min(max(t.cursor, 0), max(len(t.rows)-1, 0))
+	n := t.rows.Len()
+	t.cursor = min(max(t.cursor, 0), max(n-1, 0))
 	vis := t.visible()
 	if vis == 0 {
 		t.offset = t.cursor
@@ -103,7 +137,7 @@ func (t *table) clamp() {
 		t.offset = t.cursor - vis + 1
 	}
 	// Do not leave blank lines at the bottom when rows could fill them.
-	t.offset = max(min(t.offset, len(t.rows)-vis), 0)
+	t.offset = max(min(t.offset, n-vis), 0)
 }
 
 // layout picks which columns show and how wide they are.
@@ -111,12 +145,17 @@ func (t *table) layout() {
 	t.widths = make([]int, len(t.cols))
 	avail := t.width - ansi.StringWidth(marker)
 	natural := make([]int, len(t.cols))
+	var content []int
+	if cw, ok := t.rows.(contentWidths); ok {
+		content = cw.widths(len(t.cols))
+	}
 	for i, c := range t.cols {
 		natural[i] = ansi.StringWidth(c.title)
-		for _, r := range t.rows {
-			if i < len(r.cells) {
-				natural[i] = max(natural[i], ansi.StringWidth(r.cells[i]))
-			}
+		switch {
+		case i < len(content):
+			natural[i] = max(natural[i], content[i])
+		case c.max > 0:
+			natural[i] = c.max
 		}
 		if c.max > 0 {
 			natural[i] = min(natural[i], c.max)
@@ -164,15 +203,15 @@ func (t *table) view(titles []string, empty string) string {
 	var b strings.Builder
 	pad := strings.Repeat(" ", ansi.StringWidth(marker))
 	b.WriteString(t.styles.Header.Render(pad + t.line(titles)))
-	if len(t.rows) == 0 {
+	if t.rows.Len() == 0 {
 		if t.height > 1 {
 			b.WriteString("\n" + t.styles.Dim.Render(pad+empty))
 		}
 		return b.String()
 	}
-	end := min(t.offset+t.visible(), len(t.rows))
+	end := min(t.offset+t.visible(), t.rows.Len())
 	for i := t.offset; i < end; i++ {
-		r := t.rows[i]
+		r := t.rows.Row(i)
 		b.WriteByte('\n')
 		if i == t.cursor {
 			b.WriteString(marker + t.styles.Selected.Render(t.line(r.cells)))
@@ -200,7 +239,7 @@ func (t *table) line(cells []string) string {
 }
 
 func (t *table) lineTinted(r row) string {
-	if r.tint < 0 || r.tint >= len(t.widths) || t.widths[r.tint] == 0 {
+	if r.style == nil || r.tint < 0 || r.tint >= len(t.widths) || t.widths[r.tint] == 0 {
 		return t.line(r.cells)
 	}
 	parts := make([]string, 0, len(t.cols))
@@ -219,6 +258,17 @@ func (t *table) lineTinted(r row) string {
 		parts = append(parts, c)
 	}
 	return strings.Join(parts, " ")
+}
+
+// width is ansi.StringWidth with a fast path for plain ASCII, which is
+// nearly every cell: layout measures every cell of every row.
+func width(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return ansi.StringWidth(s)
+		}
+	}
+	return len(s)
 }
 
 // fit truncates or pads s to exactly w cells.

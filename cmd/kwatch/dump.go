@@ -14,6 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/decode"
 	"github.com/kwatch/kwatch/pipeline"
@@ -23,8 +24,9 @@ func (e *env) dump(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("dump", flag.ContinueOnError)
 	var c common
 	c.register(fs, "text, json or ndjson")
+	profile := fs.String("profile", "seed", "header versions of profile seed or accepted-2026 (header v3)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: kwatch dump [--format text|json|ndjson] [--port N] FILE...")
+		fmt.Fprintln(fs.Output(), "usage: kwatch dump [--format text|json|ndjson] [--profile seed|accepted-2026] [--port N] FILE...")
 		fs.PrintDefaults()
 	}
 	files, err := parse(fs, args, e.stderr)
@@ -41,6 +43,11 @@ func (e *env) dump(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	prof, err := audit.ParseProfile(*profile)
+	if err != nil {
+		return usageError{fmt.Sprintf("--profile %q: want seed or accepted-2026", *profile)}
+	}
+	opts.HeaderV3 = audit.HeaderV3(prof)
 	src, err := capture.OpenFiles(files, capture.Options{})
 	if err != nil {
 		return err

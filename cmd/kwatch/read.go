@@ -79,6 +79,7 @@ func (e *env) read(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	popts.HeaderV3 = audit.HeaderV3(aopts.Profile)
 	src, err := capture.OpenFiles(files, capture.Options{})
 	if err != nil {
 		return err

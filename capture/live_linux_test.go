@@ -1,0 +1,193 @@
+//go:build linux
+
+package capture
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestOpenLive captures on lo for real (root only): a port filter keeps the
+// exchange with one listener and drops the exchange with another.
+func TestOpenLive(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("live capture needs root (CAP_NET_RAW)")
+	}
+	wanted, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wanted.Close()
+	other, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	wantPort := uint16(wanted.Addr().(*net.TCPAddr).Port)
+	otherPort := uint16(other.Addr().(*net.TCPAddr).Port)
+
+	src, err := OpenLive("lo", LiveOptions{Ports: []uint16{wantPort}, Snaplen: 65535})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+
+	type seen struct {
+		ports   [2]uint16
+		payload string
+	}
+	got := make(chan seen, 1024)
+	done := make(chan error, 1)
+	go func() {
+		d := NewLayerDecoder()
+		var s Segment
+		for {
+			p, err := src.Next()
+			if err != nil {
+				done <- err
+				return
+			}
+			if d.Decode(&p, &s) {
+				got <- seen{[2]uint16{s.Src.Port(), s.Dst.Port()}, string(s.TCP.Payload)}
+			}
+		}
+	}()
+
+	exchange := func(l net.Listener, msg string) {
+		go func() {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			io.Copy(c, c) // echo
+		}()
+		c, err := net.Dial("tcp4", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Write([]byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, len(msg))
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.ReadFull(c, buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exchange(other, "to the other port")
+	exchange(wanted, "to the wanted port")
+
+	deadline := time.After(5 * time.Second)
+	var request, echo bool
+	for !(request && echo) {
+		select {
+		case s := <-got:
+			if s.ports[0] != wantPort && s.ports[1] != wantPort {
+				t.Errorf("the filter let through %d -> %d", s.ports[0], s.ports[1])
+			}
+			if s.payload == "to the wanted port" {
+				request = request || s.ports[1] == wantPort
+				echo = echo || s.ports[0] == wantPort
+			}
+			if strings.Contains(s.payload, "other") || s.ports[0] == otherPort || s.ports[1] == otherPort {
+				t.Errorf("saw traffic of the other port: %+v", s)
+			}
+		case <-deadline:
+			t.Fatalf("timed out: request seen %v, echo seen %v", request, echo)
+		}
+	}
+	st, err := src.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Received == 0 {
+		t.Errorf("Stats = %+v, want packets received", st)
+	}
+	// Close unblocks the reading goroutine, which is waiting in Next.
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != io.EOF {
+			t.Errorf("Next after Close = %v, want io.EOF", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not unblock Next")
+	}
+}
+
+func TestOpenLiveErrors(t *testing.T) {
+	if _, err := OpenLive("no-such-if0", LiveOptions{}); err == nil || err.Error() != "capture: no-such-if0: no such interface" {
+		t.Errorf("OpenLive(missing) = %v", err)
+	}
+	if _, err := OpenLive("lo", LiveOptions{Ports: make([]uint16, MaxFilterPorts+1)}); err == nil {
+		t.Error("OpenLive with too many ports should fail")
+	}
+}
+
+func TestPcapngWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.pcapng")
+	if err := os.WriteFile(path, []byte("old contents, world-readable"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewPcapngWriter(path, 1, 65535)
+	if err != nil {
+		t.Fatal(err)
+	}
+	when := time.Unix(1764434965, 123456789).UTC()
+	for i := range 3 {
+		p := Packet{Frame: uint64(i + 1), Time: when.Add(time.Duration(i) * time.Second), Data: []byte{byte(i), 1, 2}, CaptureLength: 3, Length: 60}
+		if err := w.WritePacket(&p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", st.Mode().Perm())
+	}
+	src, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	got, err := readAll(t, src)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("read back %d packets, %v", len(got), err)
+	}
+	for i, p := range got {
+		if !p.Time.Equal(when.Add(time.Duration(i)*time.Second)) || p.Length != 60 || p.Data[0] != byte(i) || p.LinkType != 1 {
+			t.Errorf("packet %d = %+v", i, p)
+		}
+	}
+	if _, err := NewPcapngWriter(filepath.Join(t.TempDir(), "missing", "x.pcapng"), 1, 0); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("writer in a missing directory: %v", err)
+	}
+}
+
+// TestOpenLivePermission runs without root (e.g. the test binary under
+// setpriv --reuid=nobody): the error must say how to grant the capability.
+func TestOpenLivePermission(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("needs an unprivileged user")
+	}
+	_, err := OpenLive("lo", LiveOptions{})
+	want := "capture: lo: permission denied opening a packet socket: run as root or grant the capability with: sudo setcap cap_net_raw+ep $(which kwatch)"
+	if err == nil || err.Error() != want {
+		t.Errorf("OpenLive as an unprivileged user = %v\nwant %s", err, want)
+	}
+}
