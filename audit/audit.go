@@ -80,6 +80,8 @@ type totals struct {
 	cidRepeatBytes          uint64
 	cidRepeats              uint64
 	unobservable            uint64
+	kernelReceived          uint64
+	kernelDropped           uint64
 	stateLimited            uint64
 	pendingEvicted          uint64
 	first, last             time.Time
@@ -111,6 +113,14 @@ func New(o Options) *Auditor {
 		lru:       list.New(),
 		claims:    make(map[memberKey]*claimSet),
 	}
+}
+
+// SetKernelStats records a live capture's kernel counters (packets
+// delivered and dropped), shown with the coverage figures.
+func (a *Auditor) SetKernelStats(received, dropped uint64) {
+	a.mu.Lock()
+	a.t.kernelReceived, a.t.kernelDropped = received, dropped
+	a.mu.Unlock()
 }
 
 // AddCapture adds the pipeline's counts of packets read and their bytes.

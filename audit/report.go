@@ -50,6 +50,12 @@ type Totals struct {
 	UnobservableConnections uint64 `json:"unobservable_connections"`
 	// StateLimited counts judgements skipped because a state bound was hit.
 	StateLimited uint64 `json:"state_limited"`
+	// OpenConnections: Kafka connections not yet ended (live mode).
+	OpenConnections uint64 `json:"open_connections"`
+	// KernelReceived and KernelDropped: live capture's PACKET_STATISTICS,
+	// packets the kernel delivered and dropped (a coverage figure).
+	KernelReceived uint64 `json:"kernel_received,omitempty"`
+	KernelDropped  uint64 `json:"kernel_dropped,omitempty"`
 }
 
 // Instance is one client: a client instance (non-zero header instance ID)
@@ -103,6 +109,12 @@ func (a *Auditor) report() *Report {
 		FindingsNotKept: t.findingsDropped, EvictedInstances: t.evicted,
 		ClientIDRepeats: t.cidRepeats, ClientIDRepeatBytes: t.cidRepeatBytes,
 		UnobservableConnections: t.unobservable, StateLimited: t.stateLimited,
+		KernelReceived: t.kernelReceived, KernelDropped: t.kernelDropped,
+	}
+	for _, c := range a.conns {
+		if c.kafka && !c.closed {
+			r.Totals.OpenConnections++
+		}
 	}
 	for v, n := range t.requests {
 		r.Totals.Requests += n

@@ -130,6 +130,9 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 	if t.UnobservableConnections > 0 {
 		pf("  %-20s %d\n", "identity-unobservable", t.UnobservableConnections)
 	}
+	if t.KernelReceived > 0 || t.KernelDropped > 0 {
+		pf("  %-20s %d of %d packets\n", "kernel-drops", t.KernelDropped, t.KernelReceived+t.KernelDropped)
+	}
 	return bw.Flush()
 }
 

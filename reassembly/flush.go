@@ -3,9 +3,12 @@ package reassembly
 import (
 	"cmp"
 	"slices"
+	"time"
 
 	"github.com/gopacket/gopacket"
 	tcpasm "github.com/gopacket/gopacket/reassembly"
+
+	"github.com/kwatch/kwatch/capture"
 )
 
 // gopacket's flushes walk connections in map order. Stream calls made
@@ -38,21 +41,64 @@ func (r *Reassembler) collect(c *conn, k evKind, side Side, p []byte, n int) {
 	}
 }
 
+// IdleClock decides when idle flushes happen: once per FlushInterval of
+// packet time, before the segment whose time crosses it. A Reassembler
+// keeps one internally; a caller that shards segments over several
+// Reassemblers (Options.ExternalIdleFlush) keeps one over all segments and
+// calls IdleFlush on every shard when Tick says so, so that flushes happen
+// at the same frames whatever the number of shards.
+type IdleClock struct {
+	latest      time.Time
+	latestFrame uint64
+	lastFlush   time.Time
+}
+
+// FlushInterval is how often, in packet time, idle connections are looked
+// for.
+const FlushInterval = flushEvery
+
+// Tick records a wanted segment's frame and time (call it before handing
+// the segment on) and reports whether an idle flush is due now, with the
+// Meta to give IdleFlush.
+func (k *IdleClock) Tick(frame uint64, t time.Time) (Meta, bool) {
+	if t.After(k.latest) {
+		k.latest = t
+	}
+	k.latestFrame = frame
+	if k.lastFlush.IsZero() {
+		k.lastFlush = k.latest
+		return Meta{}, false
+	}
+	if k.latest.Sub(k.lastFlush) < flushEvery {
+		return Meta{}, false
+	}
+	k.lastFlush = k.latest
+	return Meta{Frame: k.latestFrame, Time: k.latest}, true
+}
+
+// IdleFlush ends connections idle for IdleTimeout before m.Time and gives
+// up on holes that old; Stream calls carry m. With ExternalIdleFlush it is
+// the only way idle flushes happen.
+func (r *Reassembler) IdleFlush(m Meta) {
+	if r.closed {
+		return
+	}
+	r.idleFlush(m)
+}
+
 // maybeIdleFlush ends connections idle for IdleTimeout and gives up on
 // holes that old, looking once per second of packet time.
-func (r *Reassembler) maybeIdleFlush() {
-	if r.lastFlush.IsZero() {
-		r.lastFlush = r.latest
-		return
+func (r *Reassembler) maybeIdleFlush(s *capture.Segment) {
+	if m, ok := r.clock.Tick(s.Frame, s.Time); ok {
+		r.idleFlush(m)
 	}
-	if r.latest.Sub(r.lastFlush) < flushEvery {
-		return
-	}
-	r.lastFlush = r.latest
-	t := r.latest.Add(-r.opts.IdleTimeout)
+}
+
+func (r *Reassembler) idleFlush(m Meta) {
+	t := m.Time.Add(-r.opts.IdleTimeout)
 	r.cur = pktCtx{
-		ci:   gopacket.CaptureInfo{Timestamp: r.latest},
-		meta: Meta{Frame: r.latestFrame, Time: r.latest},
+		ci:   gopacket.CaptureInfo{Timestamp: m.Time},
+		meta: m,
 	}
 	ended := r.stats.Ended
 	r.flushing = true
@@ -86,7 +132,15 @@ func (r *Reassembler) replay(after bool) {
 		return cmp.Compare(a.c.id, b.c.id)
 	})
 	m := r.cur.meta
+	// After an idle flush, each connection's forced-out snaplen holes
+	// follow its own replayed calls, so that the calls of one connection
+	// stay together (a sharded run merges flushes connection by connection).
+	var prev *conn
 	for _, ev := range r.flushed {
+		if after && prev != nil && ev.c != prev {
+			r.forceTruncHoles(prev)
+		}
+		prev = ev.c
 		s := ev.c.s
 		switch ev.kind {
 		case evData:
@@ -99,6 +153,9 @@ func (r *Reassembler) replay(after bool) {
 			s.End(m)
 		}
 	}
+	if after && prev != nil {
+		r.forceTruncHoles(prev)
+	}
 	clear(r.flushed)
 	r.flushed = r.flushed[:0]
 	if cap(r.arena) > maxArenaKeep {
@@ -107,9 +164,6 @@ func (r *Reassembler) replay(after bool) {
 	r.arena = r.arena[:0]
 	for _, c := range r.touched {
 		c.touched = false
-		if after {
-			r.forceTruncHoles(c)
-		}
 	}
 	clear(r.touched)
 	r.touched = r.touched[:0]

@@ -145,7 +145,10 @@ type Options struct {
 	MaxBufferedPagesPerConn int
 	// MaxBufferedPagesTotal caps it over all connections. Negative: no cap.
 	MaxBufferedPagesTotal int
-	Logger                zerolog.Logger
+	// ExternalIdleFlush: Add never flushes idle connections; the caller
+	// calls IdleFlush, driven by an IdleClock over all segments (sharding).
+	ExternalIdleFlush bool
+	Logger            zerolog.Logger
 }
 
 // Stats counts what the Reassembler saw. Connection counts exclude
@@ -188,11 +191,9 @@ type Reassembler struct {
 	zero      []byte   // synthetic payload for holes
 	post      []action
 
-	latest      time.Time // latest packet time seen
-	latestFrame uint64
-	lastFlush   time.Time
-	nextID      uint64
-	closed      bool
+	clock  IdleClock // when idle flushes happen, unless ExternalIdleFlush
+	nextID uint64
+	closed bool
 
 	flushing bool
 	flushed  []flushEvent // Stream calls collected during a flush
@@ -252,13 +253,11 @@ func (r *Reassembler) Add(s *capture.Segment) {
 		r.stats.Filtered++
 		return
 	}
-	if s.Time.After(r.latest) {
-		r.latest = s.Time
-	}
-	r.latestFrame = s.Frame
 	// Time passes before the segment is handled: a connection idle for
 	// too long ends first, and its 4-tuple opens a new one.
-	r.maybeIdleFlush()
+	if !r.opts.ExternalIdleFlush {
+		r.maybeIdleFlush(s)
+	}
 	r.cur = pktCtx{
 		ci:        gopacket.CaptureInfo{Timestamp: s.Time},
 		meta:      Meta{Frame: s.Frame, Time: s.Time},

@@ -136,18 +136,20 @@ func (p *findings) rebuild() {
 		}
 	}
 	p.shown = shown
-	p.tbl.setRows(findingRows{data: p.data, shown: shown, styles: p.c.styles})
+	p.tbl.setRows(findingRows{findings: p.data.Findings, shown: shown, styles: p.c.styles})
 }
 
-// findingRows formats findings into table rows on demand.
+// findingRows formats findings into table rows on demand. It holds the
+// snapshot's slice, not the Data: the table asks the previous source for
+// the selected key after the root has already stored the next snapshot.
 type findingRows struct {
-	data   *Data
-	shown  []int
-	styles *Styles
+	findings []FindingRow
+	shown    []int
+	styles   *Styles
 }
 
 func (r findingRows) Len() int         { return len(r.shown) }
-func (r findingRows) Key(i int) string { return findingKey(&r.data.Findings[r.shown[i]]) }
+func (r findingRows) Key(i int) string { return findingKey(&r.findings[r.shown[i]]) }
 
 // widths measures the columns from the fields, formatting nothing: the
 // text fields are ASCII in practice and width() checks when they are not.
@@ -155,7 +157,7 @@ func (r findingRows) widths(cols int) []int {
 	w := make([]int, cols)
 	w[fcTime], w[fcSev] = len("15:04:05.000"), len("error")
 	for _, i := range r.shown {
-		f := &r.data.Findings[i]
+		f := &r.findings[i]
 		w[fcRule] = max(w[fcRule], width(f.Rule))
 		w[fcClient] = max(w[fcClient], width(f.Client))
 		w[fcClientID] = max(w[fcClientID], width(f.ClientID))
@@ -178,7 +180,7 @@ func digits(n uint64) int {
 }
 
 func (r findingRows) Row(i int) row {
-	f := &r.data.Findings[r.shown[i]]
+	f := &r.findings[r.shown[i]]
 	return row{key: r.Key(i), cells: findingCells(f), tint: fcSev, style: r.styles.sevRef(f.Severity)}
 }
 

@@ -8,8 +8,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/mattn/go-isatty"
-
 	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/pipeline"
@@ -127,6 +125,5 @@ func useColor(w io.Writer) bool {
 	if os.Getenv("NO_COLOR") != "" {
 		return false
 	}
-	f, ok := w.(*os.File)
-	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+	return isTerminal(w)
 }

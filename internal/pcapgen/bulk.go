@@ -50,6 +50,10 @@ type bulkConn struct {
 	produceResp    []byte
 	fetch          []byte
 	fetchResp      []byte
+	// instance is the client's header instance ID; clientID is sent on the
+	// connection's first request only, as a KIP-1313 client does.
+	instance [16]byte
+	clientID string
 }
 
 // bulkWriter streams packets of many connections to a packetWriter.
@@ -153,14 +157,16 @@ func WriteBulkFile(path string, o BulkOptions) (int64, error) {
 func newBulkConn(i int, rng *rand.Rand, payload []byte) bulkConn {
 	var topicID [16]byte
 	topicID[0], topicID[15] = 0x42, byte(i)
-	h := RequestHeader{ClientID: Ptr(fmt.Sprintf("bulk-client-%d", i))}
 	id := [16]byte{}
 	for j := range id {
 		id[j] = byte(rng.Uint32())
 	}
-	h.InstanceID = &id
-	h.APIVersion = 11
+	id[6] = id[6]&0x0f | 0x40 // version 4
+	id[8] = id[8]&0x3f | 0x80 // RFC 4122 variant
+	h := RequestHeader{InstanceID: &id, APIVersion: 11}
 	bc := bulkConn{
+		instance: id,
+		clientID: fmt.Sprintf("bulk-client-%d", i),
 		client: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 2, byte((i + 1) >> 8), byte(i + 1)}), uint16(30000+i%30000)),
 		broker: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, byte(1 + i%3)}), 9092),
 		next:   [2]uint32{rng.Uint32(), rng.Uint32()},
@@ -188,7 +194,7 @@ func (bw *bulkWriter) open(bc *bulkConn) error {
 	if err := bw.packet(bc, ToBroker, bc.next[0], bc.next[1], flagACK, 0, nil); err != nil {
 		return err
 	}
-	h := RequestHeader{ClientID: Ptr("bulk"), CorrelationID: bc.corr, APIVersion: 4}
+	h := RequestHeader{ClientID: &bc.clientID, InstanceID: &bc.instance, CorrelationID: bc.corr, APIVersion: 4}
 	if err := bw.write(bc, ToBroker, EncodeRequest(h, APIVersions(4, "kwatch-bulk", "1.0"))); err != nil {
 		return err
 	}
@@ -196,7 +202,7 @@ func (bw *bulkWriter) open(bc *bulkConn) error {
 		return err
 	}
 	bc.corr++
-	h.CorrelationID, h.APIVersion = bc.corr, 12
+	h.CorrelationID, h.APIVersion, h.ClientID = bc.corr, 12, nil
 	if err := bw.write(bc, ToBroker, EncodeRequest(h, Metadata(12, "bulk"))); err != nil {
 		return err
 	}
