@@ -167,9 +167,9 @@ func newBulkConn(i int, rng *rand.Rand, payload []byte) bulkConn {
 	bc := bulkConn{
 		instance: id,
 		clientID: fmt.Sprintf("bulk-client-%d", i),
-		client: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 2, byte((i + 1) >> 8), byte(i + 1)}), uint16(30000+i%30000)),
-		broker: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, byte(1 + i%3)}), 9092),
-		next:   [2]uint32{rng.Uint32(), rng.Uint32()},
+		client:   netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 2, byte((i + 1) >> 8), byte(i + 1)}), uint16(30000+i%30000)),
+		broker:   netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, byte(1 + i%3)}), 9092),
+		next:     [2]uint32{rng.Uint32(), rng.Uint32()},
 	}
 	bc.produce = EncodeRequest(h, Produce(11, "bulk", topicID, payload))
 	bc.produceResp = EncodeResponse(0, 11, ProduceResponse(11, "bulk", topicID))
