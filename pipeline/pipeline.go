@@ -3,8 +3,10 @@
 // decoder per connection, whose events go to a decode.Sink (the auditor, or
 // kwatch dump's printer).
 //
-// Concurrency: Run drives everything on the calling goroutine, so the sink
-// sees events in capture order. Buffers: events handed to the sink are valid
+// Concurrency: the sink is always called on Run's calling goroutine, in
+// capture order. With Options.Workers > 1, Run starts a reader goroutine and
+// one goroutine per worker (all ended before it returns); the events, their
+// order and the Stats are the same as with one worker. Buffers: events handed to the sink are valid
 // only during the call (see decode.Event).
 package pipeline
 
@@ -37,7 +39,13 @@ type Options struct {
 	// HeaderV3 names the API versions whose requests use header v3 (the
 	// accepted-2026 profile; see decode.Options).
 	HeaderV3 func(key, version int16) bool
-	Logger   zerolog.Logger
+	// Workers shards connections over this many goroutines by flow hash
+	// (0 or 1: everything on the calling goroutine). The events the sink
+	// sees, and their order, are the same for every value: see shard.go.
+	Workers int
+	Logger  zerolog.Logger
+
+	batchSteps int // segments per sharded batch; 0: the default (tests)
 }
 
 // Stats counts what a run read.
@@ -65,6 +73,9 @@ const checkEvery = 4096
 // is the source's error, if it ended with one; everything read before it
 // has been analyzed and flushed to sink.
 func Run(ctx context.Context, src capture.Source, opts Options, sink decode.Sink) (Stats, error) {
+	if opts.Workers > 1 {
+		return runSharded(ctx, src, opts, sink)
+	}
 	e := New(opts, sink)
 	var runErr error
 	for {
@@ -104,31 +115,44 @@ func New(opts Options, sink decode.Sink) *Engine {
 		opts:  opts,
 		sink:  sink,
 		layer: capture.NewLayerDecoder(),
-		dopts: decode.Options{MaxFrame: opts.MaxFrame, AssumeKafka: len(opts.Ports) > 0, HeaderV3: opts.HeaderV3},
+		dopts: decodeOptions(opts),
 	}
-	e.reasm = reassembly.New(reassembly.Options{
+	e.reasm = reassembly.New(reassemblyOptions(opts), reassembly.OpenerFunc(e.open))
+	return e
+}
+
+func decodeOptions(opts Options) decode.Options {
+	return decode.Options{MaxFrame: opts.MaxFrame, AssumeKafka: len(opts.Ports) > 0, HeaderV3: opts.HeaderV3}
+}
+
+func reassemblyOptions(opts Options) reassembly.Options {
+	return reassembly.Options{
 		BrokerPorts:             opts.Ports,
 		IdleTimeout:             opts.IdleTimeout,
 		MaxBufferedPagesPerConn: opts.MaxBufferedPagesPerConn,
 		Logger:                  opts.Logger,
-	}, reassembly.OpenerFunc(e.open))
-	return e
+	}
+}
+
+// count adds p to the packet counters.
+func (s *Stats) count(p *capture.Packet) {
+	s.Packets++
+	s.Bytes += uint64(p.Length)
+	s.LastFrame = p.Frame
+	if s.FirstTime.IsZero() {
+		s.FirstTime = p.Time
+	}
+	if p.Time.After(s.LastTime) {
+		s.LastTime = p.Time
+	}
+	if p.Truncated() {
+		s.Truncated++
+	}
 }
 
 // Packet analyzes one packet. p.Data may be reused after it returns.
 func (e *Engine) Packet(p *capture.Packet) {
-	e.stats.Packets++
-	e.stats.Bytes += uint64(p.Length)
-	e.stats.LastFrame = p.Frame
-	if e.stats.FirstTime.IsZero() {
-		e.stats.FirstTime = p.Time
-	}
-	if p.Time.After(e.stats.LastTime) {
-		e.stats.LastTime = p.Time
-	}
-	if p.Truncated() {
-		e.stats.Truncated++
-	}
+	e.stats.count(p)
 	if !e.layer.Decode(p, &e.seg) {
 		e.stats.NotTCP++
 		return

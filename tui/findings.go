@@ -261,40 +261,19 @@ func (p *findings) Update(msg tea.Msg) tea.Cmd {
 }
 
 func (p *findings) updateSearch(msg tea.KeyPressMsg) tea.Cmd {
-	k := p.c.keys
-	switch {
-	case key.Matches(msg, k.SearchAccept):
-		p.searching = false
-		p.search.Blur()
-		return nil
-	case key.Matches(msg, k.SearchCancel):
-		p.searching = false
-		p.search.Blur()
-		p.search.SetValue("")
-		p.rebuild()
-		return nil
-	}
-	if p.search.Update(msg) {
+	if p.search.edit(msg, p.c.keys) {
 		p.rebuild()
 	}
+	p.searching = p.search.focused
 	return nil
 }
 
 func (p *findings) updateList(msg tea.KeyPressMsg) tea.Cmd {
 	k := p.c.keys
+	if p.tbl.navigate(msg, k) {
+		return nil
+	}
 	switch {
-	case key.Matches(msg, k.Up):
-		p.tbl.move(-1)
-	case key.Matches(msg, k.Down):
-		p.tbl.move(1)
-	case key.Matches(msg, k.PageUp):
-		p.tbl.move(-max(p.tbl.visible(), 1))
-	case key.Matches(msg, k.PageDown):
-		p.tbl.move(max(p.tbl.visible(), 1))
-	case key.Matches(msg, k.Top):
-		p.tbl.top()
-	case key.Matches(msg, k.Bottom):
-		p.tbl.bottom()
 	case key.Matches(msg, k.Severity):
 		// all -> error -> warn -> info -> all: most severe first.
 		switch p.sev {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 )
 
@@ -56,6 +57,22 @@ func (in *input) Update(msg tea.Msg) bool {
 		return in.insert(msg.Content)
 	}
 	return false
+}
+
+// edit handles a key while the box is being typed in: accept leaves the
+// box as it is, cancel clears it. It reports whether the text changed, so
+// the caller re-filters.
+func (in *input) edit(msg tea.KeyPressMsg, k *KeyMap) (changed bool) {
+	switch {
+	case key.Matches(msg, k.SearchAccept):
+		in.Blur()
+		return false
+	case key.Matches(msg, k.SearchCancel):
+		in.Blur()
+		in.SetValue("")
+		return true
+	}
+	return in.Update(msg)
 }
 
 func (in *input) insert(s string) bool {

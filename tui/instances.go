@@ -216,40 +216,19 @@ func (p *instances) Update(msg tea.Msg) tea.Cmd {
 }
 
 func (p *instances) updateFilter(msg tea.KeyPressMsg) tea.Cmd {
-	k := p.c.keys
-	switch {
-	case key.Matches(msg, k.SearchAccept):
-		p.filtering = false
-		p.filter.Blur()
-		return nil
-	case key.Matches(msg, k.SearchCancel):
-		p.filtering = false
-		p.filter.Blur()
-		p.filter.SetValue("")
-		p.rebuild()
-		return nil
-	}
-	if p.filter.Update(msg) {
+	if p.filter.edit(msg, p.c.keys) {
 		p.rebuild()
 	}
+	p.filtering = p.filter.focused
 	return nil
 }
 
 func (p *instances) updateList(msg tea.KeyPressMsg) tea.Cmd {
 	k := p.c.keys
+	if p.tbl.navigate(msg, k) {
+		return nil
+	}
 	switch {
-	case key.Matches(msg, k.Up):
-		p.tbl.move(-1)
-	case key.Matches(msg, k.Down):
-		p.tbl.move(1)
-	case key.Matches(msg, k.PageUp):
-		p.tbl.move(-max(p.tbl.visible(), 1))
-	case key.Matches(msg, k.PageDown):
-		p.tbl.move(max(p.tbl.visible(), 1))
-	case key.Matches(msg, k.Top):
-		p.tbl.top()
-	case key.Matches(msg, k.Bottom):
-		p.tbl.bottom()
 	case key.Matches(msg, k.Sort):
 		p.sortCol = (p.sortCol + 1) % len(instanceColumns)
 		p.desc = numericColumn(p.sortCol)

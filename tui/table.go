@@ -3,6 +3,8 @@ package tui
 import (
 	"strings"
 
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 )
@@ -117,6 +119,28 @@ func (t *table) visible() int { return max(t.height-1, 0) }
 func (t *table) move(n int) {
 	t.cursor += n
 	t.clamp()
+}
+
+// navigate moves the cursor for the list keys every pane shares and
+// reports whether msg was one of them.
+func (t *table) navigate(msg tea.KeyPressMsg, k *KeyMap) bool {
+	switch {
+	case key.Matches(msg, k.Up):
+		t.move(-1)
+	case key.Matches(msg, k.Down):
+		t.move(1)
+	case key.Matches(msg, k.PageUp):
+		t.move(-max(t.visible(), 1))
+	case key.Matches(msg, k.PageDown):
+		t.move(max(t.visible(), 1))
+	case key.Matches(msg, k.Top):
+		t.top()
+	case key.Matches(msg, k.Bottom):
+		t.bottom()
+	default:
+		return false
+	}
+	return true
 }
 
 func (t *table) top()    { t.cursor = 0; t.clamp() }

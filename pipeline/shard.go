@@ -1,0 +1,405 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"io"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/gopacket/gopacket"
+
+	"github.com/kwatch/kwatch/capture"
+	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/reassembly"
+)
+
+// The sharded run (Options.Workers > 1) splits the work over goroutines
+// while producing exactly the single-goroutine run's event sequence:
+//
+//   - the reader (one goroutine) reads packets, decodes their layers,
+//     applies the port filter, runs the one IdleClock over all segments, and
+//     appends each segment (TCP bytes copied into the batch's arena) to the
+//     input of the worker its connection hashes to (symmetric in the two
+//     endpoints, so both directions go to the same worker). It also records
+//     the batch's steps in capture order: "segment for worker w", "idle
+//     flush" (every worker), "close" (every worker).
+//   - each worker owns a Reassembler (ExternalIdleFlush) and the decoders
+//     of its connections; it copies the events they emit, tagged with the
+//     step that caused them, into its part of the batch.
+//   - the merger (the caller of Run) takes batches in order and replays
+//     their steps: a segment step's events come from its worker alone; a
+//     flush or close step's events are merged across workers connection by
+//     connection in Flow order (StartFrame, client, broker), the order in
+//     which one Reassembler replays a flush. The sink, and so the auditor
+//     with its cross-connection rules, stays on one goroutine.
+
+const (
+	batchSteps    = 2048 // segments (steps) per batch
+	batchesInUse  = 4    // batches in flight between reader and merger
+	maxArenaBatch = 8 << 20
+)
+
+type stepKind uint8
+
+const (
+	stepSegment stepKind = iota
+	stepFlush
+	stepClose
+)
+
+type step struct {
+	kind   stepKind
+	worker uint16
+	meta   reassembly.Meta // flush and close
+}
+
+// segRef is a segment handed to a worker: its TCP bytes are arena[off:end].
+type segRef struct {
+	step     int32
+	off, end int32
+	frame    uint64
+	time     time.Time
+	src, dst netip.AddrPort
+	netFlow  gopacket.Flow
+	trunc    bool
+}
+
+// outEvent is an event copied out of a worker: ClientID lives in the
+// worker's event arena at cid (cidLen -1: nil).
+type outEvent struct {
+	step   int32
+	cidOff int32
+	cidLen int32
+	ev     decode.Event
+}
+
+// part is one worker's share of a batch.
+type part struct {
+	in    []segRef
+	arena []byte
+	out   []outEvent
+	cids  []byte
+}
+
+type batch struct {
+	steps []step
+	parts []part
+	wg    sync.WaitGroup
+	end   bool // the last batch: the reader is done
+}
+
+func (b *batch) reset() {
+	b.steps = b.steps[:0]
+	for i := range b.parts {
+		p := &b.parts[i]
+		p.in = p.in[:0]
+		if cap(p.arena) > maxArenaBatch {
+			p.arena = nil
+		}
+		p.arena = p.arena[:0]
+		clear(p.out) // drop strings held by old events
+		p.out = p.out[:0]
+		p.cids = p.cids[:0]
+	}
+	b.end = false
+}
+
+// worker owns one shard: its Reassembler and decoders.
+type worker struct {
+	idx   int
+	reasm *reassembly.Reassembler
+	dopts decode.Options
+	conns uint64
+	cur   *part
+	step  int32
+	seg   capture.Segment
+	in    chan *batch
+}
+
+// Event copies e into the current batch part (the worker is the decoders'
+// sink).
+func (w *worker) Event(e *decode.Event) {
+	p := w.cur
+	o := outEvent{step: w.step, cidLen: -1, ev: *e}
+	if e.ClientID != nil {
+		o.cidOff, o.cidLen = int32(len(p.cids)), int32(len(e.ClientID))
+		p.cids = append(p.cids, e.ClientID...)
+	}
+	o.ev.ClientID = nil
+	p.out = append(p.out, o)
+}
+
+func (w *worker) open(f reassembly.Flow) reassembly.Stream {
+	w.conns++
+	id := decode.ConnID{Client: f.Client, Broker: f.Broker, StartFrame: f.StartFrame}
+	return &stream{conn: decode.NewConn(id, f.FromStart, w.dopts, w)}
+}
+
+func (w *worker) run() {
+	for b := range w.in {
+		w.process(b)
+		b.wg.Done()
+	}
+}
+
+func (w *worker) process(b *batch) {
+	p := &b.parts[w.idx]
+	w.cur = p
+	in := p.in
+	for i, st := range b.steps {
+		switch st.kind {
+		case stepSegment:
+			if int(st.worker) != w.idx {
+				continue
+			}
+			r := &in[0]
+			in = in[1:]
+			w.step = int32(i)
+			// Fields one by one: s.TCP keeps its options buffer.
+			s := &w.seg
+			s.Frame, s.Time, s.Src, s.Dst, s.NetFlow, s.Truncated = r.frame, r.time, r.src, r.dst, r.netFlow, r.trunc
+			if err := s.TCP.DecodeFromBytes(p.arena[r.off:r.end], gopacket.NilDecodeFeedback); err != nil {
+				continue // cannot happen: the reader decoded these bytes
+			}
+			w.reasm.Add(s)
+		case stepFlush:
+			w.step = int32(i)
+			w.reasm.IdleFlush(st.meta)
+		case stepClose:
+			w.step = int32(i)
+			w.reasm.Close(st.meta)
+		}
+	}
+	w.cur = nil
+}
+
+// shardOf maps a connection's endpoints to a worker, the same for both
+// directions.
+func shardOf(s *capture.Segment, n int) int {
+	x, y := s.Src, s.Dst
+	if x.Compare(y) > 0 {
+		x, y = y, x
+	}
+	h := uint64(14695981039346656037)
+	mix := func(ap [16]byte, port uint16) {
+		for _, c := range ap {
+			h = (h ^ uint64(c)) * 1099511628211
+		}
+		h = (h ^ uint64(port)) * 1099511628211
+		h = (h ^ uint64(port>>8)) * 1099511628211
+	}
+	mix(x.Addr().As16(), x.Port())
+	mix(y.Addr().As16(), y.Port())
+	return int(h % uint64(n))
+}
+
+// runSharded is Run with opts.Workers > 1.
+func runSharded(ctx context.Context, src capture.Source, opts Options, sink decode.Sink) (Stats, error) {
+	n := opts.Workers
+	perBatch := batchSteps
+	if opts.batchSteps > 0 {
+		perBatch = opts.batchSteps
+	}
+	dopts := decodeOptions(opts)
+	workers := make([]*worker, n)
+	for i := range workers {
+		w := &worker{idx: i, dopts: dopts, in: make(chan *batch, batchesInUse)}
+		ro := reassemblyOptions(opts)
+		ro.ExternalIdleFlush = true
+		w.reasm = reassembly.New(ro, reassembly.OpenerFunc(w.open))
+		workers[i] = w
+	}
+	free := make(chan *batch, batchesInUse)
+	for range batchesInUse {
+		free <- &batch{parts: make([]part, n)}
+	}
+	ordered := make(chan *batch, batchesInUse)
+
+	var wgWorkers sync.WaitGroup
+	for _, w := range workers {
+		wgWorkers.Go(w.run)
+	}
+
+	var (
+		stats    Stats
+		layer    = capture.NewLayerDecoder()
+		runErr   error
+		filtered uint64
+	)
+	// The reader.
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		defer close(ordered)
+		var (
+			seg   capture.Segment
+			clock reassembly.IdleClock
+			b     = <-free
+		)
+		send := func(last bool) {
+			b.end = last
+			b.wg.Add(n)
+			ordered <- b
+			for _, w := range workers {
+				w.in <- b
+			}
+			if !last {
+				b = <-free
+				b.reset()
+			}
+		}
+		for {
+			if stats.Packets%checkEvery == 0 && ctx.Err() != nil {
+				break
+			}
+			p, err := src.Next()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					runErr = err
+				}
+				break
+			}
+			stats.count(&p)
+			if !layer.Decode(&p, &seg) {
+				stats.NotTCP++
+				continue
+			}
+			if !wanted(opts.Ports, &seg) {
+				filtered++
+				continue
+			}
+			if m, ok := clock.Tick(seg.Frame, seg.Time); ok {
+				b.steps = append(b.steps, step{kind: stepFlush, meta: m})
+			}
+			wi := shardOf(&seg, n)
+			pt := &b.parts[wi]
+			tcp := seg.TCP.Contents[:len(seg.TCP.Contents)+len(seg.TCP.Payload)]
+			off := len(pt.arena)
+			pt.arena = append(pt.arena, tcp...)
+			pt.in = append(pt.in, segRef{step: int32(len(b.steps)), off: int32(off), end: int32(len(pt.arena)),
+				frame: seg.Frame, time: seg.Time, src: seg.Src, dst: seg.Dst, netFlow: seg.NetFlow, trunc: seg.Truncated})
+			b.steps = append(b.steps, step{kind: stepSegment, worker: uint16(wi)})
+			if len(b.steps) >= perBatch || len(pt.arena) >= maxArenaBatch {
+				send(false)
+			}
+		}
+		b.steps = append(b.steps, step{kind: stepClose, meta: reassembly.Meta{Frame: stats.LastFrame, Time: stats.LastTime}})
+		send(true)
+	}()
+
+	// The merger, on the caller's goroutine.
+	var ev decode.Event
+	deliver := func(b *batch, pi int, o *outEvent) {
+		ev = o.ev
+		if o.cidLen >= 0 {
+			ev.ClientID = b.parts[pi].cids[o.cidOff : o.cidOff+o.cidLen]
+		}
+		sink.Event(&ev)
+	}
+	pos := make([]int, n)
+	for b := range ordered {
+		b.wg.Wait()
+		clear(pos)
+		for i, st := range b.steps {
+			si := int32(i)
+			if st.kind == stepSegment {
+				pi := int(st.worker)
+				out := b.parts[pi].out
+				for pos[pi] < len(out) && out[pos[pi]].step == si {
+					deliver(b, pi, &out[pos[pi]])
+					pos[pi]++
+				}
+				continue
+			}
+			// Flush or close: merge the workers' events connection by
+			// connection in Flow order.
+			for {
+				best := -1
+				for pi := range b.parts {
+					out := b.parts[pi].out
+					if pos[pi] >= len(out) || out[pos[pi]].step != si {
+						continue
+					}
+					if best < 0 || connOrder(&out[pos[pi]].ev.Conn, &b.parts[best].out[pos[best]].ev.Conn) < 0 {
+						best = pi
+					}
+				}
+				if best < 0 {
+					break
+				}
+				out := b.parts[best].out
+				c := out[pos[best]].ev.Conn
+				for pos[best] < len(out) && out[pos[best]].step == si && out[pos[best]].ev.Conn == c {
+					deliver(b, best, &out[pos[best]])
+					pos[best]++
+				}
+			}
+		}
+		if b.end {
+			break
+		}
+		free <- b
+	}
+	<-readerDone
+	for _, w := range workers {
+		close(w.in)
+	}
+	wgWorkers.Wait()
+	for range ordered { // nothing left; ordered is closed
+	}
+
+	stats.Layers = layer.Stats()
+	stats.Reassembly.Segments = filtered
+	stats.Reassembly.Filtered = filtered
+	for _, w := range workers {
+		stats.Connections += w.conns
+		addReasm(&stats.Reassembly, w.reasm.Stats())
+	}
+	return stats, runErr
+}
+
+// connOrder is reassembly's replay order of flows.
+func connOrder(a, b *decode.ConnID) int {
+	if c := cmp.Compare(a.StartFrame, b.StartFrame); c != 0 {
+		return c
+	}
+	if c := a.Client.Compare(b.Client); c != 0 {
+		return c
+	}
+	return a.Broker.Compare(b.Broker)
+}
+
+func addReasm(s *reassembly.Stats, t reassembly.Stats) {
+	s.Segments += t.Segments
+	s.Filtered += t.Filtered
+	s.Opened += t.Opened
+	s.Ignored += t.Ignored
+	s.Ended += t.Ended
+	s.IdleEnded += t.IdleEnded
+	s.Bytes += t.Bytes
+	s.Gaps += t.Gaps
+	s.BytesLost += t.BytesLost
+	s.OutOfOrder += t.OutOfOrder
+	s.Overflow += t.Overflow
+	s.Truncated += t.Truncated
+	s.TruncFills += t.TruncFills
+	s.Restarts += t.Restarts
+}
+
+// wanted is reassembly's port filter: with ports named, a segment must have
+// one of them on either end.
+func wanted(ports []uint16, s *capture.Segment) bool {
+	if len(ports) == 0 {
+		return true
+	}
+	sp, dp := s.Src.Port(), s.Dst.Port()
+	for _, p := range ports {
+		if p == sp || p == dp {
+			return true
+		}
+	}
+	return false
+}
