@@ -2,27 +2,174 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/capture"
+	"github.com/kwatch/kwatch/internal/floor"
+	"github.com/kwatch/kwatch/internal/pcapgen"
 	"github.com/kwatch/kwatch/pipeline"
 )
 
-func BenchmarkProfRead(b *testing.B) {
-	path := os.Getenv("KWATCH_PROF_PCAP")
-	if path == "" {
-		b.Skip("KWATCH_PROF_PCAP not set")
+// The large captures, built once into $KWATCH_BENCH_DIR (default
+// $TMPDIR/kwatch-bench) and never committed. Together they are over 1 GB.
+var captures = []struct {
+	name string
+	opts pcapgen.BulkOptions
+}{
+	// Packet-heavy: Ethernet MTU 1500, small frames, 5% split.
+	{"packet-heavy.pcap", pcapgen.BulkOptions{Size: 84 << 20, MTU: 1500, Connections: 200, PayloadSize: 60, SplitFraction: 0.05, Seed: 1}},
+	// Byte-heavy: loopback, 64 KiB segments, kgo-sized batches.
+	{"byte-heavy.pcap", pcapgen.BulkOptions{Size: 1340 << 20, MTU: 65535, Connections: 300, PayloadSize: 8 << 10, SplitFraction: 0.05, Seed: 2, Link: pcapgen.LinkNull}},
+}
+
+var buildOnce sync.Once
+
+// capturePath returns the path of the named capture, building the set
+// first if needed.
+func capturePath(tb testing.TB, name string) string {
+	tb.Helper()
+	dir := os.Getenv("KWATCH_BENCH_DIR")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "kwatch-bench")
 	}
-	for b.Loop() {
-		src, err := capture.Open(path, capture.Options{})
-		if err != nil {
-			b.Fatal(err)
+	var err error
+	buildOnce.Do(func() {
+		if err = os.MkdirAll(dir, 0o755); err != nil {
+			return
 		}
-		a := audit.New(audit.Options{})
-		st, _ := pipeline.Run(context.Background(), src, pipeline.Options{}, a)
-		a.Finish(st.LastTime)
-		src.Close()
+		for _, c := range captures {
+			p := filepath.Join(dir, c.name)
+			if _, serr := os.Stat(p); serr == nil {
+				continue
+			}
+			tb.Logf("building %s", p)
+			if _, err = pcapgen.WriteBulkFile(p+".tmp", c.opts); err != nil {
+				return
+			}
+			if err = os.Rename(p+".tmp", p); err != nil {
+				return
+			}
+		}
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return filepath.Join(dir, name)
+}
+
+// read is `kwatch read`'s analysis: pipeline and full audit, report built.
+func read(tb testing.TB, path string, workers int) pipeline.Stats {
+	src, err := capture.Open(path, capture.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer src.Close()
+	a := audit.New(audit.Options{})
+	st, err := pipeline.Run(context.Background(), src, pipeline.Options{Workers: workers}, a)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	a.AddCapture(st.Packets, st.Bytes)
+	a.Finish(st.LastTime)
+	return st
+}
+
+func runFloor(tb testing.TB, path string) floor.Result {
+	r, err := floor.RunFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// BenchmarkRatio runs, in one run and alternately, the floor (pcapgo +
+// DecodingLayerParser) and kwatch's analysis with 1 and GOMAXPROCS workers
+// on each large capture, and reports kwatch's throughput as a ratio of the
+// floor's (x-floor: 1.0 means as fast as the floor). Use -benchtime Nx.
+//
+//	go test ./bench -run '^$' -bench Ratio -benchtime 5x -timeout 30m
+func BenchmarkRatio(b *testing.B) {
+	for _, c := range captures {
+		b.Run(c.name, func(b *testing.B) {
+			path := capturePath(b, c.name)
+			fi, err := os.Stat(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(fi.Size())
+			b.ReportAllocs()
+			workers := []int{1, runtime.GOMAXPROCS(0)}
+			var fl []time.Duration
+			kw := make([][]time.Duration, len(workers))
+			var packets uint64
+			for b.Loop() {
+				t := time.Now()
+				r := runFloor(b, path)
+				fl = append(fl, time.Since(t))
+				for i, w := range workers {
+					t = time.Now()
+					st := read(b, path, w)
+					kw[i] = append(kw[i], time.Since(t))
+					if st.Packets != uint64(r.Packets) {
+						b.Fatalf("kwatch read %d packets, the floor %d", st.Packets, r.Packets)
+					}
+					packets = st.Packets
+				}
+			}
+			f := median(fl)
+			b.ReportMetric(float64(packets)/f.Seconds(), "floor-pkt/s")
+			for i, w := range workers {
+				k := median(kw[i])
+				b.ReportMetric(f.Seconds()/k.Seconds(), fmt.Sprintf("x-floor-w%d", w))
+				fmt.Printf("%s: %d packets, %d MB: floor %v, kwatch %d worker(s) %v: %.2fx the floor's speed (medians of %d)\n",
+					c.name, packets, fi.Size()>>20, f.Round(time.Millisecond), w, k.Round(time.Millisecond), f.Seconds()/k.Seconds(), len(fl))
+			}
+		})
+	}
+}
+
+// BenchmarkRead is kwatch's analysis alone (for pprof: -cpuprofile).
+func BenchmarkRead(b *testing.B) {
+	for _, c := range captures {
+		for _, w := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/workers=%d", c.name, w), func(b *testing.B) {
+				path := capturePath(b, c.name)
+				fi, _ := os.Stat(path)
+				b.SetBytes(fi.Size())
+				b.ReportAllocs()
+				for b.Loop() {
+					read(b, path, w)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkFloor is the floor loop alone.
+func BenchmarkFloor(b *testing.B) {
+	for _, c := range captures {
+		b.Run(c.name, func(b *testing.B) {
+			path := capturePath(b, c.name)
+			fi, _ := os.Stat(path)
+			b.SetBytes(fi.Size())
+			b.ReportAllocs()
+			for b.Loop() {
+				runFloor(b, path)
+			}
+		})
 	}
 }

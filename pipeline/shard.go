@@ -96,7 +96,7 @@ func (b *batch) reset() {
 	for i := range b.parts {
 		p := &b.parts[i]
 		p.in = p.in[:0]
-		if cap(p.arena) > maxArenaBatch {
+		if cap(p.arena) > 2*maxArenaBatch {
 			p.arena = nil
 		}
 		p.arena = p.arena[:0]

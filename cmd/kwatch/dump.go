@@ -15,7 +15,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/kwatch/kwatch/audit"
-	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/decode"
 	"github.com/kwatch/kwatch/pipeline"
 )
@@ -48,7 +47,7 @@ func (e *env) dump(ctx context.Context, args []string) error {
 		return usageError{fmt.Sprintf("--profile %q: want seed or accepted-2026", *profile)}
 	}
 	opts.HeaderV3 = audit.HeaderV3(prof)
-	src, err := capture.OpenFiles(files, capture.Options{})
+	src, err := e.openInput(files)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/decode"
 	"github.com/kwatch/kwatch/pipeline"
 )
@@ -93,4 +94,14 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, error) 
 		positional = append(positional, args[0])
 		args = args[1:]
 	}
+}
+
+// openInput opens the capture files of read, dump and tui; "-" alone reads
+// standard input (tcpdump -w - | kwatch read -).
+func (e *env) openInput(files []string) (capture.Source, error) {
+	opts := capture.Options{Logger: e.log}
+	if len(files) == 1 && files[0] == "-" {
+		return capture.NewReader(e.stdin, "stdin", opts)
+	}
+	return capture.OpenFiles(files, opts)
 }

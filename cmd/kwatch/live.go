@@ -168,6 +168,10 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 			<-finished
 			return fmt.Errorf("live: terminal UI: %w", err)
 		}
+		// The user quit (q or ctrl+c, which the UI reads as a key in raw
+		// mode, not as SIGINT): stop capturing now rather than wait for a
+		// signal that never comes.
+		stopCapture()
 	}
 	<-capCtx.Done()
 	stopCapture()

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/rs/zerolog"
@@ -47,23 +48,29 @@ Run 'kwatch COMMAND -h' for the flags of a command.
 `
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(runWith(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // env is what a command needs from the process: kept in one value so tests
 // can run commands in-process.
 type env struct {
+	stdin          io.Reader
 	stdout, stderr io.Writer
 	log            zerolog.Logger
 }
 
+// run runs kwatch with an empty standard input (tests).
 func run(args []string, stdout, stderr io.Writer) int {
+	return runWith(args, strings.NewReader(""), stdout, stderr)
+}
+
+func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	log := zerolog.New(zerolog.ConsoleWriter{Out: stderr, NoColor: os.Getenv("NO_COLOR") != ""}).
 		Level(zerolog.WarnLevel).With().Timestamp().Logger()
 	if lvl, err := zerolog.ParseLevel(os.Getenv("KWATCH_LOG")); err == nil && os.Getenv("KWATCH_LOG") != "" {
 		log = log.Level(lvl)
 	}
-	e := &env{stdout: stdout, stderr: stderr, log: log}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, log: log}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitInput

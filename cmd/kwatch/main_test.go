@@ -197,3 +197,19 @@ func BenchmarkDump(b *testing.B) {
 		}
 	}
 }
+
+// TestStdin: "-" reads the capture from standard input.
+func TestStdin(t *testing.T) {
+	f, err := os.Open(shipped("quickstart.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out, errOut bytes.Buffer
+	if code := runWith([]string{"read", "--format", "json", "-"}, f, &out, &errOut); code != 1 {
+		t.Fatalf("exit %d, want 1 (the quickstart capture has errors): %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), `"ghost-member"`) {
+		t.Fatalf("report from stdin lacks the capture's findings:\n%s", out.String())
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"os"
 
 	"github.com/kwatch/kwatch/audit"
-	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/pipeline"
 )
 
@@ -78,7 +77,7 @@ func (e *env) read(ctx context.Context, args []string) error {
 		return err
 	}
 	popts.HeaderV3 = audit.HeaderV3(aopts.Profile)
-	src, err := capture.OpenFiles(files, capture.Options{})
+	src, err := e.openInput(files)
 	if err != nil {
 		return err
 	}

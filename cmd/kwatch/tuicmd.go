@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 
 	"github.com/kwatch/kwatch/audit"
-	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/pipeline"
 	"github.com/kwatch/kwatch/tui"
 )
@@ -48,7 +47,7 @@ func (e *env) tui(ctx context.Context, args []string) error {
 		return err
 	}
 	popts.HeaderV3 = audit.HeaderV3(aopts.Profile)
-	src, err := capture.OpenFiles(files, capture.Options{})
+	src, err := e.openInput(files)
 	if err != nil {
 		return err
 	}
