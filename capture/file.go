@@ -178,6 +178,24 @@ func openFile(path string, opts Options, win *window, frame uint64) (*fileReader
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
+	// A plain (not gzipped) regular file is memory-mapped: packets are
+	// read in place, with no copy through a read buffer.
+	if data, unmap, ok := mapFile(f); ok {
+		if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+			unmap()
+		} else {
+			c := &mappedCloser{f: f, unmap: unmap}
+			r, err := newFileReader(nil, c, path, opts, newFixedWindow(data, opts.windowSize()), frame)
+			if err != nil {
+				c.Close()
+				return nil, err
+			}
+			return r, nil
+		}
+	}
+	if win != nil && win.fixed {
+		win = nil // a mapping is never reused
+	}
 	r, err := newFileReader(f, f, path, opts, win, frame)
 	if err != nil {
 		f.Close()
@@ -210,6 +228,10 @@ type fileReader struct {
 
 func newFileReader(src io.Reader, closer io.Closer, name string, opts Options, win *window, frame uint64) (*fileReader, error) {
 	r := &fileReader{name: name, closer: closer, max: opts.maxRecord(), log: opts.Logger, frame: frame}
+	if win != nil && win.fixed {
+		r.win = win
+		return r.open(win.buf[:min(4, len(win.buf))], "first bytes")
+	}
 	head, src, err := sniff(src)
 	if err != nil {
 		return nil, r.fail(0, err)
@@ -236,9 +258,17 @@ func newFileReader(src io.Reader, closer io.Closer, name string, opts Options, w
 	if win == nil || len(win.buf) != opts.windowSize() {
 		win = newWindow(src, opts.windowSize())
 	} else {
-		*win = window{src: src, buf: win.buf}
+		*win = window{src: src, buf: win.buf, bound: len(win.buf)}
 	}
 	r.win = win
+	return r.open(head, what)
+}
+
+// open reads the file header once r.win is set; head is the first bytes.
+func (r *fileReader) open(head []byte, what string) (*fileReader, error) {
+	if len(head) == 0 {
+		return nil, r.fail(0, fmt.Errorf("empty file: %w", ErrNotCapture))
+	}
 	if len(head) == 4 {
 		switch le32(head) {
 		case magicPcapMicro, magicPcapNano, magicPcapMicroBE, magicPcapNanoBE:
@@ -353,4 +383,18 @@ func u16(b []byte, big bool) uint16 {
 
 func packetTime(sec int64, nsec int64) time.Time {
 	return time.Unix(sec, nsec).UTC()
+}
+
+// mappedCloser unmaps a memory-mapped capture and closes its file.
+type mappedCloser struct {
+	f     *os.File
+	unmap func() error
+}
+
+func (c *mappedCloser) Close() error {
+	err := c.unmap()
+	if cerr := c.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -41,12 +42,15 @@ func OpenLive(iface string, opts LiveOptions) (*LiveSource, error) {
 	if err := checkPacketSocket(iface); err != nil {
 		return nil, err
 	}
+	loopback := false
 	if t, err := os.ReadFile("/sys/class/net/" + iface + "/type"); err == nil {
 		// ARPHRD_ETHER (1) and ARPHRD_LOOPBACK (772) deliver Ethernet
 		// frames; tun devices and the like deliver something else.
-		if s := strings.TrimSpace(string(t)); s != "1" && s != "772" {
+		s := strings.TrimSpace(string(t))
+		if s != "1" && s != "772" {
 			return nil, fmt.Errorf("capture: %s: interface type ARPHRD %s has no Ethernet framing; only Ethernet-framed interfaces are supported", iface, s)
 		}
+		loopback = s == "772"
 	}
 	h, err := pcapgo.NewEthernetHandle(iface)
 	if err != nil {
@@ -60,6 +64,14 @@ func OpenLive(iface string, opts LiveOptions) (*LiveSource, error) {
 	filter := opts.Filter
 	if filter == nil && len(opts.Ports) > 0 {
 		if filter, err = PortFilter(opts.Ports, uint32(snaplen)); err != nil {
+			h.Close()
+			return nil, err
+		}
+	}
+	if loopback {
+		// On loopback the kernel hands a packet socket every packet twice,
+		// as sent and as received; libpcap drops the sent copy, and so do we.
+		if filter, err = dropOutgoing(filter, uint32(snaplen)); err != nil {
 			h.Close()
 			return nil, err
 		}
@@ -149,4 +161,28 @@ func (s *LiveSource) Stats() (LiveStats, error) {
 	s.stats.Received += uint64(st.Packets)
 	s.stats.Dropped += uint64(st.Drops)
 	return s.stats, nil
+}
+
+// packetOutgoing is PACKET_OUTGOING, the packet type of a sent packet.
+const packetOutgoing = 4
+
+// dropOutgoing puts a test for the packet type in front of filter (or of
+// "accept everything" when filter is nil): sent packets are dropped.
+func dropOutgoing(filter []bpf.RawInstruction, snaplen uint32) ([]bpf.RawInstruction, error) {
+	prefix, err := bpf.Assemble([]bpf.Instruction{
+		bpf.LoadExtension{Num: bpf.ExtType},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: packetOutgoing, SkipTrue: 0, SkipFalse: 1},
+		bpf.RetConstant{Val: 0},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("capture: loopback filter: %w", err)
+	}
+	if filter == nil {
+		accept, err := bpf.Assemble([]bpf.Instruction{bpf.RetConstant{Val: snaplen}})
+		if err != nil {
+			return nil, fmt.Errorf("capture: loopback filter: %w", err)
+		}
+		filter = accept
+	}
+	return append(prefix, filter...), nil
 }

@@ -86,23 +86,43 @@ func TestOpenLive(t *testing.T) {
 	exchange(wanted, "to the wanted port")
 
 	deadline := time.After(5 * time.Second)
-	var request, echo bool
-	for !(request && echo) {
+	var requests, echoes int
+	check := func(s seen) {
+		if s.ports[0] != wantPort && s.ports[1] != wantPort {
+			t.Errorf("the filter let through %d -> %d", s.ports[0], s.ports[1])
+		}
+		if s.payload == "to the wanted port" {
+			if s.ports[1] == wantPort {
+				requests++
+			} else {
+				echoes++
+			}
+		}
+		if strings.Contains(s.payload, "other") || s.ports[0] == otherPort || s.ports[1] == otherPort {
+			t.Errorf("saw traffic of the other port: %+v", s)
+		}
+	}
+	for requests == 0 || echoes == 0 {
 		select {
 		case s := <-got:
-			if s.ports[0] != wantPort && s.ports[1] != wantPort {
-				t.Errorf("the filter let through %d -> %d", s.ports[0], s.ports[1])
-			}
-			if s.payload == "to the wanted port" {
-				request = request || s.ports[1] == wantPort
-				echo = echo || s.ports[0] == wantPort
-			}
-			if strings.Contains(s.payload, "other") || s.ports[0] == otherPort || s.ports[1] == otherPort {
-				t.Errorf("saw traffic of the other port: %+v", s)
-			}
+			check(s)
 		case <-deadline:
-			t.Fatalf("timed out: request seen %v, echo seen %v", request, echo)
+			t.Fatalf("timed out: request seen %d times, echo %d times", requests, echoes)
 		}
+	}
+	// Loopback hands packet sockets each packet twice (sent and received):
+	// the sent copy must be filtered out.
+	settle := time.After(300 * time.Millisecond)
+	for waiting := true; waiting; {
+		select {
+		case s := <-got:
+			check(s)
+		case <-settle:
+			waiting = false
+		}
+	}
+	if requests != 1 || echoes != 1 {
+		t.Errorf("request seen %d times and echo %d times, want each once", requests, echoes)
 	}
 	st, err := src.Stats()
 	if err != nil {

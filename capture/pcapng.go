@@ -83,8 +83,8 @@ func (r *fileReader) nextPcapng() (Packet, error) {
 		}
 		switch typ {
 		case blockEPB, blockOPB, blockSPB:
-			if total > uint32(len(r.win.buf)) {
-				return Packet{}, r.fail(r.frame+1, fmt.Errorf("%w packet block: length %d exceeds the %d-byte bound", ErrCorrupt, total, len(r.win.buf)))
+			if total > uint32(r.win.bound) {
+				return Packet{}, r.fail(r.frame+1, fmt.Errorf("%w packet block: length %d exceeds the %d-byte bound", ErrCorrupt, total, r.win.bound))
 			}
 			b, err := r.win.peek(int(total))
 			if len(b) < int(total) {
@@ -193,7 +193,7 @@ func (r *fileReader) readSHB() error {
 		return r.fail(r.frame+1, fmt.Errorf("%w section header: byte-order magic % x", ErrCorrupt, h[8:12]))
 	}
 	total := u32(h[4:], ng.big)
-	if total < 28 || total%4 != 0 || total > uint32(len(r.win.buf)) {
+	if total < 28 || total%4 != 0 || total > uint32(r.win.bound) {
 		return r.fail(r.frame+1, fmt.Errorf("%w section header: length %d", ErrCorrupt, total))
 	}
 	b, err := r.win.peek(int(total))
@@ -214,7 +214,7 @@ func (r *fileReader) readSHB() error {
 
 func (r *fileReader) readIDB(total uint32) error {
 	ng := &r.ng
-	if total < 20 || total > uint32(len(r.win.buf)) {
+	if total < 20 || total > uint32(r.win.bound) {
 		return r.fail(r.frame+1, fmt.Errorf("%w interface description: length %d", ErrCorrupt, total))
 	}
 	b, err := r.win.peek(int(total))

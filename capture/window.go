@@ -14,10 +14,33 @@ type window struct {
 	off int64
 	// zeroReads counts consecutive empty reads without an error.
 	zeroReads int
+	// fixed: buf is the whole input (a read-only memory-mapped file), so
+	// nothing is ever read into it or moved within it.
+	fixed bool
+	// bound is the largest block a reader accepts: the buffer size, the
+	// same for a fixed window as for a read one (so errors do not depend
+	// on how the file was read).
+	bound int
+	// dropped: buf[:dropped] of a fixed window was released (dropPages),
+	// so resident memory does not grow with the file's length.
+	dropped int
+}
+
+// dropEvery is how far a fixed window reads past what it last released
+// before releasing again; dropLag keeps the last bytes (the packet just
+// returned, whose Data must stay valid) mapped.
+const (
+	dropEvery = 8 << 20
+	dropLag   = 4 << 20
+)
+
+// newFixedWindow is a window over the whole input in data.
+func newFixedWindow(data []byte, bound int) *window {
+	return &window{buf: data, w: len(data), err: io.EOF, fixed: true, bound: bound}
 }
 
 func newWindow(src io.Reader, size int) *window {
-	return &window{src: src, buf: make([]byte, size)}
+	return &window{src: src, buf: make([]byte, size), bound: size}
 }
 
 // peek returns the next n bytes without consuming them. If fewer than n bytes
@@ -31,6 +54,9 @@ func (w *window) peek(n int) ([]byte, error) {
 }
 
 func (w *window) fill(n int) ([]byte, error) {
+	if w.fixed {
+		return w.buf[w.r:w.w], io.EOF
+	}
 	if n > len(w.buf) {
 		return w.buf[w.r:w.w], io.ErrShortBuffer
 	}
@@ -72,6 +98,10 @@ func (w *window) skip(n int64) (int64, error) {
 	}
 	done := int64(w.w - w.r)
 	w.off += done
+	if w.fixed {
+		w.r = w.w
+		return done, io.EOF
+	}
 	w.r, w.w = 0, 0
 	for done < n {
 		if w.err != nil {
@@ -101,4 +131,9 @@ func (w *window) skip(n int64) (int64, error) {
 func (w *window) advance(n int) {
 	w.r += n
 	w.off += int64(n)
+	if w.fixed && w.r-w.dropped >= dropEvery+dropLag {
+		end := (w.r - dropLag) &^ (pageSize - 1)
+		dropPages(w.buf[w.dropped:end])
+		w.dropped = end
+	}
 }

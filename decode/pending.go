@@ -61,15 +61,32 @@ func (p *pendingSet) add(corr int32, r inflight) {
 }
 
 func (p *pendingSet) push(e ringEntry) {
+	// Answered entries are dropped before the ring grows, so that it stays
+	// as small as the requests really in flight (growing it on each
+	// doubling up to max would allocate in steady state). It grows when
+	// compaction freed less than half, so compactions stay amortized O(1).
 	if p.n == len(p.ring) {
-		grown := make([]ringEntry, max(16, min(2*len(p.ring), p.max)))
-		for i := 0; i < p.n; i++ {
-			grown[i] = p.ring[(p.head+i)%len(p.ring)]
+		p.compact()
+		if 2*p.n >= len(p.ring) {
+			p.grow()
 		}
-		p.ring, p.head = grown, 0
 	}
 	p.ring[(p.head+p.n)%len(p.ring)] = e
 	p.n++
+}
+
+// grow doubles the ring, up to max (add keeps n below max, so a ring of
+// max entries always has room).
+func (p *pendingSet) grow() {
+	size := max(16, min(2*len(p.ring), p.max))
+	if size <= len(p.ring) {
+		return
+	}
+	grown := make([]ringEntry, size)
+	for i := 0; i < p.n; i++ {
+		grown[i] = p.ring[(p.head+i)%len(p.ring)]
+	}
+	p.ring, p.head = grown, 0
 }
 
 func (p *pendingSet) pop() ringEntry {

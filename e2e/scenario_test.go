@@ -68,6 +68,7 @@ func TestMain(m *testing.M) {
 	if recDir != "" {
 		os.RemoveAll(recDir)
 	}
+	removeKwatchBin()
 	os.Exit(code)
 }
 

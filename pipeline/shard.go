@@ -177,23 +177,33 @@ func (w *worker) process(b *batch) {
 }
 
 // shardOf maps a connection's endpoints to a worker, the same for both
-// directions.
+// directions. Which worker a connection gets does not change the output.
 func shardOf(s *capture.Segment, n int) int {
-	x, y := s.Src, s.Dst
-	if x.Compare(y) > 0 {
-		x, y = y, x
+	a, b := endpointKey(s.Src), endpointKey(s.Dst)
+	if a > b {
+		a, b = b, a
 	}
-	h := uint64(14695981039346656037)
-	mix := func(ap [16]byte, port uint16) {
-		for _, c := range ap {
-			h = (h ^ uint64(c)) * 1099511628211
-		}
-		h = (h ^ uint64(port)) * 1099511628211
-		h = (h ^ uint64(port>>8)) * 1099511628211
-	}
-	mix(x.Addr().As16(), x.Port())
-	mix(y.Addr().As16(), y.Port())
+	h := a*0x9e3779b97f4a7c15 ^ b*0xc2b2ae3d27d4eb4f
+	h ^= h >> 29
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 32
 	return int(h % uint64(n))
+}
+
+func endpointKey(ap netip.AddrPort) uint64 {
+	a := ap.Addr()
+	var k uint64
+	if a.Is4() {
+		b := a.As4()
+		k = uint64(b[0])<<24 | uint64(b[1])<<16 | uint64(b[2])<<8 | uint64(b[3])
+	} else {
+		b := a.As16()
+		for i := 0; i < 16; i += 8 {
+			k = k*0x100000001b3 ^ (uint64(b[i])<<56 | uint64(b[i+1])<<48 | uint64(b[i+2])<<40 | uint64(b[i+3])<<32 |
+				uint64(b[i+4])<<24 | uint64(b[i+5])<<16 | uint64(b[i+6])<<8 | uint64(b[i+7]))
+		}
+	}
+	return k<<16 ^ uint64(ap.Port())
 }
 
 // runSharded is Run with opts.Workers > 1.

@@ -1,0 +1,22 @@
+# Performance targets (see bench/doc.go). The large captures (>1 GB) are built
+# on first use into $(KWATCH_BENCH_DIR) and never committed.
+KWATCH_BENCH_DIR ?= $(or $(TMPDIR),/tmp)/kwatch-bench
+BENCHTIME ?= 5x
+export KWATCH_BENCH_DIR
+
+.PHONY: bench bench-tshark profile
+
+# kwatch's throughput beside the floor's, measured in one run, as a ratio.
+bench:
+	go test ./bench -run '^$$' -bench Ratio -benchtime $(BENCHTIME) -timeout 60m
+
+# kwatch read against tshark on the same capture (skips without tshark).
+bench-tshark:
+	go build -o $(KWATCH_BENCH_DIR)/kwatch ./cmd/kwatch
+	KWATCH=$(KWATCH_BENCH_DIR)/kwatch bench/vs-tshark.sh $(KWATCH_BENCH_DIR)/packet-heavy.pcap $(KWATCH_BENCH_DIR)/byte-heavy.pcap
+
+# CPU profiles of kwatch's analysis, kept out of git under $(KWATCH_BENCH_DIR).
+profile:
+	go test ./bench -run '^$$' -bench 'Read/packet-heavy.pcap/workers=1' -benchtime 5x \
+		-cpuprofile $(KWATCH_BENCH_DIR)/cpu.pprof -o $(KWATCH_BENCH_DIR)/bench.test
+	go tool pprof -top -nodecount 40 $(KWATCH_BENCH_DIR)/bench.test $(KWATCH_BENCH_DIR)/cpu.pprof

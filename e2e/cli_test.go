@@ -1,0 +1,293 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The tests of this file and of live_test.go, privilege_test.go and
+// tui_tmux_test.go run the real kwatch binary, built once per test binary
+// by kwatchBin, as a user would: flags, signals, exit statuses, stdout and
+// stderr, the capture file it writes, its process credentials.
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+	binDir  string // removed by TestMain
+)
+
+// kwatchBin builds ./cmd/kwatch (default build tags, so without libpcap)
+// into a temporary directory, once.
+func kwatchBin(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "kwatch-e2e-bin-")
+		if binErr != nil {
+			return
+		}
+		// 0755 so that the unprivileged run of privilege_test.go (uid
+		// 65534) can execute the binary.
+		if binErr = os.Chmod(binDir, 0o755); binErr != nil {
+			return
+		}
+		goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+		if _, err := os.Stat(goTool); err != nil {
+			goTool = "go"
+		}
+		path := filepath.Join(binDir, "kwatch")
+		cmd := exec.Command(goTool, "build", "-o", path, "github.com/kwatch/kwatch/cmd/kwatch")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build ./cmd/kwatch: %w\n%s", err, out)
+			return
+		}
+		binPath = path
+	})
+	if binErr != nil {
+		t.Fatalf("building kwatch: %v", binErr)
+	}
+	return binPath
+}
+
+// removeKwatchBin deletes what kwatchBin built; TestMain calls it.
+func removeKwatchBin() {
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+}
+
+// repoRoot is the module root: the test runs in e2e/.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Dir(wd)
+}
+
+// runKwatch runs kwatch to completion (bounded by a minute) and returns
+// its stdout, stderr and exit status.
+func runKwatch(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	p := startKwatch(t, nil, args...)
+	code, ok := p.wait(time.Minute)
+	if !ok {
+		t.Fatalf("kwatch %s did not end within a minute", strings.Join(args, " "))
+	}
+	return p.stdout.String(), p.stderr.String(), code
+}
+
+// syncBuffer is a bytes.Buffer the process's output goroutines and the
+// test can share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// proc is a running kwatch.
+type proc struct {
+	cmd            *exec.Cmd
+	stdout, stderr *syncBuffer
+	done           chan struct{}
+	code           int
+}
+
+// startKwatch starts kwatch with args; prefix, if set, is a command the
+// binary runs under (setpriv ...). The process is killed at cleanup if it
+// is still running.
+func startKwatch(t *testing.T, prefix []string, args ...string) *proc {
+	t.Helper()
+	argv := append(append(append([]string{}, prefix...), kwatchBin(t)), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = repoRoot(t)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	p := &proc{cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting kwatch: %v", err)
+	}
+	go func() {
+		defer close(p.done)
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+		case errors.As(err, &ee):
+			p.code = ee.ExitCode() // -1 when killed by a signal
+		default:
+			p.code = -2
+		}
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// wait waits up to d for the process to end.
+func (p *proc) wait(d time.Duration) (code int, ok bool) {
+	select {
+	case <-p.done:
+		return p.code, true
+	case <-time.After(d):
+		return 0, false
+	}
+}
+
+// signal sends sig and returns how long the process took to end (bounded
+// by d).
+func (p *proc) stop(t *testing.T, sig syscall.Signal, d time.Duration) (code int, took time.Duration) {
+	t.Helper()
+	start := time.Now()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("signalling kwatch: %v", err)
+	}
+	code, ok := p.wait(d)
+	if !ok {
+		t.Fatalf("kwatch still running %v after %v; stderr:\n%s", d, sig, p.stderr.String())
+	}
+	return code, time.Since(start)
+}
+
+// procStatus returns the fields of /proc/PID/status.
+func procStatus(pid int) (map[string]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok {
+			m[k] = strings.Join(strings.Fields(v), " ")
+		}
+	}
+	return m, nil
+}
+
+// waitCapturing waits until a kwatch started as root has opened its packet
+// socket: it drops to nobody right after (and after creating -w's file).
+func (p *proc) waitCapturing(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.done:
+			t.Fatalf("kwatch exited with status %d before capturing; stderr:\n%s", p.code, p.stderr.String())
+		default:
+		}
+		st, err := procStatus(p.cmd.Process.Pid)
+		if err == nil && strings.HasPrefix(st["Uid"], strconv.Itoa(nobody)+" ") {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("kwatch did not drop to uid %d within 10s; stderr:\n%s", nobody, p.stderr.String())
+}
+
+// nobody is the uid and gid kwatch live drops to when started as root.
+const nobody = 65534
+
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("live capture is Linux only")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("live capture on lo needs root (CAP_NET_RAW and privilege drop); CI runs this as root")
+	}
+}
+
+// jsonLines decodes one JSON object per non-empty line.
+func jsonLines(t *testing.T, what, s string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(s))
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("%s line %d is not JSON (%v): %q", what, n, err, sc.Text())
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// jsonReport is the part of kwatch read --format json the tests compare.
+type jsonReport struct {
+	Totals struct {
+		Packets            uint64            `json:"packets"`
+		Requests           uint64            `json:"requests"`
+		Findings           int               `json:"findings"`
+		FindingsBySeverity map[string]int    `json:"findings_by_severity"`
+		FindingsByRule     map[string]int    `json:"findings_by_rule"`
+		Coverage           map[string]uint64 `json:"coverage"`
+	} `json:"totals"`
+	Instances []struct {
+		InstanceID *string  `json:"instance_id"`
+		ClientIDs  []string `json:"client_ids"`
+	} `json:"instances"`
+	Findings []map[string]any `json:"findings"`
+}
+
+func parseReport(t *testing.T, what, s string) *jsonReport {
+	t.Helper()
+	var r jsonReport
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		t.Fatalf("%s is not a JSON report: %v\n%s", what, err, s)
+	}
+	return &r
+}
+
+// readJSON runs kwatch read --format json on files (never failing on
+// findings) and returns the report.
+func readJSON(t *testing.T, extra []string, files ...string) *jsonReport {
+	t.Helper()
+	args := append([]string{"read", "--format", "json", "--fail-on", "never"}, extra...)
+	out, errOut, code := runKwatch(t, append(args, files...)...)
+	if code != 0 {
+		t.Fatalf("kwatch read: exit %d: %s", code, errOut)
+	}
+	return parseReport(t, "kwatch read output", out)
+}
+
+// findingKeyOf identifies a finding across outputs: rule, frame and
+// correlation ID.
+func findingKeyOf(f map[string]any) string {
+	return fmt.Sprintf("%v/frame %v/corr %v", f["rule"], f["frame"], f["correlation_id"])
+}
