@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -49,15 +50,20 @@ func (c *common) register(fs *flag.FlagSet, formats string) {
 	fs.StringVar(&c.format, "format", "text", "output format: "+formats)
 	fs.Var(&c.ports, "port", "broker `port` to analyze (repeatable); default: every TCP port, Kafka recognised by content")
 	fs.Int64Var(&c.maxFrame, "max-frame", decode.DefaultMaxFrame, "largest Kafka frame in `bytes`; larger sizes are framing errors")
+	fs.IntVar(&c.workers, "workers", runtime.GOMAXPROCS(0), "analyze connections on `N` goroutines (sharded by flow; the report is the same for any N)")
 }
 
 func (c *common) pipelineOptions(e *env) (pipeline.Options, error) {
 	if c.maxFrame < 8 || c.maxFrame > 1<<31-1 {
 		return pipeline.Options{}, usageError{fmt.Sprintf("--max-frame %d out of range (8..2147483647)", c.maxFrame)}
 	}
+	if c.workers < 1 || c.workers > 256 {
+		return pipeline.Options{}, usageError{fmt.Sprintf("--workers %d out of range (1..256)", c.workers)}
+	}
 	return pipeline.Options{
 		Ports:    c.ports,
 		MaxFrame: int32(c.maxFrame),
+		Workers:  c.workers,
 		Logger:   e.log,
 	}, nil
 }
