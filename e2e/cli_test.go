@@ -56,11 +56,33 @@ func kwatchBin(t *testing.T) string {
 			return
 		}
 		binPath = path
+		binErr = noteSources(goTool)
 	})
 	if binErr != nil {
 		t.Fatalf("building kwatch: %v", binErr)
 	}
 	return binPath
+}
+
+// noteSources opens every source file of the binary that is in this
+// module: go test caches a passing result until a file the test opened
+// changes, and it cannot see what go build read.
+func noteSources(goTool string) error {
+	const tmpl = `{{if and .Module .Module.Main}}{{$d := .Dir}}{{range .GoFiles}}{{$d}}/{{.}}
+{{end}}{{range .EmbedFiles}}{{$d}}/{{.}}
+{{end}}{{end}}`
+	out, err := exec.Command(goTool, "list", "-deps", "-f", tmpl, "github.com/kwatch/kwatch/cmd/kwatch").Output()
+	if err != nil {
+		return fmt.Errorf("go list ./cmd/kwatch: %w", err)
+	}
+	for _, name := range strings.Fields(string(out)) {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		f.Close()
+	}
+	return nil
 }
 
 // removeKwatchBin deletes what kwatchBin built; TestMain calls it.
@@ -166,8 +188,8 @@ func (p *proc) wait(d time.Duration) (code int, ok bool) {
 	}
 }
 
-// signal sends sig and returns how long the process took to end (bounded
-// by d).
+// stop sends sig and returns the exit status and how long the process took
+// to end (at most d, or the test fails).
 func (p *proc) stop(t *testing.T, sig syscall.Signal, d time.Duration) (code int, took time.Duration) {
 	t.Helper()
 	start := time.Now()

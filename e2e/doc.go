@@ -8,6 +8,13 @@
 // and reports from that file against what kgo's own hooks saw and what a
 // reader of kgo's and kfake's source expects (see FINDINGS.md).
 //
+// The CLI tests (cli_test.go, live_test.go, privilege_test.go,
+// tui_tmux_test.go) build the real kwatch binary once and run it as a user
+// would: kwatch live capturing kgo <-> kfake traffic on lo as root (checked
+// against kwatch read and dump of its own -w file and against kgo's hooks),
+// the privilege drop read from /proc, signals and exit statuses, and the
+// TUI driven through tmux. Tests that need root or tmux skip without them.
+//
 // Everything lives in _test.go files: this package exports nothing. It is
 // the one place below cmd/ allowed to read the wall clock, because its
 // packets are real traffic recorded as it happens.

@@ -72,10 +72,52 @@ func driveClients(ctx context.Context, seeds []string, clients []*clientRun) err
 	return errors.Join(errs...)
 }
 
-// drainDelay is how long the tests let kwatch read what the kernel already
-// queued on its socket before stopping it: a stop closes the socket, and
-// packets still queued are not read (as with tcpdump).
-const drainDelay = 400 * time.Millisecond
+// waitDrained waits until kwatch has read every packet the kernel queued on
+// its packet socket (the Rmem column of /proc/PID/net/packet is 0 twice in
+// a row): stopping closes the socket, and packets still queued are lost, as
+// with tcpdump.
+func (p *proc) waitDrained(t *testing.T) {
+	t.Helper()
+	pid := p.cmd.Process.Pid
+	inodes := map[string]bool{}
+	fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
+	for _, fd := range fds {
+		if l, err := os.Readlink(fd); err == nil && strings.HasPrefix(l, "socket:[") {
+			inodes[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // the last ACKs of the closes
+	deadline := time.Now().Add(10 * time.Second)
+	empty := 0
+	for empty < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("kwatch did not read its socket's queue within 10s")
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/packet", pid))
+		if err != nil {
+			t.Fatalf("reading the packet socket table: %v", err)
+		}
+		queued, found := 0, false
+		for _, l := range strings.Split(string(b), "\n")[1:] {
+			// sk RefCnt Type Proto Iface R Rmem User Inode
+			f := strings.Fields(l)
+			if len(f) == 9 && inodes[f[8]] {
+				found = true
+				n, _ := strconv.Atoi(f[6])
+				queued += n
+			}
+		}
+		if !found {
+			t.Fatalf("kwatch (pid %d) has no packet socket; socket inodes %v", pid, inodes)
+		}
+		if queued == 0 {
+			empty++
+		} else {
+			empty = 0
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
 
 var summaryFindings = regexp.MustCompile(`(?m)^\s*findings\s+(\d+) error, (\d+) warn, (\d+) info\s*$`)
 
@@ -107,7 +149,7 @@ func TestLiveCapture(t *testing.T) {
 	}
 	cluster.Close() // FINs on every connection, inside the capture
 	t.Logf("clients took %v", time.Since(start))
-	time.Sleep(drainDelay)
+	p.waitDrained(t)
 
 	code, took := p.stop(t, syscall.SIGINT, 5*time.Second)
 	stdout, stderr := p.stdout.String(), p.stderr.String()
@@ -301,7 +343,7 @@ func TestLiveSIGTERM(t *testing.T) {
 		t.Fatalf("probe: %v", err)
 	}
 	cluster.Close()
-	time.Sleep(drainDelay)
+	p.waitDrained(t)
 
 	code, took := p.stop(t, syscall.SIGTERM, 5*time.Second)
 	t.Logf("kwatch ended %v after SIGTERM", took)
