@@ -100,11 +100,38 @@ func (d *doc) fieldStyled(label, value string, st lipgloss.Style) {
 	}
 }
 
-// text writes a wrapped paragraph.
+// text writes s wrapped to the width. Texts such as the rule explanations
+// come wrapped at ~100 columns: their lines are joined back into
+// paragraphs first, so a narrow terminal does not wrap them twice.
 func (d *doc) text(s string, st lipgloss.Style) {
-	for _, para := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+	for _, para := range reflow(s) {
 		d.b.WriteString(st.Render(wrap(para, d.width)) + "\n")
 	}
+}
+
+// reflow joins the lines of each paragraph of s. Blank lines, indented
+// lines (examples) and list items keep their own line.
+func reflow(s string) []string {
+	var out []string
+	joinable := false
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		keep := l == "" || strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t") || listItem(l)
+		if joinable && !keep {
+			out[len(out)-1] += " " + l
+			continue
+		}
+		out = append(out, l)
+		joinable = l != "" && !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, "\t")
+	}
+	return out
+}
+
+func listItem(l string) bool {
+	if strings.HasPrefix(l, "- ") || strings.HasPrefix(l, "* ") || strings.HasPrefix(l, "• ") {
+		return true
+	}
+	i := strings.IndexByte(l, '.')
+	return i > 0 && i <= 3 && strings.Trim(l[:i], "0123456789") == "" && strings.HasPrefix(l[i:], ". ")
 }
 
 // line writes one line, cut to the width.
