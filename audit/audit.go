@@ -15,7 +15,11 @@ import (
 const (
 	DefaultMaxInstances = 100_000
 	DefaultMaxFindings  = 200_000
-	DefaultClosedGrace  = 2 * time.Minute
+	// DefaultMaxFindingBytes bounds the memory of kept findings (about
+	// 30000 typical ones): with DefaultMaxFindings alone a hostile capture
+	// could make the report hold ~100 MB.
+	DefaultMaxFindingBytes = 16 << 20
+	DefaultClosedGrace     = 2 * time.Minute
 )
 
 // Options tunes an Auditor. The zero value audits the seed profile.
@@ -37,6 +41,10 @@ type Options struct {
 	// MaxFindings caps the findings a report keeps (all are counted and
 	// passed to OnFinding). Default 200000.
 	MaxFindings int
+	// MaxFindingBytes caps the estimated memory of kept findings (the
+	// Finding struct and the strings it owns); beyond it findings are
+	// counted, passed to OnFinding, not kept. Default 16 MiB.
+	MaxFindingBytes int
 	// ClosedGrace is how long, in packet time, a closed connection's state
 	// is kept (late responses, member-ID collisions). Default 2 minutes.
 	ClosedGrace time.Duration
@@ -50,11 +58,13 @@ type Auditor struct {
 	o       Options
 	reqFrom int16
 
-	mu       sync.Mutex
-	conns    map[decode.ConnID]*connState
-	lastConn *connState // cache of the last connection looked up
-	closedQ  []*connState
-	closedAt int // index of the first live entry of closedQ
+	mu    sync.Mutex
+	conns map[decode.ConnID]*connState
+	// connCache holds recently looked-up connections by connSlot, so most
+	// events skip hashing a ConnID (two addresses) in conns.
+	connCache [connCacheSize]*connState
+	closedQ   []*connState
+	closedAt  int // index of the first live entry of closedQ
 
 	instances map[decode.UUID]*row
 	legacy    map[legacyKey]*row
@@ -63,8 +73,10 @@ type Auditor struct {
 	claims map[memberKey]*claimSet
 
 	findings []Finding
-	outbox   []Finding // findings of the current event, for OnFinding
-	t        totals
+	// findingBytes estimates the memory findings holds (findingSize).
+	findingBytes int
+	outbox       []Finding // findings of the current event, for OnFinding
+	t            totals
 }
 
 type totals struct {
@@ -94,6 +106,9 @@ func New(o Options) *Auditor {
 	}
 	if o.MaxFindings <= 0 {
 		o.MaxFindings = DefaultMaxFindings
+	}
+	if o.MaxFindingBytes <= 0 {
+		o.MaxFindingBytes = DefaultMaxFindingBytes
 	}
 	if o.ClosedGrace <= 0 {
 		o.ClosedGrace = DefaultClosedGrace
@@ -196,12 +211,13 @@ func (a *Auditor) markKafka(c *connState) {
 
 // conn finds or creates the state of e's connection.
 func (a *Auditor) conn(e *decode.Event) *connState {
-	c := a.lastConn
+	slot := &a.connCache[connSlot(&e.Conn)]
+	c := *slot
 	if c == nil || c.id != e.Conn {
 		c = a.conns[e.Conn]
 	}
 	if c != nil {
-		a.lastConn = c
+		*slot = c
 		if e.Partial {
 			c.gap = true
 		}
@@ -209,9 +225,18 @@ func (a *Auditor) conn(e *decode.Event) *connState {
 	}
 	c = &connState{id: e.Conn, fromStart: e.FromStart, gap: e.Partial}
 	a.conns[e.Conn] = c
-	a.lastConn = c
+	*slot = c
 	a.t.connections++
 	return c
+}
+
+const connCacheSize = 256 // a power of two
+
+// connSlot is id's index in connCache: a cheap mix of what differs most
+// between live connections (start frame, client port).
+func connSlot(id *decode.ConnID) int {
+	h := id.StartFrame*0x9E3779B97F4A7C15 ^ uint64(id.Client.Port())*0xBF58476D1CE4E5B9
+	return int(h >> (64 - 8))
 }
 
 // endConn closes c: client-id-repeated fires now; the state is kept for
@@ -240,8 +265,8 @@ func (a *Auditor) sweep(now time.Time) {
 		if a.conns[c.id] == c {
 			delete(a.conns, c.id)
 		}
-		if a.lastConn == c {
-			a.lastConn = nil
+		if slot := &a.connCache[connSlot(&c.id)]; *slot == c {
+			*slot = nil
 		}
 		a.closedQ[a.closedAt] = nil
 		a.closedAt++
@@ -473,8 +498,9 @@ func (a *Auditor) record(c *connState, f Finding, e *decode.Event) {
 	a.t.byRule[f.rule]++
 	a.t.bySeverity[f.Severity]++
 	a.rowFor(c, f.InstanceID, e).findings[f.rule]++
-	if len(a.findings) < a.o.MaxFindings {
+	if sz := findingSize(&f); len(a.findings) < a.o.MaxFindings && a.findingBytes+sz <= a.o.MaxFindingBytes {
 		a.findings = append(a.findings, f)
+		a.findingBytes += sz
 	} else {
 		a.t.findingsDropped++
 	}

@@ -1,7 +1,9 @@
 package audit
 
 import (
+	"bytes"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,5 +139,53 @@ func BenchmarkEvent(b *testing.B) {
 		reqs[k].Frame = uint64(i)
 		a.Event(&reqs[k])
 		a.Event(&resps[k])
+	}
+}
+
+// TestFindingsCappedByBytes: kept findings stop at MaxFindingBytes (or
+// MaxFindings); the rest are counted, and the text report says so.
+func TestFindingsCappedByBytes(t *testing.T) {
+	tests := []struct {
+		name     string
+		o        Options
+		wantDrop bool
+	}{
+		{name: "defaults keep all", o: Options{}},
+		{name: "byte cap", o: Options{MaxFindingBytes: 20 << 10}, wantDrop: true},
+		{name: "count cap", o: Options{MaxFindings: 10}, wantDrop: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSC(tt.o)
+			ids := []decode.UUID{v4A, {15: 9}}
+			for i := 0; i < 2000; i++ {
+				s.req(connA, kMetadata, 12, inst(ids[i%2])) // instance-id-changed each time
+			}
+			rep := s.finish()
+			tot := rep.Totals
+			if tot.Findings < 1000 {
+				t.Fatalf("only %d findings: the scenario does not fire", tot.Findings)
+			}
+			if uint64(len(rep.Findings))+tot.FindingsNotKept != tot.Findings {
+				t.Errorf("kept %d + not kept %d != %d", len(rep.Findings), tot.FindingsNotKept, tot.Findings)
+			}
+			if (tot.FindingsNotKept > 0) != tt.wantDrop {
+				t.Errorf("not kept %d, want drops %v", tot.FindingsNotKept, tt.wantDrop)
+			}
+			size := 0
+			for i := range rep.Findings {
+				size += findingSize(&rep.Findings[i])
+			}
+			if lim := tt.o.MaxFindingBytes; lim > 0 && size > lim {
+				t.Errorf("kept %d bytes of findings, cap %d", size, lim)
+			}
+			var buf bytes.Buffer
+			if err := rep.WriteText(&buf, false); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(buf.String(), "more not kept"); got != tt.wantDrop {
+				t.Errorf("text report mentions findings not kept: %v, want %v", got, tt.wantDrop)
+			}
+		})
 	}
 }

@@ -17,8 +17,8 @@
 // requests (a fixed table of pending requests, capped sets of judged member
 // IDs); closed connections are dropped after Options.ClosedGrace of packet
 // time; report rows are capped by Options.MaxInstances (least recently seen
-// evicted and counted) and kept findings by Options.MaxFindings (all are
-// counted).
+// evicted and counted) and kept findings by Options.MaxFindings and, in
+// estimated bytes, Options.MaxFindingBytes (all are counted).
 //
 // # Decisions
 //

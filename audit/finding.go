@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"time"
+	"unsafe"
 
 	"github.com/kwatch/kwatch/decode"
 )
@@ -57,6 +58,14 @@ type Finding struct {
 	MemberID string
 
 	rule ruleID
+}
+
+// findingSize estimates what keeping f costs: the struct (with the slack
+// of a growing slice) and the strings it owns. Rule, KIP and API are
+// shared constants and not counted.
+func findingSize(f *Finding) int {
+	return int(unsafe.Sizeof(*f))*5/4 + len(f.ClientID) + len(f.Expected) + len(f.Observed) +
+		len(f.Message) + len(f.Group) + len(f.MemberID)
 }
 
 // jsonFinding fixes the field order and names of SPEC.md section 5.

@@ -120,7 +120,7 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 		writeFinding(bw, p, &r.Findings[i])
 	}
 	if t.FindingsNotKept > 0 {
-		pf("  ... %d more not kept\n", t.FindingsNotKept)
+		pf("  ... %d more not kept (the report keeps a bounded number of findings, by count and memory; all are counted above)\n", t.FindingsNotKept)
 	}
 
 	pf("\n%s\n", p.bold("Coverage (what could not be audited)"))

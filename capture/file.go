@@ -24,6 +24,12 @@ type Options struct {
 	// claiming more ends the input with a corruption error. 0 means
 	// DefaultMaxRecord.
 	MaxRecord int
+	// Mmap memory-maps a plain regular file instead of reading it. Off by
+	// default: copying through a small read buffer that stays in cache
+	// measured faster than taking page faults on a mapping (1.34 GB
+	// capture: 348 ms read against 871 ms mapped, same machine; 84 MB of
+	// small packets: 326 ms against 409 ms).
+	Mmap bool
 	// Logger hears about notable but harmless things (a new pcapng
 	// section, interfaces with unsupported link types). Zero value: silent.
 	Logger zerolog.Logger
@@ -173,24 +179,37 @@ func (m *multiSource) Close() error {
 	return m.cur.Close()
 }
 
+// openMapped memory-maps f when it is a plain regular file; ok is false
+// when it was not mapped (f is then still open, to be read).
+func openMapped(f *os.File, path string, opts Options, frame uint64) (r *fileReader, ok bool, err error) {
+	data, unmap, mapped := mapFile(f)
+	if !mapped {
+		return nil, false, nil
+	}
+	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		unmap() // gzip: read through the decompressor
+		return nil, false, nil
+	}
+	c := &mappedCloser{f: f, unmap: unmap}
+	r, err = newFileReader(nil, c, path, opts, newFixedWindow(data, opts.windowSize()), frame)
+	if err != nil {
+		c.Close()
+		return nil, true, err
+	}
+	return r, true, nil
+}
+
 func openFile(path string, opts Options, win *window, frame uint64) (*fileReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
-	// A plain (not gzipped) regular file is memory-mapped: packets are
-	// read in place, with no copy through a read buffer.
-	if data, unmap, ok := mapFile(f); ok {
-		if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
-			unmap()
-		} else {
-			c := &mappedCloser{f: f, unmap: unmap}
-			r, err := newFileReader(nil, c, path, opts, newFixedWindow(data, opts.windowSize()), frame)
-			if err != nil {
-				c.Close()
-				return nil, err
-			}
-			return r, nil
+	// With Options.Mmap a plain (not gzipped) regular file is
+	// memory-mapped: packets are read in place, with no copy through a
+	// read buffer.
+	if opts.Mmap {
+		if r, ok, err := openMapped(f, path, opts, frame); ok {
+			return r, err
 		}
 	}
 	if win != nil && win.fixed {

@@ -11,7 +11,7 @@ import (
 	"github.com/kwatch/kwatch/internal/pcapgen"
 )
 
-// TestMappedMatchesRead: a file opened by path (memory-mapped) yields the
+// TestMappedMatchesRead: a file opened by path with Options.Mmap yields the
 // same packets and the same final error as the same bytes read through
 // NewReader, whole and cut short.
 func TestMappedMatchesRead(t *testing.T) {
@@ -37,7 +37,7 @@ func TestMappedMatchesRead(t *testing.T) {
 			if err := os.WriteFile(path, tt.data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			a, err := Open(path, Options{})
+			a, err := Open(path, Options{Mmap: true})
 			if err != nil {
 				t.Fatal(err)
 			}

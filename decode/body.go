@@ -10,9 +10,10 @@ type bodyCodec struct {
 	response func(ver int16, body []byte, out *Body) error
 }
 
-// bodyCodecs is indexed by API key; immutable. Each entry lives in the
-// file named by its key.
-var bodyCodecs = map[int16]bodyCodec{
+// bodyCodecs is indexed by API key (an array, not a map: it is looked up
+// for every request and response); immutable. Each entry lives in the file
+// named by its key.
+var bodyCodecs = [...]bodyCodec{
 	keySASLHandshake:             {response: saslHandshakeResponse},
 	keyAPIVersions:               {request: apiVersionsRequest, response: apiVersionsResponse},
 	keyConsumerGroupHeartbeat:    {request: consumerGroupHeartbeatRequest, response: consumerGroupHeartbeatResponse},
@@ -25,8 +26,17 @@ var bodyCodecs = map[int16]bodyCodec{
 // decodesRequest / decodesResponse tell the framer whether to buffer a
 // body. Every other body (Produce, Fetch, SaslAuthenticate, ...) is counted
 // down without being copied.
-func decodesRequest(key int16) bool  { return bodyCodecs[key].request != nil }
-func decodesResponse(key int16) bool { return bodyCodecs[key].response != nil }
+func decodesRequest(key int16) bool  { return codecFor(key).request != nil }
+func decodesResponse(key int16) bool { return codecFor(key).response != nil }
+
+// codecFor returns key's codec; the zero bodyCodec (nothing decoded) for
+// keys outside the table.
+func codecFor(key int16) bodyCodec {
+	if key < 0 || int(key) >= len(bodyCodecs) {
+		return bodyCodec{}
+	}
+	return bodyCodecs[key]
+}
 
 // maxBody bounds the body buffered for a decoded API; a larger frame is
 // skipped with Body.BodyError set.

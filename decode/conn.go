@@ -84,6 +84,9 @@ const (
 	// without a plausible request before the broker direction's requests
 	// are believed (and client and broker swapped).
 	swapEvidence = 64
+	// headChunk is how much of a frame stHead buffers when the packet
+	// has it, before parsing the header (which may ask for more).
+	headChunk = 128
 	// DefaultMaxInFlight is the default of Options.MaxInFlight.
 	DefaultMaxInFlight = 4096
 )
@@ -143,6 +146,9 @@ type Conn struct {
 	rawNull    bool
 
 	ev Event
+	// evPDU: c.ev's fields other than those beginPDU writes are zero, so a
+	// request or response event need not clear the whole Event again.
+	evPDU bool
 }
 
 // NewConn returns a decoder for one connection. fromStart says whether the
@@ -299,6 +305,26 @@ func (c *Conn) resync(h *half) {
 // begin starts a new event with the fields every event carries.
 func (c *Conn) begin(k Kind, at Meta) {
 	c.ev = Event{Kind: k, Conn: c.id, Frame: at.Frame, Time: at.Time, FromStart: c.fromStart, Partial: c.partial}
+	c.evPDU = false
+}
+
+// beginPDU starts a request or response event. It is begin without
+// clearing the whole Event (a few hundred bytes) when only header fields
+// were written since the last clear: those it writes all, the caller then
+// sets what differs from zero. Body, Coverage, Detail and Bytes must be
+// zero when evPDU is set (a decoded body clears evPDU).
+func (c *Conn) beginPDU(k Kind, at Meta) {
+	if !c.evPDU {
+		c.ev = Event{}
+		c.evPDU = true
+	}
+	e := &c.ev
+	e.Kind, e.Conn, e.Frame, e.Time = k, c.id, at.Frame, at.Time
+	e.FromStart, e.Partial = c.fromStart, c.partial
+	e.APIKey, e.APIVersion, e.HeaderVersion, e.CorrelationID, e.Size = 0, 0, 0, 0, 0
+	e.ClientID, e.ClientIDNull = nil, false
+	e.InstanceID, e.HasInstanceID, e.TagProblem = UUID{}, false, TagOK
+	e.RequestFrame = 0
 }
 
 // emit hands the event to the sink. Nothing is said about a connection
@@ -330,7 +356,14 @@ func (c *Conn) process(h *half, p []byte, at Meta) {
 			}
 			p = c.startFrame(h, p, at)
 		case stHead, stBody:
-			n := min(h.need-len(h.buf), len(p))
+			want := h.need
+			if h.st == stHead {
+				// Take a typical header at once rather than exactly what the
+				// last parse asked for: each ask would re-parse it (size,
+				// client ID, tag count, tag, tag size, tag value).
+				want = max(want, min(h.size, headChunk))
+			}
+			n := min(want-len(h.buf), len(p))
 			h.buf = append(h.buf, p[:n]...)
 			h.got += n
 			p = p[n:]
@@ -564,7 +597,7 @@ func (c *Conn) finish(h *half, at Meta) {
 
 func (c *Conn) emitRequest(h *half, at Meta) {
 	hd := &h.hdr
-	c.begin(KindRequest, at)
+	c.beginPDU(KindRequest, at)
 	c.ev.APIKey, c.ev.APIVersion = hd.APIKey, hd.APIVersion
 	c.ev.HeaderVersion = hd.HeaderVersion
 	c.ev.CorrelationID = hd.CorrelationID
@@ -576,7 +609,7 @@ func (c *Conn) emitRequest(h *half, at Meta) {
 	c.ev.ClientIDNull = hd.ClientIDNull
 	c.ev.InstanceID, c.ev.HasInstanceID = hd.InstanceID, hd.HasInstanceID
 	c.ev.TagProblem = hd.TagProblem
-	if codec := bodyCodecs[hd.APIKey]; codec.request != nil {
+	if codec := codecFor(hd.APIKey); codec.request != nil {
 		c.decodeBody(h, codec.request, hd.APIVersion, hd.Len)
 	}
 	c.seq++
@@ -590,17 +623,18 @@ func (c *Conn) emitRequest(h *half, at Meta) {
 
 func (c *Conn) emitResponse(h *half, at Meta) {
 	r := h.req
-	c.begin(KindResponse, at)
+	c.beginPDU(KindResponse, at)
 	c.ev.APIKey, c.ev.APIVersion = r.key, r.ver
 	c.ev.HeaderVersion = ResponseHeaderVersion(r.key, r.ver)
 	c.ev.CorrelationID = h.corr
 	c.ev.Size = int32(h.size)
 	c.ev.RequestFrame = r.frame
-	if codec := bodyCodecs[r.key]; codec.response != nil {
+	if codec := codecFor(r.key); codec.response != nil {
 		off := 4
 		if c.ev.HeaderVersion == 1 && !h.noBody {
 			end, _, problem := parseTags(h.buf, 4, h.size, nil)
 			if problem == TagOverrun {
+				c.evPDU = false
 				c.ev.Body.BodyError = true
 				c.emit()
 				return
@@ -619,6 +653,7 @@ func (c *Conn) emitResponse(h *half, at Meta) {
 }
 
 func (c *Conn) decodeBody(h *half, fn func(int16, []byte, *Body) error, ver int16, off int) {
+	c.evPDU = false
 	if h.noBody || off > len(h.buf) {
 		c.ev.Body.BodyError = true
 		return

@@ -1,5 +1,7 @@
 package decode
 
+import "math/bits"
+
 // inflight is a request awaiting its response.
 type inflight struct {
 	key, ver int16
@@ -18,7 +20,7 @@ type ringEntry struct {
 // order; entries already answered are left in it and skipped lazily.
 type pendingSet struct {
 	max  int
-	byID map[int32]inflight
+	byID idTable
 	ring []ringEntry // FIFO, ring[head:] then ring[:head] when wrapped
 	head int
 	n    int
@@ -26,23 +28,39 @@ type pendingSet struct {
 
 func (p *pendingSet) init(max int) {
 	p.max = max
-	p.byID = make(map[int32]inflight)
 }
 
-func (p *pendingSet) len() int { return len(p.byID) }
+func (p *pendingSet) len() int { return p.byID.live }
 
 func (p *pendingSet) get(corr int32) (inflight, bool) {
-	r, ok := p.byID[corr]
-	return r, ok
+	if i := p.byID.find(corr); i >= 0 {
+		return p.byID.slots[i].r, true
+	}
+	return inflight{}, false
 }
 
 // take returns and forgets the request with correlation ID corr.
 func (p *pendingSet) take(corr int32) (inflight, bool) {
-	r, ok := p.byID[corr]
-	if ok {
-		delete(p.byID, corr)
+	i := p.byID.find(corr)
+	if i < 0 {
+		return inflight{}, false
 	}
-	return r, ok
+	r := p.byID.slots[i].r
+	p.byID.del(i)
+	return r, true
+}
+
+// forget drops corr's request if it is the one numbered seq.
+func (p *pendingSet) forget(corr int32, seq uint64) {
+	if i := p.byID.find(corr); i >= 0 && p.byID.slots[i].r.seq == seq {
+		p.byID.del(i)
+	}
+}
+
+// live reports whether corr's pending request is the one numbered seq.
+func (p *pendingSet) isLive(corr int32, seq uint64) bool {
+	i := p.byID.find(corr)
+	return i >= 0 && p.byID.slots[i].r.seq == seq
 }
 
 // add remembers r. A request reusing a pending correlation ID replaces it.
@@ -51,12 +69,10 @@ func (p *pendingSet) add(corr int32, r inflight) {
 		p.compact()
 		for p.n >= p.max {
 			e := p.pop()
-			if cur, ok := p.byID[e.corr]; ok && cur.seq == e.seq {
-				delete(p.byID, e.corr)
-			}
+			p.forget(e.corr, e.seq)
 		}
 	}
-	p.byID[corr] = r
+	p.byID.put(corr, r)
 	p.push(ringEntry{corr: corr, seq: r.seq})
 }
 
@@ -102,10 +118,110 @@ func (p *pendingSet) compact() {
 	live := 0
 	for i := 0; i < p.n; i++ {
 		e := p.ring[(p.head+i)%len(p.ring)]
-		if cur, ok := p.byID[e.corr]; ok && cur.seq == e.seq {
+		if p.isLive(e.corr, e.seq) {
 			p.ring[(p.head+live)%len(p.ring)] = e
 			live++
 		}
 	}
 	p.n = live
+}
+
+// idTable maps correlation IDs to requests: open addressing with linear
+// probing and backward-shift deletion (no tombstones), a power-of-two
+// number of slots at most half full. It replaces a Go map because it is
+// used twice per request/response pair, almost always holding one entry:
+// hashing an int32 and one probe cost less than the map's generic path.
+type idTable struct {
+	slots []idSlot
+	shift uint8 // 32 - log2(len(slots))
+	live  int
+}
+
+type idSlot struct {
+	corr int32
+	used bool
+	r    inflight
+}
+
+func (t *idTable) home(corr int32) int {
+	return int((uint32(corr) * 0x9E3779B1) >> t.shift)
+}
+
+// find returns corr's slot index, or -1.
+func (t *idTable) find(corr int32) int {
+	if t.live == 0 {
+		return -1
+	}
+	mask := len(t.slots) - 1
+	for i := t.home(corr); ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if !s.used {
+			return -1
+		}
+		if s.corr == corr {
+			return i
+		}
+	}
+}
+
+// put sets corr's request, replacing any.
+func (t *idTable) put(corr int32, r inflight) {
+	if 2*(t.live+1) > len(t.slots) {
+		t.grow()
+	}
+	mask := len(t.slots) - 1
+	for i := t.home(corr); ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if !s.used {
+			*s = idSlot{corr: corr, used: true, r: r}
+			t.live++
+			return
+		}
+		if s.corr == corr {
+			s.r = r
+			return
+		}
+	}
+}
+
+// del empties slot i, shifting back the entries of its probe run so that
+// every entry stays reachable from its home slot.
+func (t *idTable) del(i int) {
+	mask := len(t.slots) - 1
+	t.live--
+	for {
+		t.slots[i].used = false
+		j := i
+		for {
+			j = (j + 1) & mask
+			if !t.slots[j].used {
+				return
+			}
+			k := t.home(t.slots[j].corr)
+			// The entry at j stays if its home k lies cyclically in (i, j].
+			if i <= j {
+				if i < k && k <= j {
+					continue
+				}
+			} else if i < k || k <= j {
+				continue
+			}
+			t.slots[i] = t.slots[j]
+			i = j
+			break
+		}
+	}
+}
+
+func (t *idTable) grow() {
+	old := t.slots
+	n := max(8, 2*len(old))
+	t.slots = make([]idSlot, n)
+	t.shift = uint8(32 - bits.Len(uint(n-1)))
+	t.live = 0
+	for _, s := range old {
+		if s.used {
+			t.put(s.corr, s.r)
+		}
+	}
 }

@@ -1,0 +1,322 @@
+package livebench
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The helpers of this file run the real kwatch binary, built once per test
+// binary, and read what the kernel says about it from /proc.
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+	binDir  string // removed by TestMain
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// kwatchBin builds ./cmd/kwatch into a temporary directory, once. The
+// directory is 0755: kwatch live started as root drops to nobody.
+func kwatchBin(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		if binDir, binErr = os.MkdirTemp("", "kwatch-livebench-"); binErr != nil {
+			return
+		}
+		if binErr = os.Chmod(binDir, 0o755); binErr != nil {
+			return
+		}
+		goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+		if _, err := os.Stat(goTool); err != nil {
+			goTool = "go"
+		}
+		path := filepath.Join(binDir, "kwatch")
+		out, err := exec.Command(goTool, "build", "-o", path, "github.com/kwatch/kwatch/cmd/kwatch").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build ./cmd/kwatch: %w\n%s", err, out)
+			return
+		}
+		binPath = path
+	})
+	if binErr != nil {
+		t.Fatalf("building kwatch: %v", binErr)
+	}
+	return binPath
+}
+
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("live capture is Linux only")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("live capture on lo needs root (CAP_NET_RAW and privilege drop); CI runs this as root")
+	}
+}
+
+// syncBuffer is a bytes.Buffer the process's output goroutines and the
+// test share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// proc is a running kwatch.
+type proc struct {
+	cmd            *exec.Cmd
+	stdout, stderr *syncBuffer
+	done           chan struct{}
+	code           int
+}
+
+// startKwatch starts kwatch with args; it is killed at cleanup if still
+// running (and continued first, in case a test stopped it).
+func startKwatch(t *testing.T, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(kwatchBin(t), args...)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	p := &proc{cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting kwatch: %v", err)
+	}
+	go func() {
+		defer close(p.done)
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+		case errors.As(err, &ee):
+			p.code = ee.ExitCode()
+		default:
+			p.code = -2
+		}
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			cmd.Process.Signal(syscall.SIGCONT)
+			cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// stop sends sig and waits up to d for the process to end.
+func (p *proc) stop(t *testing.T, sig syscall.Signal, d time.Duration) (code int, took time.Duration) {
+	t.Helper()
+	start := time.Now()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("signalling kwatch: %v", err)
+	}
+	select {
+	case <-p.done:
+		return p.code, time.Since(start)
+	case <-time.After(d):
+		t.Fatalf("kwatch still running %v after %v; stderr:\n%s", d, sig, p.stderr.String())
+		return 0, 0
+	}
+}
+
+// nobody is the uid kwatch live drops to when started as root.
+const nobody = 65534
+
+// waitCapturing waits until kwatch has opened its packet socket: it drops
+// to nobody right after.
+func (p *proc) waitCapturing(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.done:
+			t.Fatalf("kwatch exited with status %d before capturing; stderr:\n%s", p.code, p.stderr.String())
+		default:
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+		if err == nil && strings.Contains(string(b), fmt.Sprintf("\nUid:\t%d\t", nobody)) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("kwatch did not drop to uid %d within 10s; stderr:\n%s", nobody, p.stderr.String())
+}
+
+// sockets returns the inodes of kwatch's open sockets.
+func (p *proc) sockets() map[string]bool {
+	inodes := map[string]bool{}
+	fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", p.cmd.Process.Pid))
+	for _, fd := range fds {
+		if l, err := os.Readlink(fd); err == nil && strings.HasPrefix(l, "socket:[") {
+			inodes[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
+		}
+	}
+	return inodes
+}
+
+// queued returns the bytes waiting in the receive queue of kwatch's packet
+// socket, one of inodes (the Rmem column of /proc/PID/net/packet: the
+// kernel's accounting, packet bytes plus overhead).
+func (p *proc) queued(inodes map[string]bool) (int, error) {
+	pid := p.cmd.Process.Pid
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/packet", pid))
+	if err != nil {
+		return 0, fmt.Errorf("reading the packet socket table: %w", err)
+	}
+	queued, found := 0, false
+	for _, l := range strings.Split(string(b), "\n")[1:] {
+		// sk RefCnt Type Proto Iface R Rmem User Inode
+		f := strings.Fields(l)
+		if len(f) == 9 && inodes[f[8]] {
+			found = true
+			n, _ := strconv.Atoi(f[6])
+			queued += n
+		}
+	}
+	if !found {
+		return 0, fmt.Errorf("kwatch (pid %d) has no packet socket", pid)
+	}
+	return queued, nil
+}
+
+// waitDrained waits until kwatch has read every packet queued on its
+// packet socket (empty twice in a row): stopping closes the socket, and
+// what is still queued then is lost, as with tcpdump.
+func (p *proc) waitDrained(t *testing.T, within time.Duration) {
+	t.Helper()
+	time.Sleep(50 * time.Millisecond) // the last ACKs and FINs
+	inodes := p.sockets()
+	deadline := time.Now().Add(within)
+	for empty := 0; empty < 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("kwatch did not read its socket's queue within %v", within)
+		}
+		n, err := p.queued(inodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			empty++
+		} else {
+			empty = 0
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// sampleQueue records the deepest receive queue of kwatch's packet socket,
+// sampled every 5ms until stop is closed; it returns a function giving the
+// maximum once sampling is done.
+func (p *proc) sampleQueue(stop <-chan struct{}) (max func() int) {
+	inodes := p.sockets()
+	deepest := 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			if n, err := p.queued(inodes); err == nil && n > deepest {
+				deepest = n
+			}
+		}
+	}()
+	return func() int {
+		<-done
+		return deepest
+	}
+}
+
+// cpuTime is the user+system CPU time the process has used so far, from
+// /proc/PID/stat (utime and stime, in clock ticks of 1/100 s on Linux).
+func (p *proc) cpuTime() (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces: count from its ')'.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("short /proc/PID/stat: %q", s)
+	}
+	utime, err1 := strconv.ParseUint(f[11], 10, 64)
+	stime, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("parsing /proc/PID/stat: %w", err)
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}
+
+// liveReport is the part of kwatch's final JSON report the tests check.
+type liveReport struct {
+	Totals struct {
+		Packets          uint64            `json:"packets"`
+		Bytes            uint64            `json:"bytes"`
+		Connections      uint64            `json:"connections"`
+		KafkaConnections uint64            `json:"kafka_connections"`
+		Requests         uint64            `json:"requests"`
+		Responses        uint64            `json:"responses"`
+		Findings         uint64            `json:"findings"`
+		FindingsByRule   map[string]uint64 `json:"findings_by_rule"`
+		Coverage         map[string]uint64 `json:"coverage"`
+		OpenConnections  uint64            `json:"open_connections"`
+		KernelReceived   uint64            `json:"kernel_received"`
+		KernelDropped    uint64            `json:"kernel_dropped"`
+	} `json:"totals"`
+	Instances []struct {
+		InstanceID     string `json:"instance_id"`
+		Connections    int    `json:"connections"`
+		ConnectionList []struct {
+			Client string `json:"client"`
+			Broker string `json:"broker"`
+		} `json:"connection_list"`
+	} `json:"instances"`
+}
+
+func parseReport(t *testing.T, stdout string) *liveReport {
+	t.Helper()
+	var r liveReport
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatalf("kwatch's report is not JSON (%v):\n%.2000s", err, stdout)
+	}
+	return &r
+}
