@@ -137,6 +137,12 @@ type Conn struct {
 	halves  [2]half
 	pending pendingSet
 	seq     uint64
+	// lastCorr is the correlation ID of the last request (haveCorr once
+	// there was one): clients number a connection's requests upwards, so
+	// after a gap it tells a real request header from bytes that look like
+	// one.
+	lastCorr int32
+	haveCorr bool
 
 	// raw SASL (after a successful SaslHandshake v0)
 	rawSeq     uint64 // requests numbered above this were sent after raw mode began
@@ -613,6 +619,7 @@ func (c *Conn) emitRequest(h *half, at Meta) {
 		c.decodeBody(h, codec.request, hd.APIVersion, hd.Len)
 	}
 	c.seq++
+	c.lastCorr, c.haveCorr = hd.CorrelationID, true
 	c.pending.add(hd.CorrelationID, inflight{key: hd.APIKey, ver: hd.APIVersion, frame: at.Frame, seq: c.seq})
 	if hd.APIKey == keySASLHandshake && hd.APIVersion == 0 {
 		c.rawNull = hd.ClientIDNull

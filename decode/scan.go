@@ -85,9 +85,14 @@ func (c *Conn) candidate(h *half, b []byte) verdict {
 }
 
 // requestCandidate: a plausible request starts at b[0]: sane size, known
-// API key, version in range, a header that parses, and a non-empty,
-// printable client ID. v0 headers (ControlledShutdown v0) are too weak to
-// resync on, and so are tags that overrun the frame.
+// API key, version in range, a header that parses, tags that do not
+// overrun. A non-empty printable client ID is evidence enough. KIP-1313
+// clients send a null client ID after a connection's first request, so a
+// null or empty one is accepted too, but only in a flexible (v2) header
+// whose tags parse cleanly, and only when its correlation ID follows the
+// connection's last request's, or, with no request seen yet, when the next
+// frame is such a request too. v0 headers (ControlledShutdown v0) are too
+// weak to resync on.
 func (c *Conn) requestCandidate(b []byte) verdict {
 	if len(b) < 4 {
 		return vMore
@@ -108,8 +113,73 @@ func (c *Conn) requestCandidate(b []byte) verdict {
 		return vNo
 	case need > 0:
 		return vMore
-	case hd.HeaderVersion == 0, hd.ClientIDNull, len(hd.ClientID) == 0,
-		!printable(hd.ClientID), hd.TagProblem == TagOverrun:
+	case hd.HeaderVersion == 0, hd.TagProblem == TagOverrun:
+		return vNo
+	case !hd.ClientIDNull && len(hd.ClientID) > 0:
+		if !printable(hd.ClientID) {
+			return vNo
+		}
+		return vYes
+	case hd.HeaderVersion < 2 || hd.TagProblem != TagOK:
+		return vNo
+	case c.haveCorr:
+		if corrFollows(c.lastCorr, hd.CorrelationID) {
+			return vYes
+		}
+		return vNo
+	}
+	return c.nextRequestFollows(b, int(size), hd.CorrelationID)
+}
+
+// corrWindow bounds how far a connection's next correlation ID may jump:
+// the Java client numbers requests per client, across all its connections.
+const corrWindow = 1 << 20
+
+// corrFollows reports whether next is a plausible correlation ID for the
+// request after the one numbered prev.
+func corrFollows(prev, next int32) bool {
+	d := uint32(next) - uint32(prev)
+	return d >= 1 && d <= corrWindow
+}
+
+// nextRequestFollows checks the frame after a candidate whose own evidence
+// is weak: it must be a request header numbered after corr. b starts at
+// the candidate frame, of size bytes after its int32 size. Too large a
+// candidate to look past within the scan window is refused; scanning goes
+// on to the next position.
+func (c *Conn) nextRequestFollows(b []byte, size int, corr int32) verdict {
+	if 4+size+14 > maxScanNeed {
+		return vNo
+	}
+	if len(b) < 4+size+4 {
+		return vMore
+	}
+	b = b[4+size:]
+	nsize := int32(binary.BigEndian.Uint32(b))
+	if nsize < 10 || nsize > c.opts.MaxFrame {
+		return vNo
+	}
+	if len(b) < 12 {
+		return vMore
+	}
+	if a := lookupAPI(int16(binary.BigEndian.Uint16(b[4:]))); a == nil || !a.versionOK(int16(binary.BigEndian.Uint16(b[6:]))) {
+		return vNo
+	}
+	if !corrFollows(corr, int32(binary.BigEndian.Uint32(b[8:]))) {
+		return vNo
+	}
+	var hd RequestHeader
+	need, err := parseReqHeader(b[4:], int(nsize), &hd, c.opts.HeaderV3)
+	switch {
+	case err != nil:
+		return vNo
+	case need > 0 && 4+size+4+need > maxScanNeed:
+		return vNo
+	case need > 0:
+		return vMore
+	case hd.HeaderVersion == 0, hd.TagProblem != TagOK:
+		return vNo
+	case !hd.ClientIDNull && len(hd.ClientID) > 0 && !printable(hd.ClientID):
 		return vNo
 	}
 	return vYes
@@ -132,10 +202,10 @@ func quickRequestCheck(b []byte) verdict {
 		return vMore
 	}
 	n := int(int16(binary.BigEndian.Uint16(b[12:])))
-	if n <= 0 || 14+n > maxScanNeed {
+	if n < -1 || 14+n > maxScanNeed {
 		return vNo
 	}
-	if !printable(b[14:min(len(b), 14+n)]) {
+	if n > 0 && !printable(b[14:min(len(b), 14+n)]) {
 		return vNo
 	}
 	return vMore

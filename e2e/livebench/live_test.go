@@ -204,9 +204,9 @@ func TestLiveReportsKernelDrops(t *testing.T) {
 		name string
 		cfg  loadConfig
 		// resumes: kwatch decodes each connection's last request, sent after
-		// the gap. Its resync looks for a request header with a printable
-		// client ID, so a connection whose later requests carry a null
-		// client ID (KIP-1313 style) is not picked up again.
+		// the gap. With a null client ID (KIP-1313 style) the resync relies
+		// on the flexible header's tags and on the correlation ID following
+		// the last request's.
 		resumes bool
 	}{
 		{
@@ -215,8 +215,9 @@ func TestLiveReportsKernelDrops(t *testing.T) {
 			resumes: true,
 		},
 		{
-			name: "client ID on the first request only",
-			cfg:  loadConfig{Conns: 2, Payload: 64 << 10, Rate: gigabit, Duration: pause + time.Second, Window: 8},
+			name:    "client ID on the first request only",
+			cfg:     loadConfig{Conns: 2, Payload: 64 << 10, Rate: gigabit, Duration: pause + time.Second, Window: 8},
+			resumes: true,
 		},
 	}
 	for _, tt := range tests {
