@@ -71,15 +71,10 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 	if lf.iface == "" {
 		return usageError{"live: -i IFACE is required"}
 	}
-	popts, err := c.pipelineOptions(e)
+	popts, aopts, failOn, err := e.analysisOptions(c, af)
 	if err != nil {
 		return err
 	}
-	aopts, failOn, err := af.options(e)
-	if err != nil {
-		return err
-	}
-	popts.HeaderV3 = audit.HeaderV3(aopts.Profile)
 	lopts := capture.LiveOptions{Ports: c.ports, Snaplen: lf.snaplen, Logger: e.log}
 	if lf.bpf != "" {
 		if lopts.Filter, err = compileBPF(lf.iface, lf.bpf, lf.snaplen); err != nil {
@@ -179,7 +174,11 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 	if capErr != nil {
 		fmt.Fprintf(e.stderr, "kwatch: live: %v\n", capErr)
 	}
-	return e.finalReport(rep, c.format, useTUI, failOn, out)
+	format := c.format
+	if useTUI {
+		format = "text" // the screen is gone: leave the report behind
+	}
+	return e.writeReport(rep, format, failOn, out)
 }
 
 // capturePackets feeds packets to the engine until the source ends, and
@@ -218,30 +217,6 @@ func capturePackets(src capture.Source, w *capture.PcapngWriter, eng *pipeline.E
 			}
 		}
 	}
-}
-
-// finalReport prints the report of a live capture once it stops: the whole
-// report (text or json), or for ndjson the summary on stderr.
-func (e *env) finalReport(rep *audit.Report, format string, afterTUI bool, failOn audit.Severity, out *bufio.Writer) error {
-	var err error
-	switch {
-	case afterTUI || format == "text":
-		err = rep.WriteText(out, useColor(e.stdout))
-	case format == "json":
-		err = rep.WriteJSON(out)
-	default:
-		err = rep.WriteText(e.stderr, useColor(e.stderr))
-	}
-	if err == nil {
-		err = out.Flush()
-	}
-	if err != nil {
-		return fmt.Errorf("live: writing report: %w", err)
-	}
-	if max, ok := rep.MaxSeverity(); ok && failOn != 0 && max >= failOn {
-		return exitError{exitFindings}
-	}
-	return nil
 }
 
 func isTerminal(w io.Writer) bool {

@@ -68,15 +68,10 @@ func (e *env) read(ctx context.Context, args []string) error {
 	if len(files) == 0 {
 		return usageError{"read: no capture file given"}
 	}
-	popts, err := c.pipelineOptions(e)
+	popts, aopts, failOn, err := e.analysisOptions(&c, &af)
 	if err != nil {
 		return err
 	}
-	aopts, failOn, err := af.options(e)
-	if err != nil {
-		return err
-	}
-	popts.HeaderV3 = audit.HeaderV3(aopts.Profile)
 	src, err := e.openInput(files)
 	if err != nil {
 		return err
@@ -97,21 +92,44 @@ func (e *env) read(ctx context.Context, args []string) error {
 		return err
 	}
 
-	switch c.format {
-	case "text":
-		err = rep.WriteText(out, useColor(e.stdout))
+	return e.writeReport(rep, c.format, failOn, out)
+}
+
+// analysisOptions checks the flags that read, live and tui share and
+// returns the pipeline's and the auditor's options and the --fail-on
+// threshold (0 = never).
+func (e *env) analysisOptions(c *common, af *auditFlags) (pipeline.Options, audit.Options, audit.Severity, error) {
+	popts, err := c.pipelineOptions(e)
+	if err != nil {
+		return pipeline.Options{}, audit.Options{}, 0, err
+	}
+	aopts, failOn, err := af.options(e)
+	if err != nil {
+		return pipeline.Options{}, audit.Options{}, 0, err
+	}
+	popts.HeaderV3 = audit.HeaderV3(aopts.Profile)
+	return popts, aopts, failOn, nil
+}
+
+// writeReport prints the report in format (text or json on out; for
+// ndjson the findings went to stdout as they came, so the summary goes to
+// stderr and stdout stays one finding per line), and returns exit status 1
+// when a finding reaches failOn.
+func (e *env) writeReport(rep *audit.Report, format string, failOn audit.Severity, out *bufio.Writer) error {
+	var err error
+	switch format {
 	case "json":
 		err = rep.WriteJSON(out)
 	case "ndjson":
-		// Findings went to stdout as they came; the summary goes to stderr
-		// so stdout stays one finding per line.
 		err = rep.WriteText(e.stderr, useColor(e.stderr))
+	default:
+		err = rep.WriteText(out, useColor(e.stdout))
 	}
 	if err == nil {
 		err = out.Flush()
 	}
 	if err != nil {
-		return fmt.Errorf("read: writing report: %w", err)
+		return fmt.Errorf("writing the report: %w", err)
 	}
 	if max, ok := rep.MaxSeverity(); ok && failOn != 0 && max >= failOn {
 		return exitError{exitFindings}

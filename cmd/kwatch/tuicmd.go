@@ -38,15 +38,10 @@ func (e *env) tui(ctx context.Context, args []string) error {
 	case len(files) == 0:
 		return usageError{"tui: no capture file given (or -i IFACE for a live capture)"}
 	}
-	popts, err := c.pipelineOptions(e)
+	popts, aopts, _, err := e.analysisOptions(&c, &af)
 	if err != nil {
 		return err
 	}
-	aopts, _, err := af.options(e)
-	if err != nil {
-		return err
-	}
-	popts.HeaderV3 = audit.HeaderV3(aopts.Profile)
 	src, err := e.openInput(files)
 	if err != nil {
 		return err
