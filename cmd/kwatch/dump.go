@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -395,4 +394,3 @@ func appendJSONBytes(b []byte, p []byte) []byte {
 	return appendJSONString(b, string(p))
 }
 
-var _ io.Writer = (*bufio.Writer)(nil)
