@@ -393,4 +393,3 @@ func appendJSONBytes(b []byte, p []byte) []byte {
 	// The conversion does not escape: the compiler reuses p's bytes.
 	return appendJSONString(b, string(p))
 }
-
