@@ -31,9 +31,14 @@ func FromReport(r *audit.Report, m Meta) Data {
 		d.RequestsByHeader[i] = t.RequestsByHeaderVersion["v"+string(rune('0'+i))]
 	}
 	d.Connections = int(t.KafkaConnections)
+	d.OpenConns = int(t.OpenConnections)
 	d.Coverage = make(map[string]uint64, len(t.Coverage))
 	for k, v := range t.Coverage {
 		d.Coverage[k] = v
+	}
+	if t.KernelReceived > 0 || t.KernelDropped > 0 {
+		// Kernel drops are a coverage figure like the others.
+		d.Coverage["kernel-drops"] = t.KernelDropped
 	}
 	for name, n := range t.FindingsBySeverity {
 		if sev, ok := ParseSeverity(name); ok {
