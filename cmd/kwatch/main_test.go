@@ -60,7 +60,6 @@ func TestExitStatus(t *testing.T) {
 		{name: "rules", args: []string{"rules"}, code: 0, stdoutHas: "instance-id-dropped"},
 		{name: "one rule", args: []string{"rules", "ghost-member"}, code: 0, stdoutHas: "KIP-1082"},
 		{name: "unknown rule", args: []string{"rules", "no-such-rule"}, code: 2, stderrHas: "unknown rule", oneLineErr: true},
-		{name: "bpf without libpcap", args: []string{"live", "-i", "lo", "--bpf", "tcp port 9092", "--no-tui"}, code: 2, stderrHas: "-tags pcap", oneLineErr: true},
 		{name: "live without interface", args: []string{"live", "--no-tui"}, code: 2, stderrHas: "-i IFACE", oneLineErr: true},
 	}
 	for _, tc := range tests {
