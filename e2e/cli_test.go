@@ -2,17 +2,15 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kwatch/kwatch/internal/kwatchtest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,74 +21,14 @@ import (
 // by kwatchBin, as a user would: flags, signals, exit statuses, stdout and
 // stderr, the capture file it writes, its process credentials.
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-	binDir  string // removed by TestMain
-)
+// bin is kwatch built once for the package; TestMain removes it.
+var bin = kwatchtest.Binary{Prefix: "kwatch-e2e-bin-"}
 
-// kwatchBin builds ./cmd/kwatch (default build tags, so without libpcap)
-// into a temporary directory, once.
-func kwatchBin(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "kwatch-e2e-bin-")
-		if binErr != nil {
-			return
-		}
-		// 0755 so that the unprivileged run of privilege_test.go (uid
-		// 65534) can execute the binary.
-		if binErr = os.Chmod(binDir, 0o755); binErr != nil {
-			return
-		}
-		goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(goTool); err != nil {
-			goTool = "go"
-		}
-		path := filepath.Join(binDir, "kwatch")
-		cmd := exec.Command(goTool, "build", "-o", path, "github.com/kwatch/kwatch/cmd/kwatch")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build ./cmd/kwatch: %w\n%s", err, out)
-			return
-		}
-		binPath = path
-		binErr = noteSources(goTool)
-	})
-	if binErr != nil {
-		t.Fatalf("building kwatch: %v", binErr)
-	}
-	return binPath
-}
-
-// noteSources opens every source file of the binary that is in this
-// module: go test caches a passing result until a file the test opened
-// changes, and it cannot see what go build read.
-func noteSources(goTool string) error {
-	const tmpl = `{{if and .Module .Module.Main}}{{$d := .Dir}}{{range .GoFiles}}{{$d}}/{{.}}
-{{end}}{{range .EmbedFiles}}{{$d}}/{{.}}
-{{end}}{{end}}`
-	out, err := exec.Command(goTool, "list", "-deps", "-f", tmpl, "github.com/kwatch/kwatch/cmd/kwatch").Output()
-	if err != nil {
-		return fmt.Errorf("go list ./cmd/kwatch: %w", err)
-	}
-	for _, name := range strings.Fields(string(out)) {
-		f, err := os.Open(name)
-		if err != nil {
-			return err
-		}
-		f.Close()
-	}
-	return nil
-}
+// kwatchBin returns the kwatch binary, built on first use.
+func kwatchBin(t *testing.T) string { return bin.Path(t) }
 
 // removeKwatchBin deletes what kwatchBin built; TestMain calls it.
-func removeKwatchBin() {
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-}
+func removeKwatchBin() { bin.Cleanup() }
 
 // repoRoot is the module root: the test runs in e2e/.
 func repoRoot(t *testing.T) string {
@@ -114,29 +52,10 @@ func runKwatch(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return p.stdout.String(), p.stderr.String(), code
 }
 
-// syncBuffer is a bytes.Buffer the process's output goroutines and the
-// test can share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // proc is a running kwatch.
 type proc struct {
 	cmd            *exec.Cmd
-	stdout, stderr *syncBuffer
+	stdout, stderr *kwatchtest.SyncBuffer
 	done           chan struct{}
 	code           int
 }
@@ -150,7 +69,7 @@ func startKwatch(t *testing.T, prefix []string, args ...string) *proc {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = repoRoot(t)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
-	p := &proc{cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{cmd: cmd, stdout: &kwatchtest.SyncBuffer{}, stderr: &kwatchtest.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting kwatch: %v", err)
@@ -203,21 +122,6 @@ func (p *proc) stop(t *testing.T, sig syscall.Signal, d time.Duration) (code int
 	return code, time.Since(start)
 }
 
-// procStatus returns the fields of /proc/PID/status.
-func procStatus(pid int) (map[string]string, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return nil, err
-	}
-	m := map[string]string{}
-	for _, l := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(l, ":"); ok {
-			m[k] = strings.Join(strings.Fields(v), " ")
-		}
-	}
-	return m, nil
-}
-
 // waitCapturing waits until a kwatch started as root has opened its packet
 // socket: it drops to nobody right after (and after creating -w's file).
 func (p *proc) waitCapturing(t *testing.T) {
@@ -229,7 +133,7 @@ func (p *proc) waitCapturing(t *testing.T) {
 			t.Fatalf("kwatch exited with status %d before capturing; stderr:\n%s", p.code, p.stderr.String())
 		default:
 		}
-		st, err := procStatus(p.cmd.Process.Pid)
+		st, err := kwatchtest.ProcStatus(p.cmd.Process.Pid)
 		if err == nil && strings.HasPrefix(st["Uid"], strconv.Itoa(nobody)+" ") {
 			return
 		}
@@ -239,17 +143,9 @@ func (p *proc) waitCapturing(t *testing.T) {
 }
 
 // nobody is the uid and gid kwatch live drops to when started as root.
-const nobody = 65534
+const nobody = kwatchtest.Nobody
 
-func requireRoot(t *testing.T) {
-	t.Helper()
-	if runtime.GOOS != "linux" {
-		t.Skip("live capture is Linux only")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("live capture on lo needs root (CAP_NET_RAW and privilege drop); CI runs this as root")
-	}
-}
+func requireRoot(t *testing.T) { kwatchtest.RequireRoot(t) }
 
 // jsonLines decodes one JSON object per non-empty line.
 func jsonLines(t *testing.T, what, s string) []map[string]any {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"debug/buildinfo"
 	"fmt"
+	"github.com/kwatch/kwatch/internal/kwatchtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,7 +61,7 @@ func TestLiveWithoutCapability(t *testing.T) {
 		}
 		prefix = []string{setpriv, "--reuid=" + strconv.Itoa(nobody), "--regid=" + strconv.Itoa(nobody), "--clear-groups"}
 	default:
-		st, err := procStatus(os.Getpid())
+		st, err := kwatchtest.ProcStatus(os.Getpid())
 		if err != nil {
 			t.Skip("no /proc: not Linux")
 		}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"github.com/kwatch/kwatch/internal/kwatchtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -156,7 +157,7 @@ func (p *tmuxPane) waitExit(d time.Duration) int {
 			// where it is stuck.
 			state := p.run("display-message", "-p", "-t", tmuxTarget, "dead #{pane_dead} status '#{pane_dead_status}' signal '#{pane_dead_signal}'")
 			pid := p.pid()
-			st, err := procStatus(pid)
+			st, err := kwatchtest.ProcStatus(pid)
 			state += fmt.Sprintf("; pid %d state %q (%v)", pid, st["State"], err)
 			syscall.Kill(pid, syscall.SIGQUIT)
 			time.Sleep(500 * time.Millisecond)

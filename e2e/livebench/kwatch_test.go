@@ -1,17 +1,15 @@
 package livebench
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kwatch/kwatch/internal/kwatchtest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,83 +18,24 @@ import (
 // The helpers of this file run the real kwatch binary, built once per test
 // binary, and read what the kernel says about it from /proc.
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-	binDir  string // removed by TestMain
-)
+// bin is kwatch built once for the package; TestMain removes it.
+var bin = kwatchtest.Binary{Prefix: "kwatch-livebench-"}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	bin.Cleanup()
 	os.Exit(code)
 }
 
-// kwatchBin builds ./cmd/kwatch into a temporary directory, once. The
-// directory is 0755: kwatch live started as root drops to nobody.
-func kwatchBin(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		if binDir, binErr = os.MkdirTemp("", "kwatch-livebench-"); binErr != nil {
-			return
-		}
-		if binErr = os.Chmod(binDir, 0o755); binErr != nil {
-			return
-		}
-		goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(goTool); err != nil {
-			goTool = "go"
-		}
-		path := filepath.Join(binDir, "kwatch")
-		out, err := exec.Command(goTool, "build", "-o", path, "github.com/kwatch/kwatch/cmd/kwatch").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build ./cmd/kwatch: %w\n%s", err, out)
-			return
-		}
-		binPath = path
-	})
-	if binErr != nil {
-		t.Fatalf("building kwatch: %v", binErr)
-	}
-	return binPath
-}
+// kwatchBin returns the kwatch binary, built on first use.
+func kwatchBin(t *testing.T) string { return bin.Path(t) }
 
-func requireRoot(t *testing.T) {
-	t.Helper()
-	if runtime.GOOS != "linux" {
-		t.Skip("live capture is Linux only")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("live capture on lo needs root (CAP_NET_RAW and privilege drop); CI runs this as root")
-	}
-}
-
-// syncBuffer is a bytes.Buffer the process's output goroutines and the
-// test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+func requireRoot(t *testing.T) { kwatchtest.RequireRoot(t) }
 
 // proc is a running kwatch.
 type proc struct {
 	cmd            *exec.Cmd
-	stdout, stderr *syncBuffer
+	stdout, stderr *kwatchtest.SyncBuffer
 	done           chan struct{}
 	code           int
 }
@@ -107,7 +46,7 @@ func startKwatch(t *testing.T, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(kwatchBin(t), args...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
-	p := &proc{cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{cmd: cmd, stdout: &kwatchtest.SyncBuffer{}, stderr: &kwatchtest.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting kwatch: %v", err)

@@ -1,0 +1,141 @@
+// Package kwatchtest holds what the end-to-end test packages share to run
+// the real kwatch binary as a user would: building it once, the root
+// requirement of live capture, and reading a process's credentials from
+// /proc. It is imported only by tests.
+//
+// Concurrency: Build may be called from parallel tests; everything else is
+// plain functions and a mutex-guarded buffer.
+package kwatchtest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Binary builds ./cmd/kwatch (default build tags, so without libpcap) into
+// a temporary directory once, and removes it with Cleanup.
+type Binary struct {
+	// Prefix names the temporary directory.
+	Prefix string
+
+	once sync.Once
+	path string
+	dir  string
+	err  error
+}
+
+// Path returns the built binary, building it on first use.
+func (b *Binary) Path(t testing.TB) string {
+	t.Helper()
+	b.once.Do(b.build)
+	if b.err != nil {
+		t.Fatalf("building kwatch: %v", b.err)
+	}
+	return b.path
+}
+
+func (b *Binary) build() {
+	if b.dir, b.err = os.MkdirTemp("", b.Prefix); b.err != nil {
+		return
+	}
+	// 0755 so that kwatch live, which drops from root to nobody, and the
+	// unprivileged runs of the tests can execute the binary.
+	if b.err = os.Chmod(b.dir, 0o755); b.err != nil {
+		return
+	}
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goTool); err != nil {
+		goTool = "go"
+	}
+	path := filepath.Join(b.dir, "kwatch")
+	out, err := exec.Command(goTool, "build", "-o", path, "github.com/kwatch/kwatch/cmd/kwatch").CombinedOutput()
+	if err != nil {
+		b.err = fmt.Errorf("go build ./cmd/kwatch: %w\n%s", err, out)
+		return
+	}
+	b.path = path
+	b.err = noteSources(goTool)
+}
+
+// Cleanup removes what Path built; call it from TestMain.
+func (b *Binary) Cleanup() {
+	if b.dir != "" {
+		os.RemoveAll(b.dir)
+	}
+}
+
+// noteSources opens every source file of the binary that is in this
+// module: go test caches a passing result until a file the test opened
+// changes, and it cannot see what go build read.
+func noteSources(goTool string) error {
+	const tmpl = `{{if and .Module .Module.Main}}{{$d := .Dir}}{{range .GoFiles}}{{$d}}/{{.}}
+{{end}}{{range .EmbedFiles}}{{$d}}/{{.}}
+{{end}}{{end}}`
+	out, err := exec.Command(goTool, "list", "-deps", "-f", tmpl, "github.com/kwatch/kwatch/cmd/kwatch").Output()
+	if err != nil {
+		return fmt.Errorf("go list ./cmd/kwatch: %w", err)
+	}
+	for _, name := range strings.Fields(string(out)) {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		f.Close()
+	}
+	return nil
+}
+
+// RequireRoot skips a test of live capture where it cannot run.
+func RequireRoot(t testing.TB) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("live capture is Linux only")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("live capture on lo needs root (CAP_NET_RAW and privilege drop); CI runs this as root")
+	}
+}
+
+// Nobody is the uid and gid kwatch live drops to when started as root.
+const Nobody = 65534
+
+// ProcStatus returns the fields of /proc/PID/status.
+func ProcStatus(pid int) (map[string]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok {
+			m[k] = strings.Join(strings.Fields(v), " ")
+		}
+	}
+	return m, nil
+}
+
+// SyncBuffer is a bytes.Buffer that a process's output goroutines and the
+// test share.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
