@@ -298,6 +298,7 @@ func (a *Auditor) Finish(at time.Time) *Report {
 	a.outbox = nil
 	r := a.report()
 	a.mu.Unlock()
+	r.sort()
 	if a.o.OnFinding != nil {
 		for i := range out {
 			a.o.OnFinding(out[i])
@@ -307,10 +308,13 @@ func (a *Auditor) Finish(at time.Time) *Report {
 }
 
 // Snapshot returns the report so far; safe to call concurrently with Event.
+// It only copies under the lock: sorting happens after.
 func (a *Auditor) Snapshot() *Report {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.report()
+	r := a.report()
+	a.mu.Unlock()
+	r.sort()
+	return r
 }
 
 func compareConn(x, y decode.ConnID) int {

@@ -93,13 +93,11 @@ func timeString(t time.Time) string {
 }
 
 // report builds a Report; a.mu is held.
+// report copies the state into a Report; the caller holds a.mu and sorts
+// the copy (r.sort) after releasing it, so that a TUI's snapshots keep the
+// capture goroutine waiting as little as possible. It changes no state:
+// when and how often snapshots are taken must not change the result.
 func (a *Auditor) report() *Report {
-	// Give open Kafka connections without a row their legacy row.
-	for _, c := range a.conns {
-		if c.kafka && !c.closed && c.row == nil {
-			a.ensureRow(c, a.t.last, c.lastFrame)
-		}
-	}
 	t := &a.t
 	r := &Report{Profile: a.o.Profile.String(), Start: timeString(t.first), End: timeString(t.last)}
 	r.Totals = Totals{
@@ -141,6 +139,13 @@ func (a *Auditor) report() *Report {
 	for el := a.lru.Front(); el != nil; el = el.Next() {
 		r.Instances = append(r.Instances, el.Value.(*row).export())
 	}
+	r.Findings = slices.Clone(a.findings)
+	return r
+}
+
+// sort puts the rows and findings of a report copied by report in their
+// deterministic order.
+func (r *Report) sort() {
 	slices.SortFunc(r.Instances, func(x, y Instance) int {
 		if x.Legacy != y.Legacy {
 			if !x.Legacy {
@@ -159,9 +164,7 @@ func (a *Auditor) report() *Report {
 		}
 		return strings.Compare(strings.Join(x.ClientHosts, ","), strings.Join(y.ClientHosts, ","))
 	})
-	r.Findings = slices.Clone(a.findings)
 	sortFindings(r.Findings)
-	return r
 }
 
 // sortFindings orders findings by frame, then rule table order, then

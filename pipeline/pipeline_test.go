@@ -5,11 +5,13 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/decode"
 	"github.com/kwatch/kwatch/internal/pcapgen"
@@ -477,4 +479,37 @@ func TestResyncNullClientID(t *testing.T) {
 			t.Fatalf("requests %v, want %v:\n%s", got, corrs[2:], strings.Join(r.lines, "\n"))
 		}
 	})
+}
+
+// TestSnapshotsChangeNothing: a TUI takes snapshots while the capture is
+// analyzed; however often it does, the final report is the same.
+func TestSnapshotsChangeNothing(t *testing.T) {
+	report := func(snapshots bool) string {
+		src, err := capture.Open(filepath.Join("..", "testdata", "pcaps", "fleet-mixed.pcapng"), capture.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		a := audit.New(audit.Options{})
+		sink := decode.SinkFunc(func(e *decode.Event) {
+			a.Event(e)
+			if snapshots {
+				a.Snapshot()
+			}
+		})
+		st, err := pipeline.Run(context.Background(), src, pipeline.Options{}, sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.AddCapture(st.Packets, st.Bytes)
+		var b bytes.Buffer
+		if err := a.Finish(st.LastTime).WriteJSON(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	plain, snapped := report(false), report(true)
+	if !strings.Contains(plain, `"findings"`) || plain != snapped {
+		t.Fatalf("the report changed with snapshots taken:\n%s", diff(strings.Split(plain, "\n"), strings.Split(snapped, "\n")))
+	}
 }
