@@ -54,6 +54,11 @@ type LiveSource struct {
 func OpenLive(iface string, opts LiveOptions) (*LiveSource, error) {
 	ifc, err := net.InterfaceByName(iface)
 	if err != nil {
+		if iface == "any" {
+			// libpcap's pseudo-interface: its cooked framing differs per
+			// interface, which the Ethernet-framed socket here cannot do.
+			return nil, fmt.Errorf("capture: any: the 'any' pseudo-interface is not supported; capture one interface (-i eth0), or pipe tcpdump: tcpdump -i any -w - port 9092 | kwatch read -")
+		}
 		return nil, fmt.Errorf("capture: %s: no such interface", iface)
 	}
 	loopback := false

@@ -149,6 +149,9 @@ func TestOpenLiveErrors(t *testing.T) {
 	if _, err := OpenLive("no-such-if0", LiveOptions{}); err == nil || err.Error() != "capture: no-such-if0: no such interface" {
 		t.Errorf("OpenLive(missing) = %v", err)
 	}
+	if _, err := OpenLive("any", LiveOptions{}); err == nil || !strings.Contains(err.Error(), "tcpdump -i any -w -") {
+		t.Errorf("OpenLive(any) = %v, want advice to pipe tcpdump", err)
+	}
 	if _, err := OpenLive("lo", LiveOptions{Ports: make([]uint16, MaxFilterPorts+1)}); err == nil {
 		t.Error("OpenLive with too many ports should fail")
 	}
