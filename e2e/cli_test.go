@@ -3,15 +3,11 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/kwatch/kwatch/internal/kwatchtest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -45,20 +41,15 @@ func repoRoot(t *testing.T) string {
 func runKwatch(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	p := startKwatch(t, nil, args...)
-	code, ok := p.wait(time.Minute)
+	code, ok := p.Wait(time.Minute)
 	if !ok {
 		t.Fatalf("kwatch %s did not end within a minute", strings.Join(args, " "))
 	}
-	return p.stdout.String(), p.stderr.String(), code
+	return p.Stdout.String(), p.Stderr.String(), code
 }
 
 // proc is a running kwatch.
-type proc struct {
-	cmd            *exec.Cmd
-	stdout, stderr *kwatchtest.SyncBuffer
-	done           chan struct{}
-	code           int
-}
+type proc struct{ *kwatchtest.Proc }
 
 // startKwatch starts kwatch with args; prefix, if set, is a command the
 // binary runs under (setpriv ...). The process is killed at cleanup if it
@@ -66,80 +57,7 @@ type proc struct {
 func startKwatch(t *testing.T, prefix []string, args ...string) *proc {
 	t.Helper()
 	argv := append(append(append([]string{}, prefix...), kwatchBin(t)), args...)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = repoRoot(t)
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
-	p := &proc{cmd: cmd, stdout: &kwatchtest.SyncBuffer{}, stderr: &kwatchtest.SyncBuffer{}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting kwatch: %v", err)
-	}
-	go func() {
-		defer close(p.done)
-		err := cmd.Wait()
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-		case errors.As(err, &ee):
-			p.code = ee.ExitCode() // -1 when killed by a signal
-		default:
-			p.code = -2
-		}
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	return p
-}
-
-// wait waits up to d for the process to end.
-func (p *proc) wait(d time.Duration) (code int, ok bool) {
-	select {
-	case <-p.done:
-		return p.code, true
-	case <-time.After(d):
-		return 0, false
-	}
-}
-
-// stop sends sig and returns the exit status and how long the process took
-// to end (at most d, or the test fails).
-func (p *proc) stop(t *testing.T, sig syscall.Signal, d time.Duration) (code int, took time.Duration) {
-	t.Helper()
-	start := time.Now()
-	if err := p.cmd.Process.Signal(sig); err != nil {
-		t.Fatalf("signalling kwatch: %v", err)
-	}
-	code, ok := p.wait(d)
-	if !ok {
-		t.Fatalf("kwatch still running %v after %v; stderr:\n%s", d, sig, p.stderr.String())
-	}
-	return code, time.Since(start)
-}
-
-// waitCapturing waits until a kwatch started as root has opened its packet
-// socket: it drops to nobody right after (and after creating -w's file).
-func (p *proc) waitCapturing(t *testing.T) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-p.done:
-			t.Fatalf("kwatch exited with status %d before capturing; stderr:\n%s", p.code, p.stderr.String())
-		default:
-		}
-		st, err := kwatchtest.ProcStatus(p.cmd.Process.Pid)
-		if err == nil && strings.HasPrefix(st["Uid"], strconv.Itoa(nobody)+" ") {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("kwatch did not drop to uid %d within 10s; stderr:\n%s", nobody, p.stderr.String())
+	return &proc{kwatchtest.Start(t, repoRoot(t), argv...)}
 }
 
 // nobody is the uid and gid kwatch live drops to when started as root.

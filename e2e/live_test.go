@@ -78,7 +78,7 @@ func driveClients(ctx context.Context, seeds []string, clients []*clientRun) err
 // with tcpdump.
 func (p *proc) waitDrained(t *testing.T) {
 	t.Helper()
-	pid := p.cmd.Process.Pid
+	pid := p.Cmd.Process.Pid
 	inodes := map[string]bool{}
 	fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
 	for _, fd := range fds {
@@ -133,7 +133,7 @@ func TestLiveCapture(t *testing.T) {
 
 	args := append([]string{"live", "-i", "lo", "--no-tui", "--format", "ndjson", "--fail-on", "never", "-w", out}, portFlags...)
 	p := startKwatch(t, nil, args...)
-	p.waitCapturing(t)
+	p.WaitCapturing(t)
 
 	clients := []*clientRun{
 		{clientID: "live-producer", kind: kindProducer, telemetry: true},
@@ -151,8 +151,8 @@ func TestLiveCapture(t *testing.T) {
 	t.Logf("clients took %v", time.Since(start))
 	p.waitDrained(t)
 
-	code, took := p.stop(t, syscall.SIGINT, 5*time.Second)
-	stdout, stderr := p.stdout.String(), p.stderr.String()
+	code, took := p.Stop(t, syscall.SIGINT, 5*time.Second)
+	stdout, stderr := p.Stdout.String(), p.Stderr.String()
 	t.Logf("kwatch ended %v after SIGINT", took)
 	if code != 0 {
 		t.Fatalf("exit status %d after SIGINT with --fail-on never, want 0; stderr:\n%s", code, stderr)
@@ -334,7 +334,7 @@ func TestLiveSIGTERM(t *testing.T) {
 	kwatchBin(t)
 	cluster, seeds, portFlags := liveCluster(t, 1)
 	p := startKwatch(t, nil, append([]string{"live", "-i", "lo", "--no-tui", "--format", "json"}, portFlags...)...)
-	p.waitCapturing(t)
+	p.WaitCapturing(t)
 
 	probe := &clientRun{clientID: "term-probe-v1", kind: kindProbe, group: "tg-probe", cghMax: 1}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -345,9 +345,9 @@ func TestLiveSIGTERM(t *testing.T) {
 	cluster.Close()
 	p.waitDrained(t)
 
-	code, took := p.stop(t, syscall.SIGTERM, 5*time.Second)
+	code, took := p.Stop(t, syscall.SIGTERM, 5*time.Second)
 	t.Logf("kwatch ended %v after SIGTERM", took)
-	rep := parseReport(t, "kwatch live --format json stdout", p.stdout.String())
+	rep := parseReport(t, "kwatch live --format json stdout", p.Stdout.String())
 	if rep.Totals.FindingsBySeverity["error"] == 0 || rep.Totals.FindingsByRule["member-id-empty"] == 0 {
 		t.Errorf("report after SIGTERM has findings %v, want member-id-empty (error) from the v1 probe", rep.Totals.FindingsByRule)
 	}
@@ -355,9 +355,9 @@ func TestLiveSIGTERM(t *testing.T) {
 		t.Errorf("report: %d requests, %d findings listed of %d", rep.Totals.Requests, len(rep.Findings), rep.Totals.Findings)
 	}
 	if code != 1 {
-		t.Errorf("exit status %d, want 1 (error findings, --fail-on error); stderr:\n%s", code, p.stderr.String())
+		t.Errorf("exit status %d, want 1 (error findings, --fail-on error); stderr:\n%s", code, p.Stderr.String())
 	}
-	if s := p.stderr.String(); s != "" {
+	if s := p.Stderr.String(); s != "" {
 		t.Errorf("stderr not empty with --format json:\n%s", s)
 	}
 }

@@ -23,9 +23,9 @@ func TestLivePrivilegeDrop(t *testing.T) {
 	kwatchBin(t)
 	cluster, seeds, portFlags := liveCluster(t, 1)
 	p := startKwatch(t, nil, append([]string{"live", "-i", "lo", "--no-tui", "--format", "ndjson", "--fail-on", "never"}, portFlags...)...)
-	p.waitCapturing(t)
+	p.WaitCapturing(t)
 
-	checkDropped(t, p.cmd.Process.Pid)
+	checkDropped(t, p.Cmd.Process.Pid)
 
 	// Capture goes on after the drop: a v1 join with an empty member ID
 	// is streamed as a finding while kwatch runs.
@@ -37,16 +37,16 @@ func TestLivePrivilegeDrop(t *testing.T) {
 	}
 	cluster.Close()
 	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(p.stdout.String(), `"rule":"member-id-empty"`) {
+	for !strings.Contains(p.Stdout.String(), `"rule":"member-id-empty"`) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no member-id-empty finding streamed within 5s of the probe; stdout:\n%s\nstderr:\n%s", p.stdout.String(), p.stderr.String())
+			t.Fatalf("no member-id-empty finding streamed within 5s of the probe; stdout:\n%s\nstderr:\n%s", p.Stdout.String(), p.Stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if code, _ := p.stop(t, syscall.SIGINT, 5*time.Second); code != 0 {
-		t.Errorf("exit status %d, want 0; stderr:\n%s", code, p.stderr.String())
+	if code, _ := p.Stop(t, syscall.SIGINT, 5*time.Second); code != 0 {
+		t.Errorf("exit status %d, want 0; stderr:\n%s", code, p.Stderr.String())
 	}
-	jsonLines(t, "live ndjson", p.stdout.String()) // every line is a finding
+	jsonLines(t, "live ndjson", p.Stdout.String()) // every line is a finding
 }
 
 // TestLiveWithoutCapability: without CAP_NET_RAW kwatch live exits 2 with
@@ -71,11 +71,11 @@ func TestLiveWithoutCapability(t *testing.T) {
 		}
 	}
 	p := startKwatch(t, prefix, "live", "-i", "lo", "--no-tui")
-	code, ok := p.wait(10 * time.Second)
+	code, ok := p.Wait(10 * time.Second)
 	if !ok {
-		t.Fatalf("unprivileged kwatch live still running after 10s (it must not capture); stderr:\n%s", p.stderr.String())
+		t.Fatalf("unprivileged kwatch live still running after 10s (it must not capture); stderr:\n%s", p.Stderr.String())
 	}
-	stderr := p.stderr.String()
+	stderr := p.Stderr.String()
 	if code != 2 {
 		t.Errorf("exit status %d, want 2; stderr:\n%s", code, stderr)
 	}
@@ -83,7 +83,7 @@ func TestLiveWithoutCapability(t *testing.T) {
 	if len(lines) != 1 || !strings.Contains(lines[0], "permission denied") || !strings.Contains(lines[0], "setcap cap_net_raw+ep") {
 		t.Errorf("stderr %q: want one line with the permission error and the setcap command", stderr)
 	}
-	if s := p.stdout.String(); s != "" {
+	if s := p.Stdout.String(); s != "" {
 		t.Errorf("stdout %q, want nothing", s)
 	}
 }

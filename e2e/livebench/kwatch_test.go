@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"github.com/kwatch/kwatch/internal/kwatchtest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -33,91 +31,19 @@ func kwatchBin(t *testing.T) string { return bin.Path(t) }
 func requireRoot(t *testing.T) { kwatchtest.RequireRoot(t) }
 
 // proc is a running kwatch.
-type proc struct {
-	cmd            *exec.Cmd
-	stdout, stderr *kwatchtest.SyncBuffer
-	done           chan struct{}
-	code           int
-}
+type proc struct{ *kwatchtest.Proc }
 
 // startKwatch starts kwatch with args; it is killed at cleanup if still
 // running (and continued first, in case a test stopped it).
 func startKwatch(t *testing.T, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(kwatchBin(t), args...)
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
-	p := &proc{cmd: cmd, stdout: &kwatchtest.SyncBuffer{}, stderr: &kwatchtest.SyncBuffer{}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting kwatch: %v", err)
-	}
-	go func() {
-		defer close(p.done)
-		err := cmd.Wait()
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-		case errors.As(err, &ee):
-			p.code = ee.ExitCode()
-		default:
-			p.code = -2
-		}
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			cmd.Process.Signal(syscall.SIGCONT)
-			cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	return p
-}
-
-// stop sends sig and waits up to d for the process to end.
-func (p *proc) stop(t *testing.T, sig syscall.Signal, d time.Duration) (code int, took time.Duration) {
-	t.Helper()
-	start := time.Now()
-	if err := p.cmd.Process.Signal(sig); err != nil {
-		t.Fatalf("signalling kwatch: %v", err)
-	}
-	select {
-	case <-p.done:
-		return p.code, time.Since(start)
-	case <-time.After(d):
-		t.Fatalf("kwatch still running %v after %v; stderr:\n%s", d, sig, p.stderr.String())
-		return 0, 0
-	}
-}
-
-// nobody is the uid kwatch live drops to when started as root.
-const nobody = 65534
-
-// waitCapturing waits until kwatch has opened its packet socket: it drops
-// to nobody right after.
-func (p *proc) waitCapturing(t *testing.T) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-p.done:
-			t.Fatalf("kwatch exited with status %d before capturing; stderr:\n%s", p.code, p.stderr.String())
-		default:
-		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-		if err == nil && strings.Contains(string(b), fmt.Sprintf("\nUid:\t%d\t", nobody)) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("kwatch did not drop to uid %d within 10s; stderr:\n%s", nobody, p.stderr.String())
+	return &proc{kwatchtest.Start(t, "", append([]string{kwatchBin(t)}, args...)...)}
 }
 
 // sockets returns the inodes of kwatch's open sockets.
 func (p *proc) sockets() map[string]bool {
 	inodes := map[string]bool{}
-	fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", p.cmd.Process.Pid))
+	fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", p.Cmd.Process.Pid))
 	for _, fd := range fds {
 		if l, err := os.Readlink(fd); err == nil && strings.HasPrefix(l, "socket:[") {
 			inodes[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
@@ -130,7 +56,7 @@ func (p *proc) sockets() map[string]bool {
 // socket, one of inodes (the Rmem column of /proc/PID/net/packet: the
 // kernel's accounting, packet bytes plus overhead).
 func (p *proc) queued(inodes map[string]bool) (int, error) {
-	pid := p.cmd.Process.Pid
+	pid := p.Cmd.Process.Pid
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/packet", pid))
 	if err != nil {
 		return 0, fmt.Errorf("reading the packet socket table: %w", err)
@@ -207,7 +133,7 @@ func (p *proc) sampleQueue(stop <-chan struct{}) (max func() int) {
 // cpuTime is the user+system CPU time the process has used so far, from
 // /proc/PID/stat (utime and stime, in clock ticks of 1/100 s on Linux).
 func (p *proc) cpuTime() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Cmd.Process.Pid))
 	if err != nil {
 		return 0, err
 	}

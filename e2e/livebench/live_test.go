@@ -38,7 +38,7 @@ func runLive(t *testing.T, cfg loadConfig, args []string, stall func(*proc)) *li
 	defer b.Close()
 	p := startKwatch(t, append([]string{"live", "-i", "lo", "--no-tui", "--format", "json", "--fail-on", "never",
 		"--port", strconv.Itoa(b.Port())}, args...)...)
-	p.waitCapturing(t)
+	p.WaitCapturing(t)
 
 	cpu0, err := p.cpuTime()
 	if err != nil {
@@ -73,12 +73,12 @@ func runLive(t *testing.T, cfg loadConfig, args []string, stall func(*proc)) *li
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, took := p.stop(t, syscall.SIGINT, 10*time.Second)
+	code, took := p.Stop(t, syscall.SIGINT, 10*time.Second)
 	if code != 0 {
-		t.Fatalf("kwatch exit status %d after SIGINT with --fail-on never, want 0; stderr:\n%s", code, p.stderr.String())
+		t.Fatalf("kwatch exit status %d after SIGINT with --fail-on never, want 0; stderr:\n%s", code, p.Stderr.String())
 	}
 	t.Logf("kwatch ended %v after SIGINT", took)
-	return &liveRun{load: load, rep: parseReport(t, p.stdout.String()), cpu: cpu1 - cpu0, wall: wall, maxQueue: maxQueue()}
+	return &liveRun{load: load, rep: parseReport(t, p.Stdout.String()), cpu: cpu1 - cpu0, wall: wall, maxQueue: maxQueue()}
 }
 
 // logRun reports the numbers a reader of the test log wants.
@@ -224,12 +224,12 @@ func TestLiveReportsKernelDrops(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := runLive(t, tt.cfg, nil, func(p *proc) {
 				time.Sleep(300 * time.Millisecond) // connections open while kwatch reads
-				if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+				if err := p.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 					t.Errorf("SIGSTOP: %v", err)
 					return
 				}
 				time.Sleep(pause)
-				if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+				if err := p.Cmd.Process.Signal(syscall.SIGCONT); err != nil {
 					t.Errorf("SIGCONT: %v", err)
 				}
 			})

@@ -9,14 +9,18 @@ package kwatchtest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // Binary builds ./cmd/kwatch (default build tags, so without libpcap) into
@@ -138,4 +142,96 @@ func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Proc is a running kwatch (or any command) whose output the test reads
+// while it runs.
+type Proc struct {
+	Cmd            *exec.Cmd
+	Stdout, Stderr *SyncBuffer
+	done           chan struct{}
+	code           int
+}
+
+// Start starts argv (argv[0] the program) in dir with NO_COLOR set. The
+// process is continued (a test may have stopped it) and killed at cleanup
+// if it is still running.
+func Start(t testing.TB, dir string, argv ...string) *Proc {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	p := &Proc{Cmd: cmd, Stdout: &SyncBuffer{}, Stderr: &SyncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.Stdout, p.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", argv[0], err)
+	}
+	go func() {
+		defer close(p.done)
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+		case errors.As(err, &ee):
+			p.code = ee.ExitCode() // -1 when killed by a signal
+		default:
+			p.code = -2
+		}
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			cmd.Process.Signal(syscall.SIGCONT)
+			cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// Wait waits up to d for the process to end and returns its exit status.
+func (p *Proc) Wait(d time.Duration) (code int, ok bool) {
+	select {
+	case <-p.done:
+		return p.code, true
+	case <-time.After(d):
+		return 0, false
+	}
+}
+
+// Stop sends sig and returns the exit status and how long the process took
+// to end (at most d, or the test fails).
+func (p *Proc) Stop(t testing.TB, sig syscall.Signal, d time.Duration) (code int, took time.Duration) {
+	t.Helper()
+	start := time.Now()
+	if err := p.Cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("signalling kwatch: %v", err)
+	}
+	code, ok := p.Wait(d)
+	if !ok {
+		t.Fatalf("kwatch still running %v after %v; stderr:\n%s", d, sig, p.Stderr.String())
+	}
+	return code, time.Since(start)
+}
+
+// WaitCapturing waits until a kwatch live started as root has opened its
+// packet socket: it drops to Nobody right after (and after creating -w's
+// file).
+func (p *Proc) WaitCapturing(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.done:
+			t.Fatalf("kwatch exited with status %d before capturing; stderr:\n%s", p.code, p.Stderr.String())
+		default:
+		}
+		st, err := ProcStatus(p.Cmd.Process.Pid)
+		if err == nil && strings.HasPrefix(st["Uid"], strconv.Itoa(Nobody)+" ") {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("kwatch did not drop to uid %d within 10s; stderr:\n%s", Nobody, p.Stderr.String())
 }
