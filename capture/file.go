@@ -42,14 +42,11 @@ func (o Options) maxRecord() int {
 	return o.MaxRecord
 }
 
-// windowSize is the read buffer: a whole record or pcapng packet block
-// (with its options) must fit in it.
+// windowSize bounds a block a reader accepts: a whole record or pcapng
+// packet block (with up to 64 KiB of options) must fit in it. It is also
+// the headroom of every readahead chunk, so it is kept no larger.
 func (o Options) windowSize() int {
-	n := o.maxRecord() + 64<<10
-	if n < 1<<20 {
-		n = 1 << 20
-	}
-	return n
+	return o.maxRecord() + 64<<10
 }
 
 // Errors wrapped by a *FileError, for errors.Is.
@@ -115,13 +112,13 @@ func OpenFiles(paths []string, opts Options) (Source, error) {
 	// Check every file's magic now, so a wrong argument fails before any
 	// output rather than halfway through.
 	for _, p := range paths[1:] {
-		r, err := openFile(p, opts, nil, 0)
+		r, err := openFile(p, opts, 0)
 		if err != nil {
 			return nil, err
 		}
 		r.Close()
 	}
-	r, err := openFile(paths[0], opts, nil, 0)
+	r, err := openFile(paths[0], opts, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -141,6 +138,7 @@ type multiSource struct {
 	next  int // index in paths of cur
 	cur   *fileReader
 	err   error
+	retainState
 }
 
 func (m *multiSource) Next() (Packet, error) {
@@ -160,15 +158,21 @@ func (m *multiSource) Next() (Packet, error) {
 			return Packet{}, io.EOF
 		}
 		frame := m.cur.frame
-		win := m.cur.win
 		m.cur.Close()
+		m.mu.Lock()
 		m.next++
-		r, err := openFile(m.paths[m.next], m.opts, win, frame)
+		m.mu.Unlock()
+		r, err := openFile(m.paths[m.next], m.opts, frame)
 		if err != nil {
 			m.err = err
 			return Packet{}, err
 		}
+		m.mu.Lock()
+		if m.retain {
+			r.win.retain()
+		}
 		m.cur = r
+		m.mu.Unlock()
 	}
 }
 
@@ -199,7 +203,7 @@ func openMapped(f *os.File, path string, opts Options, frame uint64) (r *fileRea
 	return r, true, nil
 }
 
-func openFile(path string, opts Options, win *window, frame uint64) (*fileReader, error) {
+func openFile(path string, opts Options, frame uint64) (*fileReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
@@ -212,10 +216,7 @@ func openFile(path string, opts Options, win *window, frame uint64) (*fileReader
 			return r, err
 		}
 	}
-	if win != nil && win.fixed {
-		win = nil // a mapping is never reused
-	}
-	r, err := newFileReader(f, f, path, opts, win, frame)
+	r, err := newFileReader(f, f, path, opts, nil, frame)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -274,13 +275,19 @@ func newFileReader(src io.Reader, closer io.Closer, name string, opts Options, w
 		}
 		what = "first bytes after gunzip"
 	}
-	if win == nil || len(win.buf) != opts.windowSize() {
-		win = newWindow(src, opts.windowSize())
-	} else {
-		*win = window{src: src, buf: win.buf, bound: len(win.buf)}
+	// The readahead goroutine owns the gzip stream from here on: it closes
+	// it when it stops, so Close never races a Read in progress.
+	var onExit func()
+	if gz := r.gz; gz != nil {
+		onExit = func() { _ = gz.Close() }
+		r.gz = nil
 	}
-	r.win = win
-	return r.open(head, what)
+	r.win = newReadaheadWindow(src, opts.windowSize(), onExit != nil, onExit)
+	fr, err := r.open(head, what)
+	if err != nil {
+		r.win.close()
+	}
+	return fr, err
 }
 
 // open reads the file header once r.win is set; head is the first bytes.
@@ -344,6 +351,9 @@ func (r *fileReader) Close() error {
 		r.err = r.fail(0, errors.New("source closed"))
 	}
 	var err error
+	if r.win != nil {
+		r.win.close()
+	}
 	if r.gz != nil {
 		err = r.gz.Close()
 		r.gz = nil

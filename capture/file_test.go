@@ -203,7 +203,7 @@ func TestOpenErrors(t *testing.T) {
 		{name: "gzip stream cut", data: noisyGz[:len(noisyGz)-100], packets: 0, want: "frame 1: truncated record (need 1514 bytes, have 1427)", is: ErrTruncated},
 		{name: "pcap hostile length", data: hostilePcap, packets: 1, want: "frame 2: corrupt record: captured length 4294967280 exceeds the 262144-byte bound", is: ErrCorrupt},
 		{name: "pcapng hostile block length", data: append(ng(func(*ngFile) {}), 6, 0, 0, 0, 0xf0, 0xff, 0xff, 0xff), packets: 1,
-			want: "frame 2: corrupt packet block: length 4294967280 exceeds the 1048576-byte bound", is: ErrCorrupt},
+			want: "frame 2: corrupt packet block: length 4294967280 exceeds the 327680-byte bound", is: ErrCorrupt},
 		{name: "pcapng hostile skipped block", data: append(ng(func(*ngFile) {}), 5, 0, 0, 0, 0xf0, 0xff, 0xff, 0xfe), packets: 1,
 			want: "frame 2: truncated block of type 0x5 (need 4278190064 bytes, have 8)", is: ErrTruncated},
 		{name: "pcapng captured length beyond block", data: ng(func(f *ngFile) {

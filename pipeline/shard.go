@@ -7,9 +7,6 @@ import (
 	"io"
 	"net/netip"
 	"sync"
-	"time"
-
-	"github.com/gopacket/gopacket"
 
 	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/decode"
@@ -21,14 +18,18 @@ import (
 //
 //   - the reader (one goroutine) reads packets, decodes their layers,
 //     applies the port filter, runs the one IdleClock over all segments, and
-//     appends each segment (TCP bytes copied into the batch's arena) to the
-//     input of the worker its connection hashes to (symmetric in the two
-//     endpoints, so both directions go to the same worker). It also records
-//     the batch's steps in capture order: "segment for worker w", "idle
-//     flush" (every worker), "close" (every worker).
-//   - each worker owns a Reassembler (ExternalIdleFlush) and the decoders
-//     of its connections; it copies the events they emit, tagged with the
-//     step that caused them, into its part of the batch.
+//     appends each packet to the input of the worker its connection hashes
+//     to (symmetric in the two endpoints, so both directions go to the same
+//     worker). A source that can retain packet data (capture.Retainer, every
+//     file) hands its packets over uncopied, and the merger releases them
+//     batch by batch; other packets are copied into the batch's arena. It
+//     also records the batch's steps in capture order: "segment for worker
+//     w", "idle flush" (every worker), "close" (every worker).
+//   - each worker owns a LayerDecoder, a Reassembler (ExternalIdleFlush)
+//     and the decoders of its connections; it decodes its packets' layers
+//     again (cheaper than handing decoded segments over) and copies the
+//     events the decoders emit, tagged with the step that caused them, into
+//     its part of the batch.
 //   - the merger (the caller of Run) takes batches in order and replays
 //     their steps: a segment step's events come from its worker alone; a
 //     flush or close step's events are merged across workers connection by
@@ -47,6 +48,10 @@ const (
 	// with ~120 MB on a capture of 64 KiB segments.
 	maxArenaBatch = 2 << 20
 	arenaCap      = maxArenaBatch + capture.DefaultMaxRecord
+	// maxMarksBatch ends a batch of retained packets once the source's
+	// mark moved this far (two readahead chunks), so that the batches in
+	// flight never hold all of the source's chunks.
+	maxMarksBatch = 2
 )
 
 type stepKind uint8
@@ -60,18 +65,14 @@ const (
 type step struct {
 	kind   stepKind
 	worker uint16
-	meta   reassembly.Meta // flush and close
+	meta   int32 // flush and close: index in batch.metas
 }
 
-// segRef is a segment handed to a worker: its TCP bytes are arena[off:end].
+// segRef is a packet handed to a worker: its Data is retained by the
+// source or points into the part's arena.
 type segRef struct {
-	step     int32
-	off, end int32
-	frame    uint64
-	time     time.Time
-	src, dst netip.AddrPort
-	netFlow  gopacket.Flow
-	trunc    bool
+	step int32
+	pkt  capture.Packet
 }
 
 // outEvent is an event copied out of a worker: ClientID lives in the
@@ -93,13 +94,18 @@ type part struct {
 
 type batch struct {
 	steps []step
+	metas []reassembly.Meta
 	parts []part
 	wg    sync.WaitGroup
 	end   bool // the last batch: the reader is done
+	// Retained packets: the source's mark when the batch started, and
+	// when it was sent (released once the batch is merged).
+	startMark, endMark uint64
 }
 
 func (b *batch) reset() {
 	b.steps = b.steps[:0]
+	b.metas = b.metas[:0]
 	for i := range b.parts {
 		p := &b.parts[i]
 		p.in = p.in[:0]
@@ -107,8 +113,7 @@ func (b *batch) reset() {
 			p.arena = nil // grown by a larger record: allocated again at arenaCap
 		}
 		p.arena = p.arena[:0]
-		clear(p.out) // drop strings held by old events
-		p.out = p.out[:0]
+		p.out = p.out[:0] // what old events point to is bounded: batchesInUse batches
 		p.cids = p.cids[:0]
 	}
 	b.end = false
@@ -117,6 +122,7 @@ func (b *batch) reset() {
 // worker owns one shard: its Reassembler and decoders.
 type worker struct {
 	idx   int
+	layer *capture.LayerDecoder
 	reasm *reassembly.Reassembler
 	dopts decode.Options
 	conns uint64
@@ -165,19 +171,16 @@ func (w *worker) process(b *batch) {
 			r := &in[0]
 			in = in[1:]
 			w.step = int32(i)
-			// Fields one by one: s.TCP keeps its options buffer.
-			s := &w.seg
-			s.Frame, s.Time, s.Src, s.Dst, s.NetFlow, s.Truncated = r.frame, r.time, r.src, r.dst, r.netFlow, r.trunc
-			if err := s.TCP.DecodeFromBytes(p.arena[r.off:r.end], gopacket.NilDecodeFeedback); err != nil {
+			if !w.layer.Decode(&r.pkt, &w.seg) {
 				continue // cannot happen: the reader decoded these bytes
 			}
-			w.reasm.Add(s)
+			w.reasm.Add(&w.seg)
 		case stepFlush:
 			w.step = int32(i)
-			w.reasm.IdleFlush(st.meta)
+			w.reasm.IdleFlush(b.metas[st.meta])
 		case stepClose:
 			w.step = int32(i)
-			w.reasm.Close(st.meta)
+			w.reasm.Close(b.metas[st.meta])
 		}
 	}
 	w.cur = nil
@@ -223,7 +226,7 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 	dopts := decodeOptions(opts)
 	workers := make([]*worker, n)
 	for i := range workers {
-		w := &worker{idx: i, dopts: dopts, in: make(chan *batch, batchesInUse)}
+		w := &worker{idx: i, layer: capture.NewLayerDecoder(), dopts: dopts, in: make(chan *batch, batchesInUse)}
 		ro := reassemblyOptions(opts)
 		ro.ExternalIdleFlush = true
 		w.reasm = reassembly.New(ro, reassembly.OpenerFunc(w.open))
@@ -246,6 +249,8 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 		runErr   error
 		filtered uint64
 	)
+	retainer, retained := src.(capture.Retainer)
+	retained = retained && retainer.Retain()
 	// The reader.
 	readerDone := make(chan struct{})
 	go func() {
@@ -256,8 +261,14 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 			clock reassembly.IdleClock
 			b     = <-free
 		)
+		if retained {
+			b.startMark = retainer.Mark()
+		}
 		send := func(last bool) {
 			b.end = last
+			if retained {
+				b.endMark = retainer.Mark()
+			}
 			b.wg.Add(n)
 			ordered <- b
 			for _, w := range workers {
@@ -266,6 +277,9 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 			if !last {
 				b = <-free
 				b.reset()
+				if retained {
+					b.startMark = retainer.Mark()
+				}
 			}
 		}
 		for {
@@ -289,24 +303,28 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 				continue
 			}
 			if m, ok := clock.Tick(seg.Frame, seg.Time); ok {
-				b.steps = append(b.steps, step{kind: stepFlush, meta: m})
+				b.steps = append(b.steps, step{kind: stepFlush, meta: int32(len(b.metas))})
+				b.metas = append(b.metas, m)
 			}
 			wi := shardOf(&seg, n)
 			pt := &b.parts[wi]
-			tcp := seg.TCP.Contents[:len(seg.TCP.Contents)+len(seg.TCP.Payload)]
-			if pt.arena == nil {
-				pt.arena = make([]byte, 0, arenaCap)
+			if !retained {
+				if pt.arena == nil {
+					pt.arena = make([]byte, 0, arenaCap)
+				}
+				off := len(pt.arena)
+				pt.arena = append(pt.arena, p.Data...)
+				p.Data = pt.arena[off:len(pt.arena):len(pt.arena)]
 			}
-			off := len(pt.arena)
-			pt.arena = append(pt.arena, tcp...)
-			pt.in = append(pt.in, segRef{step: int32(len(b.steps)), off: int32(off), end: int32(len(pt.arena)),
-				frame: seg.Frame, time: seg.Time, src: seg.Src, dst: seg.Dst, netFlow: seg.NetFlow, trunc: seg.Truncated})
+			pt.in = append(pt.in, segRef{step: int32(len(b.steps)), pkt: p})
 			b.steps = append(b.steps, step{kind: stepSegment, worker: uint16(wi)})
-			if len(b.steps) >= perBatch || len(pt.arena) >= maxArenaBatch {
+			if len(b.steps) >= perBatch || len(pt.arena) >= maxArenaBatch ||
+				retained && retainer.Mark()-b.startMark >= maxMarksBatch {
 				send(false)
 			}
 		}
-		b.steps = append(b.steps, step{kind: stepClose, meta: reassembly.Meta{Frame: stats.LastFrame, Time: stats.LastTime}})
+		b.steps = append(b.steps, step{kind: stepClose, meta: int32(len(b.metas))})
+		b.metas = append(b.metas, reassembly.Meta{Frame: stats.LastFrame, Time: stats.LastTime})
 		send(true)
 	}()
 
@@ -357,6 +375,9 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 					pos[best]++
 				}
 			}
+		}
+		if retained {
+			retainer.Release(b.endMark)
 		}
 		if b.end {
 			break

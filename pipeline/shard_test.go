@@ -18,18 +18,23 @@ import (
 )
 
 // report runs the pipeline and the auditor over data and returns the full
-// JSON report and the event lines the auditor was fed.
-func report(t *testing.T, data []byte, name string, opts pipeline.Options, prof audit.Profile) ([]byte, []string) {
+// JSON report and the event lines the auditor was fed. plain hides that the
+// source can retain packets, so the sharded run copies them.
+func report(t *testing.T, data []byte, name string, opts pipeline.Options, prof audit.Profile, plain bool) ([]byte, []string) {
 	t.Helper()
 	src, err := capture.NewReader(bytes.NewReader(data), name, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
+	var in capture.Source = src
+	if plain {
+		in = plainSource{src}
+	}
 	var rec strict
 	a := audit.New(audit.Options{Profile: prof})
 	opts.HeaderV3 = audit.HeaderV3(prof)
-	st, err := pipeline.Run(context.Background(), src, opts, tee{a, &rec})
+	st, err := pipeline.Run(context.Background(), in, opts, tee{a, &rec})
 	if err != nil {
 		t.Fatalf("pipeline: %v", err)
 	}
@@ -90,25 +95,31 @@ func TestWorkersDeterministic(t *testing.T) {
 	for _, tt := range tests {
 		for _, in := range inputs {
 			t.Run(tt.name+"/"+in.name, func(t *testing.T) {
-				want, wantEv := report(t, in.data, in.name, tt.opts, tt.prof)
+				want, wantEv := report(t, in.data, in.name, tt.opts, tt.prof, false)
 				if len(wantEv) == 0 && strings.HasPrefix(in.name, "bulk") {
 					t.Fatal("no events: the comparison would prove nothing")
 				}
-				for _, n := range []int{2, 4} {
+				for _, run := range []struct {
+					workers int
+					plain   bool
+				}{{2, false}, {4, false}, {2, true}} {
 					o := tt.opts
-					o.Workers = n
-					got, gotEv := report(t, in.data, in.name, o, tt.prof)
+					o.Workers = run.workers
+					got, gotEv := report(t, in.data, in.name, o, tt.prof, run.plain)
 					if d := diff(wantEv, gotEv); d != "" {
-						t.Fatalf("%d workers: events differ from 1 worker:\n%s", n, d)
+						t.Fatalf("%+v: events differ from 1 worker:\n%s", run, d)
 					}
 					if !bytes.Equal(want, got) {
-						t.Fatalf("%d workers: report differs from 1 worker:\n--- 1\n%s\n--- %d\n%s", n, want, n, got)
+						t.Fatalf("%+v: report differs from 1 worker:\n--- 1\n%s\n--- %+v\n%s", run, want, run, got)
 					}
 				}
 			})
 		}
 	}
 }
+
+// plainSource is a Source that cannot retain packets.
+type plainSource struct{ capture.Source }
 
 // tee feeds two sinks.
 type tee struct{ a, b decode.Sink }
