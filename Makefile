@@ -10,10 +10,11 @@ export KWATCH_BENCH_DIR
 bench:
 	go test ./bench -run '^$$' -bench Ratio -benchtime $(BENCHTIME) -timeout 60m
 
-# kwatch read against tshark on the same capture (skips without tshark).
+# kwatch read against tshark on the same captures (skips without tshark),
+# the main ones and the "-v8" variants that tshark 4.0 dissects fully.
 bench-tshark:
 	go build -o $(KWATCH_BENCH_DIR)/kwatch ./cmd/kwatch
-	KWATCH=$(KWATCH_BENCH_DIR)/kwatch bench/vs-tshark.sh $(KWATCH_BENCH_DIR)/packet-heavy.pcap $(KWATCH_BENCH_DIR)/byte-heavy.pcap
+	KWATCH=$(KWATCH_BENCH_DIR)/kwatch REPEAT=$(or $(REPEAT),3) bench/vs-tshark.sh $$(go run ./bench/cmd/buildcaps)
 
 # CPU profiles of kwatch's analysis, kept out of git under $(KWATCH_BENCH_DIR).
 profile:

@@ -4,65 +4,37 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/internal/floor"
-	"github.com/kwatch/kwatch/internal/pcapgen"
 	"github.com/kwatch/kwatch/pipeline"
 )
 
-// The large captures, built once into $KWATCH_BENCH_DIR (default
-// $TMPDIR/kwatch-bench) and never committed. Together they are over 1 GB.
-var captures = []struct {
-	name string
-	opts pcapgen.BulkOptions
-}{
-	// Packet-heavy: Ethernet MTU 1500, small frames, 5% split.
-	{"packet-heavy.pcap", pcapgen.BulkOptions{Size: 84 << 20, MTU: 1500, Connections: 200, PayloadSize: 60, SplitFraction: 0.05, Seed: 1}},
-	// Byte-heavy: loopback, 64 KiB segments, kgo-sized batches.
-	{"byte-heavy.pcap", pcapgen.BulkOptions{Size: 1340 << 20, MTU: 65535, Connections: 300, PayloadSize: 8 << 10, SplitFraction: 0.05, Seed: 2, Link: pcapgen.LinkNull}},
-}
-
-var buildOnce sync.Once
-
-// capturePath returns the path of the named capture, building the set
-// first if needed.
-func capturePath(tb testing.TB, name string) string {
+// capturePath returns the path of the named capture, building it first if
+// needed.
+func capturePath(tb testing.TB, c Capture) string {
 	tb.Helper()
-	dir := os.Getenv("KWATCH_BENCH_DIR")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "kwatch-bench")
-	}
-	var err error
-	buildOnce.Do(func() {
-		if err = os.MkdirAll(dir, 0o755); err != nil {
-			return
-		}
-		for _, c := range captures {
-			p := filepath.Join(dir, c.name)
-			if _, serr := os.Stat(p); serr == nil {
-				continue
-			}
-			tb.Logf("building %s", p)
-			if _, err = pcapgen.WriteBulkFile(p+".tmp", c.opts); err != nil {
-				return
-			}
-			if err = os.Rename(p+".tmp", p); err != nil {
-				return
-			}
-		}
-	})
+	p, err := Build(Dir(), c)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return filepath.Join(dir, name)
+	return p
+}
+
+// ratioCaptures are the captures of the floor ratio.
+func ratioCaptures() []Capture {
+	var cs []Capture
+	for _, c := range Captures {
+		if !c.TsharkOnly {
+			cs = append(cs, c)
+		}
+	}
+	return cs
 }
 
 // read is `kwatch read`'s analysis: pipeline and full audit, report built.
@@ -103,9 +75,9 @@ func median(d []time.Duration) time.Duration {
 //
 //	go test ./bench -run '^$' -bench Ratio -benchtime 5x -timeout 30m
 func BenchmarkRatio(b *testing.B) {
-	for _, c := range captures {
-		b.Run(c.name, func(b *testing.B) {
-			path := capturePath(b, c.name)
+	for _, c := range ratioCaptures() {
+		b.Run(c.Name, func(b *testing.B) {
+			path := capturePath(b, c)
 			fi, err := os.Stat(path)
 			if err != nil {
 				b.Fatal(err)
@@ -136,7 +108,7 @@ func BenchmarkRatio(b *testing.B) {
 				k := median(kw[i])
 				b.ReportMetric(f.Seconds()/k.Seconds(), fmt.Sprintf("x-floor-w%d", w))
 				fmt.Printf("%s: %d packets, %d MB: floor %v, kwatch %d worker(s) %v: %.2fx the floor's speed (medians of %d)\n",
-					c.name, packets, fi.Size()>>20, f.Round(time.Millisecond), w, k.Round(time.Millisecond), f.Seconds()/k.Seconds(), len(fl))
+					c.Name, packets, fi.Size()>>20, f.Round(time.Millisecond), w, k.Round(time.Millisecond), f.Seconds()/k.Seconds(), len(fl))
 			}
 		})
 	}
@@ -144,10 +116,10 @@ func BenchmarkRatio(b *testing.B) {
 
 // BenchmarkRead is kwatch's analysis alone (for pprof: -cpuprofile).
 func BenchmarkRead(b *testing.B) {
-	for _, c := range captures {
+	for _, c := range ratioCaptures() {
 		for _, w := range []int{1, 2} {
-			b.Run(fmt.Sprintf("%s/workers=%d", c.name, w), func(b *testing.B) {
-				path := capturePath(b, c.name)
+			b.Run(fmt.Sprintf("%s/workers=%d", c.Name, w), func(b *testing.B) {
+				path := capturePath(b, c)
 				fi, _ := os.Stat(path)
 				b.SetBytes(fi.Size())
 				b.ReportAllocs()
@@ -161,9 +133,9 @@ func BenchmarkRead(b *testing.B) {
 
 // BenchmarkFloor is the floor loop alone.
 func BenchmarkFloor(b *testing.B) {
-	for _, c := range captures {
-		b.Run(c.name, func(b *testing.B) {
-			path := capturePath(b, c.name)
+	for _, c := range ratioCaptures() {
+		b.Run(c.Name, func(b *testing.B) {
+			path := capturePath(b, c)
 			fi, _ := os.Stat(path)
 			b.SetBytes(fi.Size())
 			b.ReportAllocs()

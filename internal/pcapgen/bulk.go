@@ -3,12 +3,15 @@ package pcapgen
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"net/netip"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // BulkOptions configure WriteBulk.
@@ -20,16 +23,33 @@ type BulkOptions struct {
 	Requests int
 	// Size stops the capture once about this many bytes are written.
 	Size int64
-	// PayloadSize is the size of Produce record batches and Fetch response
-	// records (0 = 16 KiB).
+	// PayloadSize is the size of the record batch in every Produce request
+	// and Fetch response (0 = 16 KiB): an uncompressed v2 batch of records
+	// with 100-byte values, the last value shortened to fit; a batch holds
+	// at least one record, so tiny sizes get a batch of about 100 bytes.
 	PayloadSize int
+	// ProducePerFetch is the number of Produce round trips per Fetch round
+	// trip (0 = 1, balanced); a producer-heavy workload has 7 or so.
+	ProducePerFetch float64
+	// ProduceVersion and FetchVersion are the versions of the Produce and
+	// Fetch round trips (0 = 11 and 15, flexible, with header instance IDs).
+	// Non-flexible versions (Produce < 9, Fetch < 12) use header v1.
+	ProduceVersion, FetchVersion int16
 	// MTU bounds packets: segments carry at most MTU-40 bytes (0 = 1500;
 	// 65535 gives loopback-sized segments).
 	MTU int
 	// SplitFraction is the fraction of writes that get one extra cut at a
 	// random offset, so that frame headers straddle segments.
 	SplitFraction float64
-	Seed          uint64
+	// RetransmitFraction is the fraction of data segments that are sent
+	// twice, the copy right after the original with the same sequence
+	// number and bytes, as a capture shows a retransmission.
+	RetransmitFraction float64
+	// AckFraction is the fraction of writes the peer acknowledges with a
+	// pure ACK before it sends anything, as a delayed ACK does while a
+	// broker waits (Fetch long polls, Produce replication).
+	AckFraction float64
+	Seed        uint64
 	// Format of the output (FormatAuto = pcap).
 	Format Format
 	Link   Link
@@ -63,16 +83,20 @@ type bulkWriter struct {
 	now   time.Time
 	mss   int
 	split float64
-	rng   *rand.Rand
-	hdr   []byte
+	// retransmit and ack are BulkOptions.RetransmitFraction and
+	// AckFraction.
+	retransmit, ack float64
+	rng             *rand.Rand
+	hdr             []byte
 }
 
 // WriteBulk streams a large capture of mostly Produce and Fetch traffic
 // across many connections to w: every connection opens with a handshake,
-// ApiVersions and Metadata, then carries Produce requests (v11, flexible,
-// with opaque record batches) and Fetch responses (v15, large records). It
-// holds one connection's frames at a time, never the capture. It returns the
-// number of capture bytes written (before gzip).
+// ApiVersions and Metadata, then carries Produce requests and Fetch
+// responses whose record batches are real, CRC-checked v2 batches, as a
+// client and broker send them. It holds one connection's frames at a time,
+// never the capture. It returns the number of capture bytes written (before
+// gzip).
 func WriteBulk(w io.Writer, o BulkOptions) (int64, error) {
 	if o.Connections <= 0 {
 		o.Connections = 16
@@ -86,6 +110,15 @@ func WriteBulk(w io.Writer, o BulkOptions) (int64, error) {
 	if o.Requests <= 0 && o.Size <= 0 {
 		o.Requests = 1000
 	}
+	if o.ProducePerFetch <= 0 {
+		o.ProducePerFetch = 1
+	}
+	if o.ProduceVersion <= 0 {
+		o.ProduceVersion = 11
+	}
+	if o.FetchVersion <= 0 {
+		o.FetchVersion = 15
+	}
 	out, closeGz := gzipWriter(w, o.Gzip)
 	cw := &countWriter{w: out}
 	pw, err := newPacketWriter(cw, formatFor(o.Format, ""), o.Link.LinkType(), 0)
@@ -93,16 +126,18 @@ func WriteBulk(w io.Writer, o BulkOptions) (int64, error) {
 		return 0, err
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x6b77617463680000))
-	bw := &bulkWriter{pw: pw, fr: framer{link: o.Link, vlan: 100}, now: BaseTime(), mss: min(max(o.MTU-40, 1), maxPayload), split: o.SplitFraction, rng: rng}
+	bw := &bulkWriter{pw: pw, fr: framer{link: o.Link, vlan: 100}, now: BaseTime(), mss: min(max(o.MTU-40, 1), maxPayload), split: o.SplitFraction, retransmit: o.RetransmitFraction, ack: o.AckFraction, rng: rng}
 
-	payload := make([]byte, o.PayloadSize)
-	for i := range payload {
-		payload[i] = byte(rng.Uint32())
+	text := make([]byte, 4<<10)
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 {}:,\""
+	for i := range text {
+		text[i] = alphabet[rng.IntN(len(alphabet))]
 	}
 	conns := make([]bulkConn, o.Connections)
 	for i := range conns {
-		conns[i] = newBulkConn(i, rng, payload)
+		conns[i] = newBulkConn(i, rng, &o, text)
 	}
+	produceShare := o.ProducePerFetch / (o.ProducePerFetch + 1)
 	for n := 0; ; n++ {
 		if o.Requests > 0 && n >= o.Requests || o.Requests <= 0 && cw.n >= o.Size {
 			break
@@ -115,7 +150,7 @@ func WriteBulk(w io.Writer, o BulkOptions) (int64, error) {
 		}
 		bc.corr++
 		var req, resp []byte
-		if rng.IntN(2) == 0 {
+		if rng.Float64() < produceShare {
 			req, resp = bc.produce, bc.produceResp
 		} else {
 			req, resp = bc.fetch, bc.fetchResp
@@ -154,7 +189,10 @@ func WriteBulkFile(path string, o BulkOptions) (int64, error) {
 	return n, err
 }
 
-func newBulkConn(i int, rng *rand.Rand, payload []byte) bulkConn {
+// newBulkConn encodes connection i's frames once. Its producer (ID 1000+i,
+// idempotent, as kgo's default) writes the same batch in every Produce; its
+// Fetch responses return a batch of that producer's records from offset 0.
+func newBulkConn(i int, rng *rand.Rand, o *BulkOptions, text []byte) bulkConn {
 	var topicID [16]byte
 	topicID[0], topicID[15] = 0x42, byte(i)
 	id := [16]byte{}
@@ -163,7 +201,7 @@ func newBulkConn(i int, rng *rand.Rand, payload []byte) bulkConn {
 	}
 	id[6] = id[6]&0x0f | 0x40 // version 4
 	id[8] = id[8]&0x3f | 0x80 // RFC 4122 variant
-	h := RequestHeader{InstanceID: &id, APIVersion: 11}
+	h := RequestHeader{InstanceID: &id, APIVersion: o.ProduceVersion}
 	bc := bulkConn{
 		instance: id,
 		clientID: fmt.Sprintf("bulk-client-%d", i),
@@ -171,12 +209,108 @@ func newBulkConn(i int, rng *rand.Rand, payload []byte) bulkConn {
 		broker:   netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, byte(1 + i%3)}), 9092),
 		next:     [2]uint32{rng.Uint32(), rng.Uint32()},
 	}
-	bc.produce = EncodeRequest(h, Produce(11, "bulk", topicID, payload))
-	bc.produceResp = EncodeResponse(0, 11, ProduceResponse(11, "bulk", topicID))
-	h.APIVersion = 15
-	bc.fetch = EncodeRequest(h, Fetch(15, "bulk", topicID))
-	bc.fetchResp = EncodeResponse(0, 15, FetchResponse(15, "bulk", topicID, payload))
+	b := batchSpec{
+		size:        o.PayloadSize,
+		producerID:  1000 + int64(i),
+		leaderEpoch: -1,                             // a producer does not know it
+		timestamp:   BaseTime().UnixMilli() - 60000, // produced before the capture
+		key:         i,
+	}
+	batch, _ := appendRecordBatch(nil, rng, text, b)
+	bc.produce = EncodeRequest(h, Produce(o.ProduceVersion, "bulk", topicID, batch))
+	bc.produceResp = EncodeResponse(0, o.ProduceVersion, ProduceResponse(o.ProduceVersion, "bulk", topicID))
+	h.APIVersion = o.FetchVersion
+	bc.fetch = EncodeRequest(h, Fetch(o.FetchVersion, "bulk", topicID))
+	b.leaderEpoch = 0
+	batch, n := appendRecordBatch(batch[:0], rng, text, b)
+	fr := FetchResponse(o.FetchVersion, "bulk", topicID, batch)
+	fr.Topics[0].Partitions[0].HighWatermark = int64(n)
+	fr.Topics[0].Partitions[0].LastStableOffset = int64(n)
+	bc.fetchResp = EncodeResponse(0, o.FetchVersion, fr)
 	return bc
+}
+
+// batchSpec describes one record batch for appendRecordBatch.
+type batchSpec struct {
+	size        int
+	producerID  int64
+	leaderEpoch int32
+	timestamp   int64 // of the first record, in Unix milliseconds
+	key         int   // records' keys are "key-<key>-<offset delta>"
+}
+
+// recordBatchHeader is the size of a v2 record batch before its records;
+// the batch length field counts from byte 12 (after baseOffset and itself)
+// and the CRC covers from byte 21 (attributes) to the end.
+const (
+	recordBatchHeader = 61
+	batchLengthStart  = 12
+	batchCRCAt        = 17
+	batchCRCStart     = 21
+)
+
+// appendRecordBatch appends an uncompressed magic-2 record batch of about
+// s.size bytes to dst, as Kafka writes it (base offset 0, CRC-32C), and
+// returns it with its record count. Records carry 100-byte values cut from
+// text; every other one has a header, as traced producers add.
+func appendRecordBatch(dst []byte, rng *rand.Rand, text []byte, s batchSpec) ([]byte, int) {
+	const valueSize = 100
+	var records []byte
+	n := 0
+	for {
+		r := kmsg.Record{
+			TimestampDelta64: int64(n),
+			OffsetDelta:      int32(n),
+			Key:              fmt.Appendf(nil, "key-%d-%d", s.key, n),
+		}
+		if n%2 == 0 {
+			r.Headers = []kmsg.Header{{Key: "trace-id", Value: fmt.Appendf(nil, "%016x", rng.Uint64())}}
+		}
+		off := rng.IntN(len(text) - valueSize)
+		r.Value = text[off : off+valueSize]
+		rec := appendRecord(nil, &r)
+		room := s.size - recordBatchHeader - len(records)
+		if len(rec) <= room {
+			records = append(records, rec...)
+			n++
+			continue
+		}
+		// The record that does not fit gets the value that fills the batch
+		// if its framing fits, so a batch ends short by less than one
+		// record's framing; the first record goes in even when nothing
+		// fits.
+		if fit := room - (len(rec) - valueSize); fit >= 0 || n == 0 {
+			r.Value = r.Value[:max(fit, 0)]
+			records = appendRecord(records, &r)
+			n++
+		}
+		break
+	}
+	rb := kmsg.RecordBatch{
+		Length:               int32(recordBatchHeader - batchLengthStart + len(records)),
+		PartitionLeaderEpoch: s.leaderEpoch,
+		Magic:                2,
+		LastOffsetDelta:      int32(n - 1),
+		FirstTimestamp:       s.timestamp,
+		MaxTimestamp:         s.timestamp + int64(n-1),
+		ProducerID:           s.producerID,
+		NumRecords:           int32(n),
+		Records:              records,
+	}
+	start := len(dst)
+	dst = rb.AppendTo(dst)
+	binary.BigEndian.PutUint32(dst[start+batchCRCAt:], crc32.Checksum(dst[start+batchCRCStart:], crc32.MakeTable(crc32.Castagnoli)))
+	return dst, n
+}
+
+// appendRecord appends r with its length prefix: kmsg writes Length as
+// given, so r is encoded once with a zero (one-byte) length to measure it.
+func appendRecord(dst []byte, r *kmsg.Record) []byte {
+	start := len(dst)
+	r.Length = 0
+	dst = r.AppendTo(dst)
+	r.Length = int32(len(dst) - start - 1)
+	return r.AppendTo(dst[:start])
 }
 
 // open writes a connection's handshake, ApiVersions and Metadata.
@@ -210,7 +344,8 @@ func (bw *bulkWriter) open(bc *bulkConn) error {
 }
 
 // write sends data in direction d, cut at the MSS and, for a SplitFraction
-// of writes, once more at a random offset.
+// of writes, once more at a random offset; a RetransmitFraction of the
+// segments is sent twice, and an AckFraction of writes is acknowledged.
 func (bw *bulkWriter) write(bc *bulkConn, d Dir, data []byte) error {
 	extra := -1
 	if bw.split > 0 && len(data) > 1 && bw.rng.Float64() < bw.split {
@@ -229,9 +364,17 @@ func (bw *bulkWriter) write(bc *bulkConn, d Dir, data []byte) error {
 		if err := bw.packet(bc, d, base+uint32(off), bc.next[1-d], flags, 0, data[off:end]); err != nil {
 			return err
 		}
+		if bw.retransmit > 0 && bw.rng.Float64() < bw.retransmit {
+			if err := bw.packet(bc, d, base+uint32(off), bc.next[1-d], flags, 0, data[off:end]); err != nil {
+				return err
+			}
+		}
 		off = end
 	}
 	bc.next[d] = base + uint32(len(data))
+	if bw.ack > 0 && bw.rng.Float64() < bw.ack {
+		return bw.packet(bc, 1-d, bc.next[1-d], bc.next[d], flagACK, 0, nil)
+	}
 	return nil
 }
 
