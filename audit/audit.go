@@ -48,23 +48,30 @@ type Options struct {
 	// ClosedGrace is how long, in packet time, a closed connection's state
 	// is kept (late responses, member-ID collisions). Default 2 minutes.
 	ClosedGrace time.Duration
-	Logger      zerolog.Logger
+	// SingleGoroutine promises that every method (Event, Snapshot, Finish,
+	// AddCapture, SetKernelStats) is called from one goroutine, as an
+	// offline read does: Event then takes no lock, whose two atomic
+	// operations cost a good part of an ordinary event.
+	SingleGoroutine bool
+	Logger          zerolog.Logger
 }
 
 // Auditor turns decoded events into findings and a report. Event must be
 // called from one goroutine, in capture order; Snapshot may be called from
-// another goroutine at any time: a mutex guards the state.
+// another goroutine at any time (unless Options.SingleGoroutine): a mutex
+// guards the state.
 type Auditor struct {
 	o       Options
 	reqFrom int16
 
-	mu    sync.Mutex
+	// What every event touches comes first, to share few cache lines.
+	mu       sync.Mutex
+	closedQ  []*connState
+	closedAt int       // index of the first live entry of closedQ
+	outbox   []Finding // findings of the current event, for OnFinding
+	t        totals
+
 	conns map[decode.ConnID]*connState
-	// connCache holds recently looked-up connections by connSlot, so most
-	// events skip hashing a ConnID (two addresses) in conns.
-	connCache [connCacheSize]*connState
-	closedQ   []*connState
-	closedAt  int // index of the first live entry of closedQ
 
 	instances map[decode.UUID]*row
 	legacy    map[legacyKey]*row
@@ -75,15 +82,18 @@ type Auditor struct {
 	findings []Finding
 	// findingBytes estimates the memory findings holds (findingSize).
 	findingBytes int
-	outbox       []Finding // findings of the current event, for OnFinding
-	t            totals
+
+	// connCache holds recently looked-up connections by connSlot, so most
+	// events without a Slot skip hashing a ConnID (two addresses) in conns.
+	connCache [connCacheSize]*connState
 }
 
 type totals struct {
-	packets, bytes          uint64
-	connections, kafkaConns uint64
+	first, last             time.Time
 	requests                [4]uint64
 	responses               uint64
+	packets, bytes          uint64
+	connections, kafkaConns uint64
 	coverage                [decode.TruncatedPacket + 1]uint64
 	byRule                  [numRules]uint64
 	bySeverity              [SeverityError + 1]uint64
@@ -96,7 +106,6 @@ type totals struct {
 	kernelDropped           uint64
 	stateLimited            uint64
 	pendingEvicted          uint64
-	first, last             time.Time
 }
 
 // New returns an Auditor.
@@ -148,11 +157,15 @@ func (a *Auditor) AddCapture(packets, bytes uint64) {
 
 // Event audits one decoded event (decode.Sink). e is not retained.
 func (a *Auditor) Event(e *decode.Event) {
-	a.mu.Lock()
+	if !a.o.SingleGoroutine {
+		a.mu.Lock()
+	}
 	a.event(e)
 	out := a.outbox
 	a.outbox = a.outbox[:0]
-	a.mu.Unlock()
+	if !a.o.SingleGoroutine {
+		a.mu.Unlock()
+	}
 	if a.o.OnFinding != nil {
 		for i := range out {
 			a.o.OnFinding(out[i])
@@ -168,7 +181,9 @@ func (a *Auditor) event(e *decode.Event) {
 		if e.Time.After(a.t.last) {
 			a.t.last = e.Time
 		}
-		a.sweep(e.Time)
+		if a.closedAt < len(a.closedQ) {
+			a.sweep(e.Time)
+		}
 	}
 	c := a.conn(e)
 	if e.Frame > c.lastFrame {
@@ -209,8 +224,29 @@ func (a *Auditor) markKafka(c *connState) {
 	}
 }
 
-// conn finds or creates the state of e's connection.
+// conn finds or creates the state of e's connection: in e.Slot when the
+// decoder gave one, else looked up by ConnID (and then kept in e.Slot).
 func (a *Auditor) conn(e *decode.Event) *connState {
+	if e.Slot == nil {
+		return a.connByID(e)
+	}
+	if c, ok := (*e.Slot).(*connState); ok && c.owner == a && !c.swept {
+		// c.id == e.Conn: a Conn's ID does not change once it emits events.
+		if e.Partial {
+			c.gap = true
+		}
+		return c
+	}
+	c := a.connByID(e)
+	// Another sink's state stays; so does another Auditor's.
+	if old, ok := (*e.Slot).(*connState); *e.Slot == nil || ok && old.owner == a {
+		*e.Slot = c
+	}
+	return c
+}
+
+// connByID finds or creates the state of connection e.Conn.
+func (a *Auditor) connByID(e *decode.Event) *connState {
 	slot := &a.connCache[connSlot(&e.Conn)]
 	c := *slot
 	if c == nil || c.id != e.Conn {
@@ -223,7 +259,7 @@ func (a *Auditor) conn(e *decode.Event) *connState {
 		}
 		return c
 	}
-	c = &connState{id: e.Conn, fromStart: e.FromStart, gap: e.Partial}
+	c = &connState{id: e.Conn, owner: a, fromStart: e.FromStart, gap: e.Partial}
 	a.conns[e.Conn] = c
 	*slot = c
 	a.t.connections++
@@ -255,7 +291,8 @@ func (a *Auditor) endConn(c *connState, at time.Time, frame uint64) {
 	a.closedQ = append(a.closedQ, c)
 }
 
-// sweep drops closed connections older than ClosedGrace.
+// sweep drops closed connections older than ClosedGrace. The caller checks
+// that closedQ is not empty, which it mostly is.
 func (a *Auditor) sweep(now time.Time) {
 	for a.closedAt < len(a.closedQ) {
 		c := a.closedQ[a.closedAt]
@@ -265,6 +302,7 @@ func (a *Auditor) sweep(now time.Time) {
 		if a.conns[c.id] == c {
 			delete(a.conns, c.id)
 		}
+		c.swept = true // a Slot that holds c must not give it out again
 		if slot := &a.connCache[connSlot(&c.id)]; *slot == c {
 			*slot = nil
 		}

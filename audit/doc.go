@@ -6,8 +6,9 @@
 //
 // Concurrency: Auditor.Event is called from one goroutine, in capture order
 // (events of different connections may interleave). Snapshot may be called
-// from any goroutine: a mutex guards the state. OnFinding is called outside
-// the lock, on Event's goroutine.
+// from any goroutine: a mutex guards the state (Options.SingleGoroutine
+// drops it when nothing runs concurrently). OnFinding is called outside the
+// lock, on Event's goroutine.
 //
 // Buffers: an Event (and its ClientID bytes) is valid only during the Event
 // call; the Auditor copies every string it keeps. Reports and Findings are

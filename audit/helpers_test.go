@@ -36,6 +36,31 @@ type sc struct {
 	corr  map[decode.ConnID]int32
 	now   time.Time
 	got   []Finding // from OnFinding
+	// slots, when not nil, gives each connection an Event.Slot, as the
+	// decoder does; else events have none and the Auditor looks them up.
+	slots map[decode.ConnID]*any
+	// also receive every event after a (sinks sharing the Slots).
+	also []*Auditor
+}
+
+// withSlots makes s's events carry a Slot per connection.
+func (s *sc) withSlots() *sc {
+	s.slots = map[decode.ConnID]*any{}
+	return s
+}
+
+// emit hands e, with c's Slot if s has slots, to the Auditor.
+func (s *sc) emit(e *decode.Event) {
+	if s.slots != nil {
+		if s.slots[e.Conn] == nil {
+			s.slots[e.Conn] = new(any)
+		}
+		e.Slot = s.slots[e.Conn]
+	}
+	s.a.Event(e)
+	for _, o := range s.also {
+		o.Event(e)
+	}
 }
 
 func newSC(o Options) *sc {
@@ -87,7 +112,7 @@ func (s *sc) tick() {
 
 func (s *sc) start(c decode.ConnID, fromStart bool) {
 	s.tick()
-	s.a.Event(&decode.Event{Kind: decode.KindConnStart, Conn: c, Frame: s.frame, Time: s.now, FromStart: fromStart})
+	s.emit(&decode.Event{Kind: decode.KindConnStart, Conn: c, Frame: s.frame, Time: s.now, FromStart: fromStart})
 }
 
 // req sends a request (default: header v2, null client ID, no instance
@@ -100,7 +125,7 @@ func (s *sc) req(c decode.ConnID, key, ver int16, opts ...opt) int32 {
 	for _, o := range opts {
 		o(e)
 	}
-	s.a.Event(e)
+	s.emit(e)
 	return e.CorrelationID
 }
 
@@ -111,17 +136,17 @@ func (s *sc) resp(c decode.ConnID, key, ver int16, corr int32, opts ...opt) {
 	for _, o := range opts {
 		o(e)
 	}
-	s.a.Event(e)
+	s.emit(e)
 }
 
 func (s *sc) cover(c decode.ConnID, cv decode.Coverage) {
 	s.tick()
-	s.a.Event(&decode.Event{Kind: decode.KindCoverage, Conn: c, Frame: s.frame, Time: s.now, Coverage: cv})
+	s.emit(&decode.Event{Kind: decode.KindCoverage, Conn: c, Frame: s.frame, Time: s.now, Coverage: cv})
 }
 
 func (s *sc) end(c decode.ConnID) {
 	s.tick()
-	s.a.Event(&decode.Event{Kind: decode.KindConnEnd, Conn: c, Frame: s.frame, Time: s.now})
+	s.emit(&decode.Event{Kind: decode.KindConnEnd, Conn: c, Frame: s.frame, Time: s.now})
 }
 
 func (s *sc) finish() *Report { return s.a.Finish(s.now) }

@@ -121,8 +121,10 @@ func TestRuleTable(t *testing.T) {
 }
 
 // goldenScenario exercises rows, legacy clients, coverage and findings.
-func goldenScenario() *sc {
-	s := newSC(Options{})
+func goldenScenario() *sc { return goldenEvents(newSC(Options{})) }
+
+// goldenEvents plays goldenScenario's events into s.
+func goldenEvents(s *sc) *sc {
 	s.a.AddCapture(120, 64000)
 	jA := JavaString(v4A)
 	s.start(connA, true)

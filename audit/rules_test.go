@@ -28,26 +28,39 @@ type ruleCase struct {
 	wantPartial map[string]bool     // optional: confidence of the first finding of a rule
 }
 
+// runCases runs each case with events as the decoder makes them (with a
+// Slot per connection) and without.
 func runCases(t *testing.T, cases []ruleCase) {
 	t.Helper()
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			s := newSC(tc.opts)
-			tc.run(s)
-			rep := s.finish()
-			mustEqualCounts(t, counts(s.got), tc.want)
-			mustEqualCounts(t, counts(rep.Findings), tc.want)
-			for rule, sev := range tc.wantSev {
-				if f := findRule(s.got, rule); f == nil || f.Severity != sev {
-					t.Errorf("%s: severity %v, want %v", rule, f, sev)
-				}
+		for _, slots := range []bool{false, true} {
+			name := tc.name
+			if slots {
+				name += "/slots"
 			}
-			for rule, p := range tc.wantPartial {
-				if f := findRule(s.got, rule); f == nil || (f.Confidence == ConfidencePartial) != p {
-					t.Errorf("%s: confidence of %+v, want partial=%v", rule, f, p)
-				}
-			}
-		})
+			t.Run(name, func(t *testing.T) { runCase(t, tc, slots) })
+		}
+	}
+}
+
+func runCase(t *testing.T, tc ruleCase, slots bool) {
+	s := newSC(tc.opts)
+	if slots {
+		s.withSlots()
+	}
+	tc.run(s)
+	rep := s.finish()
+	mustEqualCounts(t, counts(s.got), tc.want)
+	mustEqualCounts(t, counts(rep.Findings), tc.want)
+	for rule, sev := range tc.wantSev {
+		if f := findRule(s.got, rule); f == nil || f.Severity != sev {
+			t.Errorf("%s: severity %v, want %v", rule, f, sev)
+		}
+	}
+	for rule, p := range tc.wantPartial {
+		if f := findRule(s.got, rule); f == nil || (f.Confidence == ConfidencePartial) != p {
+			t.Errorf("%s: confidence of %+v, want partial=%v", rule, f, p)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"container/list"
+	"math/bits"
 	"net/netip"
 	"time"
 
@@ -11,7 +12,7 @@ import (
 // Bounds on per-connection and per-row state, so that memory does not grow
 // with the number of requests (only with connections and client instances).
 const (
-	maxPending       = 16 // requests of interest awaiting a response, per connection
+	maxPending       = 16 // requests of interest awaiting a response, per connection (<= 16: pendUsed)
 	maxJudged        = 64 // (group, member ID) pairs judged by property rules, per connection
 	maxGroups        = 32 // groups tracked per member tracker
 	maxAssigned      = 4  // broker-assigned member IDs remembered per group
@@ -22,6 +23,9 @@ const (
 	claimsPerMember  = 4  // claimants remembered per (group, member ID)
 	claimsPerInstCap = 4  // claims map cap = claimsPerInstCap * MaxInstances
 )
+
+// allPending is pendUsed with every pending slot in use.
+const allPending = 1<<maxPending - 1
 
 type idState uint8
 
@@ -121,33 +125,45 @@ type memberKey struct{ group, member string }
 // connState is the audit state of one TCP connection. Its size does not
 // depend on the number of requests it carried.
 type connState struct {
-	id        decode.ConnID
+	// Fields read on every event come first, so that an event touches few
+	// cache lines of the state.
+
+	// owner tells the Auditor's states from another's in an Event.Slot;
+	// swept says the state left conns (a new one is made on a next event).
+	owner     *Auditor
+	swept     bool
 	fromStart bool
 	gap       bool // a stream gap was seen: later findings are partial
 	kafka     bool
-	lastFrame uint64
 	closed    bool
-	closedAt  time.Time
+	inst      idState
+	cid       cidState
+	claimed   bool // sent a non-zero header instance ID (claims KIP-1313)
+	lastFrame uint64
+	instID    decode.UUID
 
-	inst       idState
-	instID     decode.UUID
-	claimed    bool // sent a non-zero header instance ID (claims KIP-1313)
-	instRepeat bool // accepted-2026: instance-id-repeated fired
+	row      *row // primary row: first instance row, else legacy row
+	lastInst *row // cache of the last instance row touched
+	nTouched int
+	touched  [maxTouched]*row
 
-	cid            cidState
+	// pendUsed has bit i set when pending[i] is in use; pendCorr[i] is its
+	// correlation ID. Responses scan these, not the large pending entries.
+	pendUsed uint16
+	pendCorr [maxPending]int32
+
 	firstCID       string
 	cidRepeats     uint64 // later requests repeating a client ID
 	cidRepeatBytes uint64
 
+	id         decode.ConnID
+	closedAt   time.Time
+	instRepeat bool // accepted-2026: instance-id-repeated fired
+
 	software, softwareVersion string
 
-	row      *row // primary row: first instance row, else legacy row
-	touched  [maxTouched]*row
-	nTouched int
-	lastInst *row // cache of the last instance row touched
-
-	pending [maxPending]pending
 	seq     uint64
+	pending [maxPending]pending
 
 	members memberTrack // used when the connection has no instance row
 	judged  map[memberKey]struct{}
@@ -156,31 +172,34 @@ type connState struct {
 	hasAssigned bool
 }
 
+// addPending takes the first free slot, else evicts the oldest request.
 func (c *connState) addPending(p pending) (evicted bool) {
 	c.seq++
 	p.used, p.seq = true, c.seq
-	slot, oldest := -1, -1
-	for i := range c.pending {
-		if !c.pending[i].used {
-			slot = i
-			break
+	slot := bits.TrailingZeros16(^c.pendUsed)
+	if c.pendUsed == allPending {
+		slot, evicted = 0, true
+		for i := range c.pending {
+			if c.pending[i].seq < c.pending[slot].seq {
+				slot = i
+			}
 		}
-		if oldest < 0 || c.pending[i].seq < c.pending[oldest].seq {
-			oldest = i
-		}
-	}
-	if slot < 0 {
-		slot, evicted = oldest, true
 	}
 	c.pending[slot] = p
+	c.pendUsed |= 1 << slot
+	c.pendCorr[slot] = p.corr
 	return evicted
 }
 
+// takePending returns and forgets the request with correlation ID corr
+// (the one in the lowest slot, should two share it).
 func (c *connState) takePending(corr int32) (pending, bool) {
-	for i := range c.pending {
-		if c.pending[i].used && c.pending[i].corr == corr {
+	for m := c.pendUsed; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros16(m)
+		if c.pendCorr[i] == corr {
 			p := c.pending[i]
 			c.pending[i] = pending{}
+			c.pendUsed &^= 1 << i
 			return p, true
 		}
 	}
@@ -212,13 +231,16 @@ type legacyKey struct {
 // row is one line of the report: a client instance (non-zero header
 // instance ID) or a legacy client (client IP, first client ID).
 type row struct {
-	legacy bool
-	id     decode.UUID
-	lkey   legacyKey
+	// What every request of the row touches comes first.
+	legacy   bool
+	evicted  bool
+	id       decode.UUID
+	elem     *list.Element
+	lastSeen time.Time
 
+	lkey       legacyKey
 	firstFrame uint64
 	firstSeen  time.Time
-	lastSeen   time.Time
 
 	hosts     []netip.Addr
 	clientIDs []string
@@ -236,8 +258,6 @@ type row struct {
 	members     memberTrack
 
 	reservedFired, sharedFired bool
-	elem                       *list.Element
-	evicted                    bool
 }
 
 func (r *row) addMemberID(group, member string) {

@@ -44,7 +44,7 @@ func read(tb testing.TB, path string, workers int) pipeline.Stats {
 		tb.Fatal(err)
 	}
 	defer src.Close()
-	a := audit.New(audit.Options{})
+	a := audit.New(audit.Options{SingleGoroutine: true}) // as kwatch read
 	st, err := pipeline.Run(context.Background(), src, pipeline.Options{Workers: workers}, a)
 	if err != nil {
 		tb.Fatal(err)

@@ -91,51 +91,52 @@ const (
 	DefaultMaxInFlight = 4096
 )
 
-// half is the decoder state of one direction.
+// half is the decoder state of one direction. Fields used for every frame
+// come first, so that a frame touches few cache lines of it.
 type half struct {
 	role int // reqHalf or respHalf
 	st   stage
+	raw  bool // raw SASL tokens expected on this half
 
 	sizeBuf [4]byte
 	sizeN   int
 
 	size int // current frame's size (bytes after the int32)
 	got  int // bytes of the current frame consumed so far
-	buf  []byte
 	need int // bytes of the frame buffered before the next parse attempt
 
 	kind   frameKind
-	hdr    RequestHeader // frRequest: parsed header (ClientID re-pointed at emission)
-	req    inflight      // frResponse: the request answered
-	corr   int32
-	detail string // frBad: why
-	noBody bool   // decoded API whose body was too large to buffer
+	noBody bool // decoded API whose body was too large to buffer
+	buf    []byte
+	// seen counts bytes fed to this half.
+	seen int64
 
+	corr int32
+	req  inflight      // frResponse: the request answered
+	hdr  RequestHeader // frRequest: parsed header (ClientID re-pointed at emission)
+
+	detail string // frBad: why
 	// scan and spare are the resync buffers, used in turn (see scanFeed).
 	scan, spare []byte
-	// seen counts bytes fed to this half; probed counts bytes rejected by
-	// scanning while the connection is probed.
-	seen, probed int64
-
-	raw bool // raw SASL tokens expected on this half
+	// probed counts bytes rejected by scanning while the connection is probed.
+	probed int64
 
 	pre [3]byte // first bytes of the client stream, for the TLS test
 }
 
 // Conn decodes one TCP connection. It is not safe for concurrent use.
+// Fields used for every frame come first (see half).
 type Conn struct {
-	id        ConnID
+	state     ConnState
+	closed    bool
+	partial   bool
 	fromStart bool
-	opts      Options
-	sink      Sink
-
-	state   ConnState
+	// evPDU: c.ev's fields other than those beginPDU writes are zero, or
+	// Conn, Slot and FromStart (which do not change while it is set), so a
+	// request or response event need not clear the whole Event again.
+	evPDU   bool
 	swapped int // 1 when Client and Broker of id were swapped
-	partial bool
-	closed  bool
-
-	halves  [2]half
-	pending pendingSet
+	sink    Sink
 	seq     uint64
 	// lastCorr is the correlation ID of the last request (haveCorr once
 	// there was one): clients number a connection's requests upwards, so
@@ -143,18 +144,23 @@ type Conn struct {
 	// one.
 	lastCorr int32
 	haveCorr bool
+	rawBytes int64 // of raw SASL tokens skipped, not yet reported
+	opts     Options
+
+	pending pendingSet
+	halves  [2]half
+	ev      Event
+
+	id ConnID
 
 	// raw SASL (after a successful SaslHandshake v0)
 	rawSeq     uint64 // requests numbered above this were sent after raw mode began
-	rawBytes   int64
 	rawEmitted bool
 	rawClient  []byte // client ID of the handshake request
 	rawNull    bool
 
-	ev Event
-	// evPDU: c.ev's fields other than those beginPDU writes are zero, so a
-	// request or response event need not clear the whole Event again.
-	evPDU bool
+	// slot is the sink's (Event.Slot).
+	slot any
 }
 
 // NewConn returns a decoder for one connection. fromStart says whether the
@@ -310,7 +316,7 @@ func (c *Conn) resync(h *half) {
 
 // begin starts a new event with the fields every event carries.
 func (c *Conn) begin(k Kind, at Meta) {
-	c.ev = Event{Kind: k, Conn: c.id, Frame: at.Frame, Time: at.Time, FromStart: c.fromStart, Partial: c.partial}
+	c.ev = Event{Kind: k, Conn: c.id, Slot: &c.slot, Frame: at.Frame, Time: at.Time, FromStart: c.fromStart, Partial: c.partial}
 	c.evPDU = false
 }
 
@@ -318,15 +324,15 @@ func (c *Conn) begin(k Kind, at Meta) {
 // clearing the whole Event (a few hundred bytes) when only header fields
 // were written since the last clear: those it writes all, the caller then
 // sets what differs from zero. Body, Coverage, Detail and Bytes must be
-// zero when evPDU is set (a decoded body clears evPDU).
+// zero when evPDU is set (a decoded body clears evPDU), and Conn, Slot and
+// FromStart as begin wrote them (a swap of client and broker clears it).
 func (c *Conn) beginPDU(k Kind, at Meta) {
 	if !c.evPDU {
-		c.ev = Event{}
+		c.ev = Event{Conn: c.id, Slot: &c.slot, FromStart: c.fromStart}
 		c.evPDU = true
 	}
 	e := &c.ev
-	e.Kind, e.Conn, e.Frame, e.Time = k, c.id, at.Frame, at.Time
-	e.FromStart, e.Partial = c.fromStart, c.partial
+	e.Kind, e.Frame, e.Time, e.Partial = k, at.Frame, at.Time, c.partial
 	e.APIKey, e.APIVersion, e.HeaderVersion, e.CorrelationID, e.Size = 0, 0, 0, 0, 0
 	e.ClientID, e.ClientIDNull = nil, false
 	e.InstanceID, e.HasInstanceID, e.TagProblem = UUID{}, false, TagOK
@@ -354,14 +360,25 @@ func (c *Conn) process(h *half, p []byte, at Meta) {
 			c.scanFeed(h, p, at)
 			return
 		case stSize:
-			n := copy(h.sizeBuf[h.sizeN:], p)
-			h.sizeN += n
-			p = p[n:]
-			if h.sizeN < 4 {
-				return
+			if h.sizeN == 0 && len(p) >= 4 {
+				h.sizeBuf = [4]byte(p)
+				p = p[4:]
+			} else {
+				n := copy(h.sizeBuf[h.sizeN:], p)
+				h.sizeN += n
+				p = p[n:]
+				if h.sizeN < 4 {
+					return
+				}
 			}
 			p = c.startFrame(h, p, at)
 		case stHead, stBody:
+			if h.st == stHead && len(h.buf) == 0 && h.size <= len(p) && h.size <= maxHeader && c.state == StateKafka {
+				n := h.size
+				c.wholeFrame(h, p[:n:n], at)
+				p = p[n:]
+				continue
+			}
 			want := h.need
 			if h.st == stHead {
 				// Take a typical header at once rather than exactly what the
@@ -388,6 +405,23 @@ func (c *Conn) process(h *half, p []byte, at Meta) {
 			c.finish(h, at)
 		}
 	}
+}
+
+// wholeFrame decodes a frame that p holds whole (h in stHead, nothing
+// buffered yet) where it lies: h.buf points at it during the call instead of
+// at a copy. The outcome is that of buffering it: a header parses the same
+// from the whole frame as from the prefix the buffered path holds, and with
+// the frame no larger than maxHeader that path never finds a header too
+// long. In StateKafka, headDone neither recognises nor gives up.
+func (c *Conn) wholeFrame(h *half, f []byte, at Meta) {
+	own := h.buf
+	h.buf = f
+	c.headDone(h, at)
+	h.got = h.size
+	c.finish(h, at)
+	// Keep neither the caller's bytes nor a pointer into them.
+	h.buf = own[:0]
+	h.hdr.ClientID = nil
 }
 
 // startFrame checks the size just read, before a byte of the frame is

@@ -15,7 +15,9 @@
 // Buffers: the bytes passed to Feed are borrowed for the duration of the
 // call only; the Conn copies what it needs (a frame's size and header, and
 // the body of the rare APIs it decodes) and counts down every other byte
-// without buffering it. The *Event handed to the Sink is reused: it and its
-// ClientID slice are valid only during the Sink call; strings in Body are
-// copies. Raw SASL tokens and SaslAuthenticate bodies are never copied out.
+// without buffering it; a frame that one Feed holds whole is parsed where it
+// lies. The *Event handed to the Sink is reused: it and its ClientID slice
+// (which may point into the bytes being fed) are valid only during the Sink
+// call; strings in Body are copies. Raw SASL tokens and SaslAuthenticate
+// bodies are never copied out.
 package decode

@@ -189,13 +189,26 @@ type Body struct {
 
 // Event is one decoded PDU, coverage event or connection boundary. The
 // decoder reuses one Event: it is valid only during the Sink call, and
-// ClientID points into the decoder's buffer. Whoever keeps a value copies it
-// (strings in Body are already copies).
+// ClientID points into the decoder's buffer or into the bytes being fed.
+// Whoever keeps a value copies it (strings in Body are already copies). A
+// Sink must not modify the Event: the decoder leaves fields it knows to be
+// unchanged in place from one event to the next.
 type Event struct {
 	Kind  Kind
 	Conn  ConnID
 	Frame uint64
 	Time  time.Time
+
+	// Slot is storage for a sink's own state about the connection, so that
+	// it need not look Conn up in a map keyed by ConnID on every event. It
+	// points to the same variable in every event of one Conn (whose ConnID
+	// does not change once it has emitted an event), to another for each
+	// Conn, and is nil in events no Conn made. The decoder never reads or
+	// writes *Slot, and a copied Event carries the pointer along. A sink
+	// stores there only when it finds nil or a value of its own: sinks
+	// chained on the same events share it. It is per Conn, not per ConnID:
+	// a sink whose state is per ConnID looks it up once per Slot.
+	Slot *any
 
 	// FromStart: the connection's SYN or SYN-ACK was seen (SPEC.md section 2).
 	FromStart bool

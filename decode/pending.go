@@ -47,6 +47,11 @@ func (p *pendingSet) take(corr int32) (inflight, bool) {
 	}
 	r := p.byID.slots[i].r
 	p.byID.del(i)
+	if p.n > 0 && p.ring[p.head].seq == r.seq {
+		// Brokers answer in order: the request answered is most often the
+		// oldest, whose entry leaves the ring now rather than in a compaction.
+		p.pop()
+	}
 	return r, true
 }
 
@@ -87,7 +92,7 @@ func (p *pendingSet) push(e ringEntry) {
 			p.grow()
 		}
 	}
-	p.ring[(p.head+p.n)%len(p.ring)] = e
+	p.ring[p.at(p.n)] = e
 	p.n++
 }
 
@@ -100,16 +105,26 @@ func (p *pendingSet) grow() {
 	}
 	grown := make([]ringEntry, size)
 	for i := 0; i < p.n; i++ {
-		grown[i] = p.ring[(p.head+i)%len(p.ring)]
+		grown[i] = p.ring[p.at(i)]
 	}
 	p.ring, p.head = grown, 0
 }
 
 func (p *pendingSet) pop() ringEntry {
 	e := p.ring[p.head]
-	p.head = (p.head + 1) % len(p.ring)
+	p.head = p.at(1)
 	p.n--
 	return e
+}
+
+// at is the ring index of the i-th entry from the head, i <= len(p.ring)
+// (a subtraction: ring sizes follow MaxInFlight, not powers of two).
+func (p *pendingSet) at(i int) int {
+	j := p.head + i
+	if j >= len(p.ring) {
+		j -= len(p.ring)
+	}
+	return j
 }
 
 // compact drops ring entries whose request was answered or replaced, so
@@ -117,9 +132,9 @@ func (p *pendingSet) pop() ringEntry {
 func (p *pendingSet) compact() {
 	live := 0
 	for i := 0; i < p.n; i++ {
-		e := p.ring[(p.head+i)%len(p.ring)]
+		e := p.ring[p.at(i)]
 		if p.isLive(e.corr, e.seq) {
-			p.ring[(p.head+live)%len(p.ring)] = e
+			p.ring[p.at(live)] = e
 			live++
 		}
 	}

@@ -243,6 +243,7 @@ func (c *Conn) accept(h *half, at Meta) *half {
 			}
 			c.swapped ^= 1
 			c.id.Client, c.id.Broker = c.id.Broker, c.id.Client
+			c.evPDU = false // c.ev.Conn is stale
 			c.halves[reqHalf], c.halves[respHalf] = c.halves[respHalf], c.halves[reqHalf]
 			c.halves[reqHalf].role, c.halves[respHalf].role = reqHalf, respHalf
 			h = &c.halves[reqHalf]

@@ -84,6 +84,9 @@ func (e *env) read(ctx context.Context, args []string) error {
 			audit.WriteFindingJSON(out, &f)
 		}
 	}
+	// Every auditor call below is on this goroutine (pipeline.Run feeds
+	// the sink on its caller's), so events need no lock.
+	aopts.SingleGoroutine = true
 	a := audit.New(aopts)
 	st, runErr := pipeline.Run(ctx, src, popts, a)
 	a.AddCapture(st.Packets, st.Bytes)
