@@ -29,6 +29,8 @@ type window struct {
 	// chunk being read (nil before the first), seq its number (1-based).
 	ra  *readahead
 	seq uint64
+	// spare: chunks done with, not yet given back (giveBackMin).
+	spare [][]byte
 }
 
 // dropEvery is how far a fixed window reads past what it last released
@@ -101,12 +103,18 @@ func (w *window) advance(n int) {
 // copied: only a record that straddles two chunks has its first part copied
 // into the headroom in front of the next chunk's data, which is why the
 // headroom is as large as the largest block a reader accepts.
+//
+// Waking a parked goroutine costs tens of microseconds on a virtual machine
+// (an inter-processor interrupt), and every page touched for the first time
+// a few more: chunks are a megabyte, few, and given back to the reading
+// goroutine two at a time, unless it is about to be waited for.
 const (
-	chunkData    = 256 << 10 // bytes read into a chunk
-	chunkBuffers = 4         // chunks in circulation: one being read, up to three ahead
+	chunkData    = 1 << 20 // bytes read into a chunk
+	chunkBuffers = 4       // chunks in circulation: one being read, up to three ahead
+	giveBackMin  = 2       // chunks given back at once
 	// retainExtra chunks join when the reader retains data (Retain): they
 	// hold the packets still in flight to other goroutines.
-	retainExtra = 20
+	retainExtra = 10
 )
 
 // errWindowClosed ends reading once Close stopped the readahead.
@@ -210,14 +218,35 @@ func (ra *readahead) close() {
 
 // next takes the next chunk, giving the current one back.
 func (w *window) next() (chunk, bool) {
-	var c chunk
+	c, ok := w.take()
+	if ok {
+		w.giveBack(w.buf)
+	}
+	return c, ok
+}
+
+// take receives the next chunk. Chunks given back but not yet sent go
+// first when the reading goroutine has nothing ready: it may be waiting
+// for them.
+func (w *window) take() (chunk, bool) {
+	ra := w.ra
+	if len(ra.full) == 0 {
+		w.sendSpare()
+	}
 	select {
-	case c = <-w.ra.full:
-	case <-w.ra.done:
+	case c := <-ra.full:
+		return c, true
+	case <-ra.done:
 		return chunk{}, false
 	}
-	w.giveBack(w.buf)
-	return c, true
+}
+
+func (w *window) sendSpare() {
+	for _, b := range w.spare {
+		w.ra.free <- b // never blocks: free holds every chunk
+	}
+	clear(w.spare)
+	w.spare = w.spare[:0]
 }
 
 // giveBack is done with the chunk that was current: it returns to the
@@ -235,7 +264,10 @@ func (w *window) giveBack(buf []byte) {
 		ra.mu.Unlock()
 		return
 	}
-	ra.free <- buf // never blocks: free holds every chunk
+	w.spare = append(w.spare, buf)
+	if len(w.spare) >= giveBackMin {
+		w.sendSpare()
+	}
 }
 
 // retain switches to retaining chunks until release; see Retainer.
@@ -274,10 +306,8 @@ func (w *window) fillAhead(n int) ([]byte, error) {
 		prev, r, wend := w.buf, w.r, w.w
 		// Take the chunk before giving prev back: prev's unread tail is
 		// copied out of it below.
-		var c chunk
-		select {
-		case c = <-w.ra.full:
-		case <-w.ra.done:
+		c, ok := w.take()
+		if !ok {
 			w.err = errWindowClosed
 			continue
 		}

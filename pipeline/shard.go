@@ -329,13 +329,13 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 	}()
 
 	// The merger, on the caller's goroutine.
-	var ev decode.Event
+	// The event is handed over where it lies in the batch: a sink must not
+	// modify it, so one copy (the worker's) is enough.
 	deliver := func(b *batch, pi int, o *outEvent) {
-		ev = o.ev
 		if o.cidLen >= 0 {
-			ev.ClientID = b.parts[pi].cids[o.cidOff : o.cidOff+o.cidLen]
+			o.ev.ClientID = b.parts[pi].cids[o.cidOff : o.cidOff+o.cidLen]
 		}
-		sink.Event(&ev)
+		sink.Event(&o.ev)
 	}
 	pos := make([]int, n)
 	for b := range ordered {
