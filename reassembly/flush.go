@@ -6,15 +6,14 @@ import (
 	"time"
 
 	"github.com/gopacket/gopacket"
-	tcpasm "github.com/gopacket/gopacket/reassembly"
 
-	"github.com/kwatch/kwatch/capture"
+	"github.com/kwatch/kwatch/reassembly/internal/tcpasm"
 )
 
-// gopacket's flushes walk connections in map order. Stream calls made
-// during a flush are therefore collected and replayed afterwards, grouped
-// by connection in Flow order; each connection's own calls keep their
-// order.
+// gopacket's flushes walk connections in the order of its hash table,
+// which is seeded anew for every Reassembler. Stream calls made during a
+// flush are therefore collected and replayed afterwards, grouped by
+// connection in Flow order; each connection's own calls keep their order.
 
 // flushEvent is a Stream call collected during a flush.
 type flushEvent struct {
@@ -51,6 +50,7 @@ type IdleClock struct {
 	latest      time.Time
 	latestFrame uint64
 	lastFlush   time.Time
+	due         time.Time // lastFlush + flushEvery, once lastFlush is set
 }
 
 // FlushInterval is how often, in packet time, idle connections are looked
@@ -61,19 +61,39 @@ const FlushInterval = flushEvery
 // the segment on) and reports whether an idle flush is due now, with the
 // Meta to give IdleFlush.
 func (k *IdleClock) Tick(frame uint64, t time.Time) (Meta, bool) {
-	if t.After(k.latest) {
-		k.latest = t
-	}
 	k.latestFrame = frame
+	// Within the interval: latest moves, nothing is due. Until the clock
+	// is armed due is zero, and the only times before it, before year 1,
+	// are not after latest.
+	if t.Before(k.due) {
+		if t.After(k.latest) {
+			k.latest = t
+		}
+		return Meta{}, false
+	}
+	return k.tick(t)
+}
+
+func (k *IdleClock) tick(t time.Time) (Meta, bool) {
+	// Time that does not move on changes nothing: lastFlush is zero only
+	// while latest is.
+	if !t.After(k.latest) {
+		return Meta{}, false
+	}
+	k.latest = t
 	if k.lastFlush.IsZero() {
-		k.lastFlush = k.latest
+		k.arm()
 		return Meta{}, false
 	}
-	if k.latest.Sub(k.lastFlush) < flushEvery {
-		return Meta{}, false
-	}
-	k.lastFlush = k.latest
+	// latest >= due: latest.Sub(lastFlush) >= flushEvery.
+	k.arm()
 	return Meta{Frame: k.latestFrame, Time: k.latest}, true
+}
+
+// arm starts the next interval at latest.
+func (k *IdleClock) arm() {
+	k.lastFlush = k.latest
+	k.due = k.latest.Add(flushEvery)
 }
 
 // IdleFlush ends connections idle for IdleTimeout before m.Time and gives
@@ -84,14 +104,6 @@ func (r *Reassembler) IdleFlush(m Meta) {
 		return
 	}
 	r.idleFlush(m)
-}
-
-// maybeIdleFlush ends connections idle for IdleTimeout and gives up on
-// holes that old, looking once per second of packet time.
-func (r *Reassembler) maybeIdleFlush(s *capture.Segment) {
-	if m, ok := r.clock.Tick(s.Frame, s.Time); ok {
-		r.idleFlush(m)
-	}
 }
 
 func (r *Reassembler) idleFlush(m Meta) {

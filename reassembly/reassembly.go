@@ -1,11 +1,13 @@
 // Package reassembly turns captured TCP segments into the in-order byte
 // streams of each connection, both directions, for the Kafka decoder.
 //
-// It is a thin layer over gopacket's reassembly package: gopacket keeps the
-// out-of-order buffer and the sequence arithmetic; this package decides which
-// side of a connection is the client, starts mid-stream connections at once,
-// turns every byte gopacket skips into an explicit Gap, forces the holes left
-// by snaplen-cut segments out without waiting for an idle flush, flushes idle
+// It is a thin layer over gopacket's reassembly package, forked into
+// internal/tcpasm to make in-order segments cheap ("gopacket" in this
+// package means that code): gopacket keeps the out-of-order buffer and the
+// sequence arithmetic; this package decides which side of a connection is
+// the client, starts mid-stream connections at once, turns every byte
+// gopacket skips into an explicit Gap, forces the holes left by
+// snaplen-cut segments out without waiting for an idle flush, flushes idle
 // connections by packet time, and replays whatever a flush produces in a
 // deterministic order. Nothing here starts a goroutine: every Stream call
 // happens inside Add or Close, on the caller's goroutine.
@@ -39,10 +41,10 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
-	tcpasm "github.com/gopacket/gopacket/reassembly"
 	"github.com/rs/zerolog"
 
 	"github.com/kwatch/kwatch/capture"
+	"github.com/kwatch/kwatch/reassembly/internal/tcpasm"
 )
 
 // Side is one end of a connection.
@@ -187,8 +189,7 @@ type Reassembler struct {
 	// replaying: seg is handed to gopacket a second time (see actReplay).
 	replaying bool
 	synTCP    layers.TCP
-	synHdr    [20]byte // synTCP's ports point into it
-	zero      []byte   // synthetic payload for holes
+	zero      []byte // synthetic payload for holes
 	post      []action
 
 	clock  IdleClock // when idle flushes happen, unless ExternalIdleFlush
@@ -231,19 +232,15 @@ func New(opts Options, op Opener) *Reassembler {
 	r.asm = tcpasm.NewAssembler(tcpasm.NewStreamPool(factory{r}))
 	r.asm.MaxBufferedPagesPerConnection = max(opts.MaxBufferedPagesPerConn, 0)
 	r.asm.MaxBufferedPagesTotal = max(opts.MaxBufferedPagesTotal, 0)
-	// gopacket reads a segment's ports from slices set by decoding; decode
-	// a blank header once so synthetic segments carry ports in synHdr.
-	r.synHdr[12] = 5 << 4
-	_ = r.synTCP.DecodeFromBytes(r.synHdr[:], gopacket.NilDecodeFeedback)
 	return r
 }
 
 // Stats returns the counters so far.
 func (r *Reassembler) Stats() Stats { return r.stats }
 
-// Add reassembles one segment. Segments come in capture order. s.TCP must
-// have been decoded by DecodeFromBytes (gopacket reads its ports from the
-// decoded header). Add after Close does nothing.
+// Add reassembles one segment. Segments come in capture order. The
+// connection is found by s.Src and s.Dst (addresses and ports); s.TCP
+// gives flags, sequence numbers and payload. Add after Close does nothing.
 func (r *Reassembler) Add(s *capture.Segment) {
 	if r.closed {
 		return
@@ -254,20 +251,24 @@ func (r *Reassembler) Add(s *capture.Segment) {
 		return
 	}
 	// Time passes before the segment is handled: a connection idle for
-	// too long ends first, and its 4-tuple opens a new one.
+	// too long ends first, and its 4-tuple opens a new one. Idle
+	// connections are looked for once per second of packet time.
 	if !r.opts.ExternalIdleFlush {
-		r.maybeIdleFlush(s)
+		if m, ok := r.clock.Tick(s.Frame, s.Time); ok {
+			r.idleFlush(m)
+		}
 	}
-	r.cur = pktCtx{
-		ci:        gopacket.CaptureInfo{Timestamp: s.Time},
-		meta:      Meta{Frame: s.Frame, Time: s.Time},
-		rst:       s.TCP.RST,
-		truncated: s.Truncated,
-	}
+	// Field by field: the rest of ci is never set, and a composite
+	// literal would be built aside and copied, on every segment.
+	r.cur.ci.Timestamp = s.Time
+	r.cur.meta = Meta{Frame: s.Frame, Time: s.Time}
+	r.cur.rst, r.cur.truncated = s.TCP.RST, s.Truncated
 	r.seg, r.curConn = s, nil
-	r.asm.AssembleWithContext(s.NetFlow, &s.TCP, &r.cur)
-	r.runPost()
-	if c := r.curConn; c != nil {
+	r.asm.AssembleAddrs(s.Src, s.Dst, &s.TCP, s.Time, &r.cur)
+	if len(r.post) > 0 {
+		r.runPost()
+	}
+	if c := r.curConn; c != nil && (len(c.half[Client].trunc) != 0 || len(c.half[Broker].trunc) != 0) {
 		r.forceTruncHoles(c)
 	}
 	r.seg, r.curConn = nil, nil
@@ -307,7 +308,7 @@ func (r *Reassembler) isBrokerPort(p uint16) bool {
 // factory opens a conn for each connection gopacket meets.
 type factory struct{ r *Reassembler }
 
-func (f factory) New(netFlow, tcpFlow gopacket.Flow, t *layers.TCP, _ tcpasm.AssemblerContext) tcpasm.Stream {
+func (f factory) New(_, _ gopacket.Flow, t *layers.TCP, _ tcpasm.AssemblerContext) tcpasm.Stream {
 	r := f.r
 	s := r.seg
 	// A lone RST opens nothing: it ends a connection we never saw.
@@ -320,7 +321,7 @@ func (f factory) New(netFlow, tcpFlow gopacket.Flow, t *layers.TCP, _ tcpasm.Ass
 		fl.Client, fl.Broker = s.Dst, s.Src
 	}
 	r.nextID++
-	c := &conn{r: r, id: r.nextID, flow: fl, firstIsClient: clientIsSrc, netFlow: netFlow}
+	c := &conn{r: r, id: r.nextID, flow: fl, firstIsClient: clientIsSrc}
 	if r.op != nil {
 		c.s = r.op.Open(fl)
 	}

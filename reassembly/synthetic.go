@@ -1,16 +1,12 @@
 package reassembly
 
-import (
-	"encoding/binary"
-
-	"github.com/gopacket/gopacket/layers"
-)
+import "github.com/gopacket/gopacket/layers"
 
 // gopacket offers no way to act on one connection from outside a segment:
 // no per-connection flush, no way to set where a half starts. Both are done
 // by handing it synthetic segments, built here, once the real segment's
-// AssembleWithContext has returned (gopacket holds the connection's lock
-// during Accept, so they cannot be sent from there).
+// AssembleAddrs has returned (during Accept the Assembler is in the middle
+// of that segment, and must not be called).
 
 // synthetic describes the synthetic segment being assembled.
 type synthetic struct {
@@ -93,13 +89,16 @@ func (r *Reassembler) replay1() {
 		return
 	}
 	r.replaying = true
-	r.asm.AssembleWithContext(s.NetFlow, &s.TCP, &r.cur)
+	r.asm.AssembleAddrs(s.Src, s.Dst, &s.TCP, s.Time, &r.cur)
 	r.replaying = false
 }
 
 // forceTruncHoles forces out holes that start where a snaplen cut ended a
 // segment and end where buffered data starts: the cut bytes never come.
 func (r *Reassembler) forceTruncHoles(c *conn) {
+	if len(c.half[Client].trunc) == 0 && len(c.half[Broker].trunc) == 0 {
+		return // no hole can start at a cut: the common case
+	}
 	for _, side := range [2]Side{Client, Broker} {
 		h := &c.half[side]
 		for range maxRounds {
@@ -177,22 +176,16 @@ func (r *Reassembler) fill(c *conn, side Side, to seq) {
 
 // inject assembles one synthetic segment on side of c.
 func (r *Reassembler) inject(c *conn, side Side, sq seq, payload []byte, rst, start bool) {
-	src, dst := c.flow.Client.Port(), c.flow.Broker.Port()
+	src, dst := c.flow.Client, c.flow.Broker
 	if side == Broker {
 		src, dst = dst, src
 	}
-	binary.BigEndian.PutUint16(r.synHdr[0:2], src)
-	binary.BigEndian.PutUint16(r.synHdr[2:4], dst)
 	t := &r.synTCP
-	t.SrcPort, t.DstPort = layers.TCPPort(src), layers.TCPPort(dst)
+	t.SrcPort, t.DstPort = layers.TCPPort(src.Port()), layers.TCPPort(dst.Port())
 	t.Seq, t.Ack = uint32(sq), 0
 	t.SYN, t.ACK, t.FIN, t.RST = false, false, false, rst
 	t.Payload = payload
-	nf := c.netFlow
-	if (side == Client) != c.firstIsClient {
-		nf = nf.Reverse()
-	}
 	r.synth = synthetic{c: c, side: side, start: start, fill: len(payload) > 0, from: sq, to: sq.Add(len(payload))}
-	r.asm.AssembleWithContext(nf, t, &r.cur)
+	r.asm.AssembleAddrs(src, dst, t, r.cur.ci.Timestamp, &r.cur)
 	r.synth = synthetic{}
 }

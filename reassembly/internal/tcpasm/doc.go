@@ -1,0 +1,98 @@
+// Package tcpasm is gopacket's TCP reassembly, forked for kwatch.
+//
+// It is github.com/gopacket/gopacket/reassembly as released in gopacket
+// v1.7.7 (tcpassembly.go, memory.go, and their tests), under gopacket's
+// BSD license: see LICENSE in this directory. gopacket describes it so:
+//
+// The reassembly package implements uni-directional TCP reassembly, for
+// use in packet-sniffing applications. The caller reads packets off the
+// wire, then presents them to an Assembler in the form of gopacket
+// layers.TCP packets. The Assembler uses a user-supplied StreamFactory to
+// create a user-defined Stream interface, then passes packet data in
+// stream order to that object.
+//
+// # Why a fork
+//
+// kwatch's reassembly package must be built on gopacket's reassembly, and
+// is; but gopacket's per-packet overhead was most of kwatch's profile on
+// captures of many small packets: every packet took a read lock on the
+// pool, hashed and compared a key of two gopacket.Flows (112 bytes) in a
+// map, up to twice (forward, then reversed), locked its connection, and
+// went through the general queueing code (page list checks, ScatterGather
+// built through interfaces, atomics) even when it was simply the next
+// in-order packet. kwatch runs one Assembler per worker goroutine and
+// shares nothing, so the locking buys it nothing. The fork keeps
+// gopacket's logic and Stream contract, and makes the common case cheap.
+//
+// # Concurrency
+//
+// Single goroutine: an Assembler, its StreamPool and any other Assembler
+// sharing that pool must be used by one goroutine. Stream and
+// StreamFactory methods run inside Assembler methods and must not call
+// the Assembler, except that StreamFactory.New may (the pool looks the
+// connection up again after it).
+//
+// # Changes from gopacket v1.7.7
+//
+//   - Package name tcpasm; gopacket's package comment moved here.
+//   - No locking: StreamPool's RWMutex, each connection's Mutex, the
+//     Assembler's loop that retried a connection another Assembler had
+//     removed or reused, and the atomic page counter are gone (the count is
+//     a plain int64). gopacket's test of two Assemblers racing on two
+//     goroutines (TestConnectionReusedWhileWaitingForLock) is dropped.
+//   - Connection key: instead of a map keyed by [2]gopacket.Flow, looked up
+//     for the packet's flow and then its reverse, a connection is keyed by
+//     its two endpoints (address as 16 bytes, IPv4 mapped into IPv6, then
+//     port, address length and endpoint type) with the lesser first, so
+//     one lookup finds both directions; which half a packet belongs to
+//     follows from whether its source is the lesser endpoint
+//     (connection.c2sFromLo). Keys live in an open-addressing table with a
+//     seeded wyhash-style hash (connTable), and the previous packet's
+//     connection is tried before hashing. Ports are read from
+//     layers.TCP.SrcPort and DstPort rather than from the raw port bytes
+//     TransportFlow reads: callers that build a layers.TCP by hand must
+//     set the fields, as gopacket's tests do anyway.
+//   - New entry point AssembleAddrs: the packet's endpoints as
+//     netip.AddrPort and its time, so that no gopacket.Flow is built per
+//     packet (only for StreamFactory.New) and no CaptureInfo is copied out
+//     of an interface call. Accept is then given
+//     gopacket.CaptureInfo{Timestamp: ts}; callers whose context carries
+//     more use AssembleWithContext.
+//   - In-order fast path (in accepted): a packet that starts exactly at
+//     nextSeq, is not a RST, on a half with no page queued or kept and no
+//     FIN seen ahead, is handed to ReassembledSG as a one-packet
+//     ScatterGather without going through handleBytes, checkOverlap,
+//     buildSG and cleanSG (unless the Stream calls KeepFrom, which takes
+//     the general cleanSG). Stream calls and every value they can read
+//     (Lengths, Fetch, Info, Stats, CaptureInfo) are those of the general
+//     path; equiv_test.go checks this against gopacket v1.7.7 and against
+//     the general path. The ScatterGather of such a packet reads it
+//     directly (reassemblyObject.live) rather than through byteContainer.
+//   - Bug fix: pageCache.next clears a page's start, end and first flags.
+//     gopacket reuses pages without clearing them, and convertToPages sets
+//     end on a packet's last page only, so a page that had ended a stream
+//     could end another one early when reused in the middle of a
+//     multi-page packet; which page gets reused depends on the order in
+//     which flushes visit connections (map order), so gopacket's output
+//     could differ from run to run. Hence equiv_test.go compares with
+//     gopacket on packets of one page only.
+//   - Debug logging removed, with the assembly_debug_log and
+//     assembly_memuse_log flags (global flags, and a branch each on every
+//     packet), Assembler.dump, StreamPool.Dump, key.String and key.Reverse.
+//   - DefaultAssemblerOptions (mutable global) removed: NewAssembler
+//     starts with zero options, which were its values.
+//   - Assemble, which stamps packets with time.Now, moved to a test file
+//     for gopacket's tests: kwatch takes time from packets.
+//   - Flushes reuse one slice for their snapshot of the pool.
+//   - halfconnection and the per-packet part of AssembleWithContext are
+//     laid out and split (accepted, general) for the fast path; the logic
+//     is gopacket's. gopacket's min helper gave way to the builtin.
+//   - tcpcheck.go is kept only as tcpcheck_helper_test.go (and its own
+//     tests, tcpcheck_test.go, are not taken): kwatch does not use the TCP
+//     state machine, gopacket's FSM tests of the Assembler do.
+//   - Tests: page counts read as a.pc.used, the pool's size as
+//     pool.conns.n and its connections through connections(nil);
+//     equiv_test.go, conntable_test.go and assemble_test.go are new.
+//     cap2test.go is gopacket's generator of test cases from captures
+//     (build-ignored).
+package tcpasm

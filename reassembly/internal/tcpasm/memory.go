@@ -1,0 +1,272 @@
+// Copyright 2012 Google, Inc. All rights reserved.
+//
+// Use of this source code is governed by a BSD-style license
+// that can be found in the LICENSE file in the root of the source
+// tree.
+
+package tcpasm
+
+import (
+	"math/bits"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+)
+
+/*
+ * pageCache
+ */
+// pageCache is a concurrency-unsafe store of page objects we use to avoid
+// memory allocation as much as we can.  Assemblers sharing a StreamPool pop
+// each other's pages off a connection, so used is charged to the owning
+// cache.  The sync.Pool behind it lets the garbage collector take back pages
+// after a burst of out-of-order traffic.
+type pageCache struct {
+	pagePool *sync.Pool
+	used     int64
+}
+
+func newPageCache() *pageCache {
+	pc := &pageCache{
+		pagePool: &sync.Pool{
+			New: func() interface{} { return new(page) },
+		}}
+	return pc
+}
+
+// next returns a clean, ready-to-use page object.
+func (c *pageCache) next(ts time.Time) (p *page) {
+	p = c.pagePool.Get().(*page)
+	p.seen = ts
+	p.bytes = p.buf[:0]
+	p.owner = c
+	// A page from the pool keeps the flags of its last use, and
+	// convertToPages sets end on a packet's last page only: a stale end on
+	// another page would end its stream early.
+	p.start, p.end, p.first = false, false, false
+	c.used++
+	return p
+}
+
+// replace replaces a page into the pageCache.
+func (c *pageCache) replace(p *page) {
+	p.owner.used--
+	p.prev = nil
+	p.next = nil
+	c.pagePool.Put(p)
+}
+
+/*
+ * StreamPool
+ */
+
+// StreamPool stores all streams created by Assemblers.  It is not safe
+// for concurrency: the Assemblers sharing it must all be used by one
+// goroutine.
+//
+// StreamPool handles the creation and storage of Stream objects used by one or
+// more Assembler objects.  When a new TCP stream is found by an Assembler, it
+// creates an associated Stream by calling its StreamFactory's New method.
+// Thereafter (until the stream is closed), that Stream object will receive
+// assembled TCP data via Assembler's calls to the stream's Reassembled
+// function.
+//
+// Like the Assembler, StreamPool attempts to minimize allocation.
+type StreamPool struct {
+	conns     connTable
+	factory   StreamFactory
+	free      []*connection
+	all       [][]connection
+	nextAlloc int
+}
+
+const initialAllocSize = 1024
+
+func (p *StreamPool) grow() {
+	conns := make([]connection, p.nextAlloc)
+	p.all = append(p.all, conns)
+	for i := range conns {
+		p.free = append(p.free, &conns[i])
+	}
+	p.nextAlloc *= 2
+}
+
+// remove takes conn out of the pool and parks it on the free list.
+func (p *StreamPool) remove(conn *connection) {
+	if conn.removed {
+		return
+	}
+	if p.conns.remove(&conn.key) {
+		p.free = append(p.free, conn)
+	}
+
+	// A parked connection must keep neither its Stream nor its pages alive.
+	conn.removed = true
+	for _, half := range [2]*halfconnection{&conn.c2s, &conn.s2c} {
+		half.stream, half.saved, half.first, half.last = nil, nil, nil, nil
+	}
+}
+
+// NewStreamPool creates a new connection pool.  Streams will
+// be created as necessary using the passed-in StreamFactory.
+func NewStreamPool(factory StreamFactory) *StreamPool {
+	return &StreamPool{
+		conns:     newConnTable(initialAllocSize),
+		free:      make([]*connection, 0, initialAllocSize),
+		factory:   factory,
+		nextAlloc: initialAllocSize,
+	}
+}
+
+// connections appends the pooled connections to dst.
+func (p *StreamPool) connections(dst []*connection) []*connection {
+	for _, s := range p.conns.slots {
+		if s.c != nil {
+			dst = append(dst, s.c)
+		}
+	}
+	return dst
+}
+
+func (p *StreamPool) newConnection(k key, srcIsLo bool, s Stream, ts time.Time) *connection {
+	if len(p.free) == 0 {
+		p.grow()
+	}
+	index := len(p.free) - 1
+	c := p.free[index]
+	p.free = p.free[:index]
+	c.reset(k, srcIsLo, s, ts)
+	return c
+}
+
+// getConnection returns the connection of k, creating it, for a packet
+// sent by k.lo (srcIsLo) or k.hi, if the factory gives it a Stream.
+func (p *StreamPool) getConnection(k key, srcIsLo bool, netFlow gopacket.Flow, tcp *layers.TCP, ac AssemblerContext) *connection {
+	if conn := p.conns.get(&k); conn != nil {
+		return conn
+	}
+	ts := ac.GetCaptureInfo().Timestamp
+	s := p.factory.New(netFlow, tcp.TransportFlow(), tcp, ac)
+	if s == nil {
+		return nil
+	}
+	// New may have assembled a packet of this connection, which added it.
+	if conn := p.conns.get(&k); conn != nil {
+		// FIXME: delete s ?
+		return conn
+	}
+	conn := p.newConnection(k, srcIsLo, s, ts)
+	p.conns.put(conn)
+	return conn
+}
+
+// open returns the connection a packet of k goes to, creating it if
+// needed.  A SYN on a connection closed in both directions but kept in the
+// pool (ReassemblyComplete returned false) starts a new connection on that
+// 4-tuple.  It returns nil if the factory gives no Stream.
+func (p *StreamPool) open(k key, srcIsLo bool, netFlow gopacket.Flow, tcp *layers.TCP, ac AssemblerContext) *connection {
+	for {
+		conn := p.getConnection(k, srcIsLo, netFlow, tcp, ac)
+		if conn == nil {
+			return nil
+		}
+		if tcp.SYN && conn.c2s.closed && conn.s2c.closed {
+			p.remove(conn)
+			continue
+		}
+		return conn
+	}
+}
+
+// connTable maps keys to connections: open addressing with linear probing
+// over a power-of-two array at most half full.  It stands in for a Go map,
+// whose generic hashing and comparing of 48-byte keys cost more than the
+// rest of the handling of an in-order packet.  The hash is seeded per
+// table, as Go seeds its maps, so that crafted traffic cannot aim for
+// collisions.
+type connTable struct {
+	slots []connSlot
+	n     int
+	seed  [3]uint64
+}
+
+type connSlot struct {
+	h uint64 // hash of c.key
+	c *connection
+}
+
+func newConnTable(size int) connTable {
+	n := 16
+	for n < 2*size {
+		n *= 2
+	}
+	return connTable{slots: make([]connSlot, n), seed: [3]uint64{rand.Uint64(), rand.Uint64(), rand.Uint64()}}
+}
+
+// mix is wyhash's mixing step.
+func mix(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a^0x2d358dccaa6c78a5, b^0x8bb84b93962eacc9)
+	return hi ^ lo
+}
+
+// hash mixes the six words of k in three independent pairs, so that the
+// multiplications overlap rather than wait for one another; each pair has
+// its own seed.
+func (t *connTable) hash(k *key) uint64 {
+	return mix(k.lo.a0^t.seed[0], k.lo.a1) ^ mix(k.lo.rest^t.seed[1], k.hi.a0) ^ mix(k.hi.a1^t.seed[2], k.hi.rest)
+}
+
+// find returns the slot of k, or the empty slot where it would go.
+func (t *connTable) find(k *key, h uint64) int {
+	mask := len(t.slots) - 1
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.c == nil || (s.h == h && s.c.key.eq(k)) {
+			return i
+		}
+	}
+}
+
+func (t *connTable) get(k *key) *connection {
+	return t.slots[t.find(k, t.hash(k))].c
+}
+
+// put adds c, whose key must not be in t.
+func (t *connTable) put(c *connection) {
+	if 2*(t.n+1) > len(t.slots) {
+		old := t.slots
+		t.slots = make([]connSlot, 2*len(old))
+		for _, s := range old {
+			if s.c != nil {
+				t.slots[t.find(&s.c.key, s.h)] = s
+			}
+		}
+	}
+	h := t.hash(&c.key)
+	t.slots[t.find(&c.key, h)] = connSlot{h: h, c: c}
+	t.n++
+}
+
+// remove takes k out of t and reports whether it was there.  The entries
+// after it in its run move back so that no probe stops short of them.
+func (t *connTable) remove(k *key) bool {
+	i := t.find(k, t.hash(k))
+	if t.slots[i].c == nil {
+		return false
+	}
+	mask := len(t.slots) - 1
+	for j := (i + 1) & mask; t.slots[j].c != nil; j = (j + 1) & mask {
+		// The entry at j may fill the hole at i only if its probe from
+		// home passes i before reaching j.
+		if home := int(t.slots[j].h) & mask; (i-home)&mask < (j-home)&mask {
+			t.slots[i] = t.slots[j]
+			i = j
+		}
+	}
+	t.slots[i] = connSlot{}
+	t.n--
+	return true
+}
