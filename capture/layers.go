@@ -213,7 +213,6 @@ func (d *LayerDecoder) decode(p *Packet, s *Segment) Reason {
 		}
 		src = netip.AddrFrom4([4]byte(b[12:16]))
 		dst = netip.AddrFrom4([4]byte(b[16:20]))
-		s.NetFlow = gopacket.NewFlow(layers.EndpointIPv4, b[12:16], b[16:20])
 		tcp = b[ihl:]
 	case etherIPv6:
 		if len(b) < 40 {
@@ -234,7 +233,6 @@ func (d *LayerDecoder) decode(p *Packet, s *Segment) Reason {
 		}
 		src = netip.AddrFrom16([16]byte(b[8:24]))
 		dst = netip.AddrFrom16([16]byte(b[24:40]))
-		s.NetFlow = gopacket.NewFlow(layers.EndpointIPv6, b[8:24], b[24:40])
 		next, rest := b[6], b[40:]
 		for i := 0; next != 6; i++ {
 			if i == maxIPv6Ext {

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 )
 
@@ -40,13 +39,12 @@ type decodeCase struct {
 	length    int // on the wire; 0: len(data)
 	want      Reason
 	p         pkt // when want == ReasonNone
-	flow      gopacket.Flow
 	truncated bool
 }
 
 func decodeCases(t testing.TB) []decodeCase {
-	ip4, flow4 := ipTCP(t, v4)
-	ip6, flow6 := ipTCP(t, v6)
+	ip4, _ := ipTCP(t, v4)
+	ip6, _ := ipTCP(t, v6)
 	v4opts := v4
 	v4opts.ipOpts = true
 	ip4opts, _ := ipTCP(t, v4opts)
@@ -73,10 +71,10 @@ func decodeCases(t testing.TB) []decodeCase {
 
 	eth := func(et layers.EthernetType, b []byte) []byte { return ethernet(t, et, nil, b) }
 	ok4 := func(name string, link layers.LinkType, data []byte) decodeCase {
-		return decodeCase{name: name, link: link, data: data, p: v4, flow: flow4}
+		return decodeCase{name: name, link: link, data: data, p: v4}
 	}
 	ok6 := func(name string, link layers.LinkType, data []byte) decodeCase {
-		return decodeCase{name: name, link: link, data: data, p: v6, flow: flow6}
+		return decodeCase{name: name, link: link, data: data, p: v6}
 	}
 	padded := eth(layers.EthernetTypeIPv4, ipSmall)
 	padded = append(padded, make([]byte, 60-len(padded)+4)...) // padding and an FCS
@@ -154,9 +152,6 @@ func TestLayerDecoder(t *testing.T) {
 			wantDst := netip.AddrPortFrom(netip.MustParseAddr(tt.p.dst), tt.p.dport)
 			if s.Src != wantSrc || s.Dst != wantDst {
 				t.Errorf("endpoints %v -> %v, want %v -> %v", s.Src, s.Dst, wantSrc, wantDst)
-			}
-			if s.NetFlow != tt.flow {
-				t.Errorf("NetFlow %v, want %v", s.NetFlow, tt.flow)
 			}
 			if s.Frame != 42 || !s.Time.Equal(p.Time) || s.TCP.Seq != tt.p.seq || !s.TCP.ACK || !s.TCP.PSH {
 				t.Errorf("segment frame %d time %v seq %d flags ack=%v psh=%v", s.Frame, s.Time, s.TCP.Seq, s.TCP.ACK, s.TCP.PSH)

@@ -4,7 +4,6 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 )
 
@@ -41,9 +40,7 @@ type Segment struct {
 	Time  time.Time
 	// Src and Dst are the segment's endpoints (IP and TCP port).
 	Src, Dst netip.AddrPort
-	// NetFlow is the IP-level flow, as gopacket's reassembly wants it.
-	NetFlow gopacket.Flow
-	TCP     layers.TCP
+	TCP      layers.TCP
 	// Truncated: the snap length cut the packet, so the payload is short.
 	Truncated bool
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/kwatch/kwatch/capture"
@@ -35,7 +34,6 @@ type pkt struct {
 // mkSeg builds a decoded segment the way capture's LayerDecoder would.
 func mkSeg(frame uint64, tm time.Time, src, dst netip.AddrPort, sq, ack uint32, flags string, payload []byte, trunc bool) *capture.Segment {
 	s := &capture.Segment{Frame: frame, Time: tm, Src: src, Dst: dst, Truncated: trunc}
-	s.NetFlow = gopacket.NewFlow(layers.EndpointIPv4, src.Addr().AsSlice(), dst.Addr().AsSlice())
 	t := &s.TCP
 	t.SrcPort, t.DstPort = layers.TCPPort(src.Port()), layers.TCPPort(dst.Port())
 	t.Seq, t.Ack = sq, ack

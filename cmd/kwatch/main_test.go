@@ -212,3 +212,13 @@ func TestStdin(t *testing.T) {
 		t.Fatalf("report from stdin lacks the capture's findings:\n%s", out.String())
 	}
 }
+
+// TestDefaultWorkers: one core is left to the readahead goroutine, and
+// there is always a worker.
+func TestDefaultWorkers(t *testing.T) {
+	for _, tt := range []struct{ procs, want int }{{1, 1}, {2, 1}, {3, 2}, {16, 15}} {
+		if got := defaultWorkers(tt.procs); got != tt.want {
+			t.Errorf("defaultWorkers(%d) = %d, want %d", tt.procs, got, tt.want)
+		}
+	}
+}
