@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"unsafe"
 )
 
 // window is a minimal buffered reader that hands out slices of its own
@@ -158,8 +159,8 @@ func newReadaheadWindow(src io.Reader, bound int, eager bool, onExit func()) *wi
 		done: make(chan struct{}),
 		head: bound,
 	}
-	for range chunkBuffers {
-		ra.free <- make([]byte, bound+chunkData)
+	for _, b := range chunkMemory(chunkBuffers, bound+chunkData) {
+		ra.free <- b
 	}
 	go ra.run(src, eager, onExit)
 	return &window{bound: bound, ra: ra}
@@ -276,8 +277,8 @@ func (w *window) retain() {
 		return
 	}
 	w.ra.retaining = true
-	for range retainExtra {
-		w.ra.free <- make([]byte, w.ra.head+chunkData)
+	for _, b := range chunkMemory(retainExtra, w.ra.head+chunkData) {
+		w.ra.free <- b
 	}
 }
 
@@ -349,4 +350,19 @@ func (w *window) close() {
 	if w.ra != nil {
 		w.ra.close()
 	}
+}
+
+// chunkMemory allocates n chunk buffers of size bytes in one allocation
+// whose huge-page-aligned part is advised to use huge pages (adviseHuge).
+func chunkMemory(n, size int) [][]byte {
+	mem := make([]byte, n*size+hugePage)
+	addr := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
+	start := int((hugePage - addr%hugePage) % hugePage)
+	adviseHuge(mem[start : start+(len(mem)-start)/hugePage*hugePage])
+	bufs := make([][]byte, n)
+	for i := range bufs {
+		off := start + i*size
+		bufs[i] = mem[off : off+size : off+size]
+	}
+	return bufs
 }

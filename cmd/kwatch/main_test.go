@@ -222,3 +222,19 @@ func TestDefaultWorkers(t *testing.T) {
 		}
 	}
 }
+
+// TestOfflineGC: only the offline commands collect rarely, and a GOGC the
+// user set wins.
+func TestOfflineGC(t *testing.T) {
+	for _, tt := range []struct {
+		command, gogc string
+		want          bool
+	}{
+		{"read", "", true}, {"dump", "", true}, {"read", "100", false},
+		{"live", "", false}, {"tui", "", false}, {"rules", "", false},
+	} {
+		if got := offlineGC(tt.command, tt.gogc); got != tt.want {
+			t.Errorf("offlineGC(%q, %q) = %v, want %v", tt.command, tt.gogc, got, tt.want)
+		}
+	}
+}

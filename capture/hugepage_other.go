@@ -1,0 +1,7 @@
+//go:build !linux
+
+package capture
+
+const hugePage = 2 << 20
+
+func adviseHuge([]byte) {}
