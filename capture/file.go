@@ -252,6 +252,16 @@ func newFileReader(src io.Reader, closer io.Closer, name string, opts Options, w
 		r.win = win
 		return r.open(win.buf[:min(4, len(win.buf))], "first bytes")
 	}
+	// A regular file is read at offsets, from where it stood (standard
+	// input redirected from a file need not be at its start).
+	file, _ := src.(*os.File)
+	var base int64
+	if file != nil {
+		var err error
+		if base, err = file.Seek(0, io.SeekCurrent); err != nil {
+			file = nil // not seekable: read it
+		}
+	}
 	head, src, err := sniff(src)
 	if err != nil {
 		return nil, r.fail(0, err)
@@ -282,7 +292,11 @@ func newFileReader(src io.Reader, closer io.Closer, name string, opts Options, w
 		onExit = func() { _ = gz.Close() }
 		r.gz = nil
 	}
-	r.win = newReadaheadWindow(src, opts.windowSize(), onExit != nil, onExit)
+	if fi, err := statRegular(file); r.gz == nil && onExit == nil && err == nil && fi {
+		r.win = newFileReadaheadWindow(file, base, opts.windowSize())
+	} else {
+		r.win = newReadaheadWindow(src, opts.windowSize(), onExit != nil, onExit)
+	}
 	fr, err := r.open(head, what)
 	if err != nil {
 		r.win.close()
@@ -426,4 +440,17 @@ func (c *mappedCloser) Close() error {
 		err = cerr
 	}
 	return err
+}
+
+// statRegular reports whether f is a regular file, which can be read at
+// offsets (a pipe or a terminal cannot).
+func statRegular(f *os.File) (bool, error) {
+	if f == nil {
+		return false, nil
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	return fi.Mode().IsRegular(), nil
 }

@@ -3,7 +3,9 @@ package capture
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"os"
 	"testing"
 )
 
@@ -84,5 +86,49 @@ func checkRetained(t *testing.T, src Source, want []rec, lag int) {
 	}
 	if _, err := src.Next(); err == nil {
 		t.Fatal("more packets than written")
+	}
+}
+
+// TestRegularFileAtOffset: a regular file handed over as a reader (standard
+// input redirected from a file) is read at offsets from where it stands,
+// not from its start, by the parallel readers; packets straddle their
+// chunks.
+func TestRegularFileAtOffset(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var recs []rec
+	for i := range 3000 {
+		data := make([]byte, 1+rng.IntN(3000))
+		for j := range data {
+			data[j] = byte(rng.Uint32())
+		}
+		recs = append(recs, rec{sec: uint32(i), data: data})
+	}
+	file := pcapFile(false, true, 1, recs)
+	junk := []byte("not part of the capture")
+	path := writeTemp(t, "offset.pcap", append(append([]byte(nil), junk...), file...))
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(int64(len(junk)), io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewReader(f, "stdin", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	got, err := readAll(t, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(recs) {
+		t.Fatalf("%d packets, want %d", len(got), len(recs))
+	}
+	for i, p := range got {
+		if !bytes.Equal(p.Data, recs[i].data) {
+			t.Fatalf("packet %d differs", i+1)
+		}
 	}
 }
