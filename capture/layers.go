@@ -1,9 +1,9 @@
 package capture
 
 import (
+	"encoding/binary"
 	"net/netip"
 
-	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 )
 
@@ -276,9 +276,7 @@ func (d *LayerDecoder) decode(p *Packet, s *Segment) Reason {
 	if off > len(tcp) {
 		return d.short(p)
 	}
-	if err := s.TCP.DecodeFromBytes(tcp, gopacket.NilDecodeFeedback); err != nil {
-		return ReasonMalformed
-	}
+	decodeTCP(&s.TCP, tcp, off)
 	s.Frame = p.Frame
 	s.Time = p.Time
 	s.Src = netip.AddrPortFrom(src, uint16(s.TCP.SrcPort))
@@ -294,4 +292,35 @@ func (d *LayerDecoder) short(p *Packet) Reason {
 		return ReasonTruncated
 	}
 	return ReasonMalformed
+}
+
+// decodeTCP fills t from the header at b, whose data offset off was checked
+// (20 <= off <= len(b)): every field layers.TCP.DecodeFromBytes sets except
+// the options, which nothing in kwatch reads. Parsing them (gopacket's loop
+// over every option, allocating for MPTCP ones) cost more than the rest of
+// the link, IP and TCP decoding together.
+func decodeTCP(t *layers.TCP, b []byte, off int) {
+	t.SrcPort = layers.TCPPort(binary.BigEndian.Uint16(b[0:2]))
+	t.DstPort = layers.TCPPort(binary.BigEndian.Uint16(b[2:4]))
+	t.Seq = binary.BigEndian.Uint32(b[4:8])
+	t.Ack = binary.BigEndian.Uint32(b[8:12])
+	t.DataOffset = b[12] >> 4
+	flags := b[13]
+	t.FIN = flags&0x01 != 0
+	t.SYN = flags&0x02 != 0
+	t.RST = flags&0x04 != 0
+	t.PSH = flags&0x08 != 0
+	t.ACK = flags&0x10 != 0
+	t.URG = flags&0x20 != 0
+	t.ECE = flags&0x40 != 0
+	t.CWR = flags&0x80 != 0
+	t.NS = b[12]&0x01 != 0
+	t.Window = binary.BigEndian.Uint16(b[14:16])
+	t.Checksum = binary.BigEndian.Uint16(b[16:18])
+	t.Urgent = binary.BigEndian.Uint16(b[18:20])
+	t.Options = t.Options[:0]
+	t.Padding = nil
+	t.Multipath = false
+	t.Contents = b[:off]
+	t.Payload = b[off:]
 }

@@ -3,10 +3,13 @@ package capture
 import (
 	"bytes"
 	"encoding/binary"
+	"math/rand/v2"
 	"net/netip"
+	"reflect"
 	"testing"
 	"time"
 
+	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 )
 
@@ -191,4 +194,36 @@ func TestReasonString(t *testing.T) {
 	if Reason(200).String() != "unknown" {
 		t.Error("out-of-range Reason should print unknown")
 	}
+}
+
+// TestDecodeTCPMatchesGopacket: decodeTCP sets every field gopacket's
+// DecodeFromBytes sets, to the same values, but the options, on random
+// headers with and without options and payload.
+func TestDecodeTCPMatchesGopacket(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range 2000 {
+		off := 20 + 4*rng.IntN(11)
+		b := make([]byte, off+rng.IntN(100))
+		for j := range b {
+			b[j] = byte(rng.Uint32())
+		}
+		b[12] = byte(off/4)<<4 | b[12]&0x0f
+		var want, got layers.TCP
+		if err := want.DecodeFromBytes(b, gopacket.NilDecodeFeedback); err != nil {
+			t.Fatalf("header %d: %v", i, err)
+		}
+		decodeTCP(&got, b, off)
+		want.Options, got.Options = nil, nil
+		want.Padding, got.Padding = nil, nil
+		want.Multipath, got.Multipath = false, false
+		if !reflect.DeepEqual(tcpFields(&want), tcpFields(&got)) {
+			t.Fatalf("header %d (% x):\ngopacket %+v\ndecodeTCP %+v", i, b[:off], tcpFields(&want), tcpFields(&got))
+		}
+	}
+}
+
+// tcpFields are the exported fields of t that decoding sets.
+func tcpFields(t *layers.TCP) []any {
+	return []any{t.SrcPort, t.DstPort, t.Seq, t.Ack, t.DataOffset, t.FIN, t.SYN, t.RST, t.PSH, t.ACK, t.URG,
+		t.ECE, t.CWR, t.NS, t.Window, t.Checksum, t.Urgent, t.Contents, t.Payload}
 }

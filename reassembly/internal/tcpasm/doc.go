@@ -50,8 +50,9 @@
 //     seeded wyhash-style hash (connTable), and the previous packet's
 //     connection is tried before hashing. Ports are read from
 //     layers.TCP.SrcPort and DstPort rather than from the raw port bytes
-//     TransportFlow reads: callers that build a layers.TCP by hand must
-//     set the fields, as gopacket's tests do anyway.
+//     TransportFlow reads, for the key and for the transport flow given to
+//     StreamFactory.New (portFlow): a layers.TCP filled by hand, not by
+//     DecodeFromBytes, works.
 //   - New entry point AssembleAddrs: the packet's endpoints as
 //     netip.AddrPort and its time, so that no gopacket.Flow is built per
 //     packet (only for StreamFactory.New) and no CaptureInfo is copied out

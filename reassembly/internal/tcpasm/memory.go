@@ -7,6 +7,7 @@
 package tcpasm
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"math/rand/v2"
 	"sync"
@@ -149,7 +150,7 @@ func (p *StreamPool) getConnection(k key, srcIsLo bool, netFlow gopacket.Flow, t
 		return conn
 	}
 	ts := ac.GetCaptureInfo().Timestamp
-	s := p.factory.New(netFlow, tcp.TransportFlow(), tcp, ac)
+	s := p.factory.New(netFlow, portFlow(tcp), tcp, ac)
 	if s == nil {
 		return nil
 	}
@@ -269,4 +270,14 @@ func (t *connTable) remove(k *key) bool {
 	t.slots[i] = connSlot{}
 	t.n--
 	return true
+}
+
+// portFlow is tcp's transport flow, built from its port fields rather than
+// by TransportFlow, which reads slices only DecodeFromBytes sets: a caller
+// may fill a layers.TCP itself.
+func portFlow(tcp *layers.TCP) gopacket.Flow {
+	var src, dst [2]byte
+	binary.BigEndian.PutUint16(src[:], uint16(tcp.SrcPort))
+	binary.BigEndian.PutUint16(dst[:], uint16(tcp.DstPort))
+	return gopacket.NewFlow(layers.EndpointTCPPort, src[:], dst[:])
 }
