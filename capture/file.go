@@ -262,6 +262,7 @@ func newFileReader(src io.Reader, closer io.Closer, name string, opts Options, w
 			file = nil // not seekable: read it
 		}
 	}
+	size := inputSize(src, file, base)
 	head, src, err := sniff(src)
 	if err != nil {
 		return nil, r.fail(0, err)
@@ -293,9 +294,12 @@ func newFileReader(src io.Reader, closer io.Closer, name string, opts Options, w
 		r.gz = nil
 	}
 	if fi, err := statRegular(file); r.gz == nil && onExit == nil && err == nil && fi {
-		r.win = newFileReadaheadWindow(file, base, opts.windowSize())
+		r.win = newFileReadaheadWindow(file, base, size, opts.windowSize())
 	} else {
-		r.win = newReadaheadWindow(src, opts.windowSize(), onExit != nil, onExit)
+		if onExit != nil {
+			size = -1 // gunzipped: unknown
+		}
+		r.win = newReadaheadWindow(src, size, opts.windowSize(), onExit != nil, onExit)
 	}
 	fr, err := r.open(head, what)
 	if err != nil {
@@ -453,4 +457,20 @@ func statRegular(f *os.File) (bool, error) {
 		return false, err
 	}
 	return fi.Mode().IsRegular(), nil
+}
+
+// inputSize is how many bytes src holds from here, or -1 when that is not
+// known up front: a regular file's length past base, or an in-memory
+// reader's unread length.
+func inputSize(src io.Reader, file *os.File, base int64) int64 {
+	if file != nil {
+		if fi, err := file.Stat(); err == nil && fi.Mode().IsRegular() {
+			return max(fi.Size()-base, 0)
+		}
+		return -1
+	}
+	if l, ok := src.(interface{ Len() int }); ok {
+		return int64(l.Len())
+	}
+	return -1
 }

@@ -137,6 +137,7 @@ type readahead struct {
 	done  chan struct{}
 	stop  sync.Once
 	head  int // headroom before each chunk's data
+	data  int // bytes read into a chunk: chunkData, less for a small input
 
 	// Retaining (see Retainer): chunks left behind are held, with their
 	// sequence numbers, until Release; mu guards held against Release
@@ -165,21 +166,34 @@ type chunk struct {
 	err error
 }
 
-func newReadahead(bound, lanes int) *readahead {
-	ra := &readahead{lanes: make([]lane, lanes), done: make(chan struct{}), head: bound}
+// newReadahead sizes the chunks to the input when its size is known (size
+// >= 0) and small: opening a capture of a few packets should not allocate
+// megabytes (a fuzz target opens thousands).
+func newReadahead(bound, lanes int, size int64) *readahead {
+	data, buffers := chunkData, chunkBuffers
+	if size >= 0 && size < int64(chunkData*chunkBuffers) {
+		// All of it in one chunk per lane, with room for the read that
+		// finds the end.
+		data = int(size/int64(lanes)+4096) &^ 4095
+		// One more than the lanes: the window keeps the chunk it reads
+		// from until it has the next one, which its lane must read into
+		// another buffer.
+		buffers = lanes + 1
+	}
+	ra := &readahead{lanes: make([]lane, lanes), done: make(chan struct{}), head: bound, data: min(data, chunkData)}
 	for i := range ra.lanes {
 		ra.lanes[i] = lane{
 			full: make(chan chunk, chunkBuffers+retainExtra),
 			free: make(chan []byte, chunkBuffers+retainExtra),
 		}
 	}
-	ra.addChunks(chunkBuffers)
+	ra.addChunks(buffers)
 	return ra
 }
 
 // addChunks gives n more chunks to the lanes, in turn.
 func (ra *readahead) addChunks(n int) {
-	for i, b := range chunkMemory(n, ra.head+chunkData) {
+	for i, b := range chunkMemory(n, ra.head+ra.data) {
 		ra.lanes[i%len(ra.lanes)].free <- b
 	}
 }
@@ -188,8 +202,8 @@ func (ra *readahead) addChunks(n int) {
 // called. eager fills each chunk completely (for a gzip stream, whose reads
 // return a few KiB each); otherwise one Read per chunk, so a slow pipe's
 // packets are not held back waiting for a full megabyte.
-func newReadaheadWindow(src io.Reader, bound int, eager bool, onExit func()) *window {
-	ra := newReadahead(bound, 1)
+func newReadaheadWindow(src io.Reader, size int64, bound int, eager bool, onExit func()) *window {
+	ra := newReadahead(bound, 1, size)
 	go ra.run(src, eager, onExit)
 	return &window{bound: bound, ra: ra}
 }
@@ -202,8 +216,8 @@ const readLanes = 2
 
 // newFileReadaheadWindow reads the regular file f from offset base with
 // readLanes goroutines reading alternate chunks at their offsets.
-func newFileReadaheadWindow(f io.ReaderAt, base int64, bound int) *window {
-	ra := newReadahead(bound, readLanes)
+func newFileReadaheadWindow(f io.ReaderAt, base, size int64, bound int) *window {
+	ra := newReadahead(bound, readLanes, size)
 	for i := range ra.lanes {
 		go ra.runAt(f, base, i)
 	}
@@ -267,7 +281,7 @@ func (ra *readahead) runAt(f io.ReaderAt, base int64, i int) {
 		case <-ra.done:
 			return
 		}
-		m, err := f.ReadAt(buf[ra.head:], base+k*chunkData)
+		m, err := f.ReadAt(buf[ra.head:], base+k*int64(ra.data))
 		select {
 		case l.full <- chunk{buf: buf, end: ra.head + m, err: err}:
 		case <-ra.done:
