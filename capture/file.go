@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
@@ -138,7 +139,10 @@ type multiSource struct {
 	next  int // index in paths of cur
 	cur   *fileReader
 	err   error
-	retainState
+	// mu guards next and cur against Release on another goroutine;
+	// retain: every file's window retains (Retainer).
+	mu     sync.Mutex
+	retain bool
 }
 
 func (m *multiSource) Next() (Packet, error) {
@@ -229,7 +233,6 @@ func openFile(path string, opts Options, frame uint64) (*fileReader, error) {
 type fileReader struct {
 	name   string
 	closer io.Closer
-	gz     *gzip.Reader
 	win    *window
 	format format
 	max    int
@@ -271,12 +274,11 @@ func newFileReader(src io.Reader, closer io.Closer, name string, opts Options, w
 		return nil, r.fail(0, fmt.Errorf("empty file: %w", ErrNotCapture))
 	}
 	what := "first bytes"
+	var gz *gzip.Reader
 	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
-		gz, err := gzip.NewReader(src)
-		if err != nil {
+		if gz, err = gzip.NewReader(src); err != nil {
 			return nil, r.fail(0, fmt.Errorf("gzip: %w", err))
 		}
-		r.gz = gz
 		head, src, err = sniff(gz)
 		if err != nil {
 			return nil, r.fail(0, fmt.Errorf("gzip: %w", err))
@@ -286,20 +288,16 @@ func newFileReader(src io.Reader, closer io.Closer, name string, opts Options, w
 		}
 		what = "first bytes after gunzip"
 	}
-	// The readahead goroutine owns the gzip stream from here on: it closes
-	// it when it stops, so Close never races a Read in progress.
-	var onExit func()
-	if gz := r.gz; gz != nil {
-		onExit = func() { _ = gz.Close() }
-		r.gz = nil
-	}
-	if fi, err := statRegular(file); r.gz == nil && onExit == nil && err == nil && fi {
+	switch {
+	case gz != nil:
+		// The readahead goroutine owns the gzip stream: it closes it when
+		// it stops, so Close never races a Read in progress. The
+		// gunzipped length is not known.
+		r.win = newReadaheadWindow(src, -1, opts.windowSize(), true, func() { _ = gz.Close() })
+	case file != nil && size >= 0: // a regular file
 		r.win = newFileReadaheadWindow(file, base, size, opts.windowSize())
-	} else {
-		if onExit != nil {
-			size = -1 // gunzipped: unknown
-		}
-		r.win = newReadaheadWindow(src, size, opts.windowSize(), onExit != nil, onExit)
+	default:
+		r.win = newReadaheadWindow(src, size, opts.windowSize(), false, nil)
 	}
 	fr, err := r.open(head, what)
 	if err != nil {
@@ -368,18 +366,12 @@ func (r *fileReader) Close() error {
 	if r.err == nil || r.err == io.EOF {
 		r.err = r.fail(0, errors.New("source closed"))
 	}
-	var err error
 	if r.win != nil {
 		r.win.close()
 	}
-	if r.gz != nil {
-		err = r.gz.Close()
-		r.gz = nil
-	}
+	var err error
 	if r.closer != nil {
-		if cerr := r.closer.Close(); err == nil {
-			err = cerr
-		}
+		err = r.closer.Close()
 		r.closer = nil
 	}
 	return err
@@ -444,19 +436,6 @@ func (c *mappedCloser) Close() error {
 		err = cerr
 	}
 	return err
-}
-
-// statRegular reports whether f is a regular file, which can be read at
-// offsets (a pipe or a terminal cannot).
-func statRegular(f *os.File) (bool, error) {
-	if f == nil {
-		return false, nil
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return false, err
-	}
-	return fi.Mode().IsRegular(), nil
 }
 
 // inputSize is how many bytes src holds from here, or -1 when that is not

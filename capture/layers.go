@@ -264,8 +264,7 @@ func (d *LayerDecoder) decode(p *Packet, s *Segment) Reason {
 	default:
 		return ReasonNotIP
 	}
-	// Check what DecodeFromBytes would reject, so that the common bad
-	// cases cost no error allocation.
+	// What gopacket's DecodeFromBytes would reject, decodeTCP must not see.
 	if len(tcp) < 20 {
 		return d.short(p)
 	}

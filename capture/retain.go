@@ -1,7 +1,5 @@
 package capture
 
-import "sync"
-
 // Retainer is a Source that can keep packet data valid after Next is
 // called again, so that a caller handing packets to other goroutines need
 // not copy them. File sources are Retainers.
@@ -43,12 +41,6 @@ func (m *multiSource) Release(mark uint64) {
 	if int(mark>>markFileShift) == idx {
 		w.release(mark & (1<<markFileShift - 1))
 	}
-}
-
-// multiSource's retaining state, guarded by mu against Release.
-type retainState struct {
-	mu     sync.Mutex
-	retain bool
 }
 
 func (r *fileReader) Retain() bool {

@@ -15,16 +15,8 @@ import (
 // exactly what a plain read returns. Both a file by path (multiSource, two
 // files) and a reader.
 func TestRetain(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	var recs []rec
-	for i := range 6000 {
-		// Sizes up to 9000 bytes, so records straddle chunks often.
-		data := make([]byte, 1+rng.IntN(9000))
-		for j := range data {
-			data[j] = byte(rng.Uint32())
-		}
-		recs = append(recs, rec{sec: uint32(i), data: data})
-	}
+	// Sizes up to 9000 bytes, so records straddle chunks often.
+	recs := randomRecs(1, 6000, 9000)
 	file := pcapFile(false, false, 1, recs)
 	path := writeTemp(t, "a.pcap", file)
 	path2 := writeTemp(t, "b.pcap", file)
@@ -94,15 +86,7 @@ func checkRetained(t *testing.T, src Source, want []rec, lag int) {
 // not from its start, by the parallel readers; packets straddle their
 // chunks.
 func TestRegularFileAtOffset(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	var recs []rec
-	for i := range 3000 {
-		data := make([]byte, 1+rng.IntN(3000))
-		for j := range data {
-			data[j] = byte(rng.Uint32())
-		}
-		recs = append(recs, rec{sec: uint32(i), data: data})
-	}
+	recs := randomRecs(3, 3000, 3000)
 	file := pcapFile(false, true, 1, recs)
 	junk := []byte("not part of the capture")
 	path := writeTemp(t, "offset.pcap", append(append([]byte(nil), junk...), file...))
@@ -131,4 +115,18 @@ func TestRegularFileAtOffset(t *testing.T) {
 			t.Fatalf("packet %d differs", i+1)
 		}
 	}
+}
+
+// randomRecs returns n records of 1 to max random bytes, one a second.
+func randomRecs(seed uint64, n, max int) []rec {
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	recs := make([]rec, n)
+	for i := range recs {
+		data := make([]byte, 1+rng.IntN(max))
+		for j := range data {
+			data[j] = byte(rng.Uint32())
+		}
+		recs[i] = rec{sec: uint32(i), data: data}
+	}
+	return recs
 }
