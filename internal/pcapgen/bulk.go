@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -24,10 +25,16 @@ type BulkOptions struct {
 	// Size stops the capture once about this many bytes are written.
 	Size int64
 	// PayloadSize is the size of the record batch in every Produce request
-	// and Fetch response (0 = 16 KiB): an uncompressed v2 batch of records
-	// with 100-byte values, the last value shortened to fit; a batch holds
-	// at least one record, so tiny sizes get a batch of about 100 bytes.
+	// and Fetch response (0 = 16 KiB): a v2 batch of records with 100-byte
+	// values (JSON-like events), the last value shortened to fit; a batch
+	// holds at least one record, so tiny sizes get a batch of about 100
+	// bytes.
 	PayloadSize int
+	// Compression is the batches' codec. With CompressionSnappy, kgo's
+	// default, a batch holds as many records as make about PayloadSize
+	// once compressed, and is sent uncompressed when compressing does not
+	// make it smaller, as kgo does.
+	Compression Compression
 	// ProducePerFetch is the number of Produce round trips per Fetch round
 	// trip (0 = 1, balanced); a producer-heavy workload has 7 or so.
 	ProducePerFetch float64
@@ -55,6 +62,15 @@ type BulkOptions struct {
 	Link   Link
 	Gzip   bool
 }
+
+// Compression is a record batch codec, as numbered in the batch's
+// attributes.
+type Compression int8
+
+const (
+	CompressionNone   Compression = 0
+	CompressionSnappy Compression = 2 // a raw snappy block, as kgo writes it
+)
 
 // bulkStep is the time between bulk packets.
 const bulkStep = 20 * time.Microsecond
@@ -128,11 +144,7 @@ func WriteBulk(w io.Writer, o BulkOptions) (int64, error) {
 	rng := rand.New(rand.NewPCG(o.Seed, 0x6b77617463680000))
 	bw := &bulkWriter{pw: pw, fr: framer{link: o.Link, vlan: 100}, now: BaseTime(), mss: min(max(o.MTU-40, 1), maxPayload), split: o.SplitFraction, retransmit: o.RetransmitFraction, ack: o.AckFraction, rng: rng}
 
-	text := make([]byte, 4<<10)
-	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 {}:,\""
-	for i := range text {
-		text[i] = alphabet[rng.IntN(len(alphabet))]
-	}
+	text := eventText(rng, 16<<10)
 	conns := make([]bulkConn, o.Connections)
 	for i := range conns {
 		conns[i] = newBulkConn(i, rng, &o, text)
@@ -215,6 +227,7 @@ func newBulkConn(i int, rng *rand.Rand, o *BulkOptions, text []byte) bulkConn {
 		leaderEpoch: -1,                             // a producer does not know it
 		timestamp:   BaseTime().UnixMilli() - 60000, // produced before the capture
 		key:         i,
+		codec:       o.Compression,
 	}
 	batch, _ := appendRecordBatch(nil, rng, text, b)
 	bc.produce = EncodeRequest(h, Produce(o.ProduceVersion, "bulk", topicID, batch))
@@ -237,6 +250,20 @@ type batchSpec struct {
 	leaderEpoch int32
 	timestamp   int64 // of the first record, in Unix milliseconds
 	key         int   // records' keys are "key-<key>-<offset delta>"
+	codec       Compression
+}
+
+// eventText returns about n bytes of JSON events, one per line, which
+// record values are cut from: what producers typically send, and as
+// compressible as that (snappy makes it about 2.5 times smaller).
+func eventText(rng *rand.Rand, n int) []byte {
+	kinds := []string{"page_view", "click", "add_to_cart", "checkout", "search", "login"}
+	var b []byte
+	for len(b) < n {
+		b = fmt.Appendf(b, `{"event":%q,"user_id":"u-%05d","session":"%08x","ts":%d,"path":"/catalog/%d/item/%d","ok":%t}`+"\n",
+			kinds[rng.IntN(len(kinds))], rng.IntN(50000), rng.Uint32(), 1764400000000+rng.Int64N(1e9), rng.IntN(40), rng.IntN(5000), rng.IntN(10) > 0)
+	}
+	return b[:n]
 }
 
 // recordBatchHeader is the size of a v2 record batch before its records;
@@ -249,13 +276,55 @@ const (
 	batchCRCStart     = 21
 )
 
-// appendRecordBatch appends an uncompressed magic-2 record batch of about
-// s.size bytes to dst, as Kafka writes it (base offset 0, CRC-32C), and
-// returns it with its record count. Records carry 100-byte values cut from
-// text; every other one has a header, as traced producers add.
+// appendRecordBatch appends a magic-2 record batch of about s.size bytes
+// to dst, as Kafka writes it (base offset 0, CRC-32C), and returns it with
+// its record count. Records carry 100-byte values cut from text; every
+// other one has a header, as traced producers add. With a codec, the
+// records are compressed, and there are as many as fill s.size compressed.
 func appendRecordBatch(dst []byte, rng *rand.Rand, text []byte, s batchSpec) ([]byte, int) {
+	records, n := appendRecords(nil, rng, text, s, s.size)
+	var attrs int16
+	if s.codec == CompressionSnappy {
+		// The records are redrawn to fill s.size at the compression ratio
+		// of the last draw, which improves as batches grow (the matches
+		// reach further): three draws come within a percent or two.
+		comp := s2.EncodeSnappy(nil, records)
+		budget := s.size
+		for range 3 {
+			if len(comp) >= len(records) {
+				break
+			}
+			budget = int(float64(budget) * float64(s.size-recordBatchHeader) / float64(len(comp)))
+			records, n = appendRecords(records[:0], rng, text, s, budget)
+			comp = s2.EncodeSnappy(comp[:0], records)
+		}
+		if len(comp) < len(records) { // else sent uncompressed, as kgo does
+			records, attrs = comp, int16(CompressionSnappy)
+		}
+	}
+	rb := kmsg.RecordBatch{
+		Length:               int32(recordBatchHeader - batchLengthStart + len(records)),
+		PartitionLeaderEpoch: s.leaderEpoch,
+		Magic:                2,
+		Attributes:           attrs,
+		LastOffsetDelta:      int32(n - 1),
+		FirstTimestamp:       s.timestamp,
+		MaxTimestamp:         s.timestamp + int64(n-1),
+		ProducerID:           s.producerID,
+		NumRecords:           int32(n),
+		Records:              records,
+	}
+	start := len(dst)
+	dst = rb.AppendTo(dst)
+	binary.BigEndian.PutUint32(dst[start+batchCRCAt:], crc32.Checksum(dst[start+batchCRCStart:], crc32.MakeTable(crc32.Castagnoli)))
+	return dst, n
+}
+
+// appendRecords appends the encoded records of a batch of about size bytes
+// (uncompressed) to dst, and returns them with their count.
+func appendRecords(dst []byte, rng *rand.Rand, text []byte, s batchSpec, size int) ([]byte, int) {
 	const valueSize = 100
-	var records []byte
+	records := dst
 	n := 0
 	for {
 		r := kmsg.Record{
@@ -269,7 +338,7 @@ func appendRecordBatch(dst []byte, rng *rand.Rand, text []byte, s batchSpec) ([]
 		off := rng.IntN(len(text) - valueSize)
 		r.Value = text[off : off+valueSize]
 		rec := appendRecord(nil, &r)
-		room := s.size - recordBatchHeader - len(records)
+		room := size - recordBatchHeader - (len(records) - len(dst))
 		if len(rec) <= room {
 			records = append(records, rec...)
 			n++
@@ -284,23 +353,8 @@ func appendRecordBatch(dst []byte, rng *rand.Rand, text []byte, s batchSpec) ([]
 			records = appendRecord(records, &r)
 			n++
 		}
-		break
+		return records, n
 	}
-	rb := kmsg.RecordBatch{
-		Length:               int32(recordBatchHeader - batchLengthStart + len(records)),
-		PartitionLeaderEpoch: s.leaderEpoch,
-		Magic:                2,
-		LastOffsetDelta:      int32(n - 1),
-		FirstTimestamp:       s.timestamp,
-		MaxTimestamp:         s.timestamp + int64(n-1),
-		ProducerID:           s.producerID,
-		NumRecords:           int32(n),
-		Records:              records,
-	}
-	start := len(dst)
-	dst = rb.AppendTo(dst)
-	binary.BigEndian.PutUint32(dst[start+batchCRCAt:], crc32.Checksum(dst[start+batchCRCStart:], crc32.MakeTable(crc32.Castagnoli)))
-	return dst, n
 }
 
 // appendRecord appends r with its length prefix: kmsg writes Length as

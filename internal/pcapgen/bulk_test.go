@@ -11,6 +11,7 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+	"github.com/klauspost/compress/s2"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -143,15 +144,16 @@ func requestBody(t *testing.T, frame []byte) (key, version int16, body []byte) {
 }
 
 // checkRecordBatch decodes raw as Kafka would and checks what a broker or
-// consumer checks: magic, length, CRC-32C, offsets, timestamps and records.
-func checkRecordBatch(t *testing.T, raw []byte, payloadSize int) int {
+// consumer checks: magic, codec, length, CRC-32C, offsets, timestamps and
+// records.
+func checkRecordBatch(t *testing.T, raw []byte, payloadSize int, codec Compression) int {
 	t.Helper()
 	var b kmsg.RecordBatch
 	if err := b.ReadFrom(raw); err != nil {
 		t.Fatalf("record batch: %v", err)
 	}
-	if b.Magic != 2 || b.Attributes != 0 {
-		t.Errorf("magic %d, attributes %#x, want 2 and 0 (uncompressed)", b.Magic, b.Attributes)
+	if b.Magic != 2 || b.Attributes != int16(codec) {
+		t.Errorf("magic %d, attributes %#x, want 2 and %#x", b.Magic, b.Attributes, codec)
 	}
 	if int(b.Length) != len(raw)-12 {
 		t.Errorf("batch length %d, want %d", b.Length, len(raw)-12)
@@ -162,12 +164,25 @@ func checkRecordBatch(t *testing.T, raw []byte, payloadSize int) int {
 	if b.NumRecords < 1 || b.LastOffsetDelta != b.NumRecords-1 || b.MaxTimestamp != b.FirstTimestamp+int64(b.LastOffsetDelta) {
 		t.Errorf("%d records, last offset delta %d, timestamps %d..%d", b.NumRecords, b.LastOffsetDelta, b.FirstTimestamp, b.MaxTimestamp)
 	}
-	// A batch ends short of PayloadSize by less than one record's framing
-	// (under 50 bytes), and a one-record batch is never under 100 bytes.
-	if len(raw) > max(payloadSize, 110) || len(raw) < payloadSize-50 {
+	recs := b.Records
+	if codec == CompressionSnappy {
+		// Sized at a ratio measured on other records: within a few percent.
+		if d := len(raw) - payloadSize; d > payloadSize/20 || d < -payloadSize/20 {
+			t.Errorf("compressed batch of %d bytes for PayloadSize %d", len(raw), payloadSize)
+		}
+		var err error
+		if recs, err = s2.Decode(nil, recs); err != nil {
+			t.Fatalf("snappy: %v", err)
+		}
+		if len(recs) < 2*len(b.Records) {
+			t.Errorf("%d records bytes compressed to %d: event text should compress better", len(recs), len(b.Records))
+		}
+	} else if len(raw) > max(payloadSize, 110) || len(raw) < payloadSize-50 {
+		// A batch ends short of PayloadSize by less than one record's
+		// framing (under 50 bytes), and a one-record batch is never under
+		// 100 bytes.
 		t.Errorf("batch of %d bytes for PayloadSize %d", len(raw), payloadSize)
 	}
-	recs := b.Records
 	n := 0
 	for len(recs) > 0 {
 		size, w := binary.Varint(recs)
@@ -197,12 +212,18 @@ func TestWriteBulkRecordBatches(t *testing.T) {
 	tests := []struct {
 		name    string
 		o       BulkOptions
-		records int // per batch
+		records int // per batch; with a codec, at least this many
+		codec   Compression
 	}{
 		{name: "small", o: BulkOptions{Connections: 3, Requests: 40, PayloadSize: 60, Seed: 1}, records: 1},
 		{name: "one shortened record", o: BulkOptions{Connections: 2, Requests: 20, PayloadSize: 200, Seed: 2}, records: 1},
 		{name: "kgo sized", o: BulkOptions{Connections: 3, Requests: 60, PayloadSize: 10 << 10, MTU: 65535, SplitFraction: 0.2, Seed: 3, Link: LinkNull}, records: 78},
 		{name: "non-flexible", o: BulkOptions{Connections: 2, Requests: 30, PayloadSize: 3000, ProduceVersion: 8, FetchVersion: 11, Seed: 4}, records: 23},
+		// kgo's default: over twice the records of "kgo sized" in the same
+		// bytes.
+		{name: "snappy", o: BulkOptions{Connections: 3, Requests: 60, PayloadSize: 10 << 10, MTU: 65535, Seed: 3, Link: LinkNull, Compression: CompressionSnappy}, records: 2 * 78, codec: CompressionSnappy},
+		// Too small to gain from compression: sent uncompressed, as kgo does.
+		{name: "snappy too small", o: BulkOptions{Connections: 2, Requests: 20, PayloadSize: 145, Seed: 2, Compression: CompressionSnappy}, records: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -232,7 +253,7 @@ func TestWriteBulkRecordBatches(t *testing.T) {
 						if want := cmp.Or(tt.o.ProduceVersion, 11); version != want {
 							t.Errorf("produce v%d, want v%d", version, want)
 						}
-						if n := checkRecordBatch(t, p.Topics[0].Partitions[0].Records, tt.o.PayloadSize); n != tt.records {
+						if n := checkRecordBatch(t, p.Topics[0].Partitions[0].Records, tt.o.PayloadSize, tt.codec); !recordsOK(n, tt.records, tt.codec) {
 							t.Errorf("produce batch of %d records, want %d", n, tt.records)
 						}
 						produces++
@@ -249,7 +270,7 @@ func TestWriteBulkRecordBatches(t *testing.T) {
 							t.Fatalf("fetch response v%d: %v", version, err)
 						}
 						p := fr.Topics[0].Partitions[0]
-						if n := checkRecordBatch(t, p.RecordBatches, tt.o.PayloadSize); n != tt.records || p.HighWatermark != int64(n) {
+						if n := checkRecordBatch(t, p.RecordBatches, tt.o.PayloadSize, tt.codec); !recordsOK(n, tt.records, tt.codec) || p.HighWatermark != int64(n) {
 							t.Errorf("fetch batch of %d records, high watermark %d, want %d", n, p.HighWatermark, tt.records)
 						}
 						fetches++
@@ -261,6 +282,16 @@ func TestWriteBulkRecordBatches(t *testing.T) {
 			}
 		})
 	}
+}
+
+// recordsOK reports whether a batch of n records is what a test wants: want
+// exactly, or at least want for a compressed batch, whose count depends on
+// how well its records compress.
+func recordsOK(n, want int, codec Compression) bool {
+	if codec != CompressionNone {
+		return n >= want
+	}
+	return n == want
 }
 
 func TestWriteBulkMix(t *testing.T) {
