@@ -49,9 +49,9 @@ const (
 	maxArenaBatch = 2 << 20
 	arenaCap      = maxArenaBatch + capture.DefaultMaxRecord
 	// maxMarksBatch ends a batch of retained packets once the source's
-	// mark moved this far (two readahead chunks), so that the batches in
+	// mark moved this far (one 2 MiB readahead chunk), so that the batches in
 	// flight never hold all of the source's chunks.
-	maxMarksBatch = 2
+	maxMarksBatch = 1
 )
 
 type stepKind uint8
