@@ -94,18 +94,20 @@ type totals struct {
 	responses               uint64
 	packets, bytes          uint64
 	connections, kafkaConns uint64
-	coverage                [decode.TruncatedPacket + 1]uint64
-	byRule                  [numRules]uint64
-	bySeverity              [SeverityError + 1]uint64
-	findingsDropped         uint64
-	evicted                 uint64
-	cidRepeatBytes          uint64
-	cidRepeats              uint64
-	unobservable            uint64
-	kernelReceived          uint64
-	kernelDropped           uint64
-	stateLimited            uint64
-	pendingEvicted          uint64
+	// tcpConns: every TCP connection the pipeline followed (AddConnections).
+	tcpConns        uint64
+	coverage        [decode.TruncatedPacket + 1]uint64
+	byRule          [numRules]uint64
+	bySeverity      [SeverityError + 1]uint64
+	findingsDropped uint64
+	evicted         uint64
+	cidRepeatBytes  uint64
+	cidRepeats      uint64
+	unobservable    uint64
+	kernelReceived  uint64
+	kernelDropped   uint64
+	stateLimited    uint64
+	pendingEvicted  uint64
 }
 
 // New returns an Auditor.
@@ -152,6 +154,15 @@ func (a *Auditor) AddCapture(packets, bytes uint64) {
 	a.mu.Lock()
 	a.t.packets += packets
 	a.t.bytes += bytes
+	a.mu.Unlock()
+}
+
+// AddConnections adds TCP connections the pipeline followed, Kafka or not:
+// the totals count every TCP connection (the auditor alone sees only those
+// whose traffic was recognised as Kafka, TLS or worth a coverage event).
+func (a *Auditor) AddConnections(n uint64) {
+	a.mu.Lock()
+	a.t.tcpConns += n
 	a.mu.Unlock()
 }
 

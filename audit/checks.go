@@ -187,14 +187,17 @@ func (q *reqCheck) clientID() {
 				msg:      "the connection's first request had no client ID; the broker keeps it and ignores this one"})
 		}
 	case cidSet:
-		if empty {
+		if e.ClientIDNull {
 			return
 		}
-		n := uint64(len(e.ClientID))
-		c.cidRepeats++
-		c.cidRepeatBytes += n
-		q.a.t.cidRepeats++
-		q.a.t.cidRepeatBytes += n
+		// An empty client ID is no repeat (nothing to save), but it is a
+		// non-null one that differs from the first (SPEC.md 3.2).
+		if n := uint64(len(e.ClientID)); n > 0 {
+			c.cidRepeats++
+			c.cidRepeatBytes += n
+			q.a.t.cidRepeats++
+			q.a.t.cidRepeatBytes += n
+		}
 		if string(e.ClientID) != c.firstCID {
 			q.fire(rClientIDChanged, detail{firstDep: true, expected: c.firstCID, observed: string(e.ClientID),
 				msg: "client ID differs from the connection's first; the broker attributes this request to the first"})
@@ -300,8 +303,8 @@ func (q *reqCheck) touchInstance() {
 		c.lastInst = r
 		if created && q.id == oneUUID && !r.reservedFired {
 			r.reservedFired = true
-			q.fire(rInstanceReserved, detail{inst: q.id, expected: "a random version-4 UUID", observed: HexString(q.id),
-				msg: "the instance ID is ONE_UUID, which Kafka reserves"})
+			q.fire(rInstanceReserved, detail{inst: q.id, expected: "a random version-4 UUID", observed: JavaString(q.id),
+				msg: "the instance ID is ONE_UUID (" + HexString(q.id) + "), which Kafka reserves"})
 		}
 	} else {
 		a.touchLRU(r, e.Time)
@@ -463,8 +466,12 @@ func (q *reqCheck) heartbeat() {
 			msg: "the client uses a second member ID in group " + strconv.Quote(group) + "; a member ID lives as long as the process"})
 	}
 	g.current = member
-	if join {
+	switch {
+	case join:
 		g.join, g.joinState = member, joinPending
+	case leave && member == g.join:
+		// A join after a leave is a rejoin, not a retry of this join.
+		g.join, g.joinState = "", joinNone
 	}
 	if !assigned {
 		q.memberProperties(group, member)
@@ -513,8 +520,8 @@ func (q *reqCheck) memberProperties(group, member string) {
 		d.sev = 0
 	}
 	if enc != encNone && !isV4(u) {
-		d.expected, d.observed = "a version-4 UUID", HexString(u)
-		d.msg = "member ID's UUID is not version 4 or is reserved"
+		d.expected, d.observed = "a version-4 UUID", JavaString(u)
+		d.msg = "member ID's UUID " + HexString(u) + " is not version 4 or is reserved"
 		q.fire(rMemberNotV4, d)
 	}
 	// Alignment with the header instance ID of this connection.
@@ -566,21 +573,40 @@ func (q *reqCheck) collision(group, member string) {
 	for i := 0; i < cs.n; i++ {
 		cl := &cs.list[i]
 		if cl.who == who {
+			if cl.conn == c {
+				return
+			}
+			// The claimant on another connection. If all it had closed,
+			// it is back: a collision if another claimant is alive now.
+			back := cl.conn.closed
 			cl.conn = c
+			if back && !cl.fired {
+				if o := cs.liveOther(who); o != nil {
+					q.fireCollision(group, member, who, o)
+					cl.fired = true
+				}
+			}
 			return
 		}
 		if !cl.conn.closed && other == nil {
 			other = cl
 		}
 	}
+	if other != nil && who.inst.IsZero() && other.who.inst.IsZero() &&
+		q.e.Body.MemberEpoch != 0 && other.who.addr.Addr() == who.addr.Addr() {
+		// A client without instance IDs is known by host:port, so one
+		// process that moves its heartbeats to a new connection (its
+		// group coordinator moved) while the old one stays open for
+		// fetches looks like a second claimant. A second process starts
+		// with a join (epoch 0); a heartbeat past the join from the same
+		// host is the same member on a new connection.
+		other.who, other.conn = who, c
+		return
+	}
+	fired := false
 	if other != nil {
-		otherName := other.conn.id.Client.String()
-		if !other.who.inst.IsZero() {
-			otherName = "instance " + JavaString(other.who.inst) + " (" + otherName + ")"
-		}
-		q.fire(rMemberCollision, detail{group: group, member: member, inst: who.inst,
-			expected: "a member ID unique to one client", observed: "also used by " + otherName,
-			msg: "member ID " + member + " in group " + strconv.Quote(group) + " is used at the same time by another client: " + otherName})
+		q.fireCollision(group, member, who, other)
+		fired = true
 	}
 	slot := cs.n
 	if slot == claimsPerMember {
@@ -594,7 +620,28 @@ func (q *reqCheck) collision(group, member string) {
 	} else {
 		cs.n++
 	}
-	cs.list[slot] = claim{who: who, conn: c}
+	cs.list[slot] = claim{who: who, conn: c, fired: fired}
+}
+
+// liveOther returns a claimant other than who whose connection is open.
+func (cs *claimSet) liveOther(who claimant) *claim {
+	for i := 0; i < cs.n; i++ {
+		if cl := &cs.list[i]; cl.who != who && !cl.conn.closed {
+			return cl
+		}
+	}
+	return nil
+}
+
+// fireCollision reports who using member in group while other holds it.
+func (q *reqCheck) fireCollision(group, member string, who claimant, other *claim) {
+	otherName := other.conn.id.Client.String()
+	if !other.who.inst.IsZero() {
+		otherName = "instance " + JavaString(other.who.inst) + " (" + otherName + ")"
+	}
+	q.fire(rMemberCollision, detail{group: group, member: member, inst: who.inst,
+		expected: "a member ID unique to one client", observed: "also used by " + otherName,
+		msg: "member ID " + member + " in group " + strconv.Quote(group) + " is used at the same time by another client: " + otherName})
 }
 
 // pruneClaims drops claims whose connections have all closed.
@@ -643,10 +690,13 @@ func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
 	b := &e.Body
 	ok := !b.HasErrorCode || b.ErrorCode == 0
 	g := c.tracker().group(p.group)
-	if p.join && p.member != "" && g.join == p.member {
-		if ok {
+	if p.member != "" && g.join == p.member {
+		switch {
+		case ok:
+			// The join's own answer, or a later heartbeat's (the join's
+			// may have been lost in a gap): the broker knows the member.
 			g.joinState = joinOK
-		} else {
+		case p.join:
 			g.joinState = joinFailed
 		}
 	}
@@ -682,7 +732,7 @@ func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 		c.assignedB, c.hasAssigned = id, true
 		r := a.ensureRow(c, e.Time, e.Frame)
 		r.assignedB, r.hasAssigned, r.telemetry = id, true, id
-	case 2, 3:
+	case 2, 3, 5: // the rows whose body ID is non-zero
 		if !id.IsZero() {
 			a.fire(c, e, rBrokerTelemetryEcho, detail{expected: "0", observed: JavaString(id),
 				msg: "the broker answered a GetTelemetrySubscriptions that carried its ID with a non-zero ID (KIP-714 says 0)"})

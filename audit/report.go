@@ -101,7 +101,7 @@ func (a *Auditor) report() *Report {
 	t := &a.t
 	r := &Report{Profile: a.o.Profile.String(), Start: timeString(t.first), End: timeString(t.last)}
 	r.Totals = Totals{
-		Packets: t.packets, Bytes: t.bytes, Connections: t.connections, KafkaConnections: t.kafkaConns,
+		Packets: t.packets, Bytes: t.bytes, Connections: max(t.connections, t.tcpConns), KafkaConnections: t.kafkaConns,
 		RequestsByHeaderVersion: map[string]uint64{}, Responses: t.responses,
 		Coverage: map[string]uint64{}, FindingsBySeverity: map[string]uint64{}, FindingsByRule: map[string]uint64{},
 		FindingsNotKept: t.findingsDropped, EvictedInstances: t.evicted,
@@ -139,7 +139,7 @@ func (a *Auditor) report() *Report {
 	for el := a.lru.Front(); el != nil; el = el.Next() {
 		r.Instances = append(r.Instances, el.Value.(*row).export())
 	}
-	r.Findings = slices.Clone(a.findings)
+	r.Findings = append(make([]Finding, 0, len(a.findings)), a.findings...) // [] when none, never null
 	return r
 }
 

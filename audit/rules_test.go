@@ -149,10 +149,11 @@ func TestClientIDRules(t *testing.T) {
 			s.req(connA, kAPIVer, 4, cid("a"))
 			s.req(connA, kMetadata, 12, cid("a"))
 		}, want: map[string]int{}},
-		{name: "later empty is like null", run: func(s *sc) {
+		{name: "later empty is not null: changed", run: func(s *sc) {
 			s.req(connA, kAPIVer, 4, cid("a"))
 			s.req(connA, kMetadata, 12, cid(""))
-		}, want: map[string]int{}},
+			s.req(connA, kMetadata, 12, nullCID())
+		}, want: map[string]int{"client-id-changed": 1}},
 		{name: "null first then set: missing-first only", run: func(s *sc) {
 			s.req(connA, kAPIVer, 4, nullCID())
 			s.req(connA, kMetadata, 12, cid("a"))

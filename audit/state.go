@@ -288,6 +288,8 @@ type claimant struct {
 type claim struct {
 	who  claimant
 	conn *connState
+	// fired: a collision was reported with this claimant as the second.
+	fired bool
 }
 
 type claimSet struct {

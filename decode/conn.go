@@ -121,7 +121,7 @@ type half struct {
 	// probed counts bytes rejected by scanning while the connection is probed.
 	probed int64
 
-	pre [3]byte // first bytes of the client stream, for the TLS test
+	pre [3]byte // first bytes of the half, for the TLS tests
 }
 
 // Conn decodes one TCP connection. It is not safe for concurrent use.
@@ -201,10 +201,8 @@ func (c *Conn) Feed(dir Dir, p []byte, at Meta) {
 	if c.closed || len(p) == 0 || c.state == StateTLS || c.state == StateNotKafka {
 		return
 	}
-	if c.state == StateProbing && c.opts.AssumeKafka {
-		if !(c.fromStart && dir == ClientToBroker && c.halfFor(dir).seen == 0 && p[0] == 0x16) {
-			c.recognise(at)
-		}
+	if c.state == StateProbing && c.opts.AssumeKafka && !c.mayBeTLS(dir, p) {
+		c.recognise(at)
 	}
 	h := c.halfFor(dir)
 	if c.state == StateProbing && dir == ClientToBroker && c.swapped == 0 && h.seen < 3 && c.looksTLS(h, p) {
@@ -218,6 +216,26 @@ func (c *Conn) Feed(dir Dir, p []byte, at Meta) {
 	}
 	h.seen += int64(len(p))
 	c.process(h, p, at)
+}
+
+// mayBeTLS reports whether the bytes seen on dir so far, p being the
+// latest, may begin TLS, so that a connection on a --port port is not taken
+// for Kafka before looksTLS has seen the client's first bytes. From the
+// start only a client handshake record can; joined mid-stream, a record
+// header (type 0x14-0x17, version 0x03 0x00-0x04) in either direction,
+// which as a Kafka frame size would be over 300 MB, never a frame. The
+// answer depends on the first three bytes of the half alone (kept in
+// h.pre), not on how they were chunked.
+func (c *Conn) mayBeTLS(dir Dir, p []byte) bool {
+	h := c.halfFor(dir)
+	if c.fromStart {
+		return dir == ClientToBroker && h.seen == 0 && p[0] == 0x16
+	}
+	if h.seen < int64(len(h.pre)) {
+		copy(h.pre[h.seen:], p)
+	}
+	pre := h.pre[:min(h.seen+int64(len(p)), int64(len(h.pre)))]
+	return pre[0] >= 0x14 && pre[0] <= 0x17 && (len(pre) < 2 || pre[1] == 0x03) && (len(pre) < 3 || pre[2] <= 0x04)
 }
 
 // looksTLS: a TLS client starts with a handshake record (0x16). Joined
@@ -708,13 +726,15 @@ func (c *Conn) decodeBody(h *half, fn func(int16, []byte, *Body) error, ver int1
 
 // rawExit reports whether a frame seen in raw SASL mode is the client's
 // next Kafka request: a sane header whose client ID matches the
-// handshake's, or at least looks like a client ID.
+// handshake's, or at least looks like a client ID, or a null one on a
+// clean flexible header numbered after the handshake (a KIP-1313 client
+// sends its client ID once, so the handshake may have had it).
 func (c *Conn) rawExit(hd *RequestHeader) bool {
 	if hd.HeaderVersion == 0 {
 		return false
 	}
 	if hd.ClientIDNull {
-		return c.rawNull
+		return c.rawNull || hd.HeaderVersion >= 2 && hd.TagProblem == TagOK && c.haveCorr && corrFollows(c.lastCorr, hd.CorrelationID)
 	}
 	if !c.rawNull && string(hd.ClientID) == string(c.rawClient) {
 		return true

@@ -81,11 +81,16 @@ func checkFormat(f string, allowed ...string) error {
 // arguments (kwatch read a.pcap --format json), which the flag package
 // alone does not allow.
 func parse(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, error) {
-	fs.SetOutput(stderr)
+	// The flag package prints the whole usage after a bad flag; a wrong
+	// command line gets the one-line reason alone (SPEC.md section 5), and
+	// the usage only when asked for.
+	fs.SetOutput(io.Discard)
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(stderr)
+				fs.Usage()
 				return nil, errHelp
 			}
 			return nil, usageError{err.Error()}

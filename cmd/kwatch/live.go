@@ -188,6 +188,7 @@ func capturePackets(src capture.Source, w *capture.PcapngWriter, eng *pipeline.E
 	report := func() {
 		st = eng.Stats()
 		aud.AddCapture(st.Packets-reported.Packets, st.Bytes-reported.Bytes)
+		aud.AddConnections(st.Connections - reported.Connections)
 		reported = st
 	}
 	defer func() {

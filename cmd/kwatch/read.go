@@ -90,6 +90,7 @@ func (e *env) read(ctx context.Context, args []string) error {
 	a := audit.New(aopts)
 	st, runErr := pipeline.Run(ctx, src, popts, a)
 	a.AddCapture(st.Packets, st.Bytes)
+	a.AddConnections(st.Connections)
 	rep := a.Finish(st.LastTime)
 	if err := inputResult(st, runErr, e); err != nil {
 		return err
