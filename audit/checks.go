@@ -5,7 +5,6 @@ import (
 
 	"github.com/kwatch/kwatch/decode"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // API keys whose bodies the decoder parses (SPEC.md section 1).
@@ -61,7 +60,7 @@ func (a *Auditor) headerVersion(e *decode.Event) int8 {
 }
 
 func apiName(key int16) string {
-	if n := kmsg.NameForKey(key); n != "" {
+	if n := decode.APIName(key); n != "" {
 		return n
 	}
 	return "Unknown(" + strconv.Itoa(int(key)) + ")"

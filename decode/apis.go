@@ -1,11 +1,17 @@
 package decode
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 // apiInfo is what the decoder knows about one API key, taken from kmsg's
 // generated message specs.
 type apiInfo struct {
 	known bool
+	// name is Kafka's name for the API (see APIName).
+	name string
 	// maxVersion is kmsg's highest version for the key.
 	maxVersion int16
 	// flexible[v] reports whether request (and response) version v uses
@@ -29,7 +35,7 @@ func buildAPITable() [kmsg.MaxKey + 1]apiInfo {
 			continue
 		}
 		max := req.MaxVersion()
-		info := apiInfo{known: true, maxVersion: max, flexible: make([]bool, max+1)}
+		info := apiInfo{known: true, name: kafkaSpelling.Replace(kmsg.NameForKey(int16(k))), maxVersion: max, flexible: make([]bool, max+1)}
 		for v := int16(0); v <= max; v++ {
 			req.SetVersion(v)
 			info.flexible[v] = req.IsFlexible()
@@ -106,9 +112,20 @@ func ResponseHeaderVersion(key, ver int16) int8 {
 	return 1
 }
 
-// APIName returns kmsg's name for an API key ("Unknown" for unknown keys).
-// It returns a constant string and does not allocate.
-func APIName(key int16) string { return kmsg.NameForKey(key) }
+// kafkaSpelling turns kmsg's names into Kafka's own (its message schemas,
+// protocol guide and Wireshark): kmsg capitalizes initialisms
+// (SASLHandshake, InitProducerID, DescribeACLs), Kafka does not.
+var kafkaSpelling = strings.NewReplacer("SASL", "Sasl", "ACLs", "Acls", "ISR", "Isr", "SCRAM", "Scram", "ProducerID", "ProducerId")
+
+// APIName returns Kafka's name for an API key (SaslHandshake,
+// InitProducerId), or kmsg's answer for keys it does not know. It returns a
+// string built once and does not allocate.
+func APIName(key int16) string {
+	if a := lookupAPI(key); a != nil {
+		return a.name
+	}
+	return kmsg.NameForKey(key)
+}
 
 // clampVersion maps a version above kmsg's newest to the newest, so that a
 // body from a newer peer is read with the closest layout kmsg knows.

@@ -271,7 +271,7 @@ func TestSASLRawTokens(t *testing.T) {
 	r, _ := run(testID, true, Options{}, segs, 0)
 	got := r.String()
 	want := []string{
-		"conn-start", "request f=1 SASLHandshake v0 hv1 corr=1", "response f=2 SASLHandshake v0 hv0 corr=1",
+		"conn-start", "request f=1 SaslHandshake v0 hv1 corr=1", "response f=2 SaslHandshake v0 hv0 corr=1",
 		"request f=5 Metadata v12", "response f=6 Metadata v12", `event f=6 sasl-raw-tokens bytes=29 size=0`, "conn-end",
 	}
 	if len(r.lines) != len(want) {

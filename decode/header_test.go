@@ -140,15 +140,6 @@ func TestHeaderVersions(t *testing.T) {
 	}
 }
 
-func TestAPIName(t *testing.T) {
-	if got := APIName(68); got != "ConsumerGroupHeartbeat" {
-		t.Errorf("APIName(68) = %q", got)
-	}
-	if n := testing.AllocsPerRun(100, func() { _ = APIName(88) }); n != 0 {
-		t.Errorf("APIName allocates")
-	}
-}
-
 func BenchmarkParseRequestHeader(b *testing.B) {
 	f := reqHeader(b, 3, 12, 5, strp("orders-app-1"), []tag{{0, iid[:]}})
 	var h RequestHeader
