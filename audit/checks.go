@@ -675,6 +675,13 @@ func (a *Auditor) response(c *connState, e *decode.Event) {
 				"); a conforming broker answers INVALID_REQUEST"})
 	}
 	if !decoded {
+		if p.heartbeat && p.join && p.member != "" {
+			// The join was answered, whether with success or an error
+			// cannot be told: no ghost can be claimed on it.
+			if g := c.tracker().group(p.group); g.join == p.member && g.joinState == joinPending {
+				g.joinState = joinAnswered
+			}
+		}
 		return
 	}
 	switch {

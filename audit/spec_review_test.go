@@ -119,3 +119,26 @@ func TestSpecLegacyCollisionSameHost(t *testing.T) {
 		})
 	}
 }
+
+// A join answered with a body kwatch cannot decode (a schema newer than
+// its copy) got an answer: a join with another ID after it is a rejoin
+// (member-id-changed), not a retry of an unanswered join (ghost-member).
+func TestSpecUndecodedJoinAnswerIsNoGhost(t *testing.T) {
+	jA, jB := JavaString(v4A), JavaString(v4B)
+	for _, decoded := range []bool{false, true} {
+		s := newSC(Options{})
+		c := s.req(connA, kCGHB, 1, hb("g", jA, 0))
+		if decoded {
+			s.resp(connA, kCGHB, 1, c, errCode(25)) // UNKNOWN_MEMBER_ID: an error
+		} else {
+			s.resp(connA, kCGHB, 1, c, func(e *decode.Event) { e.Body.BodyError = true })
+		}
+		s.req(connA, kCGHB, 1, hb("g", jB, 0))
+		s.finish()
+		want := map[string]int{"member-id-changed": 1}
+		if decoded {
+			want = map[string]int{"ghost-member": 1}
+		}
+		mustEqualCounts(t, counts(s.got), want)
+	}
+}

@@ -50,7 +50,8 @@ const (
 	joinNone    joinState = iota
 	joinPending           // sent, no response yet (or never: connection lost)
 	joinOK
-	joinFailed // answered with an error
+	joinAnswered // answered with a body that could not be decoded
+	joinFailed   // answered with an error
 )
 
 // groupTrack follows one client's member ID in one group.
