@@ -4,11 +4,16 @@ KWATCH_BENCH_DIR ?= $(or $(TMPDIR),/tmp)/kwatch-bench
 BENCHTIME ?= 5x
 export KWATCH_BENCH_DIR
 
-.PHONY: bench bench-tshark profile
+# Profile-guided optimization: cmd/kwatch/default.pgo is a CPU profile of
+# kwatch read on both captures; go build uses it for cmd/kwatch by itself,
+# and the benchmarks below are built with it so that they measure that code.
+PGO := $(CURDIR)/cmd/kwatch/default.pgo
+
+.PHONY: bench bench-tshark profile pgo
 
 # kwatch's throughput beside the floor's, measured in one run, as a ratio.
 bench:
-	go test ./bench -run '^$$' -bench Ratio -benchtime $(BENCHTIME) -timeout 60m
+	go test -pgo=$(PGO) ./bench -run '^$$' -bench Ratio -benchtime $(BENCHTIME) -timeout 60m
 
 # kwatch read against tshark on the same captures (skips without tshark),
 # the main ones and the "-v8" variants that tshark 4.0 dissects fully.
@@ -20,6 +25,13 @@ bench-tshark:
 
 # CPU profiles of kwatch's analysis, kept out of git under $(KWATCH_BENCH_DIR).
 profile:
-	go test ./bench -run '^$$' -bench 'Read/packet-heavy.pcap/workers=1' -benchtime 5x \
+	go test -pgo=$(PGO) ./bench -run '^$$' -bench 'Read/packet-heavy.pcap/workers=1' -benchtime 5x \
 		-cpuprofile $(KWATCH_BENCH_DIR)/cpu.pprof -o $(KWATCH_BENCH_DIR)/bench.test
 	go tool pprof -top -nodecount 40 $(KWATCH_BENCH_DIR)/bench.test $(KWATCH_BENCH_DIR)/cpu.pprof
+
+# Refreshes cmd/kwatch/default.pgo from kwatch read on both captures (built
+# without the old profile, so that it does not feed on itself).
+pgo:
+	go test -pgo=off ./bench -run '^$$' -bench 'Read/(packet|byte)-heavy.pcap/workers=1' -benchtime 20x \
+		-cpuprofile $(KWATCH_BENCH_DIR)/pgo.pprof -o $(KWATCH_BENCH_DIR)/bench-pgo.test
+	cp $(KWATCH_BENCH_DIR)/pgo.pprof $(PGO)
