@@ -571,10 +571,14 @@ func (q *reqCheck) collision(group, member string) {
 	var other *claim
 	for i := 0; i < cs.n; i++ {
 		cl := &cs.list[i]
+		if cl.conn == c {
+			// One connection is one client, whatever it called itself
+			// before (an instance ID that came late, or after a request
+			// whose tag 0 was malformed).
+			cl.who = who
+			return
+		}
 		if cl.who == who {
-			if cl.conn == c {
-				return
-			}
 			// The claimant on another connection. If all it had closed,
 			// it is back: a collision if another claimant is alive now.
 			back := cl.conn.closed

@@ -142,3 +142,17 @@ func TestSpecUndecodedJoinAnswerIsNoGhost(t *testing.T) {
 		mustEqualCounts(t, counts(s.got), want)
 	}
 }
+
+// One connection is one client: a member ID it used before its instance ID
+// appeared (instance-id-late) is not claimed by a second instance.
+func TestSpecNoSelfCollision(t *testing.T) {
+	m := JavaString(v4A)
+	s := newSC(Options{})
+	s.req(connA, kCGHB, 1, hb("g", m, 0))
+	s.req(connA, kCGHB, 1, inst(idA), hb("g", m, 1))
+	s.finish()
+	got := counts(s.got)
+	if got["member-id-collision"] != 0 || got["instance-id-late"] != 1 {
+		t.Errorf("findings %v, want instance-id-late and no member-id-collision", got)
+	}
+}
