@@ -18,12 +18,15 @@ const (
 // bytes to be judged is kept in h.scan (fewer than maxScanNeed bytes of
 // it), with everything after it.
 func (c *Conn) scanFeed(h *half, p []byte, at Meta) {
+	// pos is the stream position of p[0] among the bytes this half has
+	// seen (Feed counted p already).
+	pos := h.seen - int64(len(p))
 	if carried := len(h.scan); carried > 0 {
 		k := min(len(p), maxScanNeed)
 		h.scan = append(h.scan, p[:k]...)
 		s := h.scan
 		for i := 0; i < carried; i++ {
-			switch c.candidate(h, s[i:]) {
+			switch c.candidate(h, s[i:], pos-int64(carried)+int64(i) == 0) {
 			case vMore: // only when p is exhausted (k == len(p))
 				h.scan = s[:copy(s, s[i:])]
 				return
@@ -43,7 +46,7 @@ func (c *Conn) scanFeed(h *half, p []byte, at Meta) {
 		h.scan = h.scan[:0]
 	}
 	for i := 0; i < len(p); i++ {
-		switch c.candidate(h, p[i:]) {
+		switch c.candidate(h, p[i:], pos+int64(i) == 0) {
 		case vMore:
 			h.scan = append(h.scan[:0], p[i:]...)
 			return
@@ -73,13 +76,14 @@ func (c *Conn) rejected() bool {
 	return true
 }
 
-// candidate tests whether a frame of h's direction starts at b[0].
-func (c *Conn) candidate(h *half, b []byte) verdict {
+// candidate tests whether a frame of h's direction starts at b[0], which is
+// the first byte seen on the half when first is true.
+func (c *Conn) candidate(h *half, b []byte, first bool) verdict {
 	if h.role == reqHalf || (c.state == StateProbing && !c.fromStart) {
 		// While probing a connection joined mid-stream, both directions
 		// are searched for requests: the reassembler's guess of who is the
 		// client may be wrong.
-		return c.requestCandidate(b)
+		return c.requestCandidate(b, first)
 	}
 	return c.responseCandidate(b)
 }
@@ -91,9 +95,12 @@ func (c *Conn) candidate(h *half, b []byte) verdict {
 // null or empty one is accepted too, but only in a flexible (v2) header
 // whose tags parse cleanly, and only when its correlation ID follows the
 // connection's last request's, or, with no request seen yet, when the next
-// frame is such a request too. v0 headers (ControlledShutdown v0) are too
-// weak to resync on.
-func (c *Conn) requestCandidate(b []byte) verdict {
+// frame is such a request too or it starts at the first byte seen on the
+// connection (a capture that starts between frames, as most do: clients
+// write whole frames; one that starts inside a frame would have to show a
+// known API key and version, 0xffff and clean tags at that very byte). v0
+// headers (ControlledShutdown v0) are too weak to resync on.
+func (c *Conn) requestCandidate(b []byte, first bool) verdict {
 	if len(b) < 4 {
 		return vMore
 	}
@@ -127,6 +134,8 @@ func (c *Conn) requestCandidate(b []byte) verdict {
 			return vYes
 		}
 		return vNo
+	case first:
+		return vYes
 	}
 	return c.nextRequestFollows(b, int(size), hd.CorrelationID)
 }
