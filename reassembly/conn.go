@@ -233,7 +233,19 @@ func (c *conn) ReassembledSG(sg tcpasm.ScatterGather, _ tcpasm.AssemblerContext)
 			r.stats.Overflow++
 		}
 	}
-	if length > 0 {
+	if length > 0 && skip > 0 && !r.flushing && r.synth.c == nil {
+		// A hole given up while a packet is being added (the other side
+		// acknowledged past it, or the buffer limit): the data queued
+		// behind it arrived with earlier packets, whose frames its PDUs
+		// carry, as Wireshark shows them.
+		cur := r.cur.meta
+		sg.Pieces(func(b []byte, ci gopacket.CaptureInfo) {
+			r.cur.meta = Meta{Frame: uint64(ci.InterfaceIndex), Time: ci.Timestamp}
+			c.data(side, b)
+		})
+		r.cur.meta = cur
+		h.pos = h.pos.Add(length)
+	} else if length > 0 {
 		from, to := length, length // the synthetic bytes, as offsets
 		if r.synth.c == c && r.synth.side == side && r.synth.fill {
 			from = clamp(h.pos.Difference(r.synth.from), length)

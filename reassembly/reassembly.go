@@ -230,6 +230,10 @@ func New(opts Options, op Opener) *Reassembler {
 	}
 	r := &Reassembler{opts: opts, op: op, log: opts.Logger}
 	r.asm = tcpasm.NewAssembler(tcpasm.NewStreamPool(factory{r}))
+	// A hole the receiver acknowledged was lost by the capture: waiting
+	// for its retransmission would hold the data behind it, and leave the
+	// answers to it unmatched, until a flush.
+	r.asm.SkipAckedHoles = true
 	r.asm.MaxBufferedPagesPerConnection = max(opts.MaxBufferedPagesPerConn, 0)
 	r.asm.MaxBufferedPagesTotal = max(opts.MaxBufferedPagesTotal, 0)
 	return r
@@ -261,6 +265,10 @@ func (r *Reassembler) Add(s *capture.Segment) {
 	// Field by field: the rest of ci is never set, and a composite
 	// literal would be built aside and copied, on every segment.
 	r.cur.ci.Timestamp = s.Time
+	// The frame rides in InterfaceIndex, which kwatch has no other use
+	// for, so that data queued behind a hole keeps its packet's frame
+	// (see conn.ReassembledSG).
+	r.cur.ci.InterfaceIndex = int(s.Frame)
 	r.cur.meta = Meta{Frame: s.Frame, Time: s.Time}
 	r.cur.rst, r.cur.truncated = s.TCP.RST, s.Truncated
 	r.seg, r.curConn = s, nil

@@ -1,6 +1,7 @@
 package reassembly
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -186,6 +187,33 @@ func TestReassembly(t *testing.T) {
 			flows: []Flow{fromStart},
 		},
 		{
+			name: "a hole the other side acknowledges is given up at once, frames kept",
+			pkts: with(handshake, []pkt{
+				{from: "c", seq: 1001, ack: 5001, flags: "A", data: "hel"},
+				{from: "c", seq: 1006, ack: 5001, flags: "A", data: "xyz"}, // 1004-1005 lost
+				{from: "c", seq: 1009, ack: 5001, flags: "A", data: "!"},
+				{from: "b", seq: 5001, ack: 1010, flags: "A", data: "ok"},
+			}),
+			// "!" keeps frame 6 too: TestAckedHoleFrames.
+			want: []string{
+				`0 data client "hel" @4`, `0 gap client 2 @5`, `0 data client "xyz!" @5`, `0 data broker "ok" @7`,
+			},
+			flows: []Flow{fromStart},
+		},
+		{
+			name: "a hole acknowledged only in part waits for its retransmission",
+			pkts: with(handshake, []pkt{
+				{from: "c", seq: 1001, ack: 5001, flags: "A", data: "hel"},
+				{from: "c", seq: 1006, ack: 5001, flags: "A", data: "xyz"}, // 1004-1005 not seen yet
+				{from: "b", seq: 5001, ack: 1005, flags: "A", data: "ok"},  // the receiver has 1004 only
+				{from: "c", seq: 1004, ack: 5003, flags: "A", data: "lo"},  // retransmitted
+			}),
+			want: []string{
+				`0 data client "hel" @4`, `0 data broker "ok" @6`, `0 data client "loxyz" @7`,
+			},
+			flows: []Flow{fromStart},
+		},
+		{
 			name: "idle flush by packet time, before the segment that triggers it",
 			opts: Options{IdleTimeout: time.Minute},
 			pkts: with(handshake, []pkt{
@@ -264,6 +292,29 @@ func TestReassembly(t *testing.T) {
 				t.Errorf("flows:\n got %+v\nwant %+v", rec.flows, tt.flows)
 			}
 		})
+	}
+}
+
+// TestAckedHoleFrames: the data queued behind a hole given up when the other
+// side acknowledges it comes packet by packet, each with its own frame and
+// time, before the acknowledging packet's own data.
+func TestAckedHoleFrames(t *testing.T) {
+	rec := &recorder{}
+	r := New(Options{}, rec)
+	for _, s := range segs(with(handshake, []pkt{
+		{from: "c", seq: 1006, ack: 5001, flags: "A", data: "xyz"}, // 1001-1005 lost
+		{from: "c", seq: 1009, ack: 5001, flags: "A", data: "!"},
+		{from: "b", seq: 5001, ack: 1010, flags: "A", data: "ok"},
+	})) {
+		r.Add(s)
+	}
+	var got []string
+	for _, e := range rec.events {
+		got = append(got, fmt.Sprintf("%s %s %q @%d", e.kind, e.side, e.data, e.frame))
+	}
+	want := []string{`gap client "" @4`, `data client "xyz" @4`, `data client "!" @5`, `data broker "ok" @6`}
+	if !slices.Equal(got, want) {
+		t.Errorf("events:\n got %q\nwant %q", got, want)
 	}
 }
 

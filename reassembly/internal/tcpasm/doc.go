@@ -85,6 +85,14 @@
 //   - Assemble, which stamps packets with time.Now, moved to a test file
 //     for gopacket's tests: kwatch takes time from packets.
 //   - Flushes reuse one slice for their snapshot of the pool.
+//   - A page keeps its packet's CaptureInfo by value (ci), taken when it is
+//     cut: gopacket asks the packet's AssemblerContext again when the page
+//     is delivered, which for a caller that reuses one context (kwatch
+//     does, to allocate nothing) is the current packet's. ScatterGather
+//     has Pieces, to walk the delivered bytes packet by packet.
+//   - Assembler.SkipAckedHoles (off by default, so equiv_test.go compares
+//     like with like): a hole that the other direction acknowledges is
+//     given up at once (skipAcked) rather than at a flush.
 //   - halfconnection and the per-packet part of AssembleWithContext are
 //     laid out and split (accepted, general) for the fast path; the logic
 //     is gopacket's. gopacket's min helper gave way to the builtin.

@@ -77,6 +77,8 @@ type ScatterGather interface {
 	KeepFrom(offset int)
 	// Return CaptureInfo of packet corresponding to given offset
 	CaptureInfo(offset int) gopacket.CaptureInfo
+	// Pieces calls f with each packet's or page's bytes and CaptureInfo
+	Pieces(f func(b []byte, ci gopacket.CaptureInfo))
 	// Return some info about the reassembled chunks
 	Info() (direction TCPFlowDirection, start bool, end bool, skip int)
 	// Return some stats regarding the state of the stream
@@ -159,6 +161,16 @@ func (rl *reassemblyObject) CaptureInfo(offset int) gopacket.CaptureInfo {
 	return gopacket.CaptureInfo{}
 }
 
+// Pieces calls f with the bytes of each packet or page in rl, in order,
+// and the CaptureInfo of the packet they came from.
+func (rl *reassemblyObject) Pieces(f func(b []byte, ci gopacket.CaptureInfo)) {
+	for _, r := range rl.all {
+		if b := r.getBytes(); len(b) > 0 {
+			f(b, r.captureInfo())
+		}
+	}
+}
+
 func (rl *reassemblyObject) Info() (TCPFlowDirection, bool, bool, int) {
 	if lp := rl.live; lp != nil {
 		return rl.Direction, lp.start, lp.end, rl.Skip
@@ -226,7 +238,8 @@ type page struct {
 	prev, next *page
 	owner      *pageCache // the pageCache whose used count includes this page
 	buf        [pageBytes]byte
-	ac         AssemblerContext // context of the packet this page was cut from
+	ac         AssemblerContext     // context of the packet this page was cut from
+	ci         gopacket.CaptureInfo // ac's CaptureInfo when the page was cut: a context may be reused
 	seen       time.Time
 	start, end bool
 	first      bool // only set for the first page of a packet
@@ -236,7 +249,7 @@ func (p *page) getBytes() []byte {
 	return p.bytes
 }
 func (p *page) captureInfo() gopacket.CaptureInfo {
-	return p.ac.GetCaptureInfo()
+	return p.ci
 }
 func (p *page) assemblerContext() AssemblerContext {
 	return p.ac
@@ -309,11 +322,12 @@ func (lp *livePacket) isPacket() bool {
 // Creates a page (or set of pages) from a TCP packet: returns the first and last
 // page in its doubly-linked list of new pages.
 func (lp *livePacket) convertToPages(pc *pageCache, skip int, ac AssemblerContext) (*page, *page, int) {
-	ts := lp.captureInfo().Timestamp
+	ci := lp.captureInfo()
+	ts := ci.Timestamp
 	first := pc.next(ts)
 	current := first
 	current.prev = nil
-	first.ac = ac
+	first.ac, first.ci = ac, ci
 	first.first = true
 	numPages := 1
 	seq, bytes := lp.seq.Add(skip), lp.bytes[skip:]
@@ -332,7 +346,7 @@ func (lp *livePacket) convertToPages(pc *pageCache, skip int, ac AssemblerContex
 		current.next = pc.next(ts)
 		current.next.prev = current
 		current = current.next
-		current.ac = ac
+		current.ac, current.ci = ac, ci
 		current.first = false
 		numPages++
 	}
@@ -600,6 +614,10 @@ type Assembler struct {
 	last *connection
 	// noFastPath: tests compare the in-order fast path with general.
 	noFastPath bool
+	// SkipAckedHoles gives up a hole as soon as the other direction
+	// acknowledges the bytes after it (see skipAcked). gopacket waits for
+	// a flush or the page limit.
+	SkipAckedHoles bool
 }
 
 // NewAssembler creates a new assembler.  Pass in the StreamPool
@@ -707,15 +725,31 @@ func (a *Assembler) AssembleAddrs(src, dst netip.AddrPort, t *layers.TCP, ts tim
 			return
 		}
 	}
+	half, rev := conn.halves(srcIsLo)
+	if t.ACK && rev.first != nil && a.SkipAckedHoles {
+		a.skipAcked(conn, rev, Sequence(t.Ack))
+	}
 	// As AssembleWithContext from here.
 	a.ret = a.ret[:0]
-	half, _ := conn.halves(srcIsLo)
 	if half.lastSeen.Before(ts) {
 		half.lastSeen = ts
 	}
 	a.start = half.nextSeq == invalidSequence && t.SYN
 	if half.stream.Accept(t, ci, half.dir, half.nextSeq, &a.start, ac) {
 		a.accepted(conn, half, t, ac)
+	}
+}
+
+// skipAcked gives up the holes of half that ack, from the other direction,
+// acknowledges: the receiver has those bytes, so they will not be sent
+// again, and the capture missed them. Data queued after a hole would
+// otherwise wait for a flush (minutes of packet time) while the answers to
+// it go by. Only holes wholly acknowledged are given up: bytes past ack may
+// still be retransmitted.
+func (a *Assembler) skipAcked(conn *connection, half *halfconnection, ack Sequence) {
+	for half.first != nil && !half.closed && half.nextSeq != invalidSequence &&
+		half.nextSeq.Difference(half.first.seq) > 0 && half.first.seq.Difference(ack) >= 0 {
+		a.skipFlush(conn, half)
 	}
 }
 

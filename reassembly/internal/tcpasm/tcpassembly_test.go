@@ -2402,6 +2402,7 @@ func TestReassemblyObjectCaptureInfo(t *testing.T) {
 		&page{
 			bytes: bytes.Repeat([]byte("1"), 10),
 			ac:    testCustomContext(1203),
+			ci:    testCustomContext(1203).GetCaptureInfo(), // as convertToPages sets it
 		},
 		&livePacket{
 			bytes: bytes.Repeat([]byte("1"), 10),
