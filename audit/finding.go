@@ -81,7 +81,7 @@ type jsonFinding struct {
 	APIKey        int16    `json:"api_key"`
 	APIVersion    int16    `json:"api_version"`
 	CorrelationID int32    `json:"correlation_id"`
-	ClientID      string   `json:"client_id,omitempty"`
+	ClientID      *string  `json:"client_id"` // null when the connection sent none, as in dump
 	InstanceID    string   `json:"instance_id,omitempty"`
 	Expected      string   `json:"expected"`
 	Observed      string   `json:"observed"`
@@ -104,8 +104,12 @@ func (f *Finding) toJSON() jsonFinding {
 		Confidence: f.Confidence.String(), Frame: f.Frame,
 		Conn: jsonConn{Client: f.Conn.Client.String(), Broker: f.Conn.Broker.String()},
 		API:  f.API, APIKey: f.APIKey, APIVersion: f.APIVersion, CorrelationID: f.CorrelationID,
-		ClientID: f.ClientID, Expected: f.Expected, Observed: f.Observed, Message: f.Message,
+		Expected: f.Expected, Observed: f.Observed, Message: f.Message,
 		Group: f.Group,
+	}
+	if f.ClientID != "" {
+		cid := f.ClientID
+		j.ClientID = &cid
 	}
 	if !f.InstanceID.IsZero() {
 		j.InstanceID = JavaString(f.InstanceID)

@@ -37,14 +37,15 @@ func TestFindingJSONShape(t *testing.T) {
 	if b.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
 	}
-	// A whole-second time still has six fractional digits; no client or instance ID: omitted.
+	// A whole-second time still has six fractional digits; no client ID:
+	// null (as in dump); no instance ID: omitted (as in dump).
 	f.Time, f.ClientID, f.InstanceID = time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)), "", decode.UUID{}
 	out, err := json.Marshal(f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(out)
-	if !strings.Contains(s, `"time":"2026-01-02T02:04:05.000000Z"`) || strings.Contains(s, "client_id") || strings.Contains(s, "instance_id") {
+	if !strings.Contains(s, `"time":"2026-01-02T02:04:05.000000Z"`) || !strings.Contains(s, `"client_id":null`) || strings.Contains(s, "instance_id") {
 		t.Errorf("got %s", s)
 	}
 }

@@ -127,10 +127,14 @@ type half struct {
 // Conn decodes one TCP connection. It is not safe for concurrent use.
 // Fields used for every frame come first (see half).
 type Conn struct {
-	state     ConnState
-	closed    bool
-	partial   bool
-	fromStart bool
+	state   ConnState
+	closed  bool
+	partial bool
+	// earlyGaps and earlyGapBytes: losses before the connection was
+	// recognised as Kafka, reported when it is.
+	earlyGaps     int
+	earlyGapBytes int64
+	fromStart     bool
 	// evPDU: c.ev's fields other than those beginPDU writes are zero, or
 	// Conn, Slot and FromStart (which do not change while it is set), so a
 	// request or response event need not clear the whole Event again.
@@ -271,6 +275,11 @@ func (c *Conn) Gap(dir Dir, lost int, at Meta) {
 		c.ev.Bytes = int64(lost)
 		c.ev.Detail = "bytes lost on " + dir.String()
 		c.emit()
+	} else {
+		// Nothing is reported before the connection is known to be Kafka;
+		// the loss is, once it is (recognise).
+		c.earlyGaps++
+		c.earlyGapBytes += int64(lost)
 	}
 	if h.st == stSkip && lost > 0 && lost < h.size-h.got {
 		// The hole is inside a body nobody reads: the frame's length still
@@ -318,6 +327,15 @@ func (c *Conn) recognise(at Meta) {
 		c.begin(KindCoverage, at)
 		c.ev.Coverage = MidstreamJoin
 		c.ev.Detail = "connection joined mid-stream"
+		c.emit()
+	}
+	if c.earlyGaps > 0 {
+		// Lost before the first request was found (the first request
+		// itself, perhaps): one gap for all of them.
+		c.begin(KindCoverage, at)
+		c.ev.Coverage = StreamGap
+		c.ev.Bytes = c.earlyGapBytes
+		c.ev.Detail = "bytes lost before the connection was recognised as Kafka"
 		c.emit()
 	}
 }
