@@ -118,6 +118,9 @@ type half struct {
 	detail string // frBad: why
 	// scan and spare are the resync buffers, used in turn (see scanFeed).
 	scan, spare []byte
+	// scanAt is the packet that completed the frame held in scan, once one
+	// did (see answersHeld); zero otherwise.
+	scanAt Meta
 	// probed counts bytes rejected by scanning while the connection is probed.
 	probed int64
 

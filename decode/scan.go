@@ -11,6 +11,9 @@ const (
 	// vMore: not enough bytes to judge. The answer never depends on how
 	// the bytes were chunked: given more bytes a test answers the same.
 	vMore
+	// vAnswer: a response to the request held in the request half's scan
+	// buffer starts here (see answersHeld).
+	vAnswer
 )
 
 // scanFeed looks for the next frame start in h's stream, position by
@@ -28,8 +31,19 @@ func (c *Conn) scanFeed(h *half, p []byte, at Meta) {
 		for i := 0; i < carried; i++ {
 			switch c.candidate(h, s[i:], pos-int64(carried)+int64(i) == 0) {
 			case vMore: // only when p is exhausted (k == len(p))
+				if i > 0 {
+					h.scanAt = Meta{}
+				}
 				h.scan = s[:copy(s, s[i:])]
+				h.noteScanAt(carried-i, at)
 				return
+			case vAnswer:
+				if c.acceptHeld() {
+					h.scan, h.spare = h.spare[:0], s
+					c.process(h, s[i:], at)
+					c.process(h, p[k:], at)
+					return
+				}
 			case vYes:
 				if h2 := c.accept(h, at); h2 != nil {
 					// s is detached so that processing may scan again.
@@ -49,7 +63,14 @@ func (c *Conn) scanFeed(h *half, p []byte, at Meta) {
 		switch c.candidate(h, p[i:], pos+int64(i) == 0) {
 		case vMore:
 			h.scan = append(h.scan[:0], p[i:]...)
+			h.scanAt = Meta{}
+			h.noteScanAt(0, at)
 			return
+		case vAnswer:
+			if c.acceptHeld() {
+				c.process(h, p[i:], at)
+				return
+			}
 		case vYes:
 			if h2 := c.accept(h, at); h2 != nil {
 				c.process(h2, p[i:], at)
@@ -60,6 +81,46 @@ func (c *Conn) scanFeed(h *half, p []byte, at Meta) {
 			return
 		}
 	}
+}
+
+// noteScanAt records in h.scanAt the packet that completed the frame held
+// in h.scan, when the bytes after the first prev did.
+func (h *half) noteScanAt(prev int, at Meta) {
+	if len(h.scan) < 4 {
+		return
+	}
+	end := 4 + int64(binary.BigEndian.Uint32(h.scan))
+	if int64(prev) < end && int64(len(h.scan)) >= end {
+		h.scanAt = at
+	}
+}
+
+// answersHeld: while a connection joined mid-stream is probed, the request
+// half may hold a candidate that needs the next request to be believed (a
+// null client ID; see requestCandidate). A response with its correlation
+// ID, from the other side, vouches for it as well, and must not be lost
+// waiting: the broker often answers before the client asks again.
+func (c *Conn) answersHeld(h *half, b []byte) bool {
+	rq := &c.halves[reqHalf]
+	if h == rq || len(rq.scan) < 12 || rq.scanAt == (Meta{}) || len(b) < 8 {
+		return false
+	}
+	size := int32(binary.BigEndian.Uint32(b))
+	return size >= 4 && size <= c.opts.MaxFrame && binary.BigEndian.Uint32(b[4:]) == binary.BigEndian.Uint32(rq.scan[8:])
+}
+
+// acceptHeld believes the request held by the request half, at the packet
+// that completed it, and decodes it; the response half then starts afresh.
+func (c *Conn) acceptHeld() bool {
+	rq := &c.halves[reqHalf]
+	held, at := rq.scan, rq.scanAt
+	h2 := c.accept(rq, at)
+	if h2 == nil {
+		return false
+	}
+	h2.scan, h2.spare, h2.scanAt = h2.spare[:0], held, Meta{}
+	c.process(h2, held, at)
+	return true
 }
 
 // rejected counts a position rejected while probing; it returns false when
@@ -83,6 +144,9 @@ func (c *Conn) candidate(h *half, b []byte, first bool) verdict {
 		// While probing a connection joined mid-stream, both directions
 		// are searched for requests: the reassembler's guess of who is the
 		// client may be wrong.
+		if c.state == StateProbing && c.answersHeld(h, b) {
+			return vAnswer
+		}
 		return c.requestCandidate(b, first)
 	}
 	return c.responseCandidate(b)
