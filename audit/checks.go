@@ -568,23 +568,25 @@ func (q *reqCheck) collision(group, member string) {
 		cs = &claimSet{}
 		a.claims[k] = cs
 	}
-	var other *claim
+	// One connection is one client, whatever it called itself before (an
+	// instance ID that came late, or after a request whose tag 0 was
+	// malformed): its own claim first.
 	for i := 0; i < cs.n; i++ {
-		cl := &cs.list[i]
-		if cl.conn == c {
-			// One connection is one client, whatever it called itself
-			// before (an instance ID that came late, or after a request
-			// whose tag 0 was malformed).
+		if cl := &cs.list[i]; cl.conn == c {
 			cl.who = who
 			return
 		}
+	}
+	var other *claim
+	for i := 0; i < cs.n; i++ {
+		cl := &cs.list[i]
 		if cl.who == who {
 			// The claimant on another connection. If all it had closed,
 			// it is back: a collision if another claimant is alive now.
 			back := cl.conn.closed
 			cl.conn = c
 			if back && !cl.fired {
-				if o := cs.liveOther(who); o != nil {
+				if o := cs.liveOther(who, c); o != nil {
 					q.fireCollision(group, member, who, o)
 					cl.fired = true
 				}
@@ -595,14 +597,16 @@ func (q *reqCheck) collision(group, member string) {
 			other = cl
 		}
 	}
-	if other != nil && who.inst.IsZero() && other.who.inst.IsZero() &&
-		q.e.Body.MemberEpoch != 0 && other.who.addr.Addr() == who.addr.Addr() {
+	if other != nil && who.inst.IsZero() && other.who.inst.IsZero() && q.e.Body.MemberEpoch != 0 &&
+		other.who.addr.Addr() == who.addr.Addr() && other.movedFrom != c {
 		// A client without instance IDs is known by host:port, so one
 		// process that moves its heartbeats to a new connection (its
 		// group coordinator moved) while the old one stays open for
 		// fetches looks like a second claimant. A second process starts
-		// with a join (epoch 0); a heartbeat past the join from the same
-		// host is the same member on a new connection.
+		// with a join (epoch 0), or goes on heartbeating on its own
+		// connection: the connection the member moved from using it again
+		// is a collision.
+		other.movedFrom = other.conn
 		other.who, other.conn = who, c
 		return
 	}
@@ -626,10 +630,11 @@ func (q *reqCheck) collision(group, member string) {
 	cs.list[slot] = claim{who: who, conn: c, fired: fired}
 }
 
-// liveOther returns a claimant other than who whose connection is open.
-func (cs *claimSet) liveOther(who claimant) *claim {
+// liveOther returns a claimant other than who, on a connection other than
+// c, whose connection is open.
+func (cs *claimSet) liveOther(who claimant, c *connState) *claim {
 	for i := 0; i < cs.n; i++ {
-		if cl := &cs.list[i]; cl.who != who && !cl.conn.closed {
+		if cl := &cs.list[i]; cl.who != who && cl.conn != c && !cl.conn.closed {
 			return cl
 		}
 	}

@@ -92,17 +92,20 @@ func TestSpecLeaveEndsPendingJoin(t *testing.T) {
 // Clients without instance IDs are claimants by host:port (SPEC.md 3.4). One
 // process that moves its heartbeats to a new connection (its coordinator
 // moved) while the old connection stays open is no collision: its first
-// request there is a heartbeat past the join. A second process on the same
-// host joins with the member ID (epoch 0): a collision.
+// request there is a heartbeat past the join, and the old connection falls
+// silent. A second process on the same host joins with the member ID
+// (epoch 0), or goes on heartbeating beside the first: a collision.
 func TestSpecLegacyCollisionSameHost(t *testing.T) {
 	m := JavaString(v4A)
 	tests := []struct {
-		name  string
-		epoch int32
-		want  map[string]int
+		name     string
+		epoch    int32
+		oldAgain bool // the first connection heartbeats again afterwards
+		want     map[string]int
 	}{
 		{name: "moved heartbeats", epoch: 5, want: map[string]int{}},
 		{name: "second process joins", epoch: 0, want: map[string]int{"member-id-collision": 1}},
+		{name: "both go on heartbeating", epoch: 5, oldAgain: true, want: map[string]int{"member-id-collision": 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,7 +114,10 @@ func TestSpecLegacyCollisionSameHost(t *testing.T) {
 			s.req(connA, kCGHB, 1, hb("g", m, 4))
 			s.req(connA2, kCGHB, 1, hb("g", m, tt.epoch)) // same host, connA still open
 			s.req(connA2, kCGHB, 1, hb("g", m, tt.epoch+1))
-			s.req(connA, kCGHB, 1, hb("g", m, 6))
+			if tt.oldAgain {
+				s.req(connA, kCGHB, 1, hb("g", m, 6))
+				s.req(connA2, kCGHB, 1, hb("g", m, tt.epoch+2))
+			}
 			s.finish()
 			got := counts(s.got)
 			delete(got, "member-id-changed") // not the subject here

@@ -291,6 +291,9 @@ type claim struct {
 	conn *connState
 	// fired: a collision was reported with this claimant as the second.
 	fired bool
+	// movedFrom: the connection a client without instance IDs moved its
+	// heartbeats from (see reqCheck.collision).
+	movedFrom *connState
 }
 
 type claimSet struct {

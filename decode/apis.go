@@ -115,7 +115,8 @@ func ResponseHeaderVersion(key, ver int16) int8 {
 // kafkaSpelling turns kmsg's names into Kafka's own (its message schemas,
 // protocol guide and Wireshark): kmsg capitalizes initialisms
 // (SASLHandshake, InitProducerID, DescribeACLs), Kafka does not.
-var kafkaSpelling = strings.NewReplacer("SASL", "Sasl", "ACLs", "Acls", "ISR", "Isr", "SCRAM", "Scram", "ProducerID", "ProducerId")
+var kafkaSpelling = strings.NewReplacer("SASL", "Sasl", "ACLs", "Acls", "ISR", "Isr", "SCRAM", "Scram", "ProducerID", "ProducerId",
+	"AlterPartitionAssignments", "AlterPartitionReassignments") // kmsg drops the "Re"
 
 // APIName returns Kafka's name for an API key (SaslHandshake,
 // InitProducerId), or kmsg's answer for keys it does not know. It returns a

@@ -16,6 +16,8 @@ func TestAPIName(t *testing.T) {
 		{22, "InitProducerId"},
 		{29, "DescribeAcls"},
 		{36, "SaslAuthenticate"},
+		{45, "AlterPartitionReassignments"},
+		{46, "ListPartitionReassignments"},
 		{50, "DescribeUserScramCredentials"},
 		{67, "AllocateProducerIds"},
 		{68, "ConsumerGroupHeartbeat"},

@@ -225,18 +225,23 @@ func (c *Conn) Feed(dir Dir, p []byte, at Meta) {
 	c.process(h, p, at)
 }
 
-// mayBeTLS reports whether the bytes seen on dir so far, p being the
-// latest, may begin TLS, so that a connection on a --port port is not taken
-// for Kafka before looksTLS has seen the client's first bytes. From the
-// start only a client handshake record can; joined mid-stream, a record
-// header (type 0x14-0x17, version 0x03 0x00-0x04) in either direction,
-// which as a Kafka frame size would be over 300 MB, never a frame. The
-// answer depends on the first three bytes of the half alone (kept in
-// h.pre), not on how they were chunked.
+// mayBeTLS reports whether the bytes seen so far, p being the latest on
+// dir, may still turn out to be TLS, so that a connection on a --port port
+// is not taken for Kafka before looksTLS has seen the client's first bytes.
+// From the start only a client handshake record can. Joined mid-stream, the
+// client's first three bytes decide (a TLS record header, type 0x14-0x17,
+// version 0x03 0x00-0x04, which as a Kafka frame size would be over 300 MB,
+// never a frame): until they are seen, the broker's bytes, which may fall
+// anywhere inside a record, decide nothing. The answer depends on the first
+// three bytes of the client's half alone (kept in h.pre), not on how they
+// were chunked.
 func (c *Conn) mayBeTLS(dir Dir, p []byte) bool {
 	h := c.halfFor(dir)
 	if c.fromStart {
 		return dir == ClientToBroker && h.seen == 0 && p[0] == 0x16
+	}
+	if dir != ClientToBroker {
+		return c.halfFor(ClientToBroker).seen < int64(len(h.pre))
 	}
 	if h.seen < int64(len(h.pre)) {
 		copy(h.pre[h.seen:], p)
@@ -267,7 +272,7 @@ func (c *Conn) Gap(dir Dir, lost int, at Meta) {
 	if c.closed || c.state == StateTLS || c.state == StateNotKafka {
 		return
 	}
-	if c.state == StateProbing && c.opts.AssumeKafka {
+	if c.state == StateProbing && c.opts.AssumeKafka && (c.fromStart || c.halfFor(ClientToBroker).seen >= 3) {
 		c.recognise(at)
 	}
 	h := c.halfFor(dir)

@@ -31,11 +31,14 @@ func (c *Conn) scanFeed(h *half, p []byte, at Meta) {
 		for i := 0; i < carried; i++ {
 			switch c.candidate(h, s[i:], pos-int64(carried)+int64(i) == 0) {
 			case vMore: // only when p is exhausted (k == len(p))
+				prev := carried - i
 				if i > 0 {
-					h.scanAt = Meta{}
+					// Another position is held now: which packet completed
+					// its frame is not kept; this one stands for it.
+					h.scanAt, prev = Meta{}, 0
 				}
 				h.scan = s[:copy(s, s[i:])]
-				h.noteScanAt(carried-i, at)
+				h.noteScanAt(prev, at)
 				return
 			case vAnswer:
 				if c.acceptHeld() {
@@ -100,13 +103,19 @@ func (h *half) noteScanAt(prev int, at Meta) {
 // null client ID; see requestCandidate). A response with its correlation
 // ID, from the other side, vouches for it as well, and must not be lost
 // waiting: the broker often answers before the client asks again.
-func (c *Conn) answersHeld(h *half, b []byte) bool {
+func (c *Conn) answersHeld(h *half, b []byte) verdict {
 	rq := &c.halves[reqHalf]
-	if h == rq || len(rq.scan) < 12 || rq.scanAt == (Meta{}) || len(b) < 8 {
-		return false
+	if h == rq || len(rq.scan) < 12 || rq.scanAt == (Meta{}) {
+		return vNo
+	}
+	if len(b) < 8 {
+		return vMore
 	}
 	size := int32(binary.BigEndian.Uint32(b))
-	return size >= 4 && size <= c.opts.MaxFrame && binary.BigEndian.Uint32(b[4:]) == binary.BigEndian.Uint32(rq.scan[8:])
+	if size >= 4 && size <= c.opts.MaxFrame && binary.BigEndian.Uint32(b[4:]) == binary.BigEndian.Uint32(rq.scan[8:]) {
+		return vYes
+	}
+	return vNo
 }
 
 // acceptHeld believes the request held by the request half, at the packet
@@ -144,8 +153,13 @@ func (c *Conn) candidate(h *half, b []byte, first bool) verdict {
 		// While probing a connection joined mid-stream, both directions
 		// are searched for requests: the reassembler's guess of who is the
 		// client may be wrong.
-		if c.state == StateProbing && c.answersHeld(h, b) {
-			return vAnswer
+		if c.state == StateProbing {
+			switch c.answersHeld(h, b) {
+			case vYes:
+				return vAnswer
+			case vMore:
+				return vMore
+			}
 		}
 		return c.requestCandidate(b, first)
 	}

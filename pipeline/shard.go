@@ -425,6 +425,7 @@ func addReasm(s *reassembly.Stats, t reassembly.Stats) {
 	s.BytesLost += t.BytesLost
 	s.OutOfOrder += t.OutOfOrder
 	s.Overflow += t.Overflow
+	s.AckedHoles += t.AckedHoles
 	s.Truncated += t.Truncated
 	s.TruncFills += t.TruncFills
 	s.Restarts += t.Restarts

@@ -230,7 +230,11 @@ func (c *conn) ReassembledSG(sg tcpasm.ScatterGather, _ tcpasm.AssemblerContext)
 		h.gap += skip
 		h.pos = h.pos.Add(skip)
 		if !r.flushing && r.synth.c == nil {
-			r.stats.Overflow++
+			if r.asm.SkippingAckedHole() {
+				r.stats.AckedHoles++
+			} else {
+				r.stats.Overflow++
+			}
 		}
 	}
 	if length > 0 && skip > 0 && !r.flushing && r.synth.c == nil {

@@ -30,8 +30,11 @@
 // Meta: Data and Gap carry the Meta of the packet whose arrival released the
 // bytes. For in-order data that is the packet that carried them; for data
 // released from the out-of-order buffer it is the packet that completed the
-// in-order run; for data released by an idle flush it is the packet whose
-// time triggered the flush, and for Close it is the Meta given to Close.
+// in-order run; for data behind a hole given up while a packet is added
+// (the other side acknowledged past the hole, or the buffer cap) it is the
+// packet that carried each piece, as Wireshark shows it; for data released
+// by an idle flush it is the packet whose time triggered the flush, and for
+// Close it is the Meta given to Close.
 package reassembly
 
 import (
@@ -167,6 +170,7 @@ type Stats struct {
 	BytesLost  uint64 // sum of their lost counts
 	OutOfOrder uint64 // segments buffered ahead of a hole
 	Overflow   uint64 // gaps forced by the buffer caps
+	AckedHoles uint64 // gaps given up because the other side acknowledged past them
 	Truncated  uint64 // snaplen-cut segments
 	TruncFills uint64 // holes forced out after a snaplen-cut segment
 	Restarts   uint64 // connections ended by a new SYN on their 4-tuple
@@ -205,9 +209,9 @@ type Reassembler struct {
 }
 
 // pktCtx is the AssemblerContext of every call: one per Reassembler, so
-// handing it to gopacket allocates nothing. gopacket also stores it in the
-// pages it buffers; they all see the current packet, which is what Meta
-// documents.
+// handing it to gopacket allocates nothing. The fork's pages keep a copy of
+// its CaptureInfo, whose InterfaceIndex carries the frame: that is how data
+// behind a hole given up keeps its packets' frames (see Meta above).
 type pktCtx struct {
 	ci        gopacket.CaptureInfo
 	meta      Meta

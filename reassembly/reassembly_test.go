@@ -316,6 +316,9 @@ func TestAckedHoleFrames(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("events:\n got %q\nwant %q", got, want)
 	}
+	if st := r.Stats(); st.AckedHoles != 1 || st.Overflow != 0 {
+		t.Errorf("AckedHoles %d, Overflow %d; want 1 and 0", st.AckedHoles, st.Overflow)
+	}
 }
 
 func TestOpenerIgnores(t *testing.T) {

@@ -618,6 +618,7 @@ type Assembler struct {
 	// acknowledges the bytes after it (see skipAcked). gopacket waits for
 	// a flush or the page limit.
 	SkipAckedHoles bool
+	skippingAcked  bool // inside skipAcked (see SkippingAckedHole)
 }
 
 // NewAssembler creates a new assembler.  Pass in the StreamPool
@@ -747,11 +748,17 @@ func (a *Assembler) AssembleAddrs(src, dst netip.AddrPort, t *layers.TCP, ts tim
 // it go by. Only holes wholly acknowledged are given up: bytes past ack may
 // still be retransmitted.
 func (a *Assembler) skipAcked(conn *connection, half *halfconnection, ack Sequence) {
+	a.skippingAcked = true
+	defer func() { a.skippingAcked = false }()
 	for half.first != nil && !half.closed && half.nextSeq != invalidSequence &&
 		half.nextSeq.Difference(half.first.seq) > 0 && half.first.seq.Difference(ack) >= 0 {
 		a.skipFlush(conn, half)
 	}
 }
+
+// SkippingAckedHole reports, during a Stream call, whether the data comes
+// after a hole given up because the other direction acknowledged it.
+func (a *Assembler) SkippingAckedHole() bool { return a.skippingAcked }
 
 // lookup returns the pooled connection of k, or nil, and remembers it in
 // a.last.  Half the packets of a capture follow one of the same
