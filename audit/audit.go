@@ -506,6 +506,12 @@ type detail struct {
 	group, member      string
 	firstDep           bool        // depends on the connection's first request
 	inst               decode.UUID // overrides the instance the finding belongs to
+	// reqFrame and reqTime: for a rule seen in a response (3.5), the
+	// packet of the request it answers, which the finding names (SPEC.md
+	// section 5: "the packet that completed the request"; 3.7 counts 3.5
+	// rules per request).
+	reqFrame uint64
+	reqTime  time.Time
 }
 
 func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d detail) {
@@ -539,6 +545,9 @@ func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d detail) {
 		CorrelationID: e.CorrelationID, ClientID: c.firstCID, InstanceID: inst,
 		Expected: d.expected, Observed: d.observed, Message: d.msg,
 		Group: d.group, MemberID: d.member, rule: r,
+	}
+	if d.reqFrame != 0 {
+		f.Frame, f.Time = d.reqFrame, d.reqTime
 	}
 	if e.Kind != decode.KindRequest && e.Kind != decode.KindResponse {
 		// A connection-level finding (client-id-repeated): no PDU.

@@ -161,7 +161,7 @@ func (a *Auditor) request(c *connState, e *decode.Event) {
 }
 
 func (q *reqCheck) remember(p pending) {
-	p.corr, p.frame = q.e.CorrelationID, q.e.Frame
+	p.corr, p.frame, p.time = q.e.CorrelationID, q.e.Frame, q.e.Time
 	p.invalid, p.hasInvalid = q.invalid, q.hasInvalid
 	if q.c.addPending(p) {
 		q.a.t.pendingEvicted++
@@ -678,9 +678,9 @@ func (a *Auditor) response(c *connState, e *decode.Event) {
 	decoded := b.Decoded && !b.BodyError
 	if p.hasInvalid && decoded && b.HasErrorCode && b.ErrorCode != errInvalidRequest {
 		answered := p.invalid.rule()
-		a.fire(c, e, rBrokerAcceptedInvalid, detail{kip: answered.KIP, expected: errName(errInvalidRequest),
+		a.fire(c, e, rBrokerAcceptedInvalid, detail{reqFrame: p.frame, reqTime: p.time, kip: answered.KIP, expected: errName(errInvalidRequest),
 			observed: errName(b.ErrorCode),
-			msg: "the broker accepted a request that breaks " + answered.ID + " (frame " + strconv.FormatUint(p.frame, 10) +
+			msg: "the broker accepted a request that breaks " + answered.ID + " (answered at frame " + strconv.FormatUint(e.Frame, 10) +
 				"); a conforming broker answers INVALID_REQUEST"})
 	}
 	if !decoded {
@@ -724,7 +724,7 @@ func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
 		g.current = b.MemberID
 	}
 	if p.emptyRequired {
-		a.fire(c, e, rBrokerGeneratedMember, detail{group: p.group, member: b.MemberID,
+		a.fire(c, e, rBrokerGeneratedMember, detail{reqFrame: p.frame, reqTime: p.time, group: p.group, member: b.MemberID,
 			expected: errName(errInvalidRequest), observed: b.MemberID,
 			msg: "the broker generated a member ID for a join without one, at a version that requires a client-generated ID"})
 	}
@@ -740,7 +740,7 @@ func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 			return
 		}
 		if id.IsZero() {
-			a.fire(c, e, rBrokerTelemetryMissing, detail{expected: "a new non-zero ClientInstanceId", observed: "0",
+			a.fire(c, e, rBrokerTelemetryMissing, detail{reqFrame: p.frame, reqTime: p.time, expected: "a new non-zero ClientInstanceId", observed: "0",
 				msg: "the broker answered a first GetTelemetrySubscriptions with NONE and a zero ClientInstanceId"})
 			return
 		}
@@ -749,7 +749,7 @@ func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 		r.assignedB, r.hasAssigned, r.telemetry = id, true, id
 	case 2, 3, 5: // the rows whose body ID is non-zero
 		if !id.IsZero() {
-			a.fire(c, e, rBrokerTelemetryEcho, detail{expected: "0", observed: JavaString(id),
+			a.fire(c, e, rBrokerTelemetryEcho, detail{reqFrame: p.frame, reqTime: p.time, expected: "0", observed: JavaString(id),
 				msg: "the broker answered a GetTelemetrySubscriptions that carried its ID with a non-zero ID (KIP-714 says 0)"})
 		}
 	}

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/kwatch/kwatch/decode"
@@ -413,8 +414,12 @@ func TestBrokerAcceptedInvalidKIP(t *testing.T) {
 	c := s.req(connA, kCGHB, 1, hb("g", "", 0))
 	s.resp(connA, kCGHB, 1, c, errCode(0))
 	f := findRule(s.got, "broker-accepted-invalid")
-	if f == nil || f.KIP != "KIP-1082" || f.Frame != 2 {
+	// The finding names the request's packet (frame 1), not the answer's.
+	if f == nil || f.KIP != "KIP-1082" || f.Frame != 1 || !strings.Contains(f.Message, "answered at frame 2") {
 		t.Fatalf("got %+v", f)
+	}
+	if req := findRule(s.got, "member-id-empty"); req == nil || !f.Time.Equal(req.Time) {
+		t.Errorf("broker-accepted-invalid time %v, want the request's %+v", f.Time, req)
 	}
 }
 

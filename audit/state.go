@@ -109,6 +109,7 @@ type pending struct {
 	corr  int32
 	key   int16
 	frame uint64
+	time  time.Time
 	// invalid: the request broke a rule a conforming broker rejects.
 	invalid    ruleID
 	hasInvalid bool
