@@ -382,6 +382,12 @@ func (q *reqCheck) getTelemetry() {
 	switch {
 	case h.IsZero() && r.IsZero():
 		tableRow = 1 // legacy first: the broker assigns B
+		if q.c.hasAssigned {
+			// Asking again on a connection that was given B: B is not
+			// used (only this connection: a legacy client on another
+			// one may be a restarted process).
+			q.notAdopted(r)
+		}
 	case h.IsZero():
 		tableRow = 2 // legacy later: R is the telemetry ID
 		q.notAdopted(r)

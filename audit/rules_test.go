@@ -225,6 +225,17 @@ func TestTelemetryRules(t *testing.T) {
 			s.req(connA, kGTS, 0, tel(idA))
 			s.req(connA, kPush, 0, tel(idA))
 		}, want: map[string]int{"telemetry-id-not-adopted": 2}},
+		{name: "asked again after B on the same connection: not adopted", run: func(s *sc) {
+			c := s.req(connA, kGTS, 0, tel(decode.UUID{}))
+			s.resp(connA, kGTS, 0, c, errCode(0), tel(idB))
+			s.req(connA, kGTS, 0, tel(decode.UUID{}))
+		}, want: map[string]int{"telemetry-id-not-adopted": 1}},
+		{name: "asked again on a new connection (maybe a restarted process): nothing", run: func(s *sc) {
+			c := s.req(connA, kGTS, 0, cid("app"), tel(decode.UUID{}))
+			s.resp(connA, kGTS, 0, c, errCode(0), tel(idB))
+			s.end(connA)
+			s.req(connA2, kGTS, 0, cid("app"), tel(decode.UUID{}))
+		}, want: map[string]int{}},
 		{name: "requested with header", run: func(s *sc) {
 			c := s.req(connA, kGTS, 0, inst(idA), tel(decode.UUID{}))
 			s.resp(connA, kGTS, 0, c, errCode(42))
