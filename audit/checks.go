@@ -603,18 +603,19 @@ func (q *reqCheck) collision(group, member string) {
 			other = cl
 		}
 	}
-	if other != nil && who.inst.IsZero() && other.who.inst.IsZero() && q.e.Body.MemberEpoch != 0 &&
-		other.who.addr.Addr() == who.addr.Addr() && other.movedFrom != c {
+	if other != nil && who.inst.IsZero() && other.who.inst.IsZero() &&
+		other.who.addr.Addr() == who.addr.Addr() && q.movedMember(other, group, member) {
 		// A client without instance IDs is known by host:port, so one
-		// process that moves its heartbeats to a new connection (its
-		// group coordinator moved) while the old one stays open for
-		// fetches looks like a second claimant. A second process starts
-		// with a join (epoch 0), or goes on heartbeating on its own
-		// connection: the connection the member moved from using it again
-		// is a collision.
-		other.movedFrom = other.conn
-		other.who, other.conn = who, c
-		return
+		// process that moves its heartbeats to another connection (its
+		// group coordinator moved; librdkafka keeps one connection per
+		// broker, so the old one stays open) looks like a second claimant.
+		// Moving, and moving back, is one process; a member that keeps
+		// switching between two connections is two processes heartbeating
+		// side by side.
+		if other.switches++; other.switches < maxMemberMoves {
+			other.who, other.conn = who, c
+			return
+		}
 	}
 	fired := false
 	if other != nil {
@@ -634,6 +635,25 @@ func (q *reqCheck) collision(group, member string) {
 		cs.n++
 	}
 	cs.list[slot] = claim{who: who, conn: c, fired: fired}
+}
+
+// maxMemberMoves is how many times a member ID may move between
+// connections of one host (see collision) before the switching says two
+// processes: a move and a move back are one process; a third switch, and
+// every heartbeat of two processes is one, is not.
+const maxMemberMoves = 3
+
+// movedMember reports whether this request, the first for member on its
+// connection while other (on the same host) holds it, may come from the
+// same process that moved: a heartbeat past the join, or a join retried
+// after the join on other's connection failed or got no answer (the
+// coordinator moved under it).
+func (q *reqCheck) movedMember(other *claim, group, member string) bool {
+	if q.e.Body.MemberEpoch != 0 {
+		return true
+	}
+	g := other.conn.members[group]
+	return g != nil && g.join == member && (g.joinState == joinPending || g.joinState == joinFailed)
 }
 
 // liveOther returns a claimant other than who, on a connection other than

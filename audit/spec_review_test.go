@@ -90,33 +90,49 @@ func TestSpecLeaveEndsPendingJoin(t *testing.T) {
 }
 
 // Clients without instance IDs are claimants by host:port (SPEC.md 3.4). One
-// process that moves its heartbeats to a new connection (its coordinator
+// process that moves its heartbeats to another connection (its coordinator
 // moved) while the old connection stays open is no collision: its first
-// request there is a heartbeat past the join, and the old connection falls
-// silent. A second process on the same host joins with the member ID
-// (epoch 0), or goes on heartbeating beside the first: a collision.
+// request there is a heartbeat past the join, or a join retried after the
+// old connection's join failed; moving back is one process too. A second
+// process on the same host joins with the member ID while the first holds
+// it, or keeps heartbeating beside the first: a collision.
 func TestSpecLegacyCollisionSameHost(t *testing.T) {
 	m := JavaString(v4A)
 	tests := []struct {
-		name     string
-		epoch    int32
-		oldAgain bool // the first connection heartbeats again afterwards
-		want     map[string]int
+		name       string
+		joinErr    int16 // the answer to connA's join
+		epoch      int32 // connA2's first request for m
+		moveBack   bool  // connA takes m back, then connA2 stays silent
+		sideBySide bool  // both go on heartbeating
+		want       map[string]int
 	}{
 		{name: "moved heartbeats", epoch: 5, want: map[string]int{}},
+		{name: "moved and moved back", epoch: 5, moveBack: true, want: map[string]int{}},
+		{name: "join retried after NOT_COORDINATOR", joinErr: 16, epoch: 0, want: map[string]int{}},
 		{name: "second process joins", epoch: 0, want: map[string]int{"member-id-collision": 1}},
-		{name: "both go on heartbeating", epoch: 5, oldAgain: true, want: map[string]int{"member-id-collision": 1}},
+		{name: "both go on heartbeating", epoch: 5, sideBySide: true, want: map[string]int{"member-id-collision": 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newSC(Options{})
-			s.req(connA, kCGHB, 1, hb("g", m, 0))
-			s.req(connA, kCGHB, 1, hb("g", m, 4))
+			c := s.req(connA, kCGHB, 1, hb("g", m, 0))
+			if tt.joinErr != 0 {
+				s.resp(connA, kCGHB, 1, c, errCode(tt.joinErr))
+			} else {
+				s.resp(connA, kCGHB, 1, c, errCode(0), respMember(m))
+				s.req(connA, kCGHB, 1, hb("g", m, 4))
+			}
 			s.req(connA2, kCGHB, 1, hb("g", m, tt.epoch)) // same host, connA still open
 			s.req(connA2, kCGHB, 1, hb("g", m, tt.epoch+1))
-			if tt.oldAgain {
-				s.req(connA, kCGHB, 1, hb("g", m, 6))
-				s.req(connA2, kCGHB, 1, hb("g", m, tt.epoch+2))
+			if tt.moveBack {
+				s.req(connA, kCGHB, 1, hb("g", m, 7))
+				s.req(connA, kCGHB, 1, hb("g", m, 8))
+			}
+			if tt.sideBySide {
+				for range 3 {
+					s.req(connA, kCGHB, 1, hb("g", m, 6))
+					s.req(connA2, kCGHB, 1, hb("g", m, tt.epoch+2))
+				}
 			}
 			s.finish()
 			got := counts(s.got)

@@ -292,9 +292,9 @@ type claim struct {
 	conn *connState
 	// fired: a collision was reported with this claimant as the second.
 	fired bool
-	// movedFrom: the connection a client without instance IDs moved its
-	// heartbeats from (see reqCheck.collision).
-	movedFrom *connState
+	// switches counts the moves of a client without instance IDs between
+	// connections of its host (see reqCheck.collision).
+	switches int
 }
 
 type claimSet struct {
