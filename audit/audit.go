@@ -94,7 +94,7 @@ type totals struct {
 	responses               uint64
 	packets, bytes          uint64
 	connections, kafkaConns uint64
-	// tcpConns: every TCP connection the pipeline followed (AddConnections).
+	// tcpConns: every TCP connection the pipeline followed (AddCapture).
 	tcpConns        uint64
 	coverage        [decode.TruncatedPacket + 1]uint64
 	byRule          [numRules]uint64
@@ -149,20 +149,15 @@ func (a *Auditor) SetKernelStats(received, dropped uint64) {
 	a.mu.Unlock()
 }
 
-// AddCapture adds the pipeline's counts of packets read and their bytes.
-func (a *Auditor) AddCapture(packets, bytes uint64) {
+// AddCapture adds the pipeline's counts: packets read, their bytes, and
+// the TCP connections it followed, Kafka or not (the auditor alone sees
+// only those whose traffic was recognised as Kafka, TLS or worth a
+// coverage event; the totals count every TCP connection).
+func (a *Auditor) AddCapture(packets, bytes, connections uint64) {
 	a.mu.Lock()
 	a.t.packets += packets
 	a.t.bytes += bytes
-	a.mu.Unlock()
-}
-
-// AddConnections adds TCP connections the pipeline followed, Kafka or not:
-// the totals count every TCP connection (the auditor alone sees only those
-// whose traffic was recognised as Kafka, TLS or worth a coverage event).
-func (a *Auditor) AddConnections(n uint64) {
-	a.mu.Lock()
-	a.t.tcpConns += n
+	a.t.tcpConns += connections
 	a.mu.Unlock()
 }
 

@@ -126,7 +126,7 @@ func goldenScenario() *sc { return goldenEvents(newSC(Options{})) }
 
 // goldenEvents plays goldenScenario's events into s.
 func goldenEvents(s *sc) *sc {
-	s.a.AddCapture(120, 64000)
+	s.a.AddCapture(120, 64000, 0)
 	jA := JavaString(v4A)
 	s.start(connA, true)
 	s.req(connA, kAPIVer, 4, inst(v4A), cid("orders-app"), software("apache-kafka-java", "4.2.0"))

@@ -46,7 +46,7 @@ func TestSlotSameReport(t *testing.T) {
 		{name: "two auditors", run: func(t *testing.T) []*Report {
 			s := newSC(Options{}).withSlots()
 			other := New(Options{})
-			other.AddCapture(120, 64000)
+			other.AddCapture(120, 64000, 0)
 			s.also = []*Auditor{other}
 			goldenEvents(s)
 			return []*Report{s.finish(), other.Finish(s.now)}

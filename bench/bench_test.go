@@ -49,7 +49,7 @@ func read(tb testing.TB, path string, workers int) pipeline.Stats {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	a.AddCapture(st.Packets, st.Bytes)
+	a.AddCapture(st.Packets, st.Bytes, st.Connections)
 	a.Finish(st.LastTime)
 	return st
 }

@@ -243,11 +243,7 @@ func (c *Conn) mayBeTLS(dir Dir, p []byte) bool {
 	if dir != ClientToBroker {
 		return c.halfFor(ClientToBroker).seen < int64(len(h.pre))
 	}
-	if h.seen < int64(len(h.pre)) {
-		copy(h.pre[h.seen:], p)
-	}
-	pre := h.pre[:min(h.seen+int64(len(p)), int64(len(h.pre)))]
-	return pre[0] >= 0x14 && pre[0] <= 0x17 && (len(pre) < 2 || pre[1] == 0x03) && (len(pre) < 3 || pre[2] <= 0x04)
+	return tlsRecordStart(h.prefix(p))
 }
 
 // looksTLS: a TLS client starts with a handshake record (0x16). Joined
@@ -259,11 +255,23 @@ func (c *Conn) looksTLS(h *half, p []byte) bool {
 	if c.fromStart {
 		return h.seen == 0 && p[0] == 0x16
 	}
-	n := copy(h.pre[h.seen:], p)
-	if int(h.seen)+n < 3 {
-		return false
+	pre := h.prefix(p)
+	return len(pre) == len(h.pre) && tlsRecordStart(pre)
+}
+
+// prefix keeps the half's first bytes in h.pre, p being the latest (not
+// yet counted in h.seen), and returns those known so far.
+func (h *half) prefix(p []byte) []byte {
+	if h.seen < int64(len(h.pre)) {
+		copy(h.pre[h.seen:], p)
 	}
-	return h.pre[0] >= 0x14 && h.pre[0] <= 0x17 && h.pre[1] == 0x03 && h.pre[2] <= 0x04
+	return h.pre[:min(h.seen+int64(len(p)), int64(len(h.pre)))]
+}
+
+// tlsRecordStart reports whether b, as far as it goes, can begin a TLS
+// record header: type 0x14-0x17, version 0x03 0x00-0x04.
+func tlsRecordStart(b []byte) bool {
+	return b[0] >= 0x14 && b[0] <= 0x17 && (len(b) < 2 || b[1] == 0x03) && (len(b) < 3 || b[2] <= 0x04)
 }
 
 // Gap says lost bytes (0 if unknown) are missing on dir: the position in

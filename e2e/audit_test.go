@@ -62,7 +62,7 @@ func kwatchRun(t *testing.T, path string) ([]seenPDU, *audit.Report, pipeline.St
 	if err != nil {
 		t.Fatalf("pipeline: %v", err)
 	}
-	aud.AddCapture(stats.Packets, stats.Bytes)
+	aud.AddCapture(stats.Packets, stats.Bytes, stats.Connections)
 	return seen, aud.Finish(last), stats
 }
 

@@ -500,7 +500,7 @@ func TestSnapshotsChangeNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a.AddCapture(st.Packets, st.Bytes)
+		a.AddCapture(st.Packets, st.Bytes, st.Connections)
 		var b bytes.Buffer
 		if err := a.Finish(st.LastTime).WriteJSON(&b); err != nil {
 			t.Fatal(err)

@@ -38,7 +38,7 @@ func report(t *testing.T, data []byte, name string, opts pipeline.Options, prof 
 	if err != nil {
 		t.Fatalf("pipeline: %v", err)
 	}
-	a.AddCapture(st.Packets, st.Bytes)
+	a.AddCapture(st.Packets, st.Bytes, st.Connections)
 	rep := a.Finish(st.LastTime)
 	var out bytes.Buffer
 	if err := rep.WriteJSON(&out); err != nil {

@@ -48,55 +48,20 @@ var (
 
 func bbJ(id [16]byte) string { return pcapgen.JavaString(id) }
 
-// bbWrite writes the capture to a temp file.
-func bbWrite(t *testing.T, c *pcapgen.Capture) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), strings.ReplaceAll(t.Name(), "/", "_")+".pcap")
-	if err := c.WriteFile(path); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // bbRead runs kwatch read --format json --fail-on never over path.
 func bbRead(t *testing.T, path string, extra ...string) bbReport {
 	t.Helper()
-	args := append([]string{"read", "--format", "json", "--fail-on", "never"}, extra...)
-	args = append(args, path)
-	code, stdout, stderr := runKwatch(args...)
-	if code != 0 {
-		t.Fatalf("kwatch %v: exit %d: %s", args, code, stderr)
-	}
+	out := bbReadJSON(t, append(extra[:len(extra):len(extra)], path)...)
 	var rep bbReport
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatalf("report is not JSON: %v\n%s", err, stdout)
-	}
-	// Totals must agree with the findings array.
-	by := map[string]int{}
-	sev := map[string]int{}
-	for _, f := range rep.Findings {
-		by[f["rule"].(string)]++
-		sev[f["severity"].(string)]++
-	}
-	if rep.Totals.Findings != len(rep.Findings) {
-		t.Errorf("totals.findings %d, findings array has %d", rep.Totals.Findings, len(rep.Findings))
-	}
-	for r, n := range by {
-		if rep.Totals.ByRule[r] != n {
-			t.Errorf("totals.findings_by_rule[%s] = %d, findings array has %d", r, rep.Totals.ByRule[r], n)
-		}
-	}
-	for s, n := range sev {
-		if rep.Totals.BySeverity[s] != n {
-			t.Errorf("totals.findings_by_severity[%s] = %d, findings array has %d", s, rep.Totals.BySeverity[s], n)
-		}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("report is not JSON: %v\n%s", err, out)
 	}
 	return rep
 }
 
 func bbRun(t *testing.T, c *pcapgen.Capture, extra ...string) bbReport {
 	t.Helper()
-	return bbRead(t, bbWrite(t, c), extra...)
+	return bbRead(t, bbCaptureFile(t, c, ""), extra...)
 }
 
 func bbSummary(rep bbReport) string {
@@ -229,7 +194,7 @@ func TestBlackboxCompliantModern(t *testing.T) {
 	bbPush(s, bbX, 0)
 	bbMeta(s)
 	cn.Close()
-	path := bbWrite(t, c)
+	path := bbCaptureFile(t, c, "")
 	rep := bbRead(t, path)
 	bbExpect(t, rep, map[string]int{})
 	if code, _, stderr := runKwatch("read", "--fail-on", "info", path); code != 0 {
@@ -1119,7 +1084,7 @@ func TestBlackboxAccepted2026V3(t *testing.T) {
 		s.Header.ClientID = nil
 		bbOffsetDelete(s, nil)
 		cn.Close()
-		path := bbWrite(t, c)
+		path := bbCaptureFile(t, c, "")
 		rep := bbRead(t, path, "--profile", "accepted-2026")
 		bbExpect(t, rep, map[string]int{"instance-id-missing-first": 1})
 		f := bbFirst(t, rep, "instance-id-missing-first")
@@ -1165,7 +1130,7 @@ func TestBlackboxAccepted2026DroppedLateOff(t *testing.T) {
 	s2.Header.InstanceID = bbID(bbY)
 	bbMeta(s2) // seed: late
 	cn2.Close()
-	path := bbWrite(t, c)
+	path := bbCaptureFile(t, c, "")
 	seed := bbRead(t, path)
 	bbExpect(t, seed, map[string]int{"instance-id-dropped": 1, "instance-id-late": 1})
 	acc := bbRead(t, path, "--profile", "accepted-2026")
@@ -1490,7 +1455,7 @@ func TestBlackboxNDJSONSameFindings(t *testing.T) {
 	bbMeta(s)
 	bbPush(s, bbZero, 0)
 	cn.Close()
-	path := bbWrite(t, c)
+	path := bbCaptureFile(t, c, "")
 	rep := bbRead(t, path)
 	code, stdout, _ := runKwatch("read", "--format", "ndjson", "--fail-on", "never", path)
 	if code != 0 {
@@ -1637,7 +1602,7 @@ func TestBlackboxMidstreamSingleRequest(t *testing.T) {
 	s := bbSession(cn, nil, bbID(bbX))
 	bbPush(s, bbY, 0)
 	cn.Close()
-	path := bbWrite(t, c)
+	path := bbCaptureFile(t, c, "")
 	for _, extra := range [][]string{nil, {"--port", "9092"}} {
 		rep := bbRead(t, path, extra...)
 		if n := len(bbOf(rep, "telemetry-id-mismatch")); n != 1 {
@@ -1659,7 +1624,7 @@ func TestBlackboxMidstreamMalformed(t *testing.T) {
 		{raw: []byte{1, 0, 3, 1, 2, 3}, kind: "m"},
 		{id: bbID(bbX), kind: "p", r: bbX},
 	})
-	path := bbWrite(t, c)
+	path := bbCaptureFile(t, c, "")
 	for _, extra := range [][]string{nil, {"--port", "9092"}} {
 		rep := bbRead(t, path, extra...)
 		if n := len(bbOf(rep, "instance-id-malformed")); n != 1 {

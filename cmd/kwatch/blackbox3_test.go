@@ -42,16 +42,6 @@ var (
 func bb3J(id [16]byte) string    { return pcapgen.JavaString(id) }
 func bb3P(id [16]byte) *[16]byte { return &id }
 
-// bb3Path writes c to a temp file named name (the extension picks the format).
-func bb3Path(t *testing.T, c *pcapgen.Capture, name string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := c.WriteFile(p); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // bb3Decode decodes one JSON value keeping numbers as json.Number.
 func bb3Decode(t *testing.T, s string) any {
 	t.Helper()
@@ -71,11 +61,7 @@ func bb3Decode(t *testing.T, s string) any {
 // the report object.
 func bb3ReadJSON(t *testing.T, args ...string) map[string]any {
 	t.Helper()
-	all := append([]string{"read", "--format", "json", "--fail-on", "never"}, args...)
-	code, out, errOut := runKwatch(all...)
-	if code != 0 {
-		t.Fatalf("kwatch %v: exit %d, stderr %q", all, code, errOut)
-	}
+	out := bbReadJSON(t, args...)
 	m, ok := bb3Decode(t, out).(map[string]any)
 	if !ok {
 		t.Fatalf("report is not a JSON object:\n%s", out)
@@ -264,7 +250,7 @@ func bb3Changed(opts pcapgen.Options) (*pcapgen.Capture, int, int32) {
 // "client_id":"orders-app","instance_id":..,"expected":..,"observed":..,"message":..}".
 func TestBlackbox3FindingChangedSchema(t *testing.T) {
 	c, frame, corr := bb3Changed(pcapgen.Options{})
-	rep := bb3ReadJSON(t, bb3Path(t, c, "changed.pcap"))
+	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "changed.pcap"))
 	fs := bb3Findings(t, rep)
 	f := bb3One(t, fs, "instance-id-changed")
 	for _, k := range bb3FindingKeys {
@@ -300,7 +286,7 @@ func TestBlackbox3InstanceIDJavaForm(t *testing.T) {
 	if !strings.ContainsAny(want, "-_") {
 		t.Fatalf("test ID %s spells no '-' or '_'", want)
 	}
-	path := bb3Path(t, c, "dash.pcap")
+	path := bbCaptureFile(t, c, "dash.pcap")
 	rep := bb3ReadJSON(t, path)
 	f := bb3One(t, bb3Findings(t, rep), "instance-id-dropped")
 	bb3CheckFinding(t, c, f, map[string]any{"instance_id": want, "expected": want, "api": "Metadata"})
@@ -332,7 +318,7 @@ func TestBlackbox3FindingSaslHandshake(t *testing.T) {
 	corr := s.Header.CorrelationID
 	frame, _ := s.RoundTrip(pcapgen.SaslHandshake(1, "PLAIN"), pcapgen.SaslHandshakeResponse(1, "PLAIN"))
 	cn.Close()
-	rep := bb3ReadJSON(t, bb3Path(t, c, "sasl.pcap"))
+	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "sasl.pcap"))
 	f := bb3One(t, bb3Findings(t, rep), "client-id-changed")
 	bb3CheckFinding(t, c, f, map[string]any{
 		"severity": "warn", "kip": "KIP-1313", "frame": frame, "api": "SaslHandshake",
@@ -359,7 +345,7 @@ func TestBlackbox3FindingNullClientID(t *testing.T) {
 	s.Header.InstanceID = bb3P(bb3Y)
 	bb3Meta(s)
 	cn.Close()
-	rep := bb3ReadJSON(t, bb3Path(t, c, "nullcid.pcap"))
+	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "nullcid.pcap"))
 	f := bb3One(t, bb3Findings(t, rep), "instance-id-changed")
 	bb3CheckFinding(t, c, f, map[string]any{"client_id": nil, "instance_id": bb3J(bb3X)})
 }
@@ -378,7 +364,7 @@ func TestBlackbox3FindingTelemetry(t *testing.T) {
 	pCorr := s.Header.CorrelationID
 	pFrame, _ := s.RoundTrip(pcapgen.PushTelemetry(bb3Zero, 7), pcapgen.PushTelemetryResponse(42))
 	cn.Close()
-	rep := bb3ReadJSON(t, bb3Path(t, c, "tele.pcap"))
+	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "tele.pcap"))
 	fs := bb3Findings(t, rep)
 	g := bb3One(t, fs, "telemetry-id-requested-with-header")
 	bb3CheckFinding(t, c, g, map[string]any{"severity": "error", "frame": gFrame, "api": "GetTelemetrySubscriptions",
@@ -415,7 +401,7 @@ func TestBlackbox3FindingHeartbeatAPIs(t *testing.T) {
 	corr, f = s.Request(pcapgen.StreamsGroupHeartbeat(0, "st", "", -1))
 	want = append(want, hb{"StreamsGroupHeartbeat", 88, f, corr})
 	cn.Close()
-	rep := bb3ReadJSON(t, bb3Path(t, c, "hb.pcap"))
+	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "hb.pcap"))
 	fs := bb3Rule(bb3Findings(t, rep), "leave-without-member-id")
 	if len(fs) != 3 {
 		t.Fatalf("%d leave-without-member-id findings, want 3", len(fs))
@@ -445,7 +431,7 @@ func TestBlackbox3FindingClientIDRepeated(t *testing.T) {
 		}
 		last = append(last, c.Frames())
 	}
-	rep := bb3ReadJSON(t, bb3Path(t, c, "rep.pcap"))
+	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "rep.pcap"))
 	fs := bb3Rule(bb3Findings(t, rep), "client-id-repeated")
 	if len(fs) != 2 {
 		t.Fatalf("%d client-id-repeated findings, want one per connection (2)", len(fs))
@@ -471,7 +457,7 @@ func TestBlackbox3FindingPartialMidstream(t *testing.T) {
 	s.Header.InstanceID = bb3P(bb3Y)
 	bb3Meta(s)
 	cn.Close()
-	rep := bb3ReadJSON(t, bb3Path(t, c, "mid.pcap"))
+	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "mid.pcap"))
 	f := bb3One(t, bb3Findings(t, rep), "instance-id-changed")
 	bb3CheckFinding(t, c, f, map[string]any{"confidence": "partial"})
 }
@@ -535,7 +521,7 @@ func bb3Fleet() (*pcapgen.Capture, bb3FleetInfo) {
 // those recognised as Kafka)".
 func TestBlackbox3ReportTotals(t *testing.T) {
 	c, info := bb3Fleet()
-	rep := bb3ReadJSON(t, bb3Path(t, c, "fleet.pcap"))
+	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "fleet.pcap"))
 	tot, ok := rep["totals"].(map[string]any)
 	if !ok {
 		t.Fatalf("totals is %T", rep["totals"])
@@ -601,7 +587,7 @@ func bb3Strings(v any) []string {
 // group, telemetry ID, findings by rule".
 func TestBlackbox3ReportInstanceRow(t *testing.T) {
 	c, _ := bb3Fleet()
-	rep := bb3ReadJSON(t, bb3Path(t, c, "fleet.pcap"))
+	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "fleet.pcap"))
 	in := bb3Instance(t, rep, bb3J(bb3X))
 	bb3Eq(t, "client_ids", bb3Strings(in["client_ids"]), []string{"orders-app"})
 	bb3Eq(t, "software_name", in["software_name"], "apache-kafka-java")
@@ -631,7 +617,7 @@ func TestBlackbox3ReportInstanceRow(t *testing.T) {
 // request has ClientSoftwareName/Version)" names the software.
 func TestBlackbox3ReportLegacyRow(t *testing.T) {
 	c, _ := bb3Fleet()
-	rep := bb3ReadJSON(t, bb3Path(t, c, "fleet.pcap"))
+	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "fleet.pcap"))
 	var row map[string]any
 	for _, in := range rep["instances"].([]any) {
 		m := in.(map[string]any)
@@ -670,7 +656,7 @@ func TestBlackbox3ReportEmptyFindingsArray(t *testing.T) {
 	cn.Close()
 	empty := pcapgen.New(pcapgen.Options{})
 	for name, cc := range map[string]*pcapgen.Capture{"clean.pcap": c, "nopackets.pcap": empty} {
-		code, out, errOut := runKwatch("read", "--format", "json", bb3Path(t, cc, name))
+		code, out, errOut := runKwatch("read", "--format", "json", bbCaptureFile(t, cc, name))
 		if code != 0 {
 			t.Errorf("%s: exit %d (%s)", name, code, errOut)
 			continue
@@ -705,7 +691,7 @@ func TestBlackbox3ReportCoverageCounts(t *testing.T) {
 	bb3Meta(s)
 	s.Respond(999, pcapgen.MetadataResponse(12, "10.0.0.1", 9092))
 	cn.Close()
-	rep := bb3ReadJSON(t, bb3Path(t, c, "cov.pcap"))
+	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "cov.pcap"))
 	cov := rep["totals"].(map[string]any)["coverage"].(map[string]any)
 	bb3Eq(t, "midstream-join", bb3Int(t, cov["midstream-join"], "m"), 1)
 	bb3Eq(t, "tls-connection", bb3Int(t, cov["tls-connection"], "t"), 2)
@@ -792,7 +778,7 @@ func TestBlackbox3DumpCommonFields(t *testing.T) {
 	emptyF, _ := s.RoundTrip(pcapgen.Metadata(1, "orders"), pcapgen.MetadataResponse(1, "h", 1)) // header v1, empty client ID
 	_, csF := s.Request(kmsg.NewPtrControlledShutdownRequest())
 	cn.Close()
-	objs := bb3Dump(t, bb3Path(t, c, "dump.pcap"))
+	objs := bb3Dump(t, bbCaptureFile(t, c, "dump.pcap"))
 	byFrame := map[int64]map[string]any{}
 	for _, o := range objs {
 		bb3CheckPDU(t, o)
@@ -861,7 +847,7 @@ func TestBlackbox3DumpBodyFields(t *testing.T) {
 	pF, pRF := s.RoundTrip(pcapgen.PushTelemetry(bb3Y, 77), pcapgen.PushTelemetryResponse(0))
 	_, saRF := s.RoundTrip(pcapgen.SaslHandshake(1, "PLAIN"), pcapgen.SaslHandshakeResponse(1, "PLAIN"))
 	cn.Close()
-	objs := bb3Dump(t, bb3Path(t, c, "bodies.pcap"))
+	objs := bb3Dump(t, bbCaptureFile(t, c, "bodies.pcap"))
 	byFrame := map[int64]map[string]any{}
 	for _, o := range objs {
 		bb3CheckPDU(t, o)
@@ -968,7 +954,7 @@ func TestBlackbox3DumpEvents(t *testing.T) {
 		t.Run(tc.event, func(t *testing.T) {
 			c := pcapgen.New(tc.opts)
 			tc.build(c)
-			path := bb3Path(t, c, "ev.pcap")
+			path := bbCaptureFile(t, c, "ev.pcap")
 			objs := bb3Dump(t, path)
 			evs := bb3Kind(objs, "event", "")
 			var hit map[string]any
@@ -998,7 +984,7 @@ func TestBlackbox3DumpEvents(t *testing.T) {
 // (one object per decoded PDU or coverage event).
 func TestBlackbox3DumpJSONMatchesNDJSON(t *testing.T) {
 	c, _ := bb3Fleet()
-	path := bb3Path(t, c, "fleet.pcap")
+	path := bbCaptureFile(t, c, "fleet.pcap")
 	nd := bb3Dump(t, path)
 	code, out, errOut := runKwatch("dump", "--format", "json", path)
 	if code != 0 {
@@ -1026,7 +1012,7 @@ func TestBlackbox3DumpJSONMatchesNDJSON(t *testing.T) {
 // SPEC 6: "ndjson = one finding per line, the summary on stderr".
 func TestBlackbox3ReadNDJSON(t *testing.T) {
 	c, _ := bb3Fleet()
-	path := bb3Path(t, c, "fleet.pcap")
+	path := bbCaptureFile(t, c, "fleet.pcap")
 	rep := bb3ReadJSON(t, path)
 	want := bb3Findings(t, rep)
 	code, out, errOut := runKwatch("read", "--format", "ndjson", "--fail-on", "never", path)
@@ -1057,7 +1043,7 @@ func TestBlackbox3ReadNDJSONNoFindings(t *testing.T) {
 	cn := c.Conn(pcapgen.ConnOptions{})
 	bb3Meta(cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("ok"), CorrelationID: 1}))
 	cn.Close()
-	code, out, errOut := runKwatch("read", "--format", "ndjson", bb3Path(t, c, "ok.pcap"))
+	code, out, errOut := runKwatch("read", "--format", "ndjson", bbCaptureFile(t, c, "ok.pcap"))
 	if code != 0 || out != "" {
 		t.Errorf("exit %d, stdout %q, want 0 and nothing (stderr %q)", code, out, errOut)
 	}
@@ -1068,7 +1054,7 @@ func TestBlackbox3ReadNDJSONNoFindings(t *testing.T) {
 // only (no JSON, nothing on stderr on success).
 func TestBlackbox3TextFormatAndExit(t *testing.T) {
 	c, _, _ := bb3Changed(pcapgen.Options{})
-	path := bb3Path(t, c, "changed.pcap")
+	path := bbCaptureFile(t, c, "changed.pcap")
 	code, out, errOut := runKwatch("read", path)
 	if code != 1 {
 		t.Errorf("default fail-on with an error finding: exit %d, want 1", code)
@@ -1104,7 +1090,7 @@ func TestBlackbox3FailOnLevels(t *testing.T) {
 	s = cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("a"), CorrelationID: 1})
 	s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(0, "g", "", 0), pcapgen.ConsumerGroupHeartbeatResponse(0, 0, pcapgen.Ptr(bb3J(bb3X)), 1))
 	cn.Close()
-	warn, info := bb3Path(t, warnC, "warn.pcap"), bb3Path(t, infoC, "info.pcap")
+	warn, info := bbCaptureFile(t, warnC, "warn.pcap"), bbCaptureFile(t, infoC, "info.pcap")
 	rep := bb3ReadJSON(t, info)
 	bb3One(t, bb3Findings(t, rep), "member-id-empty")
 	for _, tc := range []struct {
@@ -1129,7 +1115,7 @@ func TestBlackbox3FailOnLevels(t *testing.T) {
 // (with a one-line reason on stderr)".
 func TestBlackbox3CommandLineErrors(t *testing.T) {
 	c, _, _ := bb3Changed(pcapgen.Options{})
-	path := bb3Path(t, c, "ok.pcap")
+	path := bbCaptureFile(t, c, "ok.pcap")
 	for _, args := range [][]string{
 		{"read", "--fail-on", "fatal", path},
 		{"read", "--format", "xml", path},
@@ -1216,7 +1202,7 @@ func TestBlackbox3PortFlag(t *testing.T) {
 		s.RoundTrip(pcapgen.Metadata(1, "t"), pcapgen.MetadataResponse(1, "h", 1))
 		cn.Close()
 	}
-	path := bb3Path(t, c, "ports.pcap")
+	path := bbCaptureFile(t, c, "ports.pcap")
 	brokers := func(args ...string) []string {
 		rep := bb3ReadJSON(t, append(args, path)...)
 		var out []string
@@ -1243,7 +1229,7 @@ func TestBlackbox3MaxFrame(t *testing.T) {
 	s.RoundTrip(pcapgen.Produce(7, "orders", bb3Zero, bytes.Repeat([]byte{7}, 4000)), pcapgen.ProduceResponse(7, "orders", bb3Zero))
 	bb3Meta(s)
 	cn.Close()
-	path := bb3Path(t, c, "big.pcap")
+	path := bbCaptureFile(t, c, "big.pcap")
 	cov := func(args ...string) int64 {
 		rep := bb3ReadJSON(t, append(args, path)...)
 		return bb3Int(t, rep["totals"].(map[string]any)["coverage"].(map[string]any)["framing-error"], "framing-error")
@@ -1263,7 +1249,7 @@ func TestBlackbox3MaxFrame(t *testing.T) {
 // instance-id-dropped and instance-id-late are off".
 func TestBlackbox3ProfileFlag(t *testing.T) {
 	c, _ := bb3Fleet()
-	path := bb3Path(t, c, "fleet.pcap")
+	path := bbCaptureFile(t, c, "fleet.pcap")
 	seed := bb3ReadJSON(t, path)
 	if len(bb3Rule(bb3Findings(t, seed), "instance-id-dropped")) != 1 {
 		t.Errorf("seed profile: no instance-id-dropped")
@@ -1286,7 +1272,7 @@ func TestBlackbox3ProfileFlag(t *testing.T) {
 func TestBlackbox3MultipleFiles(t *testing.T) {
 	c1, f1, _ := bb3Changed(pcapgen.Options{})
 	c2, f2, _ := bb3Changed(pcapgen.Options{Start: pcapgen.BaseTime().Add(time.Minute)})
-	p1, p2 := bb3Path(t, c1, "a.pcap"), bb3Path(t, c2, "b.pcap")
+	p1, p2 := bbCaptureFile(t, c1, "a.pcap"), bbCaptureFile(t, c2, "b.pcap")
 	rep := bb3ReadJSON(t, p1, p2)
 	fs := bb3Rule(bb3Findings(t, rep), "instance-id-changed")
 	if len(fs) != 2 {
@@ -1301,17 +1287,17 @@ func TestBlackbox3MultipleFiles(t *testing.T) {
 // capture from standard input). Every input form gives the same findings.
 func TestBlackbox3InputForms(t *testing.T) {
 	c, _, _ := bb3Changed(pcapgen.Options{})
-	base := bb3Findings(t, bb3ReadJSON(t, bb3Path(t, c, "x.pcap")))
+	base := bb3Findings(t, bb3ReadJSON(t, bbCaptureFile(t, c, "x.pcap")))
 	if len(base) == 0 {
 		t.Fatal("no findings")
 	}
 	for _, name := range []string{"x.pcap.gz", "x.pcapng", "x.pcapng.gz"} {
-		got := bb3Findings(t, bb3ReadJSON(t, bb3Path(t, c, name)))
+		got := bb3Findings(t, bb3ReadJSON(t, bbCaptureFile(t, c, name)))
 		if !reflect.DeepEqual(got, base) {
 			t.Errorf("%s: findings differ from pcap:\n%v\n%v", name, got, base)
 		}
 	}
-	raw, err := os.ReadFile(bb3Path(t, c, "stdin.pcapng.gz"))
+	raw, err := os.ReadFile(bbCaptureFile(t, c, "stdin.pcapng.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1330,7 +1316,7 @@ func TestBlackbox3InputForms(t *testing.T) {
 func TestBlackbox3TimeFormatNanos(t *testing.T) {
 	start := time.Date(2026, 11, 29, 16, 49, 25, 123456789, time.FixedZone("X", 3600))
 	c, frame, _ := bb3Changed(pcapgen.Options{Start: start})
-	rep := bb3ReadJSON(t, bb3Path(t, c, "ns.pcapng"))
+	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "ns.pcapng"))
 	f := bb3One(t, bb3Findings(t, rep), "instance-id-changed")
 	want := c.Packets()[frame-1].Time.UTC().Truncate(time.Microsecond).Format("2006-01-02T15:04:05.000000Z")
 	bb3Eq(t, "time", f["time"], want)
@@ -1424,7 +1410,7 @@ func TestBlackbox3IPv6Conn(t *testing.T) {
 	s.Header.InstanceID = bb3P(bb3Y)
 	bb3Meta(s)
 	cn.Close()
-	path := bb3Path(t, c, "v6.pcap")
+	path := bbCaptureFile(t, c, "v6.pcap")
 	f := bb3One(t, bb3Findings(t, bb3ReadJSON(t, path)), "instance-id-changed")
 	bb3CheckFinding(t, c, f, map[string]any{"conn.client": cl.String(), "conn.broker": br.String()})
 	objs := bb3Dump(t, path)
@@ -1447,7 +1433,7 @@ func TestBlackbox3LegacyRowTelemetryAndFindings(t *testing.T) {
 	s.Header.ClientID = pcapgen.Ptr("renamed")
 	bb3Meta(s)
 	cn.Close()
-	rep := bb3ReadJSON(t, bb3Path(t, c, "lt.pcap"))
+	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "lt.pcap"))
 	fs := bb3Findings(t, rep)
 	bb3One(t, fs, "client-id-changed")
 	rows := rep["instances"].([]any)
@@ -1487,7 +1473,7 @@ func TestBlackbox3Accepted2026HeaderV3Counted(t *testing.T) {
 	s.Header.HeaderVersion = pcapgen.HeaderAuto
 	bb3Meta(s)
 	cn.Close()
-	rep := bb3ReadJSON(t, "--profile", "accepted-2026", bb3Path(t, c, "v3.pcap"))
+	rep := bb3ReadJSON(t, "--profile", "accepted-2026", bbCaptureFile(t, c, "v3.pcap"))
 	hv := rep["totals"].(map[string]any)["requests_by_header_version"].(map[string]any)
 	bb3Eq(t, "requests_by_header_version.v3", hv["v3"], json.Number("2"))
 	bb3Eq(t, "requests_by_header_version.v2", hv["v2"], json.Number("1"))
@@ -1507,7 +1493,7 @@ func TestBlackbox3DumpFilesAndPort(t *testing.T) {
 		return c
 	}
 	c1, c2 := mk(9092, pcapgen.BaseTime()), mk(19092, pcapgen.BaseTime().Add(time.Second))
-	p1, p2 := bb3Path(t, c1, "1.pcap"), bb3Path(t, c2, "2.pcap")
+	p1, p2 := bbCaptureFile(t, c1, "1.pcap"), bbCaptureFile(t, c2, "2.pcap")
 	objs := bb3Dump(t, p1, p2)
 	reqs := bb3Kind(objs, "request", "")
 	if len(reqs) != 2 {
@@ -1524,7 +1510,7 @@ func TestBlackbox3DumpFilesAndPort(t *testing.T) {
 // error finding with the default --fail-on.
 func TestBlackbox3NDJSONExitStatus(t *testing.T) {
 	c, _, _ := bb3Changed(pcapgen.Options{})
-	path := bb3Path(t, c, "x.pcap")
+	path := bbCaptureFile(t, c, "x.pcap")
 	for _, format := range []string{"ndjson", "json", "text"} {
 		if code, _, errOut := runKwatch("read", "--format", format, path); code != 1 {
 			t.Errorf("--format %s: exit %d, want 1 (%s)", format, code, errOut)
@@ -1543,7 +1529,7 @@ func TestBlackbox3TruncatedGzAndDumpStdin(t *testing.T) {
 		bb3Meta(cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr(strings.Repeat("p", 200)), CorrelationID: 1}))
 		cn.Close()
 	}
-	gz := bb3Path(t, c, "x.pcap.gz")
+	gz := bbCaptureFile(t, c, "x.pcap.gz")
 	b, _ := os.ReadFile(gz)
 	cut := filepath.Join(t.TempDir(), "cut.pcap.gz")
 	os.WriteFile(cut, b[:len(b)*3/4], 0o600)
@@ -1556,7 +1542,7 @@ func TestBlackbox3TruncatedGzAndDumpStdin(t *testing.T) {
 	if code := runWith([]string{"dump", "--format", "ndjson", "-"}, bytes.NewReader(raw), &o1, &e1); code != 0 {
 		t.Fatalf("dump -: exit %d (%s)", code, e1.String())
 	}
-	_, o2, _ := runKwatch("dump", "--format", "ndjson", bb3Path(t, c, "x.pcap"))
+	_, o2, _ := runKwatch("dump", "--format", "ndjson", bbCaptureFile(t, c, "x.pcap"))
 	if o1.String() != o2 {
 		t.Errorf("dump - differs from dump FILE")
 	}

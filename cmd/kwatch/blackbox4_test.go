@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -25,9 +24,6 @@ var (
 	bb4Y = pcapgen.SeqUUID(0xb0)
 	bb4Z = pcapgen.SeqUUID(0xc0)
 )
-
-// bb4Keep, when set by a developer, keeps a copy of dumped captures.
-var bb4Keep = ""
 
 type bb4Report struct {
 	Totals struct {
@@ -50,23 +46,15 @@ func bb4Path(t *testing.T, c *pcapgen.Capture, name string) string {
 	if name == "" {
 		name = "scenario.pcap"
 	}
-	path := filepath.Join(t.TempDir(), name)
-	if err := c.WriteFile(path); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return bbCaptureFile(t, c, name)
 }
 
 func bb4ReadPath(t *testing.T, path string, extra ...string) bb4Report {
 	t.Helper()
-	args := append([]string{"read", "--format", "json", "--fail-on", "never"}, extra...)
-	code, stdout, stderr := runKwatch(append(args, path)...)
-	if code != 0 {
-		t.Fatalf("kwatch %v: exit %d: %s", args, code, stderr)
-	}
+	out := bbReadJSON(t, append(extra[:len(extra):len(extra)], path)...)
 	var rep bb4Report
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatalf("report is not JSON: %v\n%s", err, stdout)
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("report is not JSON: %v\n%s", err, out)
 	}
 	return rep
 }
@@ -80,9 +68,6 @@ func bb4Run(t *testing.T, c *pcapgen.Capture, extra ...string) bb4Report {
 func bb4Dump(t *testing.T, c *pcapgen.Capture, extra ...string) []map[string]any {
 	t.Helper()
 	path := bb4Path(t, c, "")
-	if bb4Keep != "" {
-		c.WriteFile(bb4Keep)
-	}
 	args := append([]string{"dump", "--format", "ndjson"}, extra...)
 	code, stdout, stderr := runKwatch(append(args, path)...)
 	if code != 0 {

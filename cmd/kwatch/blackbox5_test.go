@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -48,33 +47,17 @@ func bb5Host(i int) netip.AddrPort {
 	return netip.AddrPortFrom(netip.MustParseAddr("10.7.0.1"), uint16(51000+i))
 }
 
-func bb5Path(t *testing.T, c *pcapgen.Capture) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), strings.ReplaceAll(t.Name(), "/", "_")+".pcap")
-	if err := c.WriteFile(p); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // bb5Read runs kwatch read --format json --fail-on never [--profile p].
 func bb5Read(t *testing.T, path, profile string) bb5Report {
 	t.Helper()
-	args := []string{"read", "--format", "json", "--fail-on", "never"}
+	var args []string
 	if profile != "" {
 		args = append(args, "--profile", profile)
 	}
-	args = append(args, path)
-	code, out, errOut := runKwatch(args...)
-	if code != 0 {
-		t.Fatalf("kwatch %v: exit %d: %s", args, code, errOut)
-	}
+	out := bbReadJSON(t, append(args, path)...)
 	var rep bb5Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("report is not JSON: %v", err)
-	}
-	if rep.Totals.Findings != len(rep.Findings) {
-		t.Errorf("totals.findings %d, findings array %d", rep.Totals.Findings, len(rep.Findings))
 	}
 	return rep
 }
@@ -247,7 +230,7 @@ func TestBlackbox5CompliantModernMixed(t *testing.T) {
 	bb5CGH(s, bb5J(bb5X), 1)
 	bb5OD(s, nil, nil)
 	cn.Close()
-	path := bb5Path(t, c)
+	path := bbCaptureFile(t, c, "")
 
 	acc := bb5Read(t, path, bb5Acc)
 	bb5Expect(t, "accepted-2026", acc, map[string]int{})
@@ -300,7 +283,7 @@ func TestBlackbox5MissingFirstAfterV2(t *testing.T) {
 	bb5OD(s, nil, nil)
 	bb5OD(s, nil, nil)
 	cn.Close()
-	path := bb5Path(t, c)
+	path := bbCaptureFile(t, c, "")
 	acc := bb5Read(t, path, bb5Acc)
 	bb5Expect(t, "accepted-2026", acc, map[string]int{"instance-id-missing-first": 1})
 	f := bb5First(acc, "instance-id-missing-first")
@@ -330,7 +313,7 @@ func TestBlackbox5MissingFirstZeroUUID(t *testing.T) {
 	s.Header.ClientID = nil
 	bb5OD(s, nil, nil)
 	cn.Close()
-	acc := bb5Read(t, bb5Path(t, c), bb5Acc)
+	acc := bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc)
 	bb5Expect(t, "accepted-2026", acc, map[string]int{"instance-id-missing-first": 1})
 	bb5Field(t, bb5First(acc, "instance-id-missing-first"), "frame", f1)
 }
@@ -353,7 +336,7 @@ func TestBlackbox5V2OnlyConnections(t *testing.T) {
 	s2.Header.ClientID = nil
 	bb5Meta(s2, nil)
 	cn2.Close()
-	path := bb5Path(t, c)
+	path := bbCaptureFile(t, c, "")
 	bb5Expect(t, "accepted-2026", bb5Read(t, path, bb5Acc), map[string]int{})
 	bb5Expect(t, "seed", bb5Read(t, path, ""), map[string]int{"instance-id-dropped": 1})
 }
@@ -371,7 +354,7 @@ func TestBlackbox5V2FirstThenV3WithID(t *testing.T) {
 	bb5OD(s, &bb5X, nil)
 	bb5OD(s, nil, nil)
 	cn.Close()
-	bb5Expect(t, "accepted-2026", bb5Read(t, bb5Path(t, c), bb5Acc), map[string]int{})
+	bb5Expect(t, "accepted-2026", bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc), map[string]int{})
 }
 
 // ---------------------------------------------------------------- repeated
@@ -393,7 +376,7 @@ func TestBlackbox5RepeatedCount(t *testing.T) {
 	bb5OD(s, &bb5X, nil)
 	bb5OD(s, &bb5X, nil)
 	cn.Close()
-	path := bb5Path(t, c)
+	path := bbCaptureFile(t, c, "")
 	acc := bb5Read(t, path, bb5Acc)
 	got := bb5Counts(acc)
 	n := got["instance-id-repeated"]
@@ -431,7 +414,7 @@ func TestBlackbox5ZeroLaterIsOmission(t *testing.T) {
 	bb5OD(s, &[16]byte{}, nil)
 	bb5OD(s, nil, nil)
 	cn.Close()
-	bb5Expect(t, "accepted-2026", bb5Read(t, bb5Path(t, c), bb5Acc), map[string]int{})
+	bb5Expect(t, "accepted-2026", bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc), map[string]int{})
 }
 
 // ---------------------------------------------------------------- 3.1 rules that still apply
@@ -451,7 +434,7 @@ func TestBlackbox5ChangedV3(t *testing.T) {
 	_, f3 := bb5OD(s, &bb5Y, nil)
 	bb5OD(s, nil, nil)
 	cn.Close()
-	path := bb5Path(t, c)
+	path := bbCaptureFile(t, c, "")
 	acc := bb5Read(t, path, bb5Acc)
 	bb5Expect(t, "accepted-2026", acc, map[string]int{"instance-id-changed": 2})
 	fs := bb5Of(acc, "instance-id-changed")
@@ -492,7 +475,7 @@ func TestBlackbox5MalformedV3(t *testing.T) {
 			_, f2 := bb5OD(s, tc.next, nil)
 			bb5OD(s, nil, nil)
 			cn.Close()
-			path := bb5Path(t, c)
+			path := bbCaptureFile(t, c, "")
 			acc := bb5Read(t, path, bb5Acc)
 			bb5Expect(t, "accepted-2026", acc, tc.want)
 			bb5Field(t, bb5First(acc, "instance-id-malformed"), "frame", f1)
@@ -523,7 +506,7 @@ func TestBlackbox5ReservedV3(t *testing.T) {
 		bb5OD(s, nil, nil)
 		cn.Close()
 	}
-	acc := bb5Read(t, bb5Path(t, c), bb5Acc)
+	acc := bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc)
 	bb5Expect(t, "accepted-2026", acc, map[string]int{"instance-id-reserved": 1})
 	f := bb5First(acc, "instance-id-reserved")
 	bb5Field(t, f, "severity", "warn")
@@ -546,7 +529,7 @@ func TestBlackbox5SharedV3(t *testing.T) {
 		bb5Meta(s, nil)
 		cn.Close()
 	}
-	acc := bb5Read(t, bb5Path(t, c), bb5Acc)
+	acc := bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc)
 	bb5Expect(t, "accepted-2026", acc, map[string]int{"instance-id-shared": 1})
 	bb5Field(t, bb5First(acc, "instance-id-shared"), "severity", "warn")
 	in := bb5Instance(acc, bb5X)
@@ -575,7 +558,7 @@ func TestBlackbox5MidstreamUnobservableCounted(t *testing.T) {
 		frames = append(frames, f)
 		cn.Close()
 	}
-	acc := bb5Read(t, bb5Path(t, c), bb5Acc)
+	acc := bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc)
 	bb5Expect(t, "accepted-2026", acc, map[string]int{"instance-id-missing-first": 2})
 	fs := bb5Of(acc, "instance-id-missing-first")
 	for i, f := range fs {
@@ -608,7 +591,7 @@ func TestBlackbox5MidstreamRepeatsPartial(t *testing.T) {
 		bb5OD(s, &bb5X, nil)
 	}
 	cn.Close()
-	acc := bb5Read(t, bb5Path(t, c), bb5Acc)
+	acc := bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc)
 	if acc.Totals.Requests != 3 {
 		t.Errorf("requests %d, want 3", acc.Totals.Requests)
 	}
@@ -636,7 +619,7 @@ func TestBlackbox5FirstRequestLostInGap(t *testing.T) {
 	bb5OD(s, nil, nil)
 	bb5OD(s, nil, nil)
 	cn.Close()
-	acc := bb5Read(t, bb5Path(t, c), bb5Acc)
+	acc := bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc)
 	if acc.Totals.Unobservable != nil {
 		t.Logf("requests %d, stream-gap %d, unobservable_connections %d", acc.Totals.Requests, acc.Totals.Coverage["stream-gap"], *acc.Totals.Unobservable)
 	}
@@ -673,7 +656,7 @@ func TestBlackbox5MemberAlignmentUsesConnectionID(t *testing.T) {
 			f := bb5CGH(s, tc.member, 0)
 			bb5CGH(s, tc.member, 1)
 			cn.Close()
-			path := bb5Path(t, c)
+			path := bbCaptureFile(t, c, "")
 			acc := bb5Read(t, path, bb5Acc)
 			bb5Expect(t, "accepted-2026", acc, tc.acc)
 			if m := bb5First(acc, "member-id-misaligned"); m != nil {
@@ -697,7 +680,7 @@ func TestBlackbox5MissingFirstNoMisaligned(t *testing.T) {
 	s.Header.ClientID = nil
 	bb5CGH(s, bb5J(bb5Y), 0)
 	cn.Close()
-	bb5Expect(t, "accepted-2026", bb5Read(t, bb5Path(t, c), bb5Acc), map[string]int{"instance-id-missing-first": 1})
+	bb5Expect(t, "accepted-2026", bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc), map[string]int{"instance-id-missing-first": 1})
 }
 
 // SPEC 3.4 member-id-changed: "the same client (connection, or instance ID
@@ -722,7 +705,7 @@ func TestBlackbox5MemberChangedAcrossConnections(t *testing.T) {
 	s2.Header.ClientID = nil
 	f := bb5CGH(s2, bb5J(bb5Y), 0)
 	cn2.Close()
-	path := bb5Path(t, c)
+	path := bbCaptureFile(t, c, "")
 	acc := bb5Read(t, path, bb5Acc)
 	bb5Expect(t, "accepted-2026", acc, map[string]int{"member-id-changed": 1, "member-id-misaligned": 1})
 	bb5Field(t, bb5First(acc, "member-id-changed"), "frame", f)
@@ -745,7 +728,7 @@ func TestBlackbox5ClientIDRepeatedNeedsV3ID(t *testing.T) {
 	bb5Meta(s, nil)
 	bb5OD(s, nil, nil)
 	cn.Close()
-	path := bb5Path(t, c)
+	path := bbCaptureFile(t, c, "")
 	acc := bb5Read(t, path, bb5Acc)
 	bb5Expect(t, "accepted-2026", acc, map[string]int{"client-id-repeated": 1})
 	bb5Field(t, bb5First(acc, "client-id-repeated"), "severity", "info")
@@ -768,7 +751,7 @@ func TestBlackbox5TelemetryBodyWithoutHeader(t *testing.T) {
 	s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb5X), pcapgen.GetTelemetrySubscriptionsResponse(0, [16]byte{}, 7))
 	s.RoundTrip(pcapgen.PushTelemetry(bb5X, 7), pcapgen.PushTelemetryResponse(0))
 	cn.Close()
-	bb5Expect(t, "accepted-2026", bb5Read(t, bb5Path(t, c), bb5Acc), map[string]int{})
+	bb5Expect(t, "accepted-2026", bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc), map[string]int{})
 }
 
 // SPEC 3: profiles "may change which rules run and their severity, never
@@ -790,7 +773,7 @@ func TestBlackbox5TelemetryRulesStillApply(t *testing.T) {
 	s.Header.InstanceID = nil
 	p, _ := s.RoundTrip(pcapgen.PushTelemetry([16]byte{}, 7), pcapgen.PushTelemetryResponse(42))
 	cn.Close()
-	acc := bb5Read(t, bb5Path(t, c), bb5Acc)
+	acc := bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc)
 	got := bb5Counts(acc)
 	for rule, want := range map[string]int{"telemetry-id-requested-with-header": 1, "telemetry-id-zero-push": 1, "broker-accepted-invalid": 0, "telemetry-id-mismatch": 0, "instance-id-missing-first": 0} {
 		if got[rule] != want {
@@ -819,7 +802,7 @@ func TestBlackbox5MissingFirstAnsweredNone(t *testing.T) {
 			corr, _ := bb5OD(s, nil, nil)
 			bb5ODResp(s, corr, code)
 			cn.Close()
-			acc := bb5Read(t, bb5Path(t, c), bb5Acc)
+			acc := bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc)
 			bb5Expect(t, "accepted-2026", acc, map[string]int{"instance-id-missing-first": 1})
 			if acc.Totals.Coverage["unmatched-response"] != 0 {
 				t.Errorf("unmatched-response %d", acc.Totals.Coverage["unmatched-response"])
@@ -845,7 +828,7 @@ func TestBlackbox5TableOffsetDeleteV0IsV1(t *testing.T) {
 	_, f := bb5OD(s, nil, nil)
 	bb5OD(s, nil, nil)
 	cn.Close()
-	acc := bb5Read(t, bb5Path(t, c), bb5Acc)
+	acc := bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc)
 	bb5Expect(t, "accepted-2026", acc, map[string]int{"instance-id-missing-first": 1})
 	bb5Field(t, bb5First(acc, "instance-id-missing-first"), "frame", f)
 	if hv := acc.Totals.ByHeaderVersion; hv["v1"] != 1 || hv["v3"] != 2 {
@@ -875,7 +858,7 @@ func TestBlackbox5CollisionClaimantIsConnectionID(t *testing.T) {
 	bb5CGH(s1, bb5J(bb5X), 1)
 	cn2.Close()
 	cn1.Close()
-	path := bb5Path(t, c)
+	path := bbCaptureFile(t, c, "")
 	bb5Expect(t, "accepted-2026", bb5Read(t, path, bb5Acc), map[string]int{})
 	bb5Expect(t, "seed", bb5Read(t, path, ""), map[string]int{"member-id-collision": 1})
 }
@@ -903,7 +886,7 @@ func TestBlackbox5TelemetryNotAdoptedAcrossConnections(t *testing.T) {
 	s2.Header.ClientID = nil
 	f, _ := s2.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb5Y), pcapgen.GetTelemetrySubscriptionsResponse(0, [16]byte{}, 7))
 	cn2.Close()
-	path := bb5Path(t, c)
+	path := bbCaptureFile(t, c, "")
 	acc := bb5Read(t, path, bb5Acc)
 	bb5Expect(t, "accepted-2026", acc, map[string]int{"telemetry-id-not-adopted": 1})
 	bb5Field(t, bb5First(acc, "telemetry-id-not-adopted"), "frame", f)
@@ -927,7 +910,7 @@ func TestBlackbox5ProbeAmbiguities(t *testing.T) {
 		s.Header.ClientID = nil
 		body(s)
 		cn.Close()
-		rep := bb5Read(t, bb5Path(t, c), bb5Acc)
+		rep := bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc)
 		t.Logf("%s: %v\n%s", name, bb5Counts(rep), bb5Summary(rep))
 	}
 	run("(a) v2 later with X", func(s *pcapgen.Session) { bb5Meta(s, &bb5X); bb5Meta(s, &bb5X) })

@@ -187,8 +187,7 @@ func capturePackets(src capture.Source, w *capture.PcapngWriter, eng *pipeline.E
 	var reported pipeline.Stats
 	report := func() {
 		st = eng.Stats()
-		aud.AddCapture(st.Packets-reported.Packets, st.Bytes-reported.Bytes)
-		aud.AddConnections(st.Connections - reported.Connections)
+		aud.AddCapture(st.Packets-reported.Packets, st.Bytes-reported.Bytes, st.Connections-reported.Connections)
 		reported = st
 	}
 	defer func() {

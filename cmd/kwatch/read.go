@@ -89,8 +89,7 @@ func (e *env) read(ctx context.Context, args []string) error {
 	aopts.SingleGoroutine = true
 	a := audit.New(aopts)
 	st, runErr := pipeline.Run(ctx, src, popts, a)
-	a.AddCapture(st.Packets, st.Bytes)
-	a.AddConnections(st.Connections)
+	a.AddCapture(st.Packets, st.Bytes, st.Connections)
 	rep := a.Finish(st.LastTime)
 	if err := inputResult(st, runErr, e); err != nil {
 		return err

@@ -56,8 +56,7 @@ func (e *env) tui(ctx context.Context, args []string) error {
 	go func() {
 		// Replay at full speed; the UI polls snapshots meanwhile.
 		st, err := pipeline.Run(ctx, src, popts, rec)
-		aud.AddCapture(st.Packets, st.Bytes)
-		aud.AddConnections(st.Connections)
+		aud.AddCapture(st.Packets, st.Bytes, st.Connections)
 		aud.Finish(st.LastTime)
 		mu.Lock()
 		replayErr = err

@@ -76,7 +76,7 @@ func runKwatch(t *testing.T, path string) kwatchResult {
 	if err != nil {
 		t.Fatalf("pipeline: %v", err)
 	}
-	aud.AddCapture(res.stats.Packets, res.stats.Bytes)
+	aud.AddCapture(res.stats.Packets, res.stats.Bytes, res.stats.Connections)
 	res.report = aud.Finish(last)
 	return res
 }

@@ -190,7 +190,7 @@ func runAudit(t *testing.T, path string, opts audit.Options) []audit.Finding {
 	if err != nil {
 		t.Fatalf("pipeline: %v", err)
 	}
-	a.AddCapture(st.Packets, st.Bytes)
+	a.AddCapture(st.Packets, st.Bytes, st.Connections)
 	rep := a.Finish(st.LastTime)
 	if rep.Totals.FindingsNotKept != 0 {
 		t.Fatalf("%d findings not kept", rep.Totals.FindingsNotKept)
