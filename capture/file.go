@@ -146,20 +146,27 @@ type multiSource struct {
 }
 
 func (m *multiSource) Next() (Packet, error) {
+	var p Packet
+	err := m.NextInto(&p)
+	return p, err
+}
+
+// NextInto reads the next packet into p; see IntoSource.
+func (m *multiSource) NextInto(p *Packet) error {
 	for {
 		if m.err != nil {
-			return Packet{}, m.err
+			return m.err
 		}
-		p, err := m.cur.Next()
+		err := m.cur.NextInto(p)
 		if err != io.EOF {
 			if err != nil {
 				m.err = err
 			}
-			return p, err
+			return err
 		}
 		if m.next+1 >= len(m.paths) {
 			m.err = io.EOF
-			return Packet{}, io.EOF
+			return io.EOF
 		}
 		frame := m.cur.frame
 		m.cur.Close()
@@ -169,7 +176,7 @@ func (m *multiSource) Next() (Packet, error) {
 		r, err := openFile(m.paths[m.next], m.opts, frame)
 		if err != nil {
 			m.err = err
-			return Packet{}, err
+			return err
 		}
 		m.mu.Lock()
 		if m.retain {
@@ -344,21 +351,27 @@ func (r *fileReader) fail(frame uint64, err error) error {
 
 // Next returns the next packet; see Source.
 func (r *fileReader) Next() (Packet, error) {
-	if r.err != nil {
-		return Packet{}, r.err
-	}
 	var p Packet
+	err := r.NextInto(&p)
+	return p, err
+}
+
+// NextInto reads the next packet into p; see IntoSource.
+func (r *fileReader) NextInto(p *Packet) error {
+	if r.err != nil {
+		return r.err
+	}
 	var err error
 	switch r.format {
 	case formatPcap:
-		p, err = r.nextPcap()
+		err = r.readPcap(p)
 	default:
-		p, err = r.nextPcapng()
+		*p, err = r.nextPcapng()
 	}
 	if err != nil {
 		r.err = err
 	}
-	return p, err
+	return err
 }
 
 // Close releases the file. Next returns an error afterwards.

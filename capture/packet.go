@@ -32,6 +32,17 @@ type Source interface {
 	Close() error
 }
 
+// IntoSource is a Source that can read the next packet into the caller's
+// Packet. Next returns 80 bytes by value, copied again at every level of
+// the call; on a capture of small packets those copies were a tenth of the
+// time spent per packet. Every file Source is an IntoSource.
+type IntoSource interface {
+	Source
+	// NextInto is Next writing into p: p is overwritten whether or not it
+	// returns an error, and its Data follows Next's rules.
+	NextInto(p *Packet) error
+}
+
 // Segment is a TCP segment decoded from a Packet by a LayerDecoder. It is
 // reused: valid until the next Decode call. TCP.Payload points into the
 // packet's Data.

@@ -33,10 +33,11 @@ func (r *fileReader) openPcap() error {
 	return nil
 }
 
-func (r *fileReader) nextPcap() (Packet, error) {
+// readPcap reads the next record into p.
+func (r *fileReader) readPcap(p *Packet) error {
 	h, err := r.win.peek(16)
 	if len(h) < 16 {
-		return Packet{}, r.short("record header", 16, len(h), err)
+		return r.short("record header", 16, len(h), err)
 	}
 	var sec, frac, incl, orig uint32
 	if r.big {
@@ -45,12 +46,12 @@ func (r *fileReader) nextPcap() (Packet, error) {
 		sec, frac, incl, orig = le32(h), le32(h[4:]), le32(h[8:]), le32(h[12:])
 	}
 	if incl > uint32(r.max) {
-		return Packet{}, r.fail(r.frame+1, fmt.Errorf("%w record: captured length %d exceeds the %d-byte bound", ErrCorrupt, incl, r.max))
+		return r.fail(r.frame+1, fmt.Errorf("%w record: captured length %d exceeds the %d-byte bound", ErrCorrupt, incl, r.max))
 	}
 	n := 16 + int(incl)
 	b, err := r.win.peek(n)
 	if len(b) < n {
-		return Packet{}, r.truncated(r.frame+1, "record", n-16, len(b)-16, err)
+		return r.truncated(r.frame+1, "record", n-16, len(b)-16, err)
 	}
 	r.win.advance(n)
 	r.frame++
@@ -58,12 +59,11 @@ func (r *fileReader) nextPcap() (Packet, error) {
 	if length < int(incl) {
 		length = int(incl) // a writer's bug; keep Truncated meaningful
 	}
-	return Packet{
-		Frame:         r.frame,
-		Time:          packetTime(int64(sec), int64(frac)*r.fracMul),
-		Data:          b[16:n:n],
-		CaptureLength: int(incl),
-		Length:        length,
-		LinkType:      r.link,
-	}, nil
+	p.Frame = r.frame
+	p.Time = packetTime(int64(sec), int64(frac)*r.fracMul)
+	p.Data = b[16:n:n]
+	p.CaptureLength = int(incl)
+	p.Length = length
+	p.LinkType = r.link
+	return nil
 }

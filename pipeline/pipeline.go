@@ -77,14 +77,23 @@ func Run(ctx context.Context, src capture.Source, opts Options, sink decode.Sink
 		return runSharded(ctx, src, opts, sink)
 	}
 	e := New(opts, sink)
-	var runErr error
+	into, _ := src.(capture.IntoSource)
+	var (
+		runErr error
+		p      capture.Packet
+		err    error
+	)
 	for {
 		if e.stats.Packets%checkEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				break
 			}
 		}
-		p, err := src.Next()
+		if into != nil {
+			err = into.NextInto(&p)
+		} else {
+			p, err = src.Next()
+		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				runErr = err

@@ -256,7 +256,9 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 	go func() {
 		defer close(readerDone)
 		defer close(ordered)
+		into, _ := src.(capture.IntoSource)
 		var (
+			p     capture.Packet
 			seg   capture.Segment
 			clock reassembly.IdleClock
 			b     = <-free
@@ -286,7 +288,12 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 			if stats.Packets%checkEvery == 0 && ctx.Err() != nil {
 				break
 			}
-			p, err := src.Next()
+			var err error
+			if into != nil {
+				err = into.NextInto(&p)
+			} else {
+				p, err = src.Next()
+			}
 			if err != nil {
 				if !errors.Is(err, io.EOF) {
 					runErr = err
