@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"encoding/json"
 	"io"
 	"slices"
 	"strings"
@@ -246,10 +245,18 @@ func (r *Report) MaxSeverity() (Severity, bool) {
 	return r.maxSev, true
 }
 
-// WriteJSON writes the report as one indented JSON object.
+// WriteJSON writes the report as one indented JSON object and a newline,
+// in one Write: what a json.Encoder with SetIndent("", "  ") and
+// SetEscapeHTML(false) writes, byte for byte.
 func (r *Report) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	jw := jsonWriter{indent: true}
+	if r != nil {
+		// About what an indented row and finding take, so that the buffer
+		// seldom grows.
+		jw.buf = make([]byte, 0, 2048+1024*len(r.Instances)+768*len(r.Findings))
+	}
+	jw.report(r)
+	jw.buf = append(jw.buf, '\n')
+	_, err := w.Write(jw.buf)
+	return err
 }

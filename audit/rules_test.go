@@ -51,6 +51,7 @@ func runCase(t *testing.T, tc ruleCase, slots bool) {
 	}
 	tc.run(s)
 	rep := s.finish()
+	sameJSON(t, rep)
 	mustEqualCounts(t, counts(s.got), tc.want)
 	mustEqualCounts(t, counts(rep.Findings), tc.want)
 	for rule, sev := range tc.wantSev {

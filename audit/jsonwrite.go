@@ -1,0 +1,444 @@
+package audit
+
+import (
+	"net/netip"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// jsonWriter appends the report's JSON byte for byte as encoding/json
+// writes it with SetEscapeHTML(false) and, when indent is set, with
+// SetIndent("", "  "). It is hand-written because on one report
+// encoding/json spends most of its time on first-use reflection and on a
+// second pass to indent: some 4 ms of a 100 ms `kwatch read`.
+// jsonwrite_test.go holds it to encoding/json's output.
+type jsonWriter struct {
+	buf    []byte
+	indent bool
+	depth  int
+	// first: the innermost open object or array has no member yet, so the
+	// next member needs no comma, and closing it writes {} or [] on one
+	// line, as json.Indent does.
+	first bool
+	keys  []string // reused to sort map keys
+}
+
+func (w *jsonWriter) newline() {
+	if !w.indent {
+		return
+	}
+	const spaces = "\n                                "
+	if n := 1 + 2*w.depth; n <= len(spaces) {
+		w.buf = append(w.buf, spaces[:n]...)
+		return
+	}
+	w.buf = append(w.buf, '\n')
+	for range w.depth {
+		w.buf = append(w.buf, ' ', ' ')
+	}
+}
+
+// open starts an object ('{') or an array ('[').
+func (w *jsonWriter) open(c byte) {
+	w.buf = append(w.buf, c)
+	w.depth++
+	w.first = true
+}
+
+// close ends the innermost object ('}') or array (']').
+func (w *jsonWriter) close(c byte) {
+	w.depth--
+	if !w.first {
+		w.newline()
+	}
+	w.buf = append(w.buf, c)
+	w.first = false
+}
+
+// next starts an array element.
+func (w *jsonWriter) next() {
+	if !w.first {
+		w.buf = append(w.buf, ',')
+	}
+	w.first = false
+	w.newline()
+}
+
+// field starts a struct's member: name is a json tag's, which needs no
+// escaping.
+func (w *jsonWriter) field(name string) {
+	w.next()
+	w.buf = append(w.buf, '"')
+	w.buf = append(w.buf, name...)
+	w.buf = append(w.buf, '"')
+	w.colon()
+}
+
+// key starts a map's member: k is data, and escaped.
+func (w *jsonWriter) key(k string) {
+	w.next()
+	w.buf = appendJSONString(w.buf, k)
+	w.colon()
+}
+
+func (w *jsonWriter) colon() {
+	if w.indent {
+		w.buf = append(w.buf, ':', ' ')
+	} else {
+		w.buf = append(w.buf, ':')
+	}
+}
+
+func (w *jsonWriter) str(s string)  { w.buf = appendJSONString(w.buf, s) }
+func (w *jsonWriter) uint(v uint64) { w.buf = strconv.AppendUint(w.buf, v, 10) }
+func (w *jsonWriter) int(v int64)   { w.buf = strconv.AppendInt(w.buf, v, 10) }
+func (w *jsonWriter) bool(v bool)   { w.buf = strconv.AppendBool(w.buf, v) }
+func (w *jsonWriter) null()         { w.buf = append(w.buf, "null"...) }
+
+func (w *jsonWriter) strs(s []string) {
+	if s == nil {
+		w.null()
+		return
+	}
+	w.open('[')
+	for _, v := range s {
+		w.next()
+		w.str(v)
+	}
+	w.close(']')
+}
+
+func (w *jsonWriter) uints(m map[string]uint64) {
+	if m == nil {
+		w.null()
+		return
+	}
+	w.open('{')
+	for _, k := range jsonKeys(w, m) {
+		w.key(k)
+		w.uint(m[k])
+	}
+	w.close('}')
+}
+
+func (w *jsonWriter) memberIDs(m map[string][]string) {
+	if m == nil {
+		w.null()
+		return
+	}
+	w.open('{')
+	for _, k := range jsonKeys(w, m) {
+		w.key(k)
+		w.strs(m[k])
+	}
+	w.close('}')
+}
+
+// jsonKeys returns m's keys in encoding/json's order (bytewise), in
+// w.keys: the caller must be done with them before the next map.
+func jsonKeys[V any](w *jsonWriter, m map[string]V) []string {
+	keys := w.keys[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	w.keys = keys
+	return keys
+}
+
+// addrPort writes p as p.String() spells it, without allocating.
+func (w *jsonWriter) addrPort(p netip.AddrPort) {
+	if !p.Addr().IsValid() || p.Addr().Zone() != "" {
+		// "invalid AddrPort", which AppendTo leaves out, or a zone, which
+		// may need escaping.
+		w.str(p.String())
+		return
+	}
+	w.buf = append(w.buf, '"') // digits, hex, '.', ':' and brackets
+	w.buf = p.AppendTo(w.buf)
+	w.buf = append(w.buf, '"')
+}
+
+// The methods below follow the struct definitions field by field: their
+// order is encoding/json's (and SPEC.md's) key order.
+
+func (w *jsonWriter) report(r *Report) {
+	if r == nil {
+		w.null()
+		return
+	}
+	w.open('{')
+	w.field("profile")
+	w.str(r.Profile)
+	if r.Start != "" {
+		w.field("start")
+		w.str(r.Start)
+	}
+	if r.End != "" {
+		w.field("end")
+		w.str(r.End)
+	}
+	w.field("totals")
+	w.totals(&r.Totals)
+	w.field("instances")
+	if r.Instances == nil {
+		w.null()
+	} else {
+		w.open('[')
+		for i := range r.Instances {
+			w.next()
+			w.instance(&r.Instances[i])
+		}
+		w.close(']')
+	}
+	w.field("findings")
+	if r.Findings == nil {
+		w.null()
+	} else {
+		w.open('[')
+		for i := range r.Findings {
+			w.next()
+			w.finding(&r.Findings[i])
+		}
+		w.close(']')
+	}
+	w.close('}')
+}
+
+func (w *jsonWriter) totals(t *Totals) {
+	w.open('{')
+	w.field("packets")
+	w.uint(t.Packets)
+	w.field("bytes")
+	w.uint(t.Bytes)
+	w.field("connections")
+	w.uint(t.Connections)
+	w.field("kafka_connections")
+	w.uint(t.KafkaConnections)
+	w.field("requests")
+	w.uint(t.Requests)
+	w.field("requests_by_header_version")
+	w.uints(t.RequestsByHeaderVersion)
+	w.field("responses")
+	w.uint(t.Responses)
+	w.field("coverage")
+	w.uints(t.Coverage)
+	w.field("findings")
+	w.uint(t.Findings)
+	w.field("findings_by_severity")
+	w.uints(t.FindingsBySeverity)
+	w.field("findings_by_rule")
+	w.uints(t.FindingsByRule)
+	w.field("findings_not_kept")
+	w.uint(t.FindingsNotKept)
+	w.field("evicted_instances")
+	w.uint(t.EvictedInstances)
+	w.field("client_id_repeats")
+	w.uint(t.ClientIDRepeats)
+	w.field("client_id_repeat_bytes")
+	w.uint(t.ClientIDRepeatBytes)
+	w.field("unobservable_connections")
+	w.uint(t.UnobservableConnections)
+	w.field("state_limited")
+	w.uint(t.StateLimited)
+	w.field("open_connections")
+	w.uint(t.OpenConnections)
+	if t.KernelReceived != 0 {
+		w.field("kernel_received")
+		w.uint(t.KernelReceived)
+	}
+	if t.KernelDropped != 0 {
+		w.field("kernel_dropped")
+		w.uint(t.KernelDropped)
+	}
+	w.close('}')
+}
+
+func (w *jsonWriter) instance(in *Instance) {
+	w.open('{')
+	if in.InstanceID != "" {
+		w.field("instance_id")
+		w.str(in.InstanceID)
+	}
+	if in.InstanceIDHex != "" {
+		w.field("instance_id_hex")
+		w.str(in.InstanceIDHex)
+	}
+	w.field("legacy")
+	w.bool(in.Legacy)
+	w.field("client_ids")
+	w.strs(in.ClientIDs)
+	if in.SoftwareName != "" {
+		w.field("software_name")
+		w.str(in.SoftwareName)
+	}
+	if in.SoftwareVersion != "" {
+		w.field("software_version")
+		w.str(in.SoftwareVersion)
+	}
+	w.field("client_hosts")
+	w.strs(in.ClientHosts)
+	w.field("brokers")
+	w.strs(in.Brokers)
+	w.field("connections")
+	w.int(int64(in.Connections))
+	w.field("connection_list")
+	if in.ConnectionList == nil {
+		w.null()
+	} else {
+		w.open('[')
+		for i := range in.ConnectionList {
+			w.next()
+			w.connSummary(&in.ConnectionList[i])
+		}
+		w.close(']')
+	}
+	w.field("member_ids")
+	w.memberIDs(in.MemberIDs)
+	if in.TelemetryID != "" {
+		w.field("telemetry_id")
+		w.str(in.TelemetryID)
+	}
+	w.field("findings")
+	w.uints(in.Findings)
+	w.field("first_frame")
+	w.uint(in.FirstFrame)
+	w.close('}')
+}
+
+func (w *jsonWriter) connSummary(c *ConnSummary) {
+	w.open('{')
+	w.field("client")
+	w.str(c.Client)
+	w.field("broker")
+	w.str(c.Broker)
+	w.field("start_frame")
+	w.uint(c.StartFrame)
+	w.close('}')
+}
+
+// finding writes f in SPEC.md section 5's shape.
+func (w *jsonWriter) finding(f *Finding) {
+	w.open('{')
+	w.field("time")
+	// The time and Java UUID forms are digits, letters and -:.+_, which
+	// need no escaping, so they are appended in place.
+	w.buf = append(w.buf, '"')
+	w.buf = f.Time.UTC().AppendFormat(w.buf, TimeFormat)
+	w.buf = append(w.buf, '"')
+	w.field("rule")
+	w.str(f.Rule)
+	w.field("severity")
+	w.str(f.Severity.String()) // its MarshalText
+	w.field("kip")
+	w.str(f.KIP)
+	w.field("confidence")
+	w.str(f.Confidence.String())
+	w.field("frame")
+	w.uint(f.Frame)
+	w.field("conn")
+	w.open('{')
+	w.field("client")
+	w.addrPort(f.Conn.Client)
+	w.field("broker")
+	w.addrPort(f.Conn.Broker)
+	w.close('}')
+	w.field("api")
+	w.str(f.API)
+	w.field("api_key")
+	w.int(int64(f.APIKey))
+	w.field("api_version")
+	w.int(int64(f.APIVersion))
+	w.field("correlation_id")
+	w.int(int64(f.CorrelationID))
+	w.field("client_id")
+	if f.ClientID == "" {
+		w.null() // the connection sent none, as in dump
+	} else {
+		w.str(f.ClientID)
+	}
+	if !f.InstanceID.IsZero() {
+		w.field("instance_id")
+		w.buf = append(w.buf, '"')
+		w.buf = appendJava(w.buf, f.InstanceID)
+		w.buf = append(w.buf, '"')
+	}
+	w.field("expected")
+	w.str(f.Expected)
+	w.field("observed")
+	w.str(f.Observed)
+	w.field("message")
+	w.str(f.Message)
+	if f.Group != "" {
+		w.field("group")
+		w.str(f.Group)
+		w.field("member_id") // with the group, even when empty
+		w.str(f.MemberID)
+	}
+	w.close('}')
+}
+
+// appendJSONString appends s quoted as encoding/json's appendString does
+// with escapeHTML false: '"', '\\' and control characters escaped (\b \f
+// \n \r \t by name, the others as \u00XX), invalid UTF-8 bytes replaced
+// by \ufffd, U+2028 and U+2029 escaped, everything else as is.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if jsonPlain[b] {
+			i++
+			continue
+		}
+		if b < utf8.RuneSelf {
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case c == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case c == '\u2028' || c == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// jsonPlain marks the bytes appendJSONString copies as they are without
+// a second look: ASCII but control characters, '"' and '\\'.
+var jsonPlain = func() (t [256]bool) {
+	for b := ' '; b < utf8.RuneSelf; b++ {
+		t[b] = b != '"' && b != '\\'
+	}
+	return t
+}()
