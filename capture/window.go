@@ -3,7 +3,9 @@ package capture
 import (
 	"errors"
 	"io"
+	"math"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -107,9 +109,10 @@ func (w *window) advance(n int) {
 
 // Readahead: reading a capture costs a copy out of the page cache (or a
 // gunzip) per byte, which on a 1.34 GB file of 64 KiB segments was a third
-// of the analysis time. Goroutines read chunks ahead (two for a regular
-// file, at offsets; one for a stream), so that copy runs on other cores
-// while packets are analyzed. Chunks are handed over, not
+// of the analysis time. Goroutines read chunks ahead (for a regular file
+// one, and a second at alternate offsets once the first is not keeping
+// up; one for a stream), so that copy runs on other cores while packets
+// are analyzed. Chunks are handed over, not
 // copied: only a record that straddles two chunks has its first part copied
 // into the headroom in front of the next chunk's data, which is why the
 // headroom is as large as the largest block a reader accepts.
@@ -133,7 +136,8 @@ var errWindowClosed = errors.New("capture: source closed")
 
 type readahead struct {
 	// lanes each read every len(lanes)-th chunk, on a goroutine of their
-	// own: chunk k (from 0) comes from lane k % len(lanes).
+	// own: chunk k (from 0) comes from lane k % len(lanes), except for an
+	// adaptive readahead (see laneOf).
 	lanes []lane
 	done  chan struct{}
 	stop  sync.Once
@@ -146,7 +150,27 @@ type readahead struct {
 	retaining bool
 	mu        sync.Mutex
 	held      []heldChunk
+
+	// adaptive (a regular file, two lanes): lane 0 reads every chunk
+	// until the window has had to wait for chunks splitAfterWaits times
+	// after the first round of buffers (warm chunks, the ones that take a
+	// page fault per huge page); lane 1 then joins, and from chunk split on
+	// the two alternate. A second reader pays where the copy out of the
+	// page cache is the bottleneck (64 KiB segments), but where analysis
+	// is, it only takes turns with the analysis on a core: on 84 MB of
+	// small packets two readers from the start cost 5-8 ms of ~100.
+	adaptive bool
+	warm     uint64
+	waits    atomic.Int32
+	split    atomic.Uint64 // noSplit until lane 1 joins
+	join     chan struct{} // closed when lane 1 joins
+	owned0   atomic.Int32  // buffers given to lane 0 before the split
 }
+
+const (
+	noSplit         = math.MaxUint64
+	splitAfterWaits = 2
+)
 
 // lane is one reading goroutine's queues.
 type lane struct {
@@ -181,7 +205,9 @@ func newReadahead(bound, lanes int, size int64) *readahead {
 		// another buffer.
 		buffers = lanes + 1
 	}
-	ra := &readahead{lanes: make([]lane, lanes), done: make(chan struct{}), head: bound, data: min(data, chunkData)}
+	ra := &readahead{lanes: make([]lane, lanes), done: make(chan struct{}), head: bound, data: min(data, chunkData),
+		warm: uint64(buffers), join: make(chan struct{})}
+	ra.split.Store(noSplit)
 	for i := range ra.lanes {
 		ra.lanes[i] = lane{
 			full: make(chan chunk, chunkBuffers+retainExtra),
@@ -192,11 +218,48 @@ func newReadahead(bound, lanes int, size int64) *readahead {
 	return ra
 }
 
-// addChunks gives n more chunks to the lanes, in turn.
+// addChunks gives n more chunks to the lanes, in turn; all to lane 0
+// while it reads alone.
 func (ra *readahead) addChunks(n int) {
+	alone := ra.adaptive && ra.split.Load() == noSplit
 	for i, b := range chunkMemory(n, ra.head+ra.data) {
+		if alone {
+			i = 0
+			ra.owned0.Add(1)
+		}
 		ra.lanes[i%len(ra.lanes)].free <- b
 	}
+}
+
+// laneOf is the lane that reads chunk k.
+func (ra *readahead) laneOf(k uint64) int {
+	n := uint64(len(ra.lanes))
+	if !ra.adaptive {
+		return int(k % n)
+	}
+	s := ra.split.Load()
+	if k < s {
+		return 0
+	}
+	return int((k - s) % n)
+}
+
+// splitAt makes lane 1 join from chunk s on (s read by lane 0, s+1 by lane
+// 1, ...). Lane 0 calls it before it sends chunk s-1, so the window knows
+// the split before it asks for chunk s. Lane 1 gets half of lane 0's
+// buffers, as a static split would have dealt them: the window is
+// waiting, so they are mostly free (lane 1 makes up any shortfall).
+func (ra *readahead) splitAt(s uint64) {
+	ra.split.Store(s)
+	l0, l1 := &ra.lanes[0], &ra.lanes[1]
+	for range ra.owned0.Load() / 2 {
+		select {
+		case b := <-l0.free:
+			l1.free <- b
+		default:
+		}
+	}
+	close(ra.join)
 }
 
 // newReadaheadWindow reads src on a goroutine until it ends or close is
@@ -209,16 +272,25 @@ func newReadaheadWindow(src io.Reader, size int64, bound int, eager bool, onExit
 	return &window{bound: bound, ra: ra}
 }
 
-// readLanes is how many goroutines read a regular file. The copy out of
-// the page cache was the bottleneck of a capture of 64 KiB segments (1.34
-// GB: 135 ms of copying on one core against ~100 ms of analysis); two
-// readers halve it, a third would only take the analysis' core.
+// readLanes is how many goroutines may read a regular file. The copy out
+// of the page cache was the bottleneck of a capture of 64 KiB segments
+// (1.34 GB: 135 ms of copying on one core against ~100 ms of analysis);
+// two readers halve it, a third would only take the analysis' core. The
+// second joins only when needed (see readahead.adaptive).
 const readLanes = 2
 
 // newFileReadaheadWindow reads the regular file f from offset base with
 // readLanes goroutines reading alternate chunks at their offsets.
 func newFileReadaheadWindow(f io.ReaderAt, base, size int64, bound int) *window {
 	ra := newReadahead(bound, readLanes, size)
+	ra.adaptive = readLanes == 2
+	if ra.adaptive {
+		// newReadahead dealt the buffers round: they all go to lane 0.
+		for len(ra.lanes[1].free) > 0 {
+			ra.lanes[0].free <- <-ra.lanes[1].free
+		}
+		ra.owned0.Store(int32(len(ra.lanes[0].free)))
+	}
 	for i := range ra.lanes {
 		go ra.runAt(f, base, i)
 	}
@@ -271,18 +343,45 @@ func (ra *readahead) run(src io.Reader, eager bool, onExit func()) {
 	}
 }
 
-// runAt is lane i reading its chunks of f: i, i+len(lanes), ... A short
-// read is the end of the file (ReadAt says io.EOF), wherever it falls.
+// runAt is lane i reading its chunks of f: i, i+len(lanes), ..., or, when
+// adaptive, lane 0 every chunk until the split and lane 1 nothing before
+// it. A short read is the end of the file (ReadAt says io.EOF), wherever it
+// falls.
 func (ra *readahead) runAt(f io.ReaderAt, base int64, i int) {
 	l := &ra.lanes[i]
-	for k := int64(i); ; k += int64(len(ra.lanes)) {
+	k, step := uint64(i), uint64(len(ra.lanes))
+	if ra.adaptive {
+		if i == 0 {
+			step = 1
+		} else {
+			select {
+			case <-ra.join:
+			case <-ra.done:
+				return
+			}
+			k = ra.split.Load() + 1
+			if short := giveBackMin - len(l.free); short > 0 {
+				// Lane 0 had too few buffers to spare; two keep a lane
+				// reading while the window holds the other.
+				for _, b := range chunkMemory(short, ra.head+ra.data) {
+					l.free <- b
+				}
+			}
+		}
+	}
+	for {
 		var buf []byte
 		select {
 		case buf = <-l.free:
 		case <-ra.done:
 			return
 		}
-		m, err := f.ReadAt(buf[ra.head:], base+k*int64(ra.data))
+		m, err := f.ReadAt(buf[ra.head:], base+int64(k)*int64(ra.data))
+		next := k + step
+		if step == 1 && err == nil && ra.waits.Load() >= splitAfterWaits {
+			ra.splitAt(k + 1)
+			step = uint64(len(ra.lanes))
+		}
 		select {
 		case l.full <- chunk{buf: buf, end: ra.head + m, err: err}:
 		case <-ra.done:
@@ -291,6 +390,7 @@ func (ra *readahead) runAt(f io.ReaderAt, base int64, i int) {
 		if err != nil {
 			return
 		}
+		k = next
 	}
 }
 
@@ -313,9 +413,12 @@ func (w *window) next() (chunk, bool) {
 // first when its lane has nothing ready: it may be waiting for them.
 func (w *window) take() (chunk, bool) {
 	ra := w.ra
-	l := &ra.lanes[w.seq%uint64(len(ra.lanes))]
+	l := &ra.lanes[ra.laneOf(w.seq)]
 	if len(l.full) == 0 {
 		w.sendSpare()
+		if ra.adaptive && w.seq > ra.warm {
+			ra.waits.Add(1)
+		}
 	}
 	select {
 	case c := <-l.full:
@@ -342,7 +445,7 @@ func (w *window) giveBack(buf []byte) {
 		return
 	}
 	ra := w.ra
-	h := heldChunk{buf: buf, seq: seq, lane: int((seq - 1) % uint64(len(ra.lanes)))}
+	h := heldChunk{buf: buf, seq: seq, lane: ra.laneOf(seq - 1)}
 	if ra.retaining {
 		ra.mu.Lock()
 		ra.held = append(ra.held, h)
