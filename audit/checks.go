@@ -727,6 +727,12 @@ func (a *Auditor) response(c *connState, e *decode.Event) {
 	}
 }
 
+// answeredAt names the answer's frame in the message of a finding about
+// its request (SPEC.md 3.5 findings carry the request's frame).
+func answeredAt(e *decode.Event) string {
+	return " (answered at frame " + strconv.FormatUint(e.Frame, 10) + ")"
+}
+
 func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
 	b := &e.Body
 	ok := !b.HasErrorCode || b.ErrorCode == 0
@@ -752,7 +758,7 @@ func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
 	if p.emptyRequired {
 		a.fire(c, e, rBrokerGeneratedMember, detail{reqFrame: p.frame, reqTime: p.time, group: p.group, member: b.MemberID,
 			expected: errName(errInvalidRequest), observed: b.MemberID,
-			msg: "the broker generated a member ID for a join without one, at a version that requires a client-generated ID"})
+			msg: "the broker generated a member ID for a join without one, at a version that requires a client-generated ID" + answeredAt(e)})
 	}
 }
 
@@ -767,7 +773,7 @@ func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 		}
 		if id.IsZero() {
 			a.fire(c, e, rBrokerTelemetryMissing, detail{reqFrame: p.frame, reqTime: p.time, expected: "a new non-zero ClientInstanceId", observed: "0",
-				msg: "the broker answered a first GetTelemetrySubscriptions with NONE and a zero ClientInstanceId"})
+				msg: "the broker answered a first GetTelemetrySubscriptions with NONE and a zero ClientInstanceId" + answeredAt(e)})
 			return
 		}
 		c.assignedB, c.hasAssigned = id, true
@@ -776,7 +782,7 @@ func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 	case 2, 3, 5: // the rows whose body ID is non-zero
 		if !id.IsZero() {
 			a.fire(c, e, rBrokerTelemetryEcho, detail{reqFrame: p.frame, reqTime: p.time, expected: "0", observed: JavaString(id),
-				msg: "the broker answered a GetTelemetrySubscriptions that carried its ID with a non-zero ID (KIP-714 says 0)"})
+				msg: "the broker answered a GetTelemetrySubscriptions that carried its ID with a non-zero ID (KIP-714 says 0)" + answeredAt(e)})
 		}
 	}
 }
