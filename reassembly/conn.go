@@ -27,6 +27,11 @@ type conn struct {
 
 	id   uint64 // creation order, the last tie-break of replay order
 	flow Flow
+	// last is the connection's last packet. Its End carries it: an end
+	// found at another connection's packet (idle time passed, the
+	// 4-tuple reused, the capture over) happened after the last packet
+	// of its own, which is the one a person looks for.
+	last Meta
 }
 
 // span is a sequence range [from, to).
@@ -151,6 +156,7 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 		r.post = append(r.post, action{kind: actRestart, c: c})
 		return false
 	}
+	c.last = r.cur.meta
 	if !r.replaying {
 		// Holes left by a snaplen cut are forced out before this segment
 		// is handled, so that calls come in sequence order: the segment
@@ -237,11 +243,12 @@ func (c *conn) ReassembledSG(sg tcpasm.ScatterGather, _ tcpasm.AssemblerContext)
 			}
 		}
 	}
-	if length > 0 && skip > 0 && !r.flushing && r.synth.c == nil {
+	if length > 0 && (skip > 0 || r.flushing) && r.synth.c == nil {
 		// A hole given up while a packet is being added (the other side
-		// acknowledged past it, or the buffer limit): the data queued
-		// behind it arrived with earlier packets, whose frames its PDUs
-		// carry, as Wireshark shows them.
+		// acknowledged past it, or the buffer limit), or data flushed
+		// (idle time, the capture's end): the data queued arrived with
+		// earlier packets, whose frames its PDUs carry, as Wireshark
+		// shows them; the gap before it, at the first of them.
 		cur := r.cur.meta
 		sg.Pieces(func(b []byte, ci gopacket.CaptureInfo) {
 			r.cur.meta = Meta{Frame: uint64(ci.InterfaceIndex), Time: ci.Timestamp}
@@ -363,6 +370,14 @@ func (c *conn) emit(k evKind, side Side, p []byte, n int) {
 	case evTruncated:
 		c.s.Truncated(side, m)
 	case evEnd:
-		c.s.End(m)
+		c.s.End(c.endMeta(m))
 	}
+}
+
+// endMeta is the Meta of c's End: its last packet, or m if it had none.
+func (c *conn) endMeta(m Meta) Meta {
+	if c.last.Frame == 0 {
+		return m
+	}
+	return c.last
 }

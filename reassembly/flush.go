@@ -22,13 +22,14 @@ type flushEvent struct {
 	side Side
 	n    int // lost bytes (Gap), or length of the data at off (Data)
 	off  int
+	meta Meta // the packet the call is about (see conn.ReassembledSG)
 }
 
 // maxArenaKeep bounds the flush arena kept between flushes.
 const maxArenaKeep = 4 << 20
 
 func (r *Reassembler) collect(c *conn, k evKind, side Side, p []byte, n int) {
-	ev := flushEvent{c: c, kind: k, side: side, n: n}
+	ev := flushEvent{c: c, kind: k, side: side, n: n, meta: r.cur.meta}
 	if k == evData {
 		ev.off, ev.n = len(r.arena), len(p)
 		r.arena = append(r.arena, p...)
@@ -143,7 +144,6 @@ func (r *Reassembler) replay(after bool) {
 		}
 		return cmp.Compare(a.c.id, b.c.id)
 	})
-	m := r.cur.meta
 	// After an idle flush, each connection's forced-out snaplen holes
 	// follow its own replayed calls, so that the calls of one connection
 	// stay together (a sharded run merges flushes connection by connection).
@@ -156,13 +156,13 @@ func (r *Reassembler) replay(after bool) {
 		s := ev.c.s
 		switch ev.kind {
 		case evData:
-			s.Data(ev.side, r.arena[ev.off:ev.off+ev.n], m)
+			s.Data(ev.side, r.arena[ev.off:ev.off+ev.n], ev.meta)
 		case evGap:
-			s.Gap(ev.side, ev.n, m)
+			s.Gap(ev.side, ev.n, ev.meta)
 		case evTruncated:
-			s.Truncated(ev.side, m)
+			s.Truncated(ev.side, ev.meta)
 		case evEnd:
-			s.End(m)
+			s.End(ev.c.endMeta(ev.meta))
 		}
 	}
 	if after && prev != nil {

@@ -55,7 +55,7 @@ func TestReassembly(t *testing.T) {
 				{from: "c", seq: 1004, flags: "A", data: "lo"},
 			}),
 			close: true,
-			want:  []string{`0 data client "hello" @4`, `0 end @999`},
+			want:  []string{`0 data client "hello" @4`, `0 end @5`},
 			flows: []Flow{fromStart},
 		},
 		{
@@ -67,7 +67,7 @@ func TestReassembly(t *testing.T) {
 				{from: "b", seq: 5001, flags: "A", data: "wor"},
 			}),
 			close: true,
-			want:  []string{`0 data client "hello" @5`, `0 data broker "world" @7`, `0 end @999`},
+			want:  []string{`0 data client "hello" @5`, `0 data broker "world" @7`, `0 end @7`},
 			flows: []Flow{fromStart},
 		},
 		{
@@ -79,7 +79,7 @@ func TestReassembly(t *testing.T) {
 				{from: "c", seq: 1004, flags: "A", data: "lo"},
 			}),
 			close: true,
-			want:  []string{`0 data client "hello" @4`, `0 end @999`},
+			want:  []string{`0 data client "hello" @4`, `0 end @7`},
 			flows: []Flow{fromStart},
 		},
 		{
@@ -91,7 +91,7 @@ func TestReassembly(t *testing.T) {
 				{from: "c", seq: 1005, flags: "A", data: "o wo"}, // overlaps both sides
 			}),
 			close: true,
-			want:  []string{`0 data client "hello world" @4`, `0 end @999`},
+			want:  []string{`0 data client "hello world" @4`, `0 end @7`},
 			flows: []Flow{fromStart},
 		},
 		{
@@ -102,7 +102,7 @@ func TestReassembly(t *testing.T) {
 				{from: "c", seq: 1009, flags: "A", data: "!"},
 			}),
 			close: true,
-			want:  []string{`0 data client "hel" @4`, `0 gap client 2 @999`, `0 data client "xyz!" @999`, `0 end @999`},
+			want:  []string{`0 data client "hel" @4`, `0 gap client 2 @5`, `0 data client "xyz!" @5`, `0 end @6`},
 			flows: []Flow{fromStart},
 		},
 		{
@@ -123,7 +123,7 @@ func TestReassembly(t *testing.T) {
 				{from: "b", seq: 9000, ack: 7003, flags: "A", data: "de"},
 			},
 			close: true,
-			want:  []string{`0 data client "abc" @1`, `0 data broker "de" @2`, `0 end @999`},
+			want:  []string{`0 data client "abc" @1`, `0 data broker "de" @2`, `0 end @2`},
 			flows: []Flow{midStream},
 		},
 		{
@@ -133,7 +133,7 @@ func TestReassembly(t *testing.T) {
 				{from: "c", seq: 7000, ack: 9002, flags: "A", data: "abc"},
 			},
 			close: true,
-			want:  []string{`0 data broker "de" @1`, `0 data client "abc" @2`, `0 end @999`},
+			want:  []string{`0 data broker "de" @1`, `0 data client "abc" @2`, `0 end @2`},
 			flows: []Flow{midStream},
 		},
 		{
@@ -162,7 +162,7 @@ func TestReassembly(t *testing.T) {
 				{from: "c", seq: 1001, ack: 5001, flags: "A", data: "hel"},
 			},
 			close: true,
-			want:  []string{`0 data client "hello" @3`, `0 end @999`},
+			want:  []string{`0 data client "hello" @3`, `0 end @3`},
 			flows: []Flow{fromStart},
 		},
 		{
@@ -172,7 +172,7 @@ func TestReassembly(t *testing.T) {
 				{from: "c", seq: 1004, ack: 5001, flags: "A", data: "lo"},
 			},
 			close: true,
-			want:  []string{`0 gap client 3 @999`, `0 data client "lo" @999`, `0 end @999`},
+			want:  []string{`0 gap client 3 @2`, `0 data client "lo" @2`, `0 end @2`},
 			flows: []Flow{fromStart},
 		},
 		{
@@ -222,7 +222,7 @@ func TestReassembly(t *testing.T) {
 				{from: "c", seq: 42, flags: "A", data: "other", cli: cli2, at: 2 * time.Minute},
 			}),
 			want: []string{
-				`0 data client "hel" @4`, `0 gap client 2 @6`, `0 data client "xyz" @6`, `0 end @6`,
+				`0 data client "hel" @4`, `0 gap client 2 @5`, `0 data client "xyz" @5`, `0 end @5`,
 				`1 data client "other" @6`,
 			},
 			flows: []Flow{fromStart, {Client: cli2, Broker: brkAddr, StartFrame: 6}},
@@ -239,7 +239,7 @@ func TestReassembly(t *testing.T) {
 				{from: "c", seq: 20001, ack: 30001, flags: "A", data: "two"},
 			}),
 			close: true,
-			want:  []string{`0 data client "one" @4`, `0 end @6`, `1 data client "two" @10`, `1 end @999`},
+			want:  []string{`0 data client "one" @4`, `0 end @6`, `1 data client "two" @10`, `1 end @10`},
 			flows: []Flow{fromStart, {Client: cliAddr, Broker: brkAddr, StartFrame: 8, FromStart: true}},
 		},
 		{
@@ -250,7 +250,7 @@ func TestReassembly(t *testing.T) {
 				{from: "b", seq: 30000, ack: 20001, flags: "SA"},
 				{from: "c", seq: 20001, ack: 30001, flags: "A", data: "new"},
 			},
-			want:  []string{`0 data client "old" @1`, `0 end @2`, `1 data client "new" @4`},
+			want:  []string{`0 data client "old" @1`, `0 end @1`, `1 data client "new" @4`},
 			flows: []Flow{midStream, {Client: cliAddr, Broker: brkAddr, StartFrame: 2, FromStart: true}},
 		},
 		{
@@ -271,7 +271,7 @@ func TestReassembly(t *testing.T) {
 				{from: "c", seq: 1, flags: "A", data: "kafka"},
 			},
 			close: true,
-			want:  []string{`0 data client "kafka" @2`, `0 end @999`},
+			want:  []string{`0 data client "kafka" @2`, `0 end @2`},
 			flows: []Flow{{Client: cliAddr, Broker: brkAddr, StartFrame: 2}},
 		},
 	}
@@ -363,10 +363,9 @@ func TestFlushDeterministic(t *testing.T) {
 	tests := []struct {
 		name  string
 		idle  bool
-		frame string // Meta.Frame of the replayed calls
 	}{
-		{name: "Close", frame: "@999"},
-		{name: "idle flush", idle: true, frame: "@601"},
+		{name: "Close"},
+		{name: "idle flush", idle: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -402,7 +401,10 @@ func TestFlushDeterministic(t *testing.T) {
 			for i := range n {
 				got := first[n+3*i : n+3*i+3]
 				id := strconv.Itoa(i)
-				want := []string{id + " gap client 4 " + tt.frame, id + ` data client "b" ` + tt.frame, id + " end " + tt.frame}
+				// Each at the connection's own packet: the "b" that
+				// ended it, whoever's packet or Close found it idle.
+				frame := "@" + strconv.Itoa(2*i+2)
+				want := []string{id + " gap client 4 " + frame, id + ` data client "b" ` + frame, id + " end " + frame}
 				if !slices.Equal(got, want) {
 					t.Fatalf("connection %d: got %q, want %q", i, got, want)
 				}
