@@ -283,6 +283,19 @@ func TestNextAllocs(t *testing.T) {
 			if allocs != 0 {
 				t.Errorf("Next allocates %v times per packet, want 0", allocs)
 			}
+			is, ok := src.(IntoSource)
+			if !ok {
+				t.Fatal("not an IntoSource")
+			}
+			var p Packet
+			allocs = testing.AllocsPerRun(500, func() {
+				if err := is.NextInto(&p); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if allocs != 0 {
+				t.Errorf("NextInto allocates %v times per packet, want 0", allocs)
+			}
 		})
 	}
 }
