@@ -361,8 +361,8 @@ func TestStatsFilteredAndGaps(t *testing.T) {
 func TestFlushDeterministic(t *testing.T) {
 	const n = 300
 	tests := []struct {
-		name  string
-		idle  bool
+		name string
+		idle bool
 	}{
 		{name: "Close"},
 		{name: "idle flush", idle: true},
