@@ -319,7 +319,7 @@ func (q *reqCheck) touchInstance() {
 			what = "client ID " + strconv.Quote(c.firstCID)
 		}
 		q.fire(rInstanceShared, detail{inst: q.id, expected: "one client process per instance ID", observed: what,
-			msg: "instance ID " + JavaString(q.id) + " is also used with " + what + ": two processes share a UUID"})
+			msg: "instance ID " + uuidText(q.id) + " is also used with " + what + ": two processes share a UUID"})
 	}
 }
 
@@ -349,7 +349,7 @@ func (q *reqCheck) telemetryB() (decode.UUID, bool) {
 func (q *reqCheck) notAdopted(id decode.UUID) {
 	if b, ok := q.telemetryB(); ok && id != b {
 		q.fire(rTelemetryNotAdopted, detail{firstDep: true, expected: JavaString(b), observed: JavaString(id),
-			msg: "the broker assigned telemetry ID " + JavaString(b) + " but the client uses another"})
+			msg: "the broker assigned telemetry ID " + uuidText(b) + " but the client uses another"})
 	}
 }
 
@@ -464,7 +464,7 @@ func (q *reqCheck) heartbeat() {
 			state = "an error"
 		}
 		q.fire(rGhostMember, detail{group: group, member: member, expected: g.join, observed: member,
-			msg: "join retried with a new member ID after the join with " + g.join + " got " + state + "; the first may stay as a ghost member"})
+			msg: "join retried with a new member ID after the join with " + memberText(g.join) + " got " + state + "; the first may stay as a ghost member"})
 	}
 	if !ghost && !assigned && g.current != "" && g.current != member {
 		q.fire(rMemberChanged, detail{firstDep: true, group: group, member: member, expected: g.current, observed: member,
@@ -669,13 +669,17 @@ func (cs *claimSet) liveOther(who claimant, c *connState) *claim {
 
 // fireCollision reports who using member in group while other holds it.
 func (q *reqCheck) fireCollision(group, member string, who claimant, other *claim) {
-	otherName := other.conn.id.Client.String()
+	// observed names UUIDs in Java's form only, the message with hex too
+	// (README, rule 14).
+	other1 := other.conn.id.Client.String()
+	other2 := other1
 	if !other.who.inst.IsZero() {
-		otherName = "instance " + JavaString(other.who.inst) + " (" + otherName + ")"
+		other1 = "instance " + JavaString(other.who.inst) + " (" + other1 + ")"
+		other2 = "instance " + uuidText(other.who.inst) + ", " + other2
 	}
 	q.fire(rMemberCollision, detail{group: group, member: member, inst: who.inst,
-		expected: "a member ID unique to one client", observed: "also used by " + otherName,
-		msg: "member ID " + member + " in group " + strconv.Quote(group) + " is used at the same time by another client: " + otherName})
+		expected: "a member ID unique to one client", observed: "also used by " + other1,
+		msg: "member ID " + memberText(member) + " in group " + strconv.Quote(group) + " is used at the same time by another client: " + other2})
 }
 
 // pruneClaims drops claims whose connections have all closed.

@@ -18,6 +18,21 @@ func JavaString(u decode.UUID) string { return base64.RawURLEncoding.EncodeToStr
 // HexString returns u in the 8-4-4-4-12 form, shown beside JavaString for people.
 func HexString(u decode.UUID) string { return uuid.UUID(u).String() }
 
+// uuidText is u as a finding's message names it: Java's form, with the hex
+// form beside it (SPEC.md section 1: "where a person reads it").
+func uuidText(u decode.UUID) string { return JavaString(u) + " (" + HexString(u) + ")" }
+
+// memberText is a member ID as a message names it: as sent, with the hex
+// form beside it when it spells a UUID other than in hex already.
+func memberText(s string) string {
+	switch enc, u := decodeMemberID(s); enc {
+	case encNone, encHexDashed:
+		return s
+	default:
+		return s + " (" + HexString(u) + ")"
+	}
+}
+
 // appendJava appends JavaString(u) to dst without allocating when dst has room.
 func appendJava(dst []byte, u decode.UUID) []byte {
 	return base64.RawURLEncoding.AppendEncode(dst, u[:])
