@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/netip"
 	"os"
 	"os/exec"
 	"slices"
@@ -205,9 +206,43 @@ func checkClean(t *testing.T, out outcome, packets uint64) {
 	if out.kw.stats.Packets != packets {
 		t.Errorf("kwatch read %d packets, the capture has %d", out.kw.stats.Packets, packets)
 	}
-	if tot.Connections == 0 || tot.KafkaConnections != tot.Connections {
-		t.Errorf("%d connections, %d recognised as Kafka; want all", tot.Connections, tot.KafkaConnections)
+	// A client may open a connection and close it unused as it exits
+	// (librdkafka does, now and then): every connection that carried
+	// bytes must be recognised, and only those can be.
+	withData := connectionsWithData(t, out.pcap)
+	if tot.Connections == 0 || tot.KafkaConnections != uint64(withData) {
+		t.Errorf("%d connections, %d of them carried bytes, %d recognised as Kafka; want all that carried bytes",
+			tot.Connections, withData, tot.KafkaConnections)
 	}
+}
+
+// connectionsWithData counts the TCP connections of the capture at path
+// (by endpoints, either direction) with at least one byte of payload.
+func connectionsWithData(t *testing.T, path string) int {
+	t.Helper()
+	src, err := capture.Open(path, capture.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	layer := capture.NewLayerDecoder()
+	var seg capture.Segment
+	seen := map[[2]netip.AddrPort]bool{}
+	for {
+		p, err := src.Next()
+		if err != nil {
+			break
+		}
+		if !layer.Decode(&p, &seg) || len(seg.TCP.Payload) == 0 {
+			continue
+		}
+		k := [2]netip.AddrPort{seg.Src, seg.Dst}
+		if seg.Dst.Compare(seg.Src) < 0 {
+			k = [2]netip.AddrPort{seg.Dst, seg.Src}
+		}
+		seen[k] = true
+	}
+	return len(seen)
 }
 
 // checkLoopbackCopies counts packets identical to the one before them. On
