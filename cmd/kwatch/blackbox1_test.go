@@ -5,11 +5,9 @@ package main
 // and the exit statuses of section 5. Expectations come from SPEC.md only.
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/netip"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -51,11 +49,7 @@ func bbJ(id [16]byte) string { return pcapgen.JavaString(id) }
 // bbRead runs kwatch read --format json --fail-on never over path.
 func bbRead(t *testing.T, path string, extra ...string) bbReport {
 	t.Helper()
-	out := bbReadJSON(t, append(extra[:len(extra):len(extra)], path)...)
-	var rep bbReport
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("report is not JSON: %v\n%s", err, out)
-	}
+	rep, _ := bbReadAs[bbReport](t, path, extra...)
 	return rep
 }
 
@@ -79,28 +73,7 @@ func bbExpect(t *testing.T, rep bbReport, want map[string]int) {
 	for _, f := range rep.Findings {
 		got[f["rule"].(string)]++
 	}
-	keys := map[string]bool{}
-	for k := range got {
-		keys[k] = true
-	}
-	for k := range want {
-		keys[k] = true
-	}
-	var ks []string
-	for k := range keys {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	bad := false
-	for _, k := range ks {
-		if got[k] != want[k] {
-			t.Errorf("rule %s: %d findings, spec requires %d", k, got[k], want[k])
-			bad = true
-		}
-	}
-	if bad {
-		t.Logf("findings:\n%s", bbSummary(rep))
-	}
+	bbCompareCounts(t, "", got, want, func() string { return bbSummary(rep) })
 }
 
 // bbOf returns the findings of rule, in report order.

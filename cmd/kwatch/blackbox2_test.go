@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
-	"sort"
 	"strings"
 	"testing"
 
@@ -58,11 +57,7 @@ type bbReport2 struct {
 func bbRun2(t *testing.T, c *pcapgen.Capture, extra ...string) bbReport2 {
 	t.Helper()
 	path := bbCaptureFile(t, c, "scenario.pcap")
-	out := bbReadJSON(t, append(extra[:len(extra):len(extra)], path)...)
-	var rep bbReport2
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("report is not JSON: %v\n%s", err, out)
-	}
+	rep, out := bbReadAs[bbReport2](t, path, extra...)
 	rep.raw = out
 	if rep.Totals.Packets != c.Frames() {
 		t.Errorf("totals.packets %d, capture has %d", rep.Totals.Packets, c.Frames())
@@ -85,23 +80,7 @@ func bbExpect2(t *testing.T, rep bbReport2, want map[string]int) {
 	for _, f := range rep.Findings {
 		got[f.Rule]++
 	}
-	keys := map[string]bool{}
-	for k := range got {
-		keys[k] = true
-	}
-	for k := range want {
-		keys[k] = true
-	}
-	var bad []string
-	for k := range keys {
-		if got[k] != want[k] {
-			bad = append(bad, fmt.Sprintf("%s: got %d, want %d", k, got[k], want[k]))
-		}
-	}
-	sort.Strings(bad)
-	if len(bad) > 0 {
-		t.Errorf("rule counts differ:\n  %s\nfindings:\n%s", strings.Join(bad, "\n  "), rep.summary())
-	}
+	bbCompareCounts(t, "", got, want, rep.summary)
 }
 
 // bbAll returns the findings of rule.

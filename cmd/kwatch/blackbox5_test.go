@@ -6,10 +6,8 @@ package main
 // README only, never from the implementation.
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/netip"
-	"sort"
 	"strings"
 	"testing"
 
@@ -54,11 +52,7 @@ func bb5Read(t *testing.T, path, profile string) bb5Report {
 	if profile != "" {
 		args = append(args, "--profile", profile)
 	}
-	out := bbReadJSON(t, append(args, path)...)
-	var rep bb5Report
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("report is not JSON: %v", err)
-	}
+	rep, _ := bbReadAs[bb5Report](t, path, args...)
 	return rep
 }
 
@@ -86,29 +80,7 @@ func bb5Counts(rep bb5Report) map[string]int {
 // bb5Expect asserts the exact multiset of rules.
 func bb5Expect(t *testing.T, label string, rep bb5Report, want map[string]int) {
 	t.Helper()
-	got := bb5Counts(rep)
-	keys := map[string]bool{}
-	for k := range got {
-		keys[k] = true
-	}
-	for k := range want {
-		keys[k] = true
-	}
-	var ks []string
-	for k := range keys {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	bad := false
-	for _, k := range ks {
-		if got[k] != want[k] {
-			t.Errorf("%s: rule %s: %d findings, spec requires %d", label, k, got[k], want[k])
-			bad = true
-		}
-	}
-	if bad {
-		t.Logf("%s findings:\n%s", label, bb5Summary(rep))
-	}
+	bbCompareCounts(t, label, bb5Counts(rep), want, func() string { return bb5Summary(rep) })
 }
 
 func bb5Of(rep bb5Report, rule string) []map[string]any {

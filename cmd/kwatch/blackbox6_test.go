@@ -71,11 +71,7 @@ func bb6Run(t *testing.T, c *pcapgen.Capture) bb6Report {
 	if err := c.Err(); err != nil {
 		t.Fatalf("scenario: %v", err)
 	}
-	stdout := bbReadJSON(t, bbCaptureFile(t, c, "lifecycle.pcap"))
-	var rep bb6Report
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatalf("report is not JSON: %v\n%s", err, stdout)
-	}
+	rep, _ := bbReadAs[bb6Report](t, bbCaptureFile(t, c, "lifecycle.pcap"))
 	if rep.Totals.Packets != c.Frames() {
 		t.Errorf("totals.packets %d, capture has %d", rep.Totals.Packets, c.Frames())
 	}
@@ -108,23 +104,7 @@ func bb6Expect(t *testing.T, rep bb6Report, want map[string]int) {
 	for _, f := range rep.Findings {
 		got[fmt.Sprint(f["rule"])]++
 	}
-	keys := map[string]bool{}
-	for k := range got {
-		keys[k] = true
-	}
-	for k := range want {
-		keys[k] = true
-	}
-	var bad []string
-	for k := range keys {
-		if got[k] != want[k] {
-			bad = append(bad, fmt.Sprintf("%s: got %d, spec requires %d", k, got[k], want[k]))
-		}
-	}
-	sort.Strings(bad)
-	if len(bad) > 0 {
-		t.Errorf("rule counts differ:\n  %s\nfindings:\n%s", strings.Join(bad, "\n  "), bb6Sum(rep))
-	}
+	bbCompareCounts(t, "", got, want, func() string { return bb6Sum(rep) })
 }
 
 // bb6Sev asserts the severity of every finding of rule.

@@ -13,7 +13,6 @@ package main
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"net/netip"
 	"regexp"
@@ -85,11 +84,7 @@ type bb7Report struct {
 
 func bb7Read(t *testing.T, path string, extra ...string) bb7Report {
 	t.Helper()
-	out := bbReadJSON(t, append(extra[:len(extra):len(extra)], path)...)
-	var rep bb7Report
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("report is not JSON: %v\n%s", err, out)
-	}
+	rep, _ := bbReadAs[bb7Report](t, path, extra...)
 	return rep
 }
 
@@ -118,24 +113,7 @@ func bb7Counts(rep bb7Report) map[string]int {
 // bb7Expect asserts exactly these rule counts (every other rule: zero).
 func bb7Expect(t *testing.T, rep bb7Report, want map[string]int) {
 	t.Helper()
-	got := bb7Counts(rep)
-	keys := map[string]bool{}
-	for k := range got {
-		keys[k] = true
-	}
-	for k := range want {
-		keys[k] = true
-	}
-	var bad []string
-	for k := range keys {
-		if got[k] != want[k] {
-			bad = append(bad, fmt.Sprintf("%s: got %d, spec requires %d", k, got[k], want[k]))
-		}
-	}
-	sort.Strings(bad)
-	if len(bad) > 0 {
-		t.Errorf("rule counts differ:\n  %s\nfindings:\n%s", strings.Join(bad, "\n  "), rep.summary())
-	}
+	bbCompareCounts(t, "", bb7Counts(rep), want, rep.summary)
 }
 
 func bb7All(rep bb7Report, rule string) []bb7Finding {

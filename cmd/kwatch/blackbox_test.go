@@ -2,7 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -70,4 +73,44 @@ func bbReadJSON(t *testing.T, args ...string) string {
 		}
 	}
 	return stdout
+}
+
+// bbReadAs runs bbReadJSON over path, extra flags first, and decodes the
+// report into R, the shape the calling test file reads it in. It also
+// returns the report's text.
+func bbReadAs[R any](t *testing.T, path string, extra ...string) (R, string) {
+	t.Helper()
+	out := bbReadJSON(t, append(extra[:len(extra):len(extra)], path)...)
+	var rep R
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("report is not JSON: %v\n%s", err, out)
+	}
+	return rep, out
+}
+
+// bbCompareCounts fails t when the rule counts got and want differ (a
+// rule absent from one counts 0 there), naming every rule that differs,
+// in order, then the findings as summary lists them. label, if not
+// empty, starts the message.
+func bbCompareCounts(t *testing.T, label string, got, want map[string]int, summary func() string) {
+	t.Helper()
+	keys := map[string]bool{}
+	for k := range got {
+		keys[k] = true
+	}
+	for k := range want {
+		keys[k] = true
+	}
+	var bad []string
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if got[k] != want[k] {
+			bad = append(bad, fmt.Sprintf("%s: got %d, spec requires %d", k, got[k], want[k]))
+		}
+	}
+	if len(bad) > 0 {
+		if label != "" {
+			label += ": "
+		}
+		t.Errorf("%srule counts differ:\n  %s\nfindings:\n%s", label, strings.Join(bad, "\n  "), summary())
+	}
 }
