@@ -96,6 +96,28 @@ func (w *jsonWriter) int(v int64)   { w.buf = strconv.AppendInt(w.buf, v, 10) }
 func (w *jsonWriter) bool(v bool)   { w.buf = strconv.AppendBool(w.buf, v) }
 func (w *jsonWriter) null()         { w.buf = append(w.buf, "null"...) }
 
+// optStr writes the string field name unless v is empty (omitempty).
+func (w *jsonWriter) optStr(name, v string) {
+	if v != "" {
+		w.field(name)
+		w.str(v)
+	}
+}
+
+// jsonArray writes s as an array of elements each writes, null when nil.
+func jsonArray[T any](w *jsonWriter, s []T, each func(*T)) {
+	if s == nil {
+		w.null()
+		return
+	}
+	w.open('[')
+	for i := range s {
+		w.next()
+		each(&s[i])
+	}
+	w.close(']')
+}
+
 func (w *jsonWriter) strs(s []string) {
 	if s == nil {
 		w.null()
@@ -171,38 +193,14 @@ func (w *jsonWriter) report(r *Report) {
 	w.open('{')
 	w.field("profile")
 	w.str(r.Profile)
-	if r.Start != "" {
-		w.field("start")
-		w.str(r.Start)
-	}
-	if r.End != "" {
-		w.field("end")
-		w.str(r.End)
-	}
+	w.optStr("start", r.Start)
+	w.optStr("end", r.End)
 	w.field("totals")
 	w.totals(&r.Totals)
 	w.field("instances")
-	if r.Instances == nil {
-		w.null()
-	} else {
-		w.open('[')
-		for i := range r.Instances {
-			w.next()
-			w.instance(&r.Instances[i])
-		}
-		w.close(']')
-	}
+	jsonArray(w, r.Instances, w.instance)
 	w.field("findings")
-	if r.Findings == nil {
-		w.null()
-	} else {
-		w.open('[')
-		for i := range r.Findings {
-			w.next()
-			w.finding(&r.Findings[i])
-		}
-		w.close(']')
-	}
+	jsonArray(w, r.Findings, w.finding)
 	w.close('}')
 }
 
@@ -257,26 +255,14 @@ func (w *jsonWriter) totals(t *Totals) {
 
 func (w *jsonWriter) instance(in *Instance) {
 	w.open('{')
-	if in.InstanceID != "" {
-		w.field("instance_id")
-		w.str(in.InstanceID)
-	}
-	if in.InstanceIDHex != "" {
-		w.field("instance_id_hex")
-		w.str(in.InstanceIDHex)
-	}
+	w.optStr("instance_id", in.InstanceID)
+	w.optStr("instance_id_hex", in.InstanceIDHex)
 	w.field("legacy")
 	w.bool(in.Legacy)
 	w.field("client_ids")
 	w.strs(in.ClientIDs)
-	if in.SoftwareName != "" {
-		w.field("software_name")
-		w.str(in.SoftwareName)
-	}
-	if in.SoftwareVersion != "" {
-		w.field("software_version")
-		w.str(in.SoftwareVersion)
-	}
+	w.optStr("software_name", in.SoftwareName)
+	w.optStr("software_version", in.SoftwareVersion)
 	w.field("client_hosts")
 	w.strs(in.ClientHosts)
 	w.field("brokers")
@@ -284,22 +270,10 @@ func (w *jsonWriter) instance(in *Instance) {
 	w.field("connections")
 	w.int(int64(in.Connections))
 	w.field("connection_list")
-	if in.ConnectionList == nil {
-		w.null()
-	} else {
-		w.open('[')
-		for i := range in.ConnectionList {
-			w.next()
-			w.connSummary(&in.ConnectionList[i])
-		}
-		w.close(']')
-	}
+	jsonArray(w, in.ConnectionList, w.connSummary)
 	w.field("member_ids")
 	w.memberIDs(in.MemberIDs)
-	if in.TelemetryID != "" {
-		w.field("telemetry_id")
-		w.str(in.TelemetryID)
-	}
+	w.optStr("telemetry_id", in.TelemetryID)
 	w.field("findings")
 	w.uints(in.Findings)
 	w.field("first_frame")

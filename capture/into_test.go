@@ -1,8 +1,6 @@
 package capture
 
 import (
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -44,7 +42,7 @@ func TestNextIntoSameAsNext(t *testing.T) {
 }
 
 // readPaths reads every packet of paths as one input, copying their data,
-// and returns the error that ended the input (nil at a clean end).
+// through Next or, with into, through NextInto into one reused Packet.
 func readPaths(t *testing.T, paths []string, into bool) ([]Packet, error) {
 	t.Helper()
 	src, err := OpenFiles(paths, Options{})
@@ -52,26 +50,24 @@ func readPaths(t *testing.T, paths []string, into bool) ([]Packet, error) {
 		t.Fatal(err)
 	}
 	defer src.Close()
+	if !into {
+		return readAll(t, src)
+	}
 	is, ok := src.(IntoSource)
 	if !ok {
 		t.Fatal("a file Source is not an IntoSource")
 	}
-	var pkts []Packet
-	var p Packet
-	for {
-		if into {
-			err = is.NextInto(&p)
-		} else {
-			p, err = src.Next()
-		}
-		if err != nil {
-			break
-		}
-		p.Data = append([]byte(nil), p.Data...)
-		pkts = append(pkts, p)
-	}
-	if errors.Is(err, io.EOF) {
-		err = nil
-	}
-	return pkts, err
+	return readAll(t, &intoOnly{IntoSource: is})
+}
+
+// intoOnly is a Source whose Next reads through NextInto into one Packet,
+// as pipeline.Run does.
+type intoOnly struct {
+	IntoSource
+	p Packet
+}
+
+func (s *intoOnly) Next() (Packet, error) {
+	err := s.NextInto(&s.p)
+	return s.p, err
 }

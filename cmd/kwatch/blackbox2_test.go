@@ -13,29 +13,6 @@ import (
 	"github.com/kwatch/kwatch/internal/pcapgen"
 )
 
-type bbFinding struct {
-	Rule          string  `json:"rule"`
-	Severity      string  `json:"severity"`
-	KIP           string  `json:"kip"`
-	Confidence    string  `json:"confidence"`
-	Frame         int     `json:"frame"`
-	Conn          bbConn  `json:"conn"`
-	API           string  `json:"api"`
-	APIKey        int     `json:"api_key"`
-	APIVersion    int     `json:"api_version"`
-	CorrelationID int32   `json:"correlation_id"`
-	ClientID      *string `json:"client_id"`
-	InstanceID    string  `json:"instance_id"`
-	Expected      string  `json:"expected"`
-	Observed      string  `json:"observed"`
-	Message       string  `json:"message"`
-}
-
-type bbConn struct {
-	Client string `json:"client"`
-	Broker string `json:"broker"`
-}
-
 type bbReport2 struct {
 	Totals struct {
 		Packets                 int            `json:"packets"`

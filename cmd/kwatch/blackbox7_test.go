@@ -46,30 +46,6 @@ var (
 	bb7Zero [16]byte
 )
 
-type bb7Conn struct {
-	Client string `json:"client"`
-	Broker string `json:"broker"`
-}
-
-type bb7Finding struct {
-	Time          string  `json:"time"`
-	Rule          string  `json:"rule"`
-	Severity      string  `json:"severity"`
-	KIP           string  `json:"kip"`
-	Confidence    string  `json:"confidence"`
-	Frame         int     `json:"frame"`
-	Conn          bb7Conn `json:"conn"`
-	API           string  `json:"api"`
-	APIKey        int     `json:"api_key"`
-	APIVersion    int     `json:"api_version"`
-	CorrelationID int32   `json:"correlation_id"`
-	ClientID      *string `json:"client_id"`
-	InstanceID    string  `json:"instance_id"`
-	Expected      string  `json:"expected"`
-	Observed      string  `json:"observed"`
-	Message       string  `json:"message"`
-}
-
 type bb7Report struct {
 	Totals struct {
 		Packets          int            `json:"packets"`
@@ -79,7 +55,7 @@ type bb7Report struct {
 		Responses        int            `json:"responses"`
 		Coverage         map[string]int `json:"coverage"`
 	} `json:"totals"`
-	Findings []bb7Finding `json:"findings"`
+	Findings []bbFinding `json:"findings"`
 }
 
 func bb7Read(t *testing.T, path string, extra ...string) bb7Report {
@@ -116,8 +92,8 @@ func bb7Expect(t *testing.T, rep bb7Report, want map[string]int) {
 	bbCompareCounts(t, "", bb7Counts(rep), want, rep.summary)
 }
 
-func bb7All(rep bb7Report, rule string) []bb7Finding {
-	var out []bb7Finding
+func bb7All(rep bb7Report, rule string) []bbFinding {
+	var out []bbFinding
 	for _, f := range rep.Findings {
 		if f.Rule == rule {
 			out = append(out, f)

@@ -114,3 +114,28 @@ func bbCompareCounts(t *testing.T, label string, got, want map[string]int, summa
 		t.Errorf("%srule counts differ:\n  %s\nfindings:\n%s", label, strings.Join(bad, "\n  "), summary())
 	}
 }
+
+// bbFinding is a finding of the JSON report (SPEC.md section 5).
+type bbFinding struct {
+	Time          string  `json:"time"`
+	Rule          string  `json:"rule"`
+	Severity      string  `json:"severity"`
+	KIP           string  `json:"kip"`
+	Confidence    string  `json:"confidence"`
+	Frame         int     `json:"frame"`
+	Conn          bbConn  `json:"conn"`
+	API           string  `json:"api"`
+	APIKey        int     `json:"api_key"`
+	APIVersion    int     `json:"api_version"`
+	CorrelationID int32   `json:"correlation_id"`
+	ClientID      *string `json:"client_id"`
+	InstanceID    string  `json:"instance_id"`
+	Expected      string  `json:"expected"`
+	Observed      string  `json:"observed"`
+	Message       string  `json:"message"`
+}
+
+type bbConn struct {
+	Client string `json:"client"`
+	Broker string `json:"broker"`
+}
