@@ -131,20 +131,13 @@ func (w *jsonWriter) strs(s []string) {
 	w.close(']')
 }
 
-func (w *jsonWriter) uints(m map[string]uint64) {
-	if m == nil {
-		w.null()
-		return
-	}
-	w.open('{')
-	for _, k := range jsonKeys(w, m) {
-		w.key(k)
-		w.uint(m[k])
-	}
-	w.close('}')
-}
+func (w *jsonWriter) uints(m map[string]uint64)       { jsonObject(w, m, w.uint) }
+func (w *jsonWriter) memberIDs(m map[string][]string) { jsonObject(w, m, w.strs) }
 
-func (w *jsonWriter) memberIDs(m map[string][]string) {
+// jsonObject writes m as an object whose values each writes, keys in
+// encoding/json's order, null when nil. Values must not be maps (see
+// jsonKeys).
+func jsonObject[V any](w *jsonWriter, m map[string]V, each func(V)) {
 	if m == nil {
 		w.null()
 		return
@@ -152,7 +145,7 @@ func (w *jsonWriter) memberIDs(m map[string][]string) {
 	w.open('{')
 	for _, k := range jsonKeys(w, m) {
 		w.key(k)
-		w.strs(m[k])
+		each(m[k])
 	}
 	w.close('}')
 }
