@@ -710,7 +710,7 @@ func (a *Auditor) response(c *connState, e *decode.Event) {
 		answered := p.invalid.rule()
 		a.fire(c, e, rBrokerAcceptedInvalid, detail{reqFrame: p.frame, reqTime: p.time, kip: answered.KIP, expected: errName(errInvalidRequest),
 			observed: errName(b.ErrorCode),
-			msg: "the broker accepted a request that breaks " + answered.ID + answeredAt(e) + "; a conforming broker answers INVALID_REQUEST"})
+			msg:      "the broker accepted a request that breaks " + answered.ID + answeredAt(e) + "; a conforming broker answers INVALID_REQUEST"})
 	}
 	if !decoded {
 		if p.heartbeat && p.join && p.member != "" {
