@@ -147,12 +147,7 @@ func checkDropped(t *testing.T, pid int) {
 		if err != nil {
 			continue // the thread ended
 		}
-		st := map[string]string{}
-		for _, l := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(l, ":"); ok {
-				st[k] = strings.Join(strings.Fields(v), " ")
-			}
-		}
+		st := kwatchtest.ParseStatus(b)
 		for k, v := range want {
 			if st[k] != v {
 				t.Errorf("%s %s: %q, want %q", task, k, st[k], v)

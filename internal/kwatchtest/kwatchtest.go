@@ -116,13 +116,19 @@ func ProcStatus(pid int) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ParseStatus(b), nil
+}
+
+// ParseStatus reads the "Key: value" lines of a /proc status file, with
+// each value's runs of blanks folded to one space.
+func ParseStatus(b []byte) map[string]string {
 	m := map[string]string{}
 	for _, l := range strings.Split(string(b), "\n") {
 		if k, v, ok := strings.Cut(l, ":"); ok {
 			m[k] = strings.Join(strings.Fields(v), " ")
 		}
 	}
-	return m, nil
+	return m
 }
 
 // SyncBuffer is a bytes.Buffer that a process's output goroutines and the
@@ -217,7 +223,9 @@ func (p *Proc) Stop(t testing.TB, sig syscall.Signal, d time.Duration) (code int
 
 // WaitCapturing waits until a kwatch live started as root has opened its
 // packet socket: it drops to Nobody right after (and after creating -w's
-// file).
+// file). It waits for every thread, not just the main one: libc's setuid
+// changes the threads one at a time (signalling each), so the main thread
+// can show Nobody while another still runs as root.
 func (p *Proc) WaitCapturing(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -227,11 +235,31 @@ func (p *Proc) WaitCapturing(t testing.TB) {
 			t.Fatalf("kwatch exited with status %d before capturing; stderr:\n%s", p.code, p.Stderr.String())
 		default:
 		}
-		st, err := ProcStatus(p.Cmd.Process.Pid)
-		if err == nil && strings.HasPrefix(st["Uid"], strconv.Itoa(Nobody)+" ") {
+		if allThreadsRunAs(p.Cmd.Process.Pid, Nobody) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("kwatch did not drop to uid %d within 10s; stderr:\n%s", Nobody, p.Stderr.String())
+	t.Fatalf("kwatch did not drop to uid %d on every thread within 10s; stderr:\n%s", Nobody, p.Stderr.String())
+}
+
+// allThreadsRunAs tells whether every thread of pid has uid as its real,
+// effective and saved user ID.
+func allThreadsRunAs(pid, uid int) bool {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	want := strconv.Itoa(uid) + " "
+	for _, task := range tasks {
+		b, err := os.ReadFile(filepath.Join(task, "status"))
+		if err != nil {
+			continue // the thread ended
+		}
+		st := ParseStatus(b)
+		if !strings.HasPrefix(st["Uid"], strings.Repeat(want, 3)) {
+			return false
+		}
+	}
+	return true
 }
