@@ -52,9 +52,7 @@ func liveCluster(t *testing.T, brokers int) (*kfake.Cluster, []string, []string)
 // driveClients runs the producer first, then every other client at once,
 // as runScenario does.
 func driveClients(ctx context.Context, seeds []string, clients []*clientRun) error {
-	for _, c := range clients {
-		c.hooks = newReqCounter()
-	}
+	prepareClients(clients)
 	if err := runClient(ctx, seeds, clients[0]); err != nil {
 		return fmt.Errorf("%s: %w", clients[0].clientID, err)
 	}

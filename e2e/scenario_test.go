@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -41,8 +43,9 @@ type clientRun struct {
 	clientID  string
 	kind      clientKind
 	group     string
-	telemetry bool  // client metrics (KIP-714) left on
-	cghMax    int16 // probe only: highest ConsumerGroupHeartbeat version allowed
+	telemetry bool       // client metrics (KIP-714) left on
+	cghMax    int16      // probe only: highest ConsumerGroupHeartbeat version allowed
+	source    netip.Addr // the loopback address the client's connections come from
 	hooks     *reqCounter
 	err       error
 }
@@ -130,9 +133,7 @@ func runScenario(ctx context.Context, path string) (*recording, error) {
 		{clientID: "e2e-probe-v1", kind: kindProbe, group: "g-probe-v1", cghMax: 1},
 		{clientID: "e2e-probe-v0", kind: kindProbe, group: "g-probe-v0", cghMax: 0},
 	}
-	for _, c := range clients {
-		c.hooks = newReqCounter()
-	}
+	prepareClients(clients)
 
 	// Records first, so that every consumer has all of them to read.
 	clients[0].err = runClient(ctx, seeds, clients[0])
@@ -158,12 +159,28 @@ func runScenario(ctx context.Context, path string) (*recording, error) {
 	return r, errors.Join(errs...)
 }
 
+// prepareClients gives each client fresh hooks and a loopback address of
+// its own to connect from. Connections are attributed to clients by their
+// local address, and on loopback Linux reuses a port still in TIME_WAIT
+// (net.ipv4.tcp_tw_reuse=2): with one shared address, one client's port
+// can come back as another's.
+func prepareClients(clients []*clientRun) {
+	for i, c := range clients {
+		c.hooks = newReqCounter()
+		c.source = netip.AddrFrom4([4]byte{127, 0, 0, byte(10 + i)})
+	}
+}
+
 func runClient(ctx context.Context, seeds []string, c *clientRun) error {
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(seeds...),
 		kgo.ClientID(c.clientID),
 		kgo.WithHooks(c.hooks),
 		kgo.DefaultProduceTopic(topic),
+	}
+	if c.source.IsValid() {
+		d := &net.Dialer{Timeout: 10 * time.Second, LocalAddr: net.TCPAddrFromAddrPort(netip.AddrPortFrom(c.source, 0))}
+		opts = append(opts, kgo.Dialer(d.DialContext))
 	}
 	if !c.telemetry {
 		opts = append(opts, kgo.DisableClientMetrics())
