@@ -293,6 +293,7 @@ func (a *Auditor) endConn(c *connState, at time.Time, frame uint64) {
 	if c.claimed && c.cidRepeats > 0 {
 		a.fireConnEnd(c, at, frame)
 	}
+	c.unregister()
 	c.closed, c.closedAt = true, at
 	a.closedQ = append(a.closedQ, c)
 }
@@ -422,7 +423,7 @@ func (a *Auditor) ensureRow(c *connState, at time.Time, frame uint64) *row {
 		// Its instance row was evicted: bring it back (counted afresh).
 		r, _ := a.instanceRow(c.row.id, &decode.Event{Time: at, Frame: frame})
 		c.row, c.lastInst = r, r
-		c.nTouched = 0
+		c.unregister()
 		a.register(c, r)
 		return r
 	}
@@ -451,6 +452,9 @@ func (a *Auditor) register(c *connState, r *row) (newHost, newCID bool) {
 	if c.nTouched < maxTouched {
 		c.touched[c.nTouched] = r
 		c.nTouched++
+		if !c.closed {
+			r.open++
+		}
 	}
 	r.conns++
 	if len(r.connList) < maxRowConns {

@@ -454,7 +454,7 @@ func (q *reqCheck) heartbeat() {
 		q.remember(p)
 		return
 	}
-	g := q.c.tracker().group(group)
+	g := q.c.tracker().group(group, q.e.Frame)
 	assigned := g.isAssigned(member)
 	ghost := false
 	if join && !assigned && g.join != "" && g.join != member && (g.joinState == joinPending || g.joinState == joinFailed) {
@@ -577,29 +577,31 @@ func (q *reqCheck) collision(group, member string) {
 	// One connection is one client, whatever it called itself before (an
 	// instance ID that came late, or after a request whose tag 0 was
 	// malformed): its own claim first.
-	for i := 0; i < cs.n; i++ {
+	for i := range cs.list {
 		if cl := &cs.list[i]; cl.conn == c {
 			cl.who = who
 			return
 		}
 	}
 	var other *claim
-	for i := 0; i < cs.n; i++ {
+	for i := range cs.list {
 		cl := &cs.list[i]
 		if cl.who == who {
-			// The claimant on another connection. If all it had closed,
-			// it is back: a collision if another claimant is alive now.
-			back := cl.conn.closed
-			cl.conn = c
+			// The claimant on another connection. If another claimant took
+			// the ID while it was gone, it is back: a collision if another
+			// claimant is alive now.
+			back := cl.lapsed
+			cl.conn, cl.lapsed = c, false
+			a.markLapsed(cs, cl, c)
 			if back && !cl.fired {
-				if o := cs.liveOther(who, c); o != nil {
+				if o := a.liveOther(cs, who, c); o != nil {
 					q.fireCollision(group, member, who, o)
 					cl.fired = true
 				}
 			}
 			return
 		}
-		if !cl.conn.closed && other == nil {
+		if other == nil && a.claimAlive(cl, c) {
 			other = cl
 		}
 	}
@@ -617,24 +619,42 @@ func (q *reqCheck) collision(group, member string) {
 			return
 		}
 	}
+	slot := len(cs.list)
+	if slot == maxClaimants {
+		slot = -1
+		for i := range cs.list { // replace a claimant that is gone
+			if !a.claimAlive(&cs.list[i], c) {
+				slot = i
+				break
+			}
+		}
+		if slot < 0 {
+			// Every remembered claimant is alive: this one cannot be
+			// remembered, so it is not judged (it would fire again on each
+			// of its heartbeats).
+			a.t.stateLimited++
+			return
+		}
+	} else {
+		cs.list = append(cs.list, claim{})
+	}
 	fired := false
 	if other != nil {
 		q.fireCollision(group, member, who, other)
 		fired = true
 	}
-	slot := cs.n
-	if slot == claimsPerMember {
-		slot = 0
-		for i := range cs.list { // replace a closed claimant, else the first
-			if cs.list[i].conn.closed {
-				slot = i
-				break
-			}
-		}
-	} else {
-		cs.n++
-	}
 	cs.list[slot] = claim{who: who, conn: c, fired: fired}
+	a.markLapsed(cs, &cs.list[slot], c)
+}
+
+// markLapsed: claimant cl takes the member ID on connection c; every other
+// claimant that is gone now will be back, should it use the ID again.
+func (a *Auditor) markLapsed(cs *claimSet, cl *claim, c *connState) {
+	for i := range cs.list {
+		if o := &cs.list[i]; o != cl && !a.claimAlive(o, c) {
+			o.lapsed = true
+		}
+	}
 }
 
 // maxMemberMoves is how many times a member ID may move between
@@ -657,14 +677,36 @@ func (q *reqCheck) movedMember(other *claim, group, member string) bool {
 }
 
 // liveOther returns a claimant other than who, on a connection other than
-// c, whose connection is open.
-func (cs *claimSet) liveOther(who claimant, c *connState) *claim {
-	for i := 0; i < cs.n; i++ {
-		if cl := &cs.list[i]; cl.who != who && cl.conn != c && !cl.conn.closed {
+// c, that is alive.
+func (a *Auditor) liveOther(cs *claimSet, who claimant, c *connState) *claim {
+	for i := range cs.list {
+		if cl := &cs.list[i]; cl.who != who && cl.conn != c && a.claimAlive(cl, c) {
 			return cl
 		}
 	}
 	return nil
+}
+
+// claimAlive tells whether cl's claimant is still there, c aside: the
+// connection it last used the member ID on is open, or, for an instance,
+// any other connection that carried its instance ID is (a consumer keeps
+// its fetch connections when its coordinator's closes).
+func (a *Auditor) claimAlive(cl *claim, c *connState) bool {
+	if cl.conn != c && !cl.conn.closed {
+		return true
+	}
+	if cl.who.inst.IsZero() {
+		return false
+	}
+	r := a.instances[cl.who.inst]
+	if r == nil {
+		return false
+	}
+	open := r.open
+	if c != nil && !c.closed && c.registered(r) {
+		open--
+	}
+	return open > 0
 }
 
 // fireCollision reports who using member in group while other holds it.
@@ -682,12 +724,12 @@ func (q *reqCheck) fireCollision(group, member string, who claimant, other *clai
 		msg: "member ID " + memberText(member) + " in group " + strconv.Quote(group) + " is used at the same time by another client: " + other2})
 }
 
-// pruneClaims drops claims whose connections have all closed.
+// pruneClaims drops claims whose claimants are all gone.
 func (a *Auditor) pruneClaims() {
 	for k, cs := range a.claims {
 		alive := false
-		for i := 0; i < cs.n; i++ {
-			if !cs.list[i].conn.closed {
+		for i := range cs.list {
+			if a.claimAlive(&cs.list[i], nil) {
 				alive = true
 				break
 			}
@@ -716,7 +758,7 @@ func (a *Auditor) response(c *connState, e *decode.Event) {
 		if p.heartbeat && p.join && p.member != "" {
 			// The join was answered, whether with success or an error
 			// cannot be told: no ghost can be claimed on it.
-			if g := c.tracker().group(p.group); g.join == p.member && g.joinState == joinPending {
+			if g := c.tracker().group(p.group, e.Frame); g.join == p.member && g.joinState == joinPending {
 				g.joinState = joinAnswered
 			}
 		}
@@ -739,7 +781,7 @@ func answeredAt(e *decode.Event) string {
 func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
 	b := &e.Body
 	ok := !b.HasErrorCode || b.ErrorCode == 0
-	g := c.tracker().group(p.group)
+	g := c.tracker().group(p.group, e.Frame)
 	if p.member != "" && g.join == p.member {
 		switch {
 		case ok:

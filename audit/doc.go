@@ -69,8 +69,11 @@
 //     last one in the group, unless it is a ghost retry or an ID the broker
 //     assigned to this client in a heartbeat response.
 //  7. member-id-collision: claimants are instance IDs, or client host:port
-//     without one; a claim is alive while its latest connection is not
-//     closed. Once per (group, member ID, second claimant). Broker-assigned
+//     without one. An instance is alive while any connection registered
+//     with its row is open; a claimant without one while the connection it
+//     last used the member ID on is open. Once per (group, member ID,
+//     second claimant); a claimant that was gone when another took the ID
+//     collides when it comes back while that one is alive. Broker-assigned
 //     IDs are included (two clients using one is a collision too).
 //  8. Member-ID encodings: strict base64 (non-zero trailing bits are not a
 //     UUID); a 22- or 24-char string without '+' or '/' is read in the

@@ -105,7 +105,7 @@ func (a *Auditor) report() *Report {
 		Coverage: map[string]uint64{}, FindingsBySeverity: map[string]uint64{}, FindingsByRule: map[string]uint64{},
 		FindingsNotKept: t.findingsDropped, EvictedInstances: t.evicted,
 		ClientIDRepeats: t.cidRepeats, ClientIDRepeatBytes: t.cidRepeatBytes,
-		UnobservableConnections: t.unobservable, StateLimited: t.stateLimited,
+		UnobservableConnections: t.unobservable, StateLimited: t.stateLimited + t.pendingEvicted,
 		KernelReceived: t.kernelReceived, KernelDropped: t.kernelDropped,
 	}
 	for _, c := range a.conns {

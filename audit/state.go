@@ -12,16 +12,16 @@ import (
 // Bounds on per-connection and per-row state, so that memory does not grow
 // with the number of requests (only with connections and client instances).
 const (
-	maxPending       = 16 // requests of interest awaiting a response, per connection (<= 16: pendUsed)
-	maxJudged        = 64 // (group, member ID) pairs judged by property rules, per connection
-	maxGroups        = 32 // groups tracked per member tracker
-	maxAssigned      = 4  // broker-assigned member IDs remembered per group
-	maxRowList       = 16 // hosts, client IDs, brokers per row
-	maxRowConns      = 32 // connections listed per row (all are counted)
-	maxRowMemberIDs  = 8  // member IDs listed per group per row
-	maxTouched       = 4  // rows one connection registered with
-	claimsPerMember  = 4  // claimants remembered per (group, member ID)
-	claimsPerInstCap = 4  // claims map cap = claimsPerInstCap * MaxInstances
+	maxPending       = 16  // requests of interest awaiting a response, per connection (<= 16: pendUsed)
+	maxJudged        = 256 // (group, member ID) pairs judged by property rules, per connection
+	maxGroups        = 128 // groups tracked per member tracker (least recently used dropped)
+	maxAssigned      = 4   // broker-assigned member IDs remembered per group
+	maxRowList       = 16  // hosts, client IDs, brokers per row
+	maxRowConns      = 32  // connections listed per row (all are counted)
+	maxRowMemberIDs  = 64  // member IDs listed per group per row
+	maxTouched       = 4   // rows one connection registered with
+	maxClaimants     = 64  // claimants remembered per (group, member ID)
+	claimsPerInstCap = 4   // claims map cap = claimsPerInstCap * MaxInstances
 )
 
 // allPending is pendUsed with every pending slot in use.
@@ -56,6 +56,7 @@ const (
 
 // groupTrack follows one client's member ID in one group.
 type groupTrack struct {
+	lastUse   uint64 // frame of the last request or response about the group
 	current   string // last member ID the client used (or was assigned)
 	join      string // member ID of the last join
 	joinState joinState
@@ -84,20 +85,31 @@ func (g *groupTrack) addAssigned(m string) {
 // instance ID across its connections.
 type memberTrack map[string]*groupTrack
 
-func (t *memberTrack) group(name string) *groupTrack {
+// group returns the client's track of group name, used at frame. Past
+// maxGroups the least recently used group is forgotten: which one depends
+// on the capture only (frames, then names), never on map order, so that
+// the same capture gives the same report.
+func (t *memberTrack) group(name string, frame uint64) *groupTrack {
 	if *t == nil {
 		*t = make(memberTrack)
 	}
 	g := (*t)[name]
 	if g == nil {
 		if len(*t) >= maxGroups {
-			for k := range *t { // drop an arbitrary group: bounded, rarely reached
-				delete(*t, k)
-				break
+			var oldest string
+			var o *groupTrack
+			for k, v := range *t {
+				if o == nil || v.lastUse < o.lastUse || v.lastUse == o.lastUse && k < oldest {
+					oldest, o = k, v
+				}
 			}
+			delete(*t, oldest)
 		}
 		g = &groupTrack{}
 		(*t)[name] = g
+	}
+	if frame > g.lastUse {
+		g.lastUse = frame
 	}
 	return g
 }
@@ -215,6 +227,26 @@ func (c *connState) takePending(corr int32) (pending, bool) {
 	return pending{}, false
 }
 
+// unregister forgets the rows c registered with, which no longer count it
+// as open.
+func (c *connState) unregister() {
+	for i := 0; i < c.nTouched; i++ {
+		c.touched[i].open--
+		c.touched[i] = nil
+	}
+	c.nTouched = 0
+}
+
+// registered tells whether c counts as one of r's open connections.
+func (c *connState) registered(r *row) bool {
+	for i := 0; i < c.nTouched; i++ {
+		if c.touched[i] == r {
+			return true
+		}
+	}
+	return false
+}
+
 // instRow is the connection's row for its header instance ID, if any.
 func (c *connState) instRow() *row {
 	if c.row != nil && !c.row.legacy && !c.row.evicted {
@@ -257,6 +289,7 @@ type row struct {
 	software  string
 	swVersion string
 	conns     int
+	open      int // connections registered with the row and not yet ended
 	connList  []decode.ConnID
 	memberIDs map[string][]string
 	telemetry decode.UUID
@@ -299,12 +332,13 @@ type claim struct {
 	conn *connState
 	// fired: a collision was reported with this claimant as the second.
 	fired bool
+	// lapsed: another claimant took the member ID while this one was gone.
+	lapsed bool
 	// switches counts the moves of a client without instance IDs between
 	// connections of its host (see reqCheck.collision).
 	switches int
 }
 
 type claimSet struct {
-	list [claimsPerMember]claim
-	n    int
+	list []claim
 }
