@@ -182,6 +182,13 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 		return false
 	}
 	if !h.started {
+		if nextSeq < 0 && !t.SYN && n == 0 && !t.FIN && !t.RST {
+			// Mid-stream, an empty segment does not tell where the stream
+			// is: a keepalive probe carries the sequence number before
+			// the next byte, and starting there would make that byte a
+			// hole. The first data or FIN starts the half.
+			return false
+		}
 		h.started = true
 		switch {
 		case nextSeq >= 0:
@@ -207,6 +214,13 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 		if t.ACK && !o.started {
 			r.post = append(r.post, action{kind: actStart, c: c, side: side.Other(), to: seq(t.Ack)})
 		}
+	}
+	// The client's first segment after its SYN, the SYN-ACK not captured:
+	// its ack is where the broker's stream starts (a Kafka broker never
+	// speaks first), rather than wherever the broker's first captured
+	// segment falls, which may be a later one of its first answer.
+	if side == Client && !t.SYN && t.ACK && h.synSeen && !o.started && sq == h.isn.Add(1) {
+		r.post = append(r.post, action{kind: actStart, c: c, side: Broker, to: seq(t.Ack)})
 	}
 	// gopacket buffers data ahead of pos, except a RST's and that of a SYN
 	// on a started half, which it drops.

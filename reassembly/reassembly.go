@@ -131,7 +131,7 @@ func (fn OpenerFunc) Open(f Flow) Stream { return fn(f) }
 // Defaults for zero Options fields.
 const (
 	DefaultIdleTimeout             = 10 * time.Minute
-	DefaultMaxBufferedPagesPerConn = 1024    // pages of 1900 bytes: ~1.9 MB
+	DefaultMaxBufferedPagesPerConn = 4096    // pages of 1900 bytes, one or more per segment: ~7.8 MB
 	DefaultMaxBufferedPagesTotal   = 1 << 16 // ~124 MB
 )
 
@@ -238,6 +238,7 @@ func New(opts Options, op Opener) *Reassembler {
 	// for its retransmission would hold the data behind it, and leave the
 	// answers to it unmatched, until a flush.
 	r.asm.SkipAckedHoles = true
+	r.asm.ReopenOnReuse = true
 	r.asm.MaxBufferedPagesPerConnection = max(opts.MaxBufferedPagesPerConn, 0)
 	r.asm.MaxBufferedPagesTotal = max(opts.MaxBufferedPagesTotal, 0)
 	return r

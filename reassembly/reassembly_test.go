@@ -264,6 +264,52 @@ func TestReassembly(t *testing.T) {
 			flows: []Flow{fromStart},
 		},
 		{
+			// A keepalive probe carries the sequence number before the
+			// next byte: starting there would make that byte a hole.
+			name: "mid-stream: an empty keepalive probe does not start the stream",
+			pkts: []pkt{
+				{from: "c", seq: 999, ack: 5000, flags: "A"},
+				{from: "b", seq: 5000, ack: 1000, flags: "A"},
+				{from: "c", seq: 1000, ack: 5000, flags: "A", data: "hello"},
+				{from: "b", seq: 5000, ack: 1005, flags: "A", data: "world"},
+			},
+			close: true,
+			want:  []string{`0 data client "hello" @3`, `0 data broker "world" @4`, `0 end @4`},
+			flows: []Flow{midStream},
+		},
+		{
+			// The SYN-ACK was not captured: the handshake's ACK tells
+			// where the broker's stream starts, so its first answer is
+			// whole even when its segments come out of order.
+			name: "SYN without SYN-ACK: the broker starts at the client's first ack",
+			pkts: []pkt{
+				{from: "c", seq: 1000, flags: "S"},
+				{from: "c", seq: 1001, ack: 5001, flags: "A"},
+				{from: "c", seq: 1001, ack: 5001, flags: "A", data: "req"},
+				{from: "b", seq: 5004, ack: 1004, flags: "A", data: "ld"},
+				{from: "b", seq: 5001, ack: 1004, flags: "A", data: "wor"},
+			},
+			close: true,
+			want:  []string{`0 data client "req" @3`, `0 data broker "world" @5`, `0 end @5`},
+			flows: []Flow{fromStart},
+		},
+		{
+			// The 4-tuple is reused and the new handshake was not
+			// captured: data far from where the closed connection ended
+			// opens a new one; a retransmission near it does not.
+			name: "closed 4-tuple: far data opens a new connection, near data does not",
+			pkts: with(handshake, []pkt{
+				{from: "c", seq: 1001, ack: 5001, flags: "A", data: "one"},
+				{from: "c", seq: 1004, ack: 5001, flags: "FA"},
+				{from: "b", seq: 5001, ack: 1005, flags: "FA"},
+				{from: "c", seq: 1001, ack: 5002, flags: "A", data: "one"},        // retransmission: dropped
+				{from: "c", seq: 9_000_000, ack: 70_000, flags: "A", data: "two"}, // a new connection
+			}),
+			close: true,
+			want:  []string{`0 data client "one" @4`, `0 end @6`, `1 data client "two" @8`, `1 end @8`},
+			flows: []Flow{fromStart, {Client: cliAddr, Broker: brkAddr, StartFrame: 8}},
+		},
+		{
 			name: "BrokerPorts: other connections are never opened",
 			opts: Options{BrokerPorts: []uint16{9092}},
 			pkts: []pkt{

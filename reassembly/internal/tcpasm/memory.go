@@ -168,13 +168,13 @@ func (p *StreamPool) getConnection(k key, srcIsLo bool, netFlow gopacket.Flow, t
 // needed.  A SYN on a connection closed in both directions but kept in the
 // pool (ReassemblyComplete returned false) starts a new connection on that
 // 4-tuple.  It returns nil if the factory gives no Stream.
-func (p *StreamPool) open(k key, srcIsLo bool, netFlow gopacket.Flow, tcp *layers.TCP, ac AssemblerContext) *connection {
+func (p *StreamPool) open(k key, srcIsLo bool, netFlow gopacket.Flow, tcp *layers.TCP, ac AssemblerContext, reopenOnReuse bool) *connection {
 	for {
 		conn := p.getConnection(k, srcIsLo, netFlow, tcp, ac)
 		if conn == nil {
 			return nil
 		}
-		if tcp.SYN && conn.c2s.closed && conn.s2c.closed {
+		if conn.reusedBy(srcIsLo, tcp, reopenOnReuse) {
 			p.remove(conn)
 			continue
 		}

@@ -558,6 +558,40 @@ func (c *connection) halves(srcIsLo bool) (*halfconnection, *halfconnection) {
 	return &c.s2c, &c.c2s
 }
 
+// How far from where a closed half ended data may lie and still belong to
+// it: behind, a retransmission of bytes sent before the close; ahead,
+// bytes in flight when a RST aborted it (within the receiver's window).
+// Data beyond is a new connection on the same 4-tuple. Its initial
+// sequence number is random, or on Linux (RFC 6528) a hash plus a clock
+// that advances 15.6 M a second, so a reuse a second later is already
+// past reuseAhead.
+const (
+	reuseBehind = 1 << 24
+	reuseAhead  = 1 << 20
+)
+
+// reusedBy reports whether t, on c's 4-tuple, opens a new connection: c is
+// closed both ways and t is a SYN, or (byData) carries data far from where
+// its direction of c ended: a new connection whose handshake was not
+// captured, whose data the closed one would drop.
+func (c *connection) reusedBy(srcIsLo bool, t *layers.TCP, byData bool) bool {
+	if !c.c2s.closed || !c.s2c.closed {
+		return false
+	}
+	if t.SYN {
+		return true
+	}
+	if !byData {
+		return false
+	}
+	half, _ := c.halves(srcIsLo)
+	if len(t.Payload) == 0 || t.RST || half.nextSeq == invalidSequence {
+		return false
+	}
+	d := half.nextSeq.Difference(Sequence(t.Seq))
+	return d > reuseAhead || d < -reuseBehind
+}
+
 func (c *connection) lastSeen() time.Time {
 	if c.c2s.lastSeen.Before(c.s2c.lastSeen) {
 		return c.s2c.lastSeen
@@ -618,7 +652,11 @@ type Assembler struct {
 	// acknowledges the bytes after it (see skipAcked). gopacket waits for
 	// a flush or the page limit.
 	SkipAckedHoles bool
-	skippingAcked  bool // inside skipAcked (see SkippingAckedHole)
+	// ReopenOnReuse opens a new connection for data far from where a
+	// connection closed both ways ended, as for a SYN (see reusedBy).
+	// gopacket gives such data to the closed connection, which drops it.
+	ReopenOnReuse bool
+	skippingAcked bool // inside skipAcked (see SkippingAckedHole)
 }
 
 // NewAssembler creates a new assembler.  Pass in the StreamPool
@@ -683,7 +721,7 @@ func (a *Assembler) AssembleWithContext(netFlow gopacket.Flow, t *layers.TCP, ac
 	if conn == nil || conn.removed || !conn.key.eq(&k) {
 		conn = a.lookup(&k)
 	}
-	if conn == nil || (t.SYN && conn.c2s.closed && conn.s2c.closed) {
+	if conn == nil || conn.reusedBy(srcIsLo, t, a.ReopenOnReuse) {
 		if conn = a.open(k, srcIsLo, netFlow, t, ac); conn == nil {
 			return
 		}
@@ -721,7 +759,7 @@ func (a *Assembler) AssembleAddrs(src, dst netip.AddrPort, t *layers.TCP, ts tim
 	if conn == nil || conn.removed || !conn.key.eq(&k) {
 		conn = a.lookup(&k)
 	}
-	if conn == nil || (t.SYN && conn.c2s.closed && conn.s2c.closed) {
+	if conn == nil || conn.reusedBy(srcIsLo, t, a.ReopenOnReuse) {
 		if conn = a.open(k, srcIsLo, addrFlow(src, dst), t, ac); conn == nil {
 			return
 		}
@@ -772,7 +810,7 @@ func (a *Assembler) lookup(k *key) *connection {
 
 // open is StreamPool.open, remembering the connection for lookup.
 func (a *Assembler) open(k key, srcIsLo bool, netFlow gopacket.Flow, t *layers.TCP, ac AssemblerContext) *connection {
-	c := a.connPool.open(k, srcIsLo, netFlow, t, ac)
+	c := a.connPool.open(k, srcIsLo, netFlow, t, ac, a.ReopenOnReuse)
 	a.last = c
 	return c
 }
