@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ANSI colours for severities; used only when WriteText's color is true.
@@ -152,12 +155,12 @@ func writeInstance(w io.Writer, p painter, in *Instance) {
 		pf("    hosts        %s\n", strings.Join(in.ClientHosts, ", "))
 	}
 	if in.SoftwareName != "" || in.SoftwareVersion != "" {
-		pf("    software     %s %s\n", in.SoftwareName, in.SoftwareVersion)
+		pf("    software     %s %s\n", PlainText(in.SoftwareName), PlainText(in.SoftwareVersion))
 	}
 	pf("    brokers      %s\n", strings.Join(in.Brokers, ", "))
 	pf("    connections  %d\n", in.Connections)
 	for _, g := range sortedKeys(in.MemberIDs) {
-		pf("    member IDs   group %q: %s\n", g, strings.Join(in.MemberIDs[g], ", "))
+		pf("    member IDs   group %q: %s\n", g, PlainText(strings.Join(in.MemberIDs[g], ", ")))
 	}
 	if in.TelemetryID != "" {
 		pf("    telemetry ID %s\n", in.TelemetryID)
@@ -186,9 +189,9 @@ func writeFinding(w io.Writer, p painter, f *Finding) {
 	}
 	fmt.Fprintf(w, "  %s %s  frame %d  %s -> %s  %s%s\n", p.sev(f.Severity, fmt.Sprintf("%-5s", strings.ToUpper(f.Severity.String()))),
 		p.bold(f.Rule), f.Frame, f.Conn.Client, f.Conn.Broker, what, conf)
-	fmt.Fprintf(w, "        %s\n", f.Message)
+	fmt.Fprintf(w, "        %s\n", PlainText(f.Message))
 	if f.Expected != "" || f.Observed != "" {
-		fmt.Fprintf(w, "        expected %s, observed %s\n", f.Expected, f.Observed)
+		fmt.Fprintf(w, "        expected %s, observed %s\n", PlainText(f.Expected), PlainText(f.Observed))
 	}
 }
 
@@ -218,6 +221,24 @@ func coverageLine(m map[string]uint64) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// PlainText returns s safe to print on one line of a terminal: text from
+// the wire (client IDs, member IDs, software names) may hold control
+// characters, escape sequences, line breaks or invalid UTF-8, which would
+// forge report lines or drive the terminal. Such a string comes back with
+// Go's escapes (as %q writes it, without the quotes); any other string
+// comes back unchanged.
+func PlainText(s string) string {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || !unicode.IsPrint(r) {
+			q := strconv.Quote(s)
+			return q[1 : len(q)-1]
+		}
+		i += size
+	}
+	return s
 }
 
 func quoteAll(s []string) string {

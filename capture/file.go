@@ -112,8 +112,10 @@ func OpenFiles(paths []string, opts Options) (Source, error) {
 	m := &multiSource{paths: paths, opts: opts}
 	// Check every file's magic now, so a wrong argument fails before any
 	// output rather than halfway through.
+	check := opts
+	check.Logger = zerolog.Nop() // what reading finds is said when it is read
 	for _, p := range paths[1:] {
-		r, err := openFile(p, opts, 0)
+		r, err := openFile(p, check, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -139,6 +141,10 @@ type multiSource struct {
 	next  int // index in paths of cur
 	cur   *fileReader
 	err   error
+	// broken holds the errors of files that broke part way (truncated,
+	// corrupt) when more files followed: reading goes on with the next
+	// one, and the errors end the input in place of io.EOF.
+	broken []error
 	// mu guards next and cur against Release on another goroutine;
 	// retain: every file's window retains (Retainer).
 	mu     sync.Mutex
@@ -158,15 +164,29 @@ func (m *multiSource) NextInto(p *Packet) error {
 			return m.err
 		}
 		err := m.cur.NextInto(p)
-		if err != io.EOF {
-			if err != nil {
-				m.err = err
-			}
-			return err
+		if err == nil {
+			return nil
 		}
-		if m.next+1 >= len(m.paths) {
+		more := m.next+1 < len(m.paths)
+		switch {
+		case err == io.EOF:
+		case more && (errors.Is(err, ErrTruncated) || errors.Is(err, ErrCorrupt)):
+			// Rotated captures are independent files: one that broke
+			// does not make the next unreadable.
+			m.broken = append(m.broken, err)
+		default:
+			m.err = err
+			if len(m.broken) > 0 {
+				m.err = errors.Join(append(m.broken, err)...)
+			}
+			return m.err
+		}
+		if !more {
 			m.err = io.EOF
-			return io.EOF
+			if len(m.broken) > 0 {
+				m.err = errors.Join(m.broken...)
+			}
+			return m.err
 		}
 		frame := m.cur.frame
 		m.cur.Close()
@@ -254,6 +274,13 @@ type fileReader struct {
 
 	// pcapng
 	ng ngState
+}
+
+// warnLink says, once per file or interface, that packets of link type lt
+// will be counted and not analysed: a capture of the wrong interface
+// (USB, radiotap) must not pass for a capture without Kafka.
+func (r *fileReader) warnLink(lt layers.LinkType, where string) {
+	r.log.Warn().Msgf("%s%s: link type %v (%d) cannot be decoded: its packets are counted, not analysed", r.name, where, lt, int(lt))
 }
 
 func newFileReader(src io.Reader, closer io.Closer, name string, opts Options, win *window, frame uint64) (*fileReader, error) {

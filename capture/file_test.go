@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -162,6 +163,34 @@ func TestOpenFiles(t *testing.T) {
 	}
 	if _, err := OpenFiles([]string{a, filepath.Join(t.TempDir(), "missing")}, Options{}); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("OpenFiles with a missing file: %v, want not-exist", err)
+	}
+}
+
+// A file among several that breaks part way is reported, and the files
+// after it are still read: rotated captures are independent files.
+func TestOpenFilesReadsOnAfterBrokenFile(t *testing.T) {
+	full := pcapFile(false, false, 1, []rec{{data: []byte("a1")}, {data: []byte("a2-cut")}})
+	a := writeTemp(t, "a.pcap", full[:len(full)-3])
+	b := writeTemp(t, "b.pcap", pcapFile(false, false, 1, []rec{{data: []byte("b1")}}))
+	c := writeTemp(t, "c.pcap", full[:len(full)-3])
+	src, err := OpenFiles([]string{a, b, c}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	got, err := readAll(t, src)
+	var names []string
+	for _, p := range got {
+		names = append(names, fmt.Sprintf("%s@%d", p.Data, p.Frame))
+	}
+	if want := "a1@1 b1@2 a1@3"; strings.Join(names, " ") != want {
+		t.Errorf("packets %v, want %s", names, want)
+	}
+	if !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), a) || !strings.Contains(err.Error(), c) {
+		t.Errorf("error %v: want both truncated files named", err)
+	}
+	if _, err2 := src.Next(); err2 == nil || err2.Error() != err.Error() {
+		t.Errorf("next read after the end: %v, want the same error", err2)
 	}
 }
 

@@ -29,6 +29,9 @@ func (r *fileReader) openPcap() error {
 	// The link-type field's upper bits carry FCS information (libpcap's
 	// LT_LINKTYPE); the link type is the low bits.
 	r.link = layers.LinkType(u32(h[20:], r.big) & 0x03ffffff)
+	if !LinkTypeSupported(r.link) {
+		r.warnLink(r.link, "")
+	}
 	r.win.advance(24)
 	return nil
 }

@@ -257,7 +257,7 @@ func (r *fileReader) readIDB(total uint32) error {
 		opts = opts[min(len(opts), 4+(n+3)&^3):]
 	}
 	if !LinkTypeSupported(ifc.link) {
-		r.log.Debug().Str("file", r.name).Int("interface", len(ng.ifaces)).Stringer("link_type", ifc.link).Msg("interface link type not decodable; its packets will be counted, not decoded")
+		r.warnLink(ifc.link, fmt.Sprintf(" (interface %d)", len(ng.ifaces)))
 	}
 	if len(ng.ifaces) >= maxInterfaces {
 		return r.fail(r.frame+1, fmt.Errorf("%w: more than %d interfaces in one section", ErrCorrupt, maxInterfaces))

@@ -101,8 +101,18 @@ func instanceFromReport(in *audit.Instance) InstanceRow {
 		}
 		row.Key = legacyKey(host, cid)
 	}
+	// Text from the wire is shown escaped (audit.PlainText): a control
+	// character would drive the terminal the UI draws on. Keys stay raw.
+	for i, cid := range row.ClientIDs {
+		row.ClientIDs[i] = audit.PlainText(cid)
+	}
+	row.Software = audit.PlainText(row.Software)
 	for g, ids := range in.MemberIDs {
-		row.MemberIDs[g] = slices.Clone(ids)
+		shown := make([]string, len(ids))
+		for i, m := range ids {
+			shown[i] = audit.PlainText(m)
+		}
+		row.MemberIDs[audit.PlainText(g)] = shown
 	}
 	for rule, n := range in.Findings {
 		row.Findings[rule] = int(n)
@@ -120,8 +130,8 @@ func findingFromReport(f *audit.Finding) FindingRow {
 		Frame: f.Frame, Time: f.Time,
 		Client: addrString(f.Conn.Client), Broker: addrString(f.Conn.Broker),
 		API: f.API, APIKey: f.APIKey, APIVersion: f.APIVersion, CorrelationID: f.CorrelationID,
-		ClientID: f.ClientID, Expected: f.Expected, Observed: f.Observed, Message: f.Message,
-		Group: f.Group, MemberID: f.MemberID,
+		ClientID: audit.PlainText(f.ClientID), Expected: audit.PlainText(f.Expected), Observed: audit.PlainText(f.Observed),
+		Message: audit.PlainText(f.Message), Group: audit.PlainText(f.Group), MemberID: audit.PlainText(f.MemberID),
 	}
 	if !f.InstanceID.IsZero() {
 		row.InstanceID = audit.JavaString(f.InstanceID)

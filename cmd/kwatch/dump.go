@@ -56,6 +56,11 @@ func (e *env) dump(ctx context.Context, args []string) error {
 	d := &dumper{w: w, format: c.format}
 	d.begin()
 	st, runErr := pipeline.Run(ctx, src, opts, d)
+	if runErr != nil && st.Packets == 0 {
+		// Nothing was read: no output but the error (as kwatch read).
+		w.Reset(e.stdout)
+		return runErr
+	}
 	d.end()
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("dump: writing output: %w", err)
@@ -74,7 +79,15 @@ func inputResult(st pipeline.Stats, runErr error, e *env) error {
 	if st.Packets == 0 {
 		return runErr
 	}
-	fmt.Fprintf(e.stderr, "kwatch: %v (analyzed %d packets before it)\n", runErr, st.Packets)
+	// One line per broken file: a file among several that broke did not
+	// stop the reading of those after it.
+	errs := []error{runErr}
+	if j, ok := runErr.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, err := range errs {
+		fmt.Fprintf(e.stderr, "kwatch: %v (what was read before it stands; %d packets analyzed in all)\n", err, st.Packets)
+	}
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/rs/zerolog"
 	"io"
 	"runtime"
 	"strconv"
@@ -110,7 +111,12 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, error) 
 // openInput opens the capture files of read, dump and tui; "-" alone reads
 // standard input (tcpdump -w - | kwatch read -).
 func (e *env) openInput(files []string) (capture.Source, error) {
-	opts := capture.Options{Logger: e.log}
+	return e.openInputLogging(files, e.log)
+}
+
+// openInputLogging is openInput with the capture's warnings going to log.
+func (e *env) openInputLogging(files []string, log zerolog.Logger) (capture.Source, error) {
+	opts := capture.Options{Logger: log}
 	if len(files) == 1 && files[0] == "-" {
 		return capture.NewReader(e.stdin, "stdin", opts)
 	}

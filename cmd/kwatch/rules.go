@@ -27,11 +27,17 @@ func (e *env) rules(args []string) error {
 		fmt.Fprintln(e.stdout, "\n'kwatch rules RULE' explains one rule.")
 		return nil
 	}
-	for i, id := range ids {
+	// Every name is checked before any is explained: a mistake prints
+	// its one line and nothing else.
+	var rules []audit.Rule
+	for _, id := range ids {
 		r, ok := audit.LookupRule(id)
 		if !ok {
 			return usageError{fmt.Sprintf("rules: unknown rule %q ('kwatch rules' lists them)", id)}
 		}
+		rules = append(rules, r)
+	}
+	for i, r := range rules {
 		if i > 0 {
 			fmt.Fprintln(e.stdout)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/rs/zerolog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,7 +43,9 @@ func (e *env) tui(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	src, err := e.openInput(files)
+	// The capture's warnings (a link type it cannot decode) would tear
+	// the screen the UI draws: it shows the replay's error itself.
+	src, err := e.openInputLogging(files, e.log.Level(max(e.log.GetLevel(), zerolog.ErrorLevel)))
 	if err != nil {
 		return err
 	}
