@@ -1,6 +1,10 @@
 package decode
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 // verdict is the answer of a resync candidate test at one position.
 type verdict uint8
@@ -149,18 +153,19 @@ func (c *Conn) rejected() bool {
 // candidate tests whether a frame of h's direction starts at b[0], which is
 // the first byte seen on the half when first is true.
 func (c *Conn) candidate(h *half, b []byte, first bool) verdict {
+	// A request the request half holds for want of evidence is vouched for
+	// by its answer, whether the connection is still probed or was taken
+	// for Kafka at once (--port).
+	switch c.answersHeld(h, b) {
+	case vYes:
+		return vAnswer
+	case vMore:
+		return vMore
+	}
 	if h.role == reqHalf || (c.state == StateProbing && !c.fromStart) {
 		// While probing a connection joined mid-stream, both directions
 		// are searched for requests: the reassembler's guess of who is the
 		// client may be wrong.
-		if c.state == StateProbing {
-			switch c.answersHeld(h, b) {
-			case vYes:
-				return vAnswer
-			case vMore:
-				return vMore
-			}
-		}
 		return c.requestCandidate(b, first)
 	}
 	return c.responseCandidate(b)
@@ -169,14 +174,15 @@ func (c *Conn) candidate(h *half, b []byte, first bool) verdict {
 // requestCandidate: a plausible request starts at b[0]: sane size, known
 // API key, version in range, a header that parses, tags that do not
 // overrun. A non-empty printable client ID is evidence enough. KIP-1313
-// clients send a null client ID after a connection's first request, so a
-// null or empty one is accepted too, but only in a flexible (v2) header
-// whose tags parse cleanly, and only when its correlation ID follows the
-// connection's last request's, or, with no request seen yet, when the next
-// frame is such a request too or it starts at the first byte seen on the
-// connection (a capture that starts between frames, as most do: clients
-// write whole frames; one that starts inside a frame would have to show a
-// known API key and version, 0xffff and clean tags at that very byte). v0
+// clients send a null client ID after a connection's first request, in
+// flexible (v2) headers and in v1 ones (SaslHandshake, SaslAuthenticate
+// v0-1, Produce < 9 ...), so a null one is accepted too (an empty one only
+// in a v2 header; there the tags must be clean), but only when its correlation ID follows
+// the connection's last request's, or, with no request seen yet, when the
+// next frame is such a request too or it starts at the first byte seen on
+// the connection (a capture that starts between frames, as most do:
+// clients write whole frames; one that starts inside a frame would have to
+// show a known API key and version and 0xffff at that very byte). v0
 // headers (ControlledShutdown v0) are too weak to resync on.
 func (c *Conn) requestCandidate(b []byte, first bool) verdict {
 	if len(b) < 4 {
@@ -205,7 +211,11 @@ func (c *Conn) requestCandidate(b []byte, first bool) verdict {
 			return vNo
 		}
 		return vYes
-	case hd.HeaderVersion < 2 || hd.TagProblem != TagOK:
+	case hd.TagProblem != TagOK:
+		return vNo
+	case hd.HeaderVersion < 2 && !hd.ClientIDNull:
+		// An empty client ID is two zero bytes, common in any body;
+		// without tags to check, only null (0xffff) is evidence.
 		return vNo
 	case c.haveCorr:
 		if corrFollows(c.lastCorr, hd.CorrelationID) {
@@ -298,8 +308,14 @@ func quickRequestCheck(b []byte) verdict {
 	return vMore
 }
 
-// responseCandidate: a response starts at b[0] when its size is sane and
-// its correlation ID is that of a request awaiting an answer.
+// responseCandidate: a response starts at b[0] when its size is sane, its
+// correlation ID is that of a request awaiting an answer, and what follows
+// reads as that request's answer: the tagged fields of a flexible header
+// parse within the frame, and a body kwatch decodes (the APIs of SPEC.md
+// section 1, whose answers are small) decodes. Inside a lost answer's
+// remains small integers abound, and a correlation ID after a size is no
+// rare sight: a false start would be matched, would skip whatever its
+// size says, and a decoded body would be judged by the broker rules.
 func (c *Conn) responseCandidate(b []byte) verdict {
 	if len(b) < 4 {
 		return vMore
@@ -311,10 +327,53 @@ func (c *Conn) responseCandidate(b []byte) verdict {
 	if len(b) < 8 {
 		return vMore
 	}
-	if _, ok := c.pending.get(int32(binary.BigEndian.Uint32(b[4:]))); !ok {
+	r, ok := c.pending.get(int32(binary.BigEndian.Uint32(b[4:])))
+	if !ok {
 		return vNo
 	}
+	frame := 4 + int(size)
+	off := 8
+	if ResponseHeaderVersion(r.key, r.ver) >= 1 {
+		end, need, problem := parseTags(b[:min(len(b), frame)], off, frame, nil)
+		switch {
+		case need > maxScanNeed:
+			return vNo
+		case need > 0:
+			return vMore
+		case problem != TagOK:
+			return vNo
+		}
+		off = end
+	}
+	if decode := codecFor(r.key).response; decode != nil {
+		if frame > maxScanNeed {
+			return vNo
+		}
+		if len(b) < frame {
+			return vMore
+		}
+		var body Body
+		if decode(r.ver, b[off:frame], &body) != nil || !exactBody(r.key, r.ver, b[off:frame]) {
+			return vNo
+		}
+	}
 	return vYes
+}
+
+// exactBody reports whether body is one whole response of key at version
+// ver: read by kmsg and written back, it has body's length. Bytes inside
+// a lost answer's remains can read as a short answer followed by more;
+// only a frame its own fields fill end to end is taken.
+func exactBody(key, ver int16, body []byte) bool {
+	m := kmsg.ResponseForKey(key)
+	if m == nil {
+		return false
+	}
+	m.SetVersion(ver)
+	if m.ReadFrom(body) != nil {
+		return false
+	}
+	return len(m.AppendTo(nil)) == len(body)
 }
 
 // accept takes a candidate found in h: it returns the half to go on with
