@@ -89,8 +89,10 @@ func decodeCases(t testing.TB) []decodeCase {
 	snapped := ok4("snap length cut the payload", linkEthernet, cut[:len(cut)-5])
 	snapped.length, snapped.truncated = len(cut), true
 	snapped.p.payload = v4.payload[:len(v4.payload)-5]
+	// The record is whole (captured = original length): the IP length
+	// field is wrong, not cut by the snap length; the bytes are the
+	// payload, and no truncated-packet is claimed.
 	beyond := ok4("IP length beyond captured bytes", linkEthernet, eth(layers.EthernetTypeIPv4, longer))
-	beyond.truncated = true
 
 	return []decodeCase{
 		ok4("ethernet ipv4", linkEthernet, eth(layers.EthernetTypeIPv4, ip4)),

@@ -84,6 +84,9 @@ const (
 	// without a plausible request before the broker direction's requests
 	// are believed (and client and broker swapped).
 	swapEvidence = 64
+	// minNamed: a request in the broker direction that names its client
+	// with at least this many printable bytes is believed at once.
+	minNamed = 3
 	// headChunk is how much of a frame stHead buffers when the packet
 	// has it, before parsing the header (which may ask for more).
 	headChunk = 128
@@ -151,6 +154,9 @@ type Conn struct {
 	// one.
 	lastCorr int32
 	haveCorr bool
+	// named: the last request candidate found had a printable client ID
+	// of minNamed bytes or more (see accept).
+	named    bool
 	rawBytes int64 // of raw SASL tokens skipped, not yet reported
 	opts     Options
 

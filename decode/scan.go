@@ -185,6 +185,7 @@ func (c *Conn) candidate(h *half, b []byte, first bool) verdict {
 // show a known API key and version and 0xffff at that very byte). v0
 // headers (ControlledShutdown v0) are too weak to resync on.
 func (c *Conn) requestCandidate(b []byte, first bool) verdict {
+	c.named = false
 	if len(b) < 4 {
 		return vMore
 	}
@@ -210,6 +211,7 @@ func (c *Conn) requestCandidate(b []byte, first bool) verdict {
 		if !printable(hd.ClientID) {
 			return vNo
 		}
+		c.named = len(hd.ClientID) >= minNamed
 		return vYes
 	case hd.TagProblem != TagOK:
 		return vNo
@@ -353,7 +355,10 @@ func (c *Conn) responseCandidate(b []byte) verdict {
 			return vMore
 		}
 		var body Body
-		if decode(r.ver, b[off:frame], &body) != nil || !exactBody(r.key, r.ver, b[off:frame]) {
+		if decode(r.ver, b[off:frame], &body) != nil || !exactBody(r.key, r.ver, b[off:frame]) &&
+			!(r.key == keyAPIVersions && exactBody(r.key, 0, b[off:frame])) {
+			// (A broker answers an ApiVersions version it does not
+			// support in the v0 layout, with UNSUPPORTED_VERSION.)
 			return vNo
 		}
 	}
@@ -382,9 +387,10 @@ func (c *Conn) accept(h *half, at Meta) *half {
 	if c.state == StateProbing {
 		if h.role == respHalf {
 			// Requests in the direction the reassembler called the
-			// broker's: believe it only if the other direction has shown
-			// enough bytes without one.
-			if c.fromStart || c.halves[reqHalf].seen < swapEvidence {
+			// broker's (it guesses from the ports when it saw no
+			// handshake): believe it if it names its client, or if the
+			// other direction has shown enough bytes without one.
+			if c.fromStart || c.halves[reqHalf].seen < swapEvidence && !c.named {
 				return nil
 			}
 			c.swapped ^= 1

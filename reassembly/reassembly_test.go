@@ -310,6 +310,22 @@ func TestReassembly(t *testing.T) {
 			flows: []Flow{fromStart, {Client: cliAddr, Broker: brkAddr, StartFrame: 8}},
 		},
 		{
+			// A hand-written capture numbering the first data byte as
+			// its SYN: the byte is kept, not dropped as old.
+			name: "first data at the SYN's own sequence number",
+			pkts: []pkt{
+				{from: "c", seq: 1000, flags: "S"},
+				{from: "b", seq: 5000, ack: 1001, flags: "SA"},
+				{from: "c", seq: 1000, ack: 5001, flags: "A", data: "hel"},
+				{from: "c", seq: 1003, ack: 5001, flags: "A", data: "lo"},
+				{from: "b", seq: 5000, ack: 1005, flags: "A", data: "world"},
+				{from: "c", seq: 1000, ack: 5005, flags: "A", data: "hel"}, // retransmitted: not again
+			},
+			close: true,
+			want:  []string{`0 data client "hello" @3`, `0 data broker "world" @5`, `0 end @6`},
+			flows: []Flow{fromStart},
+		},
+		{
 			name: "BrokerPorts: other connections are never opened",
 			opts: Options{BrokerPorts: []uint16{9092}},
 			pkts: []pkt{
