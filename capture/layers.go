@@ -177,8 +177,9 @@ func (d *LayerDecoder) decode(p *Packet, s *Segment) Reason {
 		}
 	}
 	var (
-		tcp      []byte
-		src, dst netip.Addr
+		tcp       []byte
+		truncated bool
+		src, dst  netip.Addr
 	)
 	switch ether {
 	case etherIPv4:
@@ -202,10 +203,7 @@ func (d *LayerDecoder) decode(p *Packet, s *Segment) Reason {
 		case total <= len(b):
 			b = b[:total] // drop Ethernet padding and trailers
 		default:
-			// Fewer bytes than the IP header claims: cut by the snap
-			// length when the record says so (checked below), else a
-			// writer's wrong length field. Either way the bytes
-			// captured are all there is.
+			truncated = p.Truncated() // cut by the snap length, else a wrong length field: the bytes are the packet
 		}
 		if b[6]&0x20 != 0 || (b[6]&0x1f != 0 || b[7] != 0) {
 			return ReasonFragment // more fragments, or a non-zero offset
@@ -231,7 +229,7 @@ func (d *LayerDecoder) decode(p *Packet, s *Segment) Reason {
 		case 40+plen <= len(b):
 			b = b[:40+plen]
 		default:
-			// As for IPv4: a snap-length cut shows in the record.
+			truncated = p.Truncated() // as for IPv4
 		}
 		src = netip.AddrFrom16([16]byte(b[8:24]))
 		dst = netip.AddrFrom16([16]byte(b[24:40]))
@@ -282,7 +280,7 @@ func (d *LayerDecoder) decode(p *Packet, s *Segment) Reason {
 	s.Time = p.Time
 	s.Src = netip.AddrPortFrom(src, uint16(s.TCP.SrcPort))
 	s.Dst = netip.AddrPortFrom(dst, uint16(s.TCP.DstPort))
-	s.Truncated = p.Truncated()
+	s.Truncated = truncated || p.Truncated()
 	return ReasonNone
 }
 
