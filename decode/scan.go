@@ -226,6 +226,13 @@ func (c *Conn) requestCandidate(b []byte, first bool) verdict {
 		return vNo
 	case first:
 		return vYes
+	case hd.HeaderVersion >= 2 && hd.HasInstanceID && hd.InstanceID != (UUID{}):
+		// A KIP-1313 client's request: a non-zero instance ID in clean
+		// tags besides the null client ID is evidence enough, and a
+		// Produce of such a client is often too large for the next
+		// request to be looked at (a producer joined mid-stream would
+		// never be recognised).
+		return vYes
 	}
 	return c.nextRequestFollows(b, int(size), hd.CorrelationID)
 }
