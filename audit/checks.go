@@ -478,7 +478,7 @@ func (q *reqCheck) heartbeat() {
 		// A join after a leave is a rejoin, not a retry of this join.
 		g.join, g.joinState = "", joinNone
 	}
-	if !assigned {
+	if !assigned && !q.a.brokerAssigned(group, member) {
 		q.memberProperties(group, member)
 	}
 	q.collision(group, member)
@@ -647,6 +647,30 @@ func (q *reqCheck) collision(group, member string) {
 	a.markLapsed(cs, &cs.list[slot], c)
 }
 
+// markBrokerAssigned remembers that a broker gave member to a client in
+// group: a client without an instance ID is followed per connection, and
+// its next connection (its coordinator moved) must not judge the ID as
+// its own.
+func (a *Auditor) markBrokerAssigned(group, member string) {
+	k := memberKey{group, member}
+	cs := a.claims[k]
+	if cs == nil {
+		if len(a.claims) >= claimsPerInstCap*a.o.MaxInstances {
+			a.t.stateLimited++
+			return
+		}
+		cs = &claimSet{}
+		a.claims[k] = cs
+	}
+	cs.brokerAssigned = true
+}
+
+// brokerAssigned tells whether a broker gave member to a client in group.
+func (a *Auditor) brokerAssigned(group, member string) bool {
+	cs := a.claims[memberKey{group, member}]
+	return cs != nil && cs.brokerAssigned
+}
+
 // markLapsed: claimant cl takes the member ID on connection c; every other
 // claimant that is gone now will be back, should it use the ID again.
 func (a *Auditor) markLapsed(cs *claimSet, cl *claim, c *connState) {
@@ -797,6 +821,7 @@ func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
 	}
 	// The broker assigned a member ID: it is the broker's, not the client's.
 	g.addAssigned(b.MemberID)
+	a.markBrokerAssigned(p.group, b.MemberID)
 	if p.member == "" {
 		g.current = b.MemberID
 	}

@@ -126,3 +126,28 @@ func TestMemberTrackBoundDeterministic(t *testing.T) {
 		})
 	}
 }
+
+// A member ID the broker assigned is the broker's on whichever connection
+// it is used next (SPEC.md 3.7): a client without an instance ID, followed
+// per connection, takes it to its new coordinator's connection, where the
+// property rules must not judge it as its own.
+func TestBrokerAssignedIDFollowsToNextConnection(t *testing.T) {
+	m := "rdkafka-consumer-5b8f2f6e-2c41-4f0e-9d7a-1e2f3a4b5c6d"
+	for _, closeFirst := range []bool{false, true} {
+		t.Run(fmt.Sprint("closeFirst=", closeFirst), func(t *testing.T) {
+			s := newSC(Options{})
+			c := s.req(connA, kCGHB, 0, hb("g", "", 0))
+			s.resp(connA, kCGHB, 0, c, errCode(0), respMember(m))
+			s.req(connA, kCGHB, 0, hb("g", m, 1))
+			if closeFirst {
+				s.end(connA)
+			}
+			s.req(connA2, kCGHB, 0, hb("g", m, 2)) // the coordinator moved
+			s.req(connA2, kCGHB, 0, hb("g", m, 3))
+			s.finish()
+			got := counts(s.got)
+			delete(got, "member-id-empty") // the join's, at v0: info
+			mustEqualCounts(t, got, map[string]int{})
+		})
+	}
+}

@@ -341,4 +341,8 @@ type claim struct {
 
 type claimSet struct {
 	list []claim
+	// brokerAssigned: a broker gave this member ID to a client in a
+	// heartbeat response. It is the broker's wherever it is used next,
+	// on whichever connection (SPEC.md 3.7).
+	brokerAssigned bool
 }
