@@ -770,6 +770,12 @@ func (a *Auditor) response(c *connState, e *decode.Event) {
 	if !ok {
 		return
 	}
+	if e.RequestAmbiguous {
+		// Two requests shared the correlation ID: judging the broker by
+		// an answer that may be the other request's could be wrong.
+		a.t.stateLimited++
+		return
+	}
 	b := &e.Body
 	decoded := b.Decoded && !b.BodyError
 	if p.hasInvalid && decoded && b.HasErrorCode && b.ErrorCode != errInvalidRequest {

@@ -394,7 +394,7 @@ func (c *Conn) beginPDU(k Kind, at Meta) {
 	e.APIKey, e.APIVersion, e.HeaderVersion, e.CorrelationID, e.Size = 0, 0, 0, 0, 0
 	e.ClientID, e.ClientIDNull = nil, false
 	e.InstanceID, e.HasInstanceID, e.TagProblem = UUID{}, false, TagOK
-	e.RequestFrame = 0
+	e.RequestFrame, e.RequestAmbiguous = 0, false
 }
 
 // emit hands the event to the sink. Nothing is said about a connection
@@ -727,7 +727,7 @@ func (c *Conn) emitResponse(h *half, at Meta) {
 	c.ev.HeaderVersion = ResponseHeaderVersion(r.key, r.ver)
 	c.ev.CorrelationID = h.corr
 	c.ev.Size = int32(h.size)
-	c.ev.RequestFrame = r.frame
+	c.ev.RequestFrame, c.ev.RequestAmbiguous = r.frame, r.reused // (one line: default.pgo's line offsets)
 	if codec := codecFor(r.key); codec.response != nil {
 		off := 4
 		if c.ev.HeaderVersion == 1 && !h.noBody {

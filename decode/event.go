@@ -236,6 +236,11 @@ type Event struct {
 	InstanceID    UUID
 	HasInstanceID bool
 	TagProblem    TagProblem
+	// Response only (here, in the padding before RequestFrame, so that
+	// Event keeps its size): the client reused the correlation ID while a
+	// request with it awaited its answer; RequestFrame names the later
+	// request, but which of the two this answers cannot be told.
+	RequestAmbiguous bool
 
 	// Response only: the frame of the request it answers. Unmatched
 	// responses are reported as coverage events, not as responses.

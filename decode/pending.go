@@ -5,8 +5,12 @@ import "math/bits"
 // inflight is a request awaiting its response.
 type inflight struct {
 	key, ver int16
-	frame    uint64
-	seq      uint64 // request number on the connection, for raw-SASL and eviction
+	// reused: it replaced a request with the same correlation ID still
+	// awaiting its answer (a client numbering wrongly), so which of the
+	// two an answer belongs to cannot be told.
+	reused bool
+	frame  uint64
+	seq    uint64 // request number on the connection, for raw-SASL and eviction
 }
 
 type ringEntry struct {
@@ -179,7 +183,7 @@ func (t *idTable) find(corr int32) int {
 	}
 }
 
-// put sets corr's request, replacing any.
+// put sets corr's request, replacing any (and then marks it reused).
 func (t *idTable) put(corr int32, r inflight) {
 	if 2*(t.live+1) > len(t.slots) {
 		t.grow()
@@ -194,6 +198,7 @@ func (t *idTable) put(corr int32, r inflight) {
 		}
 		if s.corr == corr {
 			s.r = r
+			s.r.reused = true
 			return
 		}
 	}
