@@ -561,18 +561,9 @@ func (q *reqCheck) collision(group, member string) {
 	} else if q.hasID {
 		who = claimant{inst: q.id}
 	}
-	k := memberKey{group, member}
-	cs := a.claims[k]
+	cs := a.claimSet(group, member)
 	if cs == nil {
-		if len(a.claims) >= claimsPerInstCap*a.o.MaxInstances {
-			a.pruneClaims()
-			if len(a.claims) >= claimsPerInstCap*a.o.MaxInstances {
-				a.t.stateLimited++
-				return
-			}
-		}
-		cs = &claimSet{}
-		a.claims[k] = cs
+		return
 	}
 	// One connection is one client, whatever it called itself before (an
 	// instance ID that came late, or after a request whose tag 0 was
@@ -652,17 +643,29 @@ func (q *reqCheck) collision(group, member string) {
 // its next connection (its coordinator moved) must not judge the ID as
 // its own.
 func (a *Auditor) markBrokerAssigned(group, member string) {
+	if cs := a.claimSet(group, member); cs != nil {
+		cs.brokerAssigned = true
+	}
+}
+
+// claimSet returns what is known of member in group, made on first use;
+// nil when the claims map is full even after dropping the claims whose
+// claimants are all gone (counted in state_limited).
+func (a *Auditor) claimSet(group, member string) *claimSet {
 	k := memberKey{group, member}
-	cs := a.claims[k]
-	if cs == nil {
+	if cs := a.claims[k]; cs != nil {
+		return cs
+	}
+	if len(a.claims) >= claimsPerInstCap*a.o.MaxInstances {
+		a.pruneClaims()
 		if len(a.claims) >= claimsPerInstCap*a.o.MaxInstances {
 			a.t.stateLimited++
-			return
+			return nil
 		}
-		cs = &claimSet{}
-		a.claims[k] = cs
 	}
-	cs.brokerAssigned = true
+	cs := &claimSet{}
+	a.claims[k] = cs
+	return cs
 }
 
 // brokerAssigned tells whether a broker gave member to a client in group.

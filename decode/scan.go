@@ -177,13 +177,14 @@ func (c *Conn) candidate(h *half, b []byte, first bool) verdict {
 // clients send a null client ID after a connection's first request, in
 // flexible (v2) headers and in v1 ones (SaslHandshake, SaslAuthenticate
 // v0-1, Produce < 9 ...), so a null one is accepted too (an empty one only
-// in a v2 header; there the tags must be clean), but only when its correlation ID follows
-// the connection's last request's, or, with no request seen yet, when the
-// next frame is such a request too or it starts at the first byte seen on
-// the connection (a capture that starts between frames, as most do:
-// clients write whole frames; one that starts inside a frame would have to
-// show a known API key and version and 0xffff at that very byte). v0
-// headers (ControlledShutdown v0) are too weak to resync on.
+// in a v2 header; there the tags must be clean), but only when its
+// correlation ID follows the connection's last request's, or, with no
+// request seen yet, when it carries a non-zero instance ID in a v2 header,
+// when the next frame is such a request too, or when it starts at the
+// first byte seen on the connection (a capture that starts between frames,
+// as most do: clients write whole frames; one that starts inside a frame
+// would have to show a known API key and version and 0xffff at that very
+// byte). v0 headers (ControlledShutdown v0) are too weak to resync on.
 func (c *Conn) requestCandidate(b []byte, first bool) verdict {
 	c.named = false
 	if len(b) < 4 {
@@ -354,18 +355,16 @@ func (c *Conn) responseCandidate(b []byte) verdict {
 		}
 		off = end
 	}
-	if decode := codecFor(r.key).response; decode != nil {
+	if decodesResponse(r.key) {
 		if frame > maxScanNeed {
 			return vNo
 		}
 		if len(b) < frame {
 			return vMore
 		}
-		var body Body
-		if decode(r.ver, b[off:frame], &body) != nil || !exactBody(r.key, r.ver, b[off:frame]) &&
-			!(r.key == keyAPIVersions && exactBody(r.key, 0, b[off:frame])) {
-			// (A broker answers an ApiVersions version it does not
-			// support in the v0 layout, with UNSUPPORTED_VERSION.)
+		// (A broker answers an ApiVersions version it does not support
+		// in the v0 layout, with UNSUPPORTED_VERSION.)
+		if body := b[off:frame]; !exactBody(r.key, r.ver, body) && !(r.key == keyAPIVersions && exactBody(r.key, 0, body)) {
 			return vNo
 		}
 	}
@@ -373,15 +372,16 @@ func (c *Conn) responseCandidate(b []byte) verdict {
 }
 
 // exactBody reports whether body is one whole response of key at version
-// ver: read by kmsg and written back, it has body's length. Bytes inside
-// a lost answer's remains can read as a short answer followed by more;
-// only a frame its own fields fill end to end is taken.
+// ver, as the body codecs read it: read by kmsg and written back, it has
+// body's length. Bytes inside a lost answer's remains can read as a short
+// answer followed by more; only a frame its own fields fill end to end is
+// taken.
 func exactBody(key, ver int16, body []byte) bool {
 	m := kmsg.ResponseForKey(key)
 	if m == nil {
 		return false
 	}
-	m.SetVersion(ver)
+	m.SetVersion(clampVersion(key, ver))
 	if m.ReadFrom(body) != nil {
 		return false
 	}

@@ -240,7 +240,7 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 	// would drop that byte as old, the first byte of a Kafka frame's size,
 	// and the connection would never be recognised: it goes out here,
 	// the rest of the segment after it as usual.
-	if n > 0 && !t.SYN && h.synSeen && sq == h.isn && h.pos == h.isn.Add(1) && h.pos == h.start &&
+	if sq == h.isn && n > 0 && !t.SYN && h.synSeen && h.pos == h.isn.Add(1) && h.pos == h.start &&
 		!h.closed && !r.replaying && r.synth.c == nil && nextSeq == h.pos {
 		c.data(side, t.Payload[:1])
 	}

@@ -568,38 +568,10 @@ func bb8aFromGen(c *pcapgen.Capture) []bb8aPkt {
 
 // ------------------------------------------------------------------ reports
 
-type bb8aReport struct {
-	Totals struct {
-		Packets          int            `json:"packets"`
-		Connections      int            `json:"connections"`
-		KafkaConnections int            `json:"kafka_connections"`
-		Requests         int            `json:"requests"`
-		Responses        int            `json:"responses"`
-		Coverage         map[string]int `json:"coverage"`
-	} `json:"totals"`
-	Findings []bbFinding `json:"findings"`
-}
-
-func bb8aRead(t *testing.T, path string, extra ...string) bb8aReport {
-	t.Helper()
-	rep, _ := bbReadAs[bb8aReport](t, path, extra...)
-	return rep
-}
-
 // bb8aRun writes c as an Ethernet pcap (padded as on the wire) and reads it.
-func bb8aRun(t *testing.T, c *bb8aCap) bb8aReport {
+func bb8aRun(t *testing.T, c *bb8aCap) bb7Report {
 	t.Helper()
-	return bb8aRead(t, bb8aWritePcap(t, c.pkts, "eth", 0, false, true))
-}
-
-func (r bb8aReport) summary() string {
-	var b strings.Builder
-	for _, f := range r.Findings {
-		fmt.Fprintf(&b, "  %s frame=%d conf=%s corr=%d client=%s exp=%q obs=%q\n", f.Rule, f.Frame, f.Confidence, f.CorrelationID, f.Conn.Client, f.Expected, f.Observed)
-	}
-	fmt.Fprintf(&b, "  packets=%d connections=%d requests=%d responses=%d coverage=%v\n",
-		r.Totals.Packets, r.Totals.Connections, r.Totals.Requests, r.Totals.Responses, bb8aCovString(r.Totals.Coverage))
-	return b.String()
+	return bb7Read(t, bb8aWritePcap(t, c.pkts, "eth", 0, false, true))
 }
 
 func bb8aCovString(m map[string]int) string {
@@ -622,7 +594,7 @@ type bb8aF struct {
 }
 
 // bb8aExpect asserts exactly these findings (as a multiset).
-func bb8aExpect(t *testing.T, rep bb8aReport, want ...bb8aF) {
+func bb8aExpect(t *testing.T, rep bb7Report, want ...bb8aF) {
 	t.Helper()
 	key := func(rule string, frame int, conf string) string {
 		return fmt.Sprintf("%s@%d/%s", rule, frame, conf)
@@ -654,7 +626,7 @@ func bb8aExpect(t *testing.T, rep bb8aReport, want ...bb8aF) {
 
 // bb8aTotals asserts the request and response counts and every coverage
 // event (those not in cov: zero).
-func bb8aTotals(t *testing.T, rep bb8aReport, requests, responses int, cov map[string]int) {
+func bb8aTotals(t *testing.T, rep bb7Report, requests, responses int, cov map[string]int) {
 	t.Helper()
 	if rep.Totals.Requests != requests || rep.Totals.Responses != responses {
 		t.Errorf("requests %d responses %d, want %d and %d\n%s", rep.Totals.Requests, rep.Totals.Responses, requests, responses, rep.summary())
@@ -667,7 +639,7 @@ func bb8aTotals(t *testing.T, rep bb8aReport, requests, responses int, cov map[s
 }
 
 // bb8aConns asserts the connection counts.
-func bb8aConns(t *testing.T, rep bb8aReport, conns, kafka int) {
+func bb8aConns(t *testing.T, rep bb7Report, conns, kafka int) {
 	t.Helper()
 	if rep.Totals.Connections != conns || rep.Totals.KafkaConnections != kafka {
 		t.Errorf("connections %d (kafka %d), want %d (kafka %d)", rep.Totals.Connections, rep.Totals.KafkaConnections, conns, kafka)
@@ -1040,7 +1012,7 @@ func TestBB8ADuplicatedPackets(t *testing.T) {
 				p.t = p.t.Add(time.Microsecond)
 				pkts = append(pkts, p)
 			}
-			rep := bb8aRead(t, bb8aWritePcap(t, pkts, link, 0, false, true))
+			rep := bb7Read(t, bb8aWritePcap(t, pkts, link, 0, false, true))
 			bb8aExpect(t, rep,
 				bb8aF{"instance-id-changed", 2*changed - 1, "full", "127.0.0.1:45006"},
 				bb8aF{"client-id-repeated", 2*secondFIN - 1, "full", "127.0.0.1:45006"})
@@ -1493,7 +1465,7 @@ func bb8aTwoClients(v6 bool) (*pcapgen.Capture, [2]int) {
 }
 
 // bb8aTwoClientsCheck asserts bb8aTwoClients' findings and totals.
-func bb8aTwoClientsCheck(t *testing.T, rep bb8aReport, frames [2]int, v6 bool) {
+func bb8aTwoClientsCheck(t *testing.T, rep bb7Report, frames [2]int, v6 bool) {
 	t.Helper()
 	cl := func(i int) string {
 		if v6 {
@@ -1530,7 +1502,7 @@ func TestBB8AVLANStacks(t *testing.T) {
 			pkts[i].tags = []uint16{0xc000} // priority-tagged: PCP 6, VID 0
 		}
 	}
-	rep := bb8aRead(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
+	rep := bb7Read(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
 	bb8aTwoClientsCheck(t, rep, frames, false)
 }
 
@@ -1573,7 +1545,7 @@ func TestBB8AIPOptionsAndExtensionHeaders(t *testing.T) {
 				pkts[i].ip = bb8aIPv4Options(pkts[i].ip, opts)
 			}
 		}
-		rep := bb8aRead(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
+		rep := bb7Read(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
 		bb8aTwoClientsCheck(t, rep, frames, false)
 	})
 	t.Run("ipv6-extension-headers", func(t *testing.T) {
@@ -1586,7 +1558,7 @@ func TestBB8AIPOptionsAndExtensionHeaders(t *testing.T) {
 		}
 		for _, link := range []string{"eth", "raw"} {
 			t.Run(link, func(t *testing.T) {
-				rep := bb8aRead(t, bb8aWritePcap(t, pkts, link, 0, false, true))
+				rep := bb7Read(t, bb8aWritePcap(t, pkts, link, 0, false, true))
 				bb8aTwoClientsCheck(t, rep, frames, true)
 			})
 		}
@@ -1616,7 +1588,7 @@ func TestBB8AChecksumOffload(t *testing.T) {
 					tcp[16], tcp[17] = 0xde, 0xad
 				}
 			}
-			rep := bb8aRead(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
+			rep := bb7Read(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
 			bb8aTwoClientsCheck(t, rep, frames, false)
 		})
 	}
@@ -1705,7 +1677,7 @@ func TestBB8APcapngInterfaces(t *testing.T) {
 			}
 		}
 		path := bb8aWritePcapng(t, pkts, []bb8aIface{{"eth", 6}, {"raw", 9}, {"sll2", 9}})
-		rep := bb8aRead(t, path)
+		rep := bb7Read(t, path)
 		bb8aTwoClientsCheck(t, rep, frames, false)
 		for _, f := range rep.Findings {
 			if want := c.Packets()[f.Frame-1].Time.UTC().Format("2006-01-02T15:04:05.000000Z"); f.Time != want {
@@ -1723,7 +1695,7 @@ func TestBB8APcapngInterfaces(t *testing.T) {
 			p.t = p.t.Add(2 * time.Microsecond)
 			pkts = append(pkts, p)
 		}
-		rep := bb8aRead(t, bb8aWritePcapng(t, pkts, []bb8aIface{{"eth", 9}, {"eth", 6}}))
+		rep := bb7Read(t, bb8aWritePcapng(t, pkts, []bb8aIface{{"eth", 9}, {"eth", 6}}))
 		bb8aTwoClientsCheck(t, rep, [2]int{2*frames[0] - 1, 2*frames[1] - 1}, false)
 	})
 	t.Run("wifi-interface-beside", func(t *testing.T) {
@@ -1733,7 +1705,7 @@ func TestBB8APcapngInterfaces(t *testing.T) {
 		// everything: frame numbers shift by one.
 		wifi := bb8aPkt{t: pkts[0].t.Add(-time.Millisecond), iface: 1, ip: []byte{0x08, 0x00, 0, 0, 1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 7, 1, 2, 3, 4, 5, 8, 0, 0}}
 		pkts = append([]bb8aPkt{wifi}, pkts...)
-		rep := bb8aRead(t, bb8aWritePcapng(t, pkts, []bb8aIface{{"eth", 9}, {"wifi", 6}}))
+		rep := bb7Read(t, bb8aWritePcapng(t, pkts, []bb8aIface{{"eth", 9}, {"wifi", 6}}))
 		bb8aTwoClientsCheck(t, rep, [2]int{frames[0] + 1, frames[1] + 1}, false)
 	})
 }
@@ -1846,7 +1818,7 @@ func TestBB8AGROSegmentsCutBySnaplen(t *testing.T) {
 			last := k.meta()
 			f.close()
 			path := bb8aWritePcap(t, c.pkts, "eth", 1514, false, true)
-			rep := bb8aRead(t, path)
+			rep := bb7Read(t, path)
 			bb8aExpect(t, rep, bb8aF{"instance-id-changed", changed, "partial", "10.8.16.1:45016"})
 			for _, ev := range []string{"framing-error", "midstream-join", "tls-connection", "sasl-raw-tokens"} {
 				if n := rep.Totals.Coverage[ev]; n != 0 {
@@ -2085,7 +2057,7 @@ func TestBB8ADumpcapPcapng(t *testing.T) {
 		t.Run(fmt.Sprintf("sections=%d", sections), func(t *testing.T) {
 			c, frames := bb8aTwoClients(false)
 			pkts := bb8aFromGen(c)
-			rep := bb8aRead(t, bb8aDumpcapNg(t, pkts, sections))
+			rep := bb7Read(t, bb8aDumpcapNg(t, pkts, sections))
 			bb8aTwoClientsCheck(t, rep, frames, false)
 			if rep.Totals.Packets != len(pkts) {
 				t.Errorf("packets %d, want %d", rep.Totals.Packets, len(pkts))
@@ -2111,7 +2083,7 @@ func TestBB8ATimestampSkew(t *testing.T) {
 			pkts[i].t = pkts[i].t.Add(-3 * time.Millisecond)
 		}
 	}
-	rep := bb8aRead(t, bb8aWritePcapng(t, pkts, []bb8aIface{{"eth", 9}, {"eth", 9}}))
+	rep := bb7Read(t, bb8aWritePcapng(t, pkts, []bb8aIface{{"eth", 9}, {"eth", 9}}))
 	bb8aTwoClientsCheck(t, rep, frames, false)
 	for _, f := range rep.Findings {
 		if want := pkts[f.Frame-1].t.UTC().Format("2006-01-02T15:04:05.000000Z"); f.Time != want {
@@ -2131,7 +2103,7 @@ func TestBB8AEthernetTrailers(t *testing.T) {
 	for i := range pkts {
 		pkts[i].trailer = []byte{0xde, 0xad, 0xbe, byte(i)}
 	}
-	rep := bb8aRead(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
+	rep := bb7Read(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
 	bb8aTwoClientsCheck(t, rep, frames, false)
 }
 
@@ -2193,7 +2165,7 @@ func TestBB8ANonTCPInterleaved(t *testing.T) {
 		shift = append(shift, inserted)
 		pkts = append(pkts, p)
 	}
-	rep := bb8aRead(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
+	rep := bb7Read(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
 	bb8aTwoClientsCheck(t, rep, [2]int{frames[0] + shift[frames[0]-1], frames[1] + shift[frames[1]-1]}, false)
 	if rep.Totals.Packets != len(pkts) {
 		t.Errorf("packets %d, want %d", rep.Totals.Packets, len(pkts))
@@ -2251,7 +2223,7 @@ func TestBB8AOneDirectionCaptured(t *testing.T) {
 			frameOf[i+1] = len(pkts)
 		}
 	}
-	rep := bb8aRead(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
+	rep := bb7Read(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
 	bb8aExpect(t, rep,
 		bb8aF{"instance-id-changed", frameOf[changed], "full", "10.8.19.1:45019"},
 		bb8aF{"telemetry-id-mismatch", frameOf[mismatch], "full", "10.8.19.1:45019"})

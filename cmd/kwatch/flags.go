@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/rs/zerolog"
 	"io"
 	"runtime"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/decode"
 	"github.com/kwatch/kwatch/pipeline"
+	"github.com/rs/zerolog"
 )
 
 var errHelp = errors.New("help requested")

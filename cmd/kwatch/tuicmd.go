@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/rs/zerolog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +12,7 @@ import (
 	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/pipeline"
 	"github.com/kwatch/kwatch/tui"
+	"github.com/rs/zerolog"
 )
 
 func (e *env) tui(ctx context.Context, args []string) error {

@@ -573,17 +573,15 @@ const (
 // reusedBy reports whether t, on c's 4-tuple, opens a new connection: c is
 // closed both ways and t is a SYN, or (byData) carries data far from where
 // its direction of c ended: a new connection whose handshake was not
-// captured, whose data the closed one would drop.
+// captured, whose data the closed one would drop. It is asked of every
+// packet, so the common answer (c is open) stays inline.
 func (c *connection) reusedBy(srcIsLo bool, t *layers.TCP, byData bool) bool {
-	if !c.c2s.closed || !c.s2c.closed {
-		return false
-	}
-	if t.SYN {
-		return true
-	}
-	if !byData {
-		return false
-	}
+	return c.c2s.closed && c.s2c.closed && (t.SYN || byData && c.farFromEnd(srcIsLo, t))
+}
+
+// farFromEnd reports whether t carries data far from where its direction
+// of the closed connection c ended.
+func (c *connection) farFromEnd(srcIsLo bool, t *layers.TCP) bool {
 	half, _ := c.halves(srcIsLo)
 	if len(t.Payload) == 0 || t.RST || half.nextSeq == invalidSequence {
 		return false
