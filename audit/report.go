@@ -12,7 +12,11 @@ import (
 // Report is the audit's result: totals, one row per client, the findings.
 // It is a snapshot: the Auditor does not touch it after returning it.
 type Report struct {
-	Profile   string     `json:"profile"`
+	Profile string `json:"profile"`
+	// Complete is false when the audit could not see what it was asked to
+	// (SPEC.md section 5): Warnings then says why, one sentence each.
+	Complete  bool       `json:"complete"`
+	Warnings  []string   `json:"warnings"`
 	Start     string     `json:"start,omitempty"` // time of the first event
 	End       string     `json:"end,omitempty"`   // time of the last event
 	Totals    Totals     `json:"totals"`
@@ -98,7 +102,7 @@ func timeString(t time.Time) string {
 // when and how often snapshots are taken must not change the result.
 func (a *Auditor) report() *Report {
 	t := &a.t
-	r := &Report{Profile: a.o.Profile.String(), Start: timeString(t.first), End: timeString(t.last)}
+	r := &Report{Profile: a.o.Profile.String(), Complete: true, Warnings: []string{}, Start: timeString(t.first), End: timeString(t.last)}
 	r.Totals = Totals{
 		Packets: t.packets, Bytes: t.bytes, Connections: max(t.connections, t.tcpConns), KafkaConnections: t.kafkaConns,
 		RequestsByHeaderVersion: map[string]uint64{}, Responses: t.responses,
@@ -259,4 +263,10 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	jw.buf = append(jw.buf, '\n')
 	_, err := w.Write(jw.buf)
 	return err
+}
+
+// Incomplete marks the report incomplete (SPEC.md section 5) and says why.
+func (r *Report) Incomplete(why string) {
+	r.Complete = false
+	r.Warnings = append(r.Warnings, why)
 }

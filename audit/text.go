@@ -74,6 +74,9 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 	t := &r.Totals
 	pf := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 
+	for _, why := range r.Warnings {
+		pf("%s\n", p.sev(SeverityWarn, "INCOMPLETE AUDIT: "+PlainText(why)))
+	}
 	pf("%s\n", p.bold("kwatch identity audit (profile "+r.Profile+")"))
 	if r.Start != "" {
 		pf("  time         %s .. %s\n", r.Start, r.End)

@@ -46,7 +46,7 @@ func (e *env) dump(ctx context.Context, args []string) error {
 		return usageError{fmt.Sprintf("--profile %q: want seed or accepted-2026", *profile)}
 	}
 	opts.HeaderV3 = audit.HeaderV3(prof)
-	src, err := e.openInput(files)
+	src, err := e.openInput(ctx, files)
 	if err != nil {
 		return err
 	}
@@ -66,29 +66,6 @@ func (e *env) dump(ctx context.Context, args []string) error {
 		return fmt.Errorf("dump: writing output: %w", err)
 	}
 	return inputResult(st, runErr, e)
-}
-
-// inputResult decides what a source error means once the pipeline has run:
-// a file that yielded no packet at all is an input error (exit 2); a file
-// that broke after some packets is reported on stderr, and what was read
-// stands.
-func inputResult(st pipeline.Stats, runErr error, e *env) error {
-	if runErr == nil {
-		return nil
-	}
-	if st.Packets == 0 {
-		return runErr
-	}
-	// One line per broken file: a file among several that broke did not
-	// stop the reading of those after it.
-	errs := []error{runErr}
-	if j, ok := runErr.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	}
-	for _, err := range errs {
-		fmt.Fprintf(e.stderr, "kwatch: %v (what was read before it stands; %d packets analyzed in all)\n", err, st.Packets)
-	}
-	return nil
 }
 
 // dumper prints decoded PDUs and coverage events (kwatch dump).
