@@ -53,7 +53,19 @@ type Options struct {
 	// offline read does: Event then takes no lock, whose two atomic
 	// operations cost a good part of an ordinary event.
 	SingleGoroutine bool
-	Logger          zerolog.Logger
+	// NameFrame, when several capture files are read as one, names the
+	// capture (file or agent) of an event's frame and the packet's number
+	// in it (SPEC.md 2.1); nil: one capture, frames named as they are.
+	NameFrame func(frame uint64) (capture string, n uint64)
+	Logger    zerolog.Logger
+}
+
+// nameFrame names frame for a person; see Options.NameFrame.
+func (o *Options) nameFrame(frame uint64) (capture string, n uint64) {
+	if o.NameFrame == nil {
+		return "", frame
+	}
+	return o.NameFrame(frame)
 }
 
 // Auditor turns decoded events into findings and a report. Event must be
@@ -548,6 +560,8 @@ func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d detail) {
 	if d.reqFrame != 0 {
 		f.Frame, f.Time = d.reqFrame, d.reqTime
 	}
+	f.seq = f.Frame
+	f.Capture, f.Frame = a.o.nameFrame(f.Frame)
 	if e.Kind != decode.KindRequest && e.Kind != decode.KindResponse {
 		// A connection-level finding (client-id-repeated): no PDU.
 		f.API, f.APIKey, f.APIVersion, f.CorrelationID = "", -1, -1, -1

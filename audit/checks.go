@@ -785,7 +785,7 @@ func (a *Auditor) response(c *connState, e *decode.Event) {
 		answered := p.invalid.rule()
 		a.fire(c, e, rBrokerAcceptedInvalid, detail{reqFrame: p.frame, reqTime: p.time, kip: answered.KIP, expected: errName(errInvalidRequest),
 			observed: errName(b.ErrorCode),
-			msg:      "the broker accepted a request that breaks " + answered.ID + answeredAt(e) + "; a conforming broker answers INVALID_REQUEST"})
+			msg:      "the broker accepted a request that breaks " + answered.ID + a.answeredAt(e) + "; a conforming broker answers INVALID_REQUEST"})
 	}
 	if !decoded {
 		if p.heartbeat && p.join && p.member != "" {
@@ -807,8 +807,12 @@ func (a *Auditor) response(c *connState, e *decode.Event) {
 
 // answeredAt names the answer's frame in the message of a finding about
 // its request (SPEC.md 3.5 findings carry the request's frame).
-func answeredAt(e *decode.Event) string {
-	return " (answered at frame " + strconv.FormatUint(e.Frame, 10) + ")"
+func (a *Auditor) answeredAt(e *decode.Event) string {
+	capture, n := a.o.nameFrame(e.Frame)
+	if capture != "" {
+		return " (answered at frame " + strconv.FormatUint(n, 10) + " of " + capture + ")"
+	}
+	return " (answered at frame " + strconv.FormatUint(n, 10) + ")"
 }
 
 func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
@@ -837,7 +841,7 @@ func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
 	if p.emptyRequired {
 		a.fire(c, e, rBrokerGeneratedMember, detail{reqFrame: p.frame, reqTime: p.time, group: p.group, member: b.MemberID,
 			expected: errName(errInvalidRequest), observed: b.MemberID,
-			msg: "the broker generated a member ID for a join without one, at a version that requires a client-generated ID" + answeredAt(e)})
+			msg: "the broker generated a member ID for a join without one, at a version that requires a client-generated ID" + a.answeredAt(e)})
 	}
 }
 
@@ -852,7 +856,7 @@ func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 		}
 		if id.IsZero() {
 			a.fire(c, e, rBrokerTelemetryMissing, detail{reqFrame: p.frame, reqTime: p.time, expected: "a new non-zero ClientInstanceId", observed: "0",
-				msg: "the broker answered a first GetTelemetrySubscriptions with NONE and a zero ClientInstanceId" + answeredAt(e)})
+				msg: "the broker answered a first GetTelemetrySubscriptions with NONE and a zero ClientInstanceId" + a.answeredAt(e)})
 			return
 		}
 		c.assignedB, c.hasAssigned = id, true
@@ -861,7 +865,7 @@ func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 	case 2, 3, 5: // the rows whose body ID is non-zero
 		if !id.IsZero() {
 			a.fire(c, e, rBrokerTelemetryEcho, detail{reqFrame: p.frame, reqTime: p.time, expected: "0", observed: JavaString(id),
-				msg: "the broker answered a GetTelemetrySubscriptions that carried its ID with a non-zero ID (KIP-714 says 0)" + answeredAt(e)})
+				msg: "the broker answered a GetTelemetrySubscriptions that carried its ID with a non-zero ID (KIP-714 says 0)" + a.answeredAt(e)})
 		}
 	}
 }

@@ -24,6 +24,7 @@ type jsonFinding struct {
 	Severity      Severity `json:"severity"`
 	KIP           string   `json:"kip"`
 	Confidence    string   `json:"confidence"`
+	Capture       string   `json:"capture,omitempty"`
 	Frame         uint64   `json:"frame"`
 	Conn          jsonConn `json:"conn"`
 	API           string   `json:"api"`
@@ -47,7 +48,7 @@ type jsonConn struct {
 func toJSONFinding(f *Finding) jsonFinding {
 	j := jsonFinding{
 		Time: f.Time.UTC().Format(TimeFormat), Rule: f.Rule, Severity: f.Severity, KIP: f.KIP,
-		Confidence: f.Confidence.String(), Frame: f.Frame,
+		Confidence: f.Confidence.String(), Capture: f.Capture, Frame: f.Frame,
 		Conn: jsonConn{Client: f.Conn.Client.String(), Broker: f.Conn.Broker.String()},
 		API:  f.API, APIKey: f.APIKey, APIVersion: f.APIVersion, CorrelationID: f.CorrelationID,
 		Expected: f.Expected, Observed: f.Observed, Message: f.Message,

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"cmp"
 	"io"
 	"slices"
 	"strings"
@@ -78,13 +79,33 @@ type Instance struct {
 	MemberIDs       map[string][]string `json:"member_ids"`
 	TelemetryID     string              `json:"telemetry_id,omitempty"`
 	Findings        map[string]uint64   `json:"findings"`
-	FirstFrame      uint64              `json:"first_frame"`
+	// Capture and FirstFrame: where the row was first seen (Capture only
+	// when several captures are read as one).
+	Capture    string `json:"capture,omitempty"`
+	FirstFrame uint64 `json:"first_frame"`
+
+	firstSeq  uint64 // orders rows across captures (Finding.seq)
+	firstTime time.Time
+}
+
+// compareSeq orders two things by where the pipeline saw them: by sequence
+// (the pipeline's frame) within one capture, and by time first when
+// several captures are read as one, since they were merged by time and the
+// packed frames order them by file.
+func compareSeq(merged bool, xt, yt time.Time, x, y uint64) int {
+	if merged {
+		if c := xt.Compare(yt); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(x, y)
 }
 
 // ConnSummary names one connection of an instance.
 type ConnSummary struct {
 	Client     string `json:"client"`
 	Broker     string `json:"broker"`
+	Capture    string `json:"capture,omitempty"`
 	StartFrame uint64 `json:"start_frame"`
 }
 
@@ -140,7 +161,7 @@ func (a *Auditor) report() *Report {
 	}
 	r.Instances = make([]Instance, 0, a.lru.Len())
 	for el := a.lru.Front(); el != nil; el = el.Next() {
-		r.Instances = append(r.Instances, el.Value.(*row).export())
+		r.Instances = append(r.Instances, el.Value.(*row).export(&a.o))
 	}
 	r.Findings = append(make([]Finding, 0, len(a.findings)), a.findings...) // [] when none, never null
 	return r
@@ -155,6 +176,9 @@ func (r *Report) sort() {
 				return -1
 			}
 			return 1
+		}
+		if c := compareSeq(x.Capture != "", x.firstTime, y.firstTime, x.firstSeq, y.firstSeq); c != 0 {
+			return c
 		}
 		if x.FirstFrame != y.FirstFrame {
 			if x.FirstFrame < y.FirstFrame {
@@ -175,6 +199,8 @@ func (r *Report) sort() {
 func sortFindings(fs []Finding) {
 	slices.SortStableFunc(fs, func(x, y Finding) int {
 		switch {
+		case compareSeq(x.Capture != "", x.Time, y.Time, x.seq, y.seq) != 0:
+			return compareSeq(x.Capture != "", x.Time, y.Time, x.seq, y.seq)
 		case x.Frame != y.Frame:
 			if x.Frame < y.Frame {
 				return -1
@@ -192,11 +218,12 @@ func sortFindings(fs []Finding) {
 	})
 }
 
-func (r *row) export() Instance {
+func (r *row) export(o *Options) Instance {
 	in := Instance{
 		Legacy: r.legacy, ClientIDs: slices.Clone(r.clientIDs), SoftwareName: r.software, SoftwareVersion: r.swVersion,
-		Connections: r.conns, MemberIDs: map[string][]string{}, Findings: map[string]uint64{}, FirstFrame: r.firstFrame,
+		Connections: r.conns, MemberIDs: map[string][]string{}, Findings: map[string]uint64{}, firstSeq: r.firstFrame, firstTime: r.firstSeen,
 	}
+	in.Capture, in.FirstFrame = o.nameFrame(r.firstFrame)
 	if in.ClientIDs == nil {
 		in.ClientIDs = []string{}
 	}
@@ -216,7 +243,8 @@ func (r *row) export() Instance {
 		in.Brokers = []string{}
 	}
 	for _, c := range r.connList {
-		in.ConnectionList = append(in.ConnectionList, ConnSummary{Client: c.Client.String(), Broker: c.Broker.String(), StartFrame: c.StartFrame})
+		capture, start := o.nameFrame(c.StartFrame)
+		in.ConnectionList = append(in.ConnectionList, ConnSummary{Client: c.Client.String(), Broker: c.Broker.String(), Capture: capture, StartFrame: start})
 	}
 	if in.ConnectionList == nil {
 		in.ConnectionList = []ConnSummary{}

@@ -190,8 +190,12 @@ func writeFinding(w io.Writer, p painter, f *Finding) {
 	if f.APIKey >= 0 {
 		what = fmt.Sprintf("%s v%d corr %d", f.API, f.APIVersion, f.CorrelationID)
 	}
-	fmt.Fprintf(w, "  %s %s  frame %d  %s -> %s  %s%s\n", p.sev(f.Severity, fmt.Sprintf("%-5s", strings.ToUpper(f.Severity.String()))),
-		p.bold(f.Rule), f.Frame, f.Conn.Client, f.Conn.Broker, what, conf)
+	where := fmt.Sprintf("frame %d", f.Frame)
+	if f.Capture != "" {
+		where += " of " + PlainText(f.Capture)
+	}
+	fmt.Fprintf(w, "  %s %s  %s  %s -> %s  %s%s\n", p.sev(f.Severity, fmt.Sprintf("%-5s", strings.ToUpper(f.Severity.String()))),
+		p.bold(f.Rule), where, f.Conn.Client, f.Conn.Broker, what, conf)
 	fmt.Fprintf(w, "        %s\n", PlainText(f.Message))
 	if f.Expected != "" || f.Observed != "" {
 		fmt.Fprintf(w, "        expected %s, observed %s\n", PlainText(f.Expected), PlainText(f.Observed))

@@ -21,7 +21,9 @@ import (
 func (e *env) dump(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("dump", flag.ContinueOnError)
 	var c common
+	var in inputFlags
 	c.register(fs, "text, json or ndjson")
+	in.register(fs)
 	profile := fs.String("profile", "seed", "header versions of profile seed or accepted-2026 (header v3)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: kwatch dump [--format text|json|ndjson] [--profile seed|accepted-2026] [--port N] FILE...")
@@ -46,14 +48,14 @@ func (e *env) dump(ctx context.Context, args []string) error {
 		return usageError{fmt.Sprintf("--profile %q: want seed or accepted-2026", *profile)}
 	}
 	opts.HeaderV3 = audit.HeaderV3(prof)
-	src, err := e.openInput(ctx, files)
+	src, err := e.openInput(ctx, files, in)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
 
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
-	d := &dumper{w: w, format: c.format}
+	d := &dumper{w: w, format: c.format, names: files}
 	d.begin()
 	st, runErr := pipeline.Run(ctx, src, opts, d)
 	if runErr != nil && st.Packets == 0 {
@@ -74,6 +76,7 @@ type dumper struct {
 	format string
 	n      int
 	buf    []byte
+	names  captureNames
 }
 
 func (d *dumper) begin() {
@@ -100,7 +103,7 @@ func (d *dumper) Event(ev *decode.Event) {
 	}
 	switch d.format {
 	case "text":
-		d.buf = appendText(d.buf[:0], ev)
+		d.buf = appendText(d.buf[:0], ev, d.names)
 	default:
 		d.buf = d.buf[:0]
 		if d.format == "json" {
@@ -109,7 +112,7 @@ func (d *dumper) Event(ev *decode.Event) {
 			}
 			d.buf = append(d.buf, '\n')
 		}
-		d.buf = appendJSON(d.buf, ev)
+		d.buf = appendJSON(d.buf, ev, d.names)
 		if d.format == "ndjson" {
 			d.buf = append(d.buf, '\n')
 		}
@@ -140,10 +143,15 @@ func errorName(code int16) string {
 }
 
 // appendText renders one line a person reads, as tshark would print it.
-func appendText(b []byte, ev *decode.Event) []byte {
+func appendText(b []byte, ev *decode.Event, names captureNames) []byte {
 	b = appendTime(b, ev.Time)
-	b = append(b, " #"...)
-	b = strconv.AppendUint(b, ev.Frame, 10)
+	b = append(b, ' ')
+	capture, frame := names.name(ev.Frame)
+	if capture != "" {
+		b = append(b, audit.PlainText(capture)...)
+	}
+	b = append(b, '#')
+	b = strconv.AppendUint(b, frame, 10)
 	b = append(b, ' ')
 	switch ev.Kind {
 	case decode.KindRequest:
@@ -244,13 +252,19 @@ func appendText(b []byte, ev *decode.Event) []byte {
 func isHeartbeat(key int16) bool { return key == 68 || key == 76 || key == 88 }
 
 // appendJSON renders the NDJSON object of SPEC.md section 5 for kwatch dump.
-func appendJSON(b []byte, ev *decode.Event) []byte {
+func appendJSON(b []byte, ev *decode.Event, names captureNames) []byte {
 	b = append(b, `{"kind":`...)
 	b = appendJSONString(b, ev.Kind.String())
 	b = append(b, `,"time":"`...)
 	b = appendTime(b, ev.Time)
-	b = append(b, `","frame":`...)
-	b = strconv.AppendUint(b, ev.Frame, 10)
+	b = append(b, '"')
+	capture, frame := names.name(ev.Frame)
+	if capture != "" {
+		b = append(b, `,"capture":`...)
+		b = appendJSONString(b, capture)
+	}
+	b = append(b, `,"frame":`...)
+	b = strconv.AppendUint(b, frame, 10)
 	if ev.Kind == decode.KindCoverage {
 		b = append(b, `,"event":`...)
 		b = appendJSONString(b, ev.Coverage.String())
@@ -299,8 +313,9 @@ func appendJSON(b []byte, ev *decode.Event) []byte {
 			b = append(b, '"')
 		}
 	} else {
+		_, reqFrame := names.name(ev.RequestFrame)
 		b = append(b, `,"request_frame":`...)
-		b = strconv.AppendUint(b, ev.RequestFrame, 10)
+		b = strconv.AppendUint(b, reqFrame, 10)
 	}
 	bd := &ev.Body
 	if bd.Decoded {

@@ -111,13 +111,13 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, error) 
 
 // openInput opens the capture files of read, dump and tui; "-" alone reads
 // standard input (tcpdump -w - | kwatch read -).
-func (e *env) openInput(ctx context.Context, files []string) (capture.Source, error) {
-	return e.openInputLogging(ctx, files, e.log)
+func (e *env) openInput(ctx context.Context, files []string, in inputFlags) (capture.Source, error) {
+	return e.openInputLogging(ctx, files, in, e.log)
 }
 
 // openInputLogging is openInput with the capture's warnings going to log.
-func (e *env) openInputLogging(ctx context.Context, files []string, log zerolog.Logger) (capture.Source, error) {
-	opts := capture.Options{Logger: log}
+func (e *env) openInputLogging(ctx context.Context, files []string, in inputFlags, log zerolog.Logger) (capture.Source, error) {
+	opts := capture.Options{Logger: log, Concat: in.concat}
 	if len(files) == 1 && files[0] == "-" {
 		return capture.NewReader(interruptible(ctx, e.stdin), "stdin", opts)
 	}

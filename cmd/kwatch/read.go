@@ -52,8 +52,10 @@ func (e *env) read(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("read", flag.ContinueOnError)
 	var c common
 	var af auditFlags
+	var in inputFlags
 	c.register(fs, "text, json or ndjson")
 	af.register(fs)
+	in.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: kwatch read [--format text|json|ndjson] [--profile seed|accepted-2026] [--fail-on error|warn|info|never] [--port N] FILE...")
 		fs.PrintDefaults()
@@ -72,7 +74,7 @@ func (e *env) read(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	src, err := e.openInput(ctx, files)
+	src, err := e.openInput(ctx, files, in)
 	if err != nil {
 		return err
 	}
@@ -87,6 +89,7 @@ func (e *env) read(ctx context.Context, args []string) error {
 	// Every auditor call below is on this goroutine (pipeline.Run feeds
 	// the sink on its caller's), so events need no lock.
 	aopts.SingleGoroutine = true
+	aopts.NameFrame = captureNames(files).namer()
 	a := audit.New(aopts)
 	st, runErr := pipeline.Run(ctx, src, popts, a)
 	a.AddCapture(st.Packets, st.Bytes, st.Connections)

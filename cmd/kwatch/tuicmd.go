@@ -22,9 +22,11 @@ func (e *env) tui(ctx context.Context, args []string) error {
 	var c common
 	var af auditFlags
 	var lf liveFlags
+	var in inputFlags
 	c.register(fs, "text or json: the report printed when the UI closes")
 	af.register(fs)
 	lf.register(fs)
+	in.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: kwatch tui FILE... | kwatch tui -i IFACE [--port N]")
 		fs.PrintDefaults()
@@ -36,6 +38,8 @@ func (e *env) tui(ctx context.Context, args []string) error {
 	switch {
 	case lf.iface != "" && len(files) > 0:
 		return usageError{"tui: give capture files or -i IFACE, not both"}
+	case lf.iface != "" && in.concat:
+		return usageError{"tui: --concat reads capture files, not an interface"}
 	case lf.iface != "":
 		return e.runLive(ctx, &c, &af, &lf, true)
 	case len(files) == 0:
@@ -50,12 +54,13 @@ func (e *env) tui(ctx context.Context, args []string) error {
 	}
 	// The capture's warnings (a link type it cannot decode) would tear
 	// the screen the UI draws: it shows the replay's error itself.
-	src, err := e.openInputLogging(ctx, files, e.log.Level(max(e.log.GetLevel(), zerolog.ErrorLevel)))
+	src, err := e.openInputLogging(ctx, files, in, e.log.Level(max(e.log.GetLevel(), zerolog.ErrorLevel)))
 	if err != nil {
 		return err
 	}
 	defer src.Close()
 
+	aopts.NameFrame = captureNames(files).namer()
 	aud := audit.New(aopts)
 	rec := tui.NewRecorder(aud)
 	r := &replay{finished: make(chan struct{})}
