@@ -67,15 +67,26 @@ func apiName(key int16) string {
 }
 
 func errName(code int16) string {
+	name := ErrorName(code)
+	if name == "UNKNOWN" {
+		return "error " + strconv.Itoa(int(code))
+	}
+	return name + " (" + strconv.Itoa(int(code)) + ")"
+}
+
+// ErrorName is the name Kafka gives an error code (kerr): "NONE" for 0,
+// "UNKNOWN" for a code kerr does not know. Every output names error codes
+// through it.
+func ErrorName(code int16) string {
 	if code == 0 {
-		return "NONE (0)"
+		return "NONE"
 	}
 	if err := kerr.ErrorForCode(code); err != nil {
 		if ke, ok := err.(*kerr.Error); ok {
-			return ke.Message + " (" + strconv.Itoa(int(code)) + ")"
+			return ke.Message
 		}
 	}
-	return "error " + strconv.Itoa(int(code))
+	return "UNKNOWN"
 }
 
 func plural(n uint64, unit string) string {

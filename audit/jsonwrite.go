@@ -4,7 +4,6 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 )
 
 // jsonWriter appends the report's JSON byte for byte as encoding/json
@@ -78,7 +77,7 @@ func (w *jsonWriter) field(name string) {
 // key starts a map's member: k is data, and escaped.
 func (w *jsonWriter) key(k string) {
 	w.next()
-	w.buf = appendJSONString(w.buf, k)
+	w.buf = AppendJSONString(w.buf, k)
 	w.colon()
 }
 
@@ -90,7 +89,7 @@ func (w *jsonWriter) colon() {
 	}
 }
 
-func (w *jsonWriter) str(s string)  { w.buf = appendJSONString(w.buf, s) }
+func (w *jsonWriter) str(s string)  { w.buf = AppendJSONString(w.buf, s) }
 func (w *jsonWriter) uint(v uint64) { w.buf = strconv.AppendUint(w.buf, v, 10) }
 func (w *jsonWriter) int(v int64)   { w.buf = strconv.AppendInt(w.buf, v, 10) }
 func (w *jsonWriter) bool(v bool)   { w.buf = strconv.AppendBool(w.buf, v) }
@@ -352,67 +351,3 @@ func (w *jsonWriter) finding(f *Finding) {
 	}
 	w.close('}')
 }
-
-// appendJSONString appends s quoted as encoding/json's appendString does
-// with escapeHTML false: '"', '\\' and control characters escaped (\b \f
-// \n \r \t by name, the others as \u00XX), invalid UTF-8 bytes replaced
-// by \ufffd, U+2028 and U+2029 escaped, everything else as is.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if jsonPlain[b] {
-			i++
-			continue
-		}
-		if b < utf8.RuneSelf {
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case c == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case c == '\u2028' || c == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
-
-// jsonPlain marks the bytes appendJSONString copies as they are without
-// a second look: ASCII but control characters, '"' and '\\'.
-var jsonPlain = func() (t [256]bool) {
-	for b := ' '; b < utf8.RuneSelf; b++ {
-		t[b] = b != '"' && b != '\\'
-	}
-	return t
-}()

@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // ANSI colours for severities; used only when WriteText's color is true.
@@ -228,24 +225,6 @@ func coverageLine(m map[string]uint64) string {
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-// PlainText returns s safe to print on one line of a terminal: text from
-// the wire (client IDs, member IDs, software names) may hold control
-// characters, escape sequences, line breaks or invalid UTF-8, which would
-// forge report lines or drive the terminal. Such a string comes back with
-// Go's escapes (as %q writes it, without the quotes); any other string
-// comes back unchanged.
-func PlainText(s string) string {
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || !unicode.IsPrint(r) {
-			q := strconv.Quote(s)
-			return q[1 : len(q)-1]
-		}
-		i += size
-	}
-	return s
 }
 
 func quoteAll(s []string) string {

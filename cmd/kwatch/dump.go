@@ -4,14 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/base64"
-	"errors"
 	"flag"
 	"fmt"
 	"strconv"
 	"time"
-	"unicode/utf8"
-
-	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/decode"
@@ -129,19 +125,6 @@ func appendUUID(b []byte, u decode.UUID) []byte {
 	return base64.RawURLEncoding.AppendEncode(b, u[:])
 }
 
-func errorName(code int16) string {
-	if code == 0 {
-		return "NONE"
-	}
-	if err := kerr.ErrorForCode(code); err != nil {
-		var ke *kerr.Error
-		if errors.As(err, &ke) {
-			return ke.Message
-		}
-	}
-	return "UNKNOWN"
-}
-
 // appendText renders one line a person reads, as tshark would print it.
 func appendText(b []byte, ev *decode.Event, names captureNames) []byte {
 	b = appendTime(b, ev.Time)
@@ -234,7 +217,7 @@ func appendText(b []byte, ev *decode.Event, names captureNames) []byte {
 		}
 		if bd.HasErrorCode {
 			b = append(b, " error="...)
-			b = append(b, errorName(bd.ErrorCode)...)
+			b = append(b, audit.ErrorName(bd.ErrorCode)...)
 			b = append(b, '(')
 			b = strconv.AppendInt(b, int64(bd.ErrorCode), 10)
 			b = append(b, ')')
@@ -254,20 +237,20 @@ func isHeartbeat(key int16) bool { return key == 68 || key == 76 || key == 88 }
 // appendJSON renders the NDJSON object of SPEC.md section 5 for kwatch dump.
 func appendJSON(b []byte, ev *decode.Event, names captureNames) []byte {
 	b = append(b, `{"kind":`...)
-	b = appendJSONString(b, ev.Kind.String())
+	b = audit.AppendJSONString(b, ev.Kind.String())
 	b = append(b, `,"time":"`...)
 	b = appendTime(b, ev.Time)
 	b = append(b, '"')
 	capture, frame := names.name(ev.Frame)
 	if capture != "" {
 		b = append(b, `,"capture":`...)
-		b = appendJSONString(b, capture)
+		b = audit.AppendJSONString(b, capture)
 	}
 	b = append(b, `,"frame":`...)
 	b = strconv.AppendUint(b, frame, 10)
 	if ev.Kind == decode.KindCoverage {
 		b = append(b, `,"event":`...)
-		b = appendJSONString(b, ev.Coverage.String())
+		b = audit.AppendJSONString(b, ev.Coverage.String())
 	}
 	b = append(b, `,"conn":{"client":"`...)
 	b = ev.Conn.Client.AppendTo(b)
@@ -277,7 +260,7 @@ func appendJSON(b []byte, ev *decode.Event, names captureNames) []byte {
 	if ev.Kind == decode.KindCoverage {
 		if ev.Detail != "" {
 			b = append(b, `,"detail":`...)
-			b = appendJSONString(b, ev.Detail)
+			b = audit.AppendJSONString(b, ev.Detail)
 		}
 		if ev.Bytes != 0 {
 			b = append(b, `,"bytes":`...)
@@ -286,7 +269,7 @@ func appendJSON(b []byte, ev *decode.Event, names captureNames) []byte {
 		return append(b, '}')
 	}
 	b = append(b, `,"api":`...)
-	b = appendJSONString(b, decode.APIName(ev.APIKey))
+	b = audit.AppendJSONString(b, decode.APIName(ev.APIKey))
 	b = append(b, `,"api_key":`...)
 	b = strconv.AppendInt(b, int64(ev.APIKey), 10)
 	b = append(b, `,"api_version":`...)
@@ -306,7 +289,7 @@ func appendJSON(b []byte, ev *decode.Event, names captureNames) []byte {
 		}
 		if ev.TagProblem != decode.TagOK {
 			b = append(b, `,"instance_id_malformed":`...)
-			b = appendJSONString(b, ev.TagProblem.String())
+			b = audit.AppendJSONString(b, ev.TagProblem.String())
 		} else if ev.HasInstanceID && !ev.InstanceID.IsZero() {
 			b = append(b, `,"instance_id":"`...)
 			b = appendUUID(b, ev.InstanceID)
@@ -321,12 +304,12 @@ func appendJSON(b []byte, ev *decode.Event, names captureNames) []byte {
 	if bd.Decoded {
 		if isHeartbeat(ev.APIKey) && ev.Kind == decode.KindRequest {
 			b = append(b, `,"group":`...)
-			b = appendJSONString(b, bd.Group)
+			b = audit.AppendJSONString(b, bd.Group)
 		}
 		if bd.HasMemberID || isHeartbeat(ev.APIKey) && ev.Kind == decode.KindRequest {
 			b = append(b, `,"member_id":`...)
 			if bd.HasMemberID || ev.Kind == decode.KindRequest {
-				b = appendJSONString(b, bd.MemberID)
+				b = audit.AppendJSONString(b, bd.MemberID)
 			} else {
 				b = append(b, "null"...)
 			}
@@ -350,9 +333,9 @@ func appendJSON(b []byte, ev *decode.Event, names captureNames) []byte {
 		}
 		if bd.ClientSoftwareName != "" || bd.ClientSoftwareVersion != "" {
 			b = append(b, `,"client_software_name":`...)
-			b = appendJSONString(b, bd.ClientSoftwareName)
+			b = audit.AppendJSONString(b, bd.ClientSoftwareName)
 			b = append(b, `,"client_software_version":`...)
-			b = appendJSONString(b, bd.ClientSoftwareVersion)
+			b = audit.AppendJSONString(b, bd.ClientSoftwareVersion)
 		}
 	}
 	if bd.BodyError {
@@ -364,37 +347,7 @@ func appendJSON(b []byte, ev *decode.Event, names captureNames) []byte {
 	return append(b, '}')
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c < 0x20 || c == 0x7f:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
-}
-
 func appendJSONBytes(b []byte, p []byte) []byte {
 	// The conversion does not escape: the compiler reuses p's bytes.
-	return appendJSONString(b, string(p))
+	return audit.AppendJSONString(b, string(p))
 }
