@@ -226,7 +226,11 @@ func (q *reqCheck) instanceID() {
 	}
 	if q.hasID {
 		q.c.claimed = true
-		q.touchInstance()
+		// A connection's client row is its first instance ID's: an ID
+		// it changes to shows in the findings, not as a client of its own.
+		if q.c.inst != idSet || q.c.instID == q.id {
+			q.touchInstance()
+		}
 	}
 	if q.a.o.Profile == ProfileAccepted2026 {
 		if q.hv == 3 {
