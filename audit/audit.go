@@ -90,6 +90,7 @@ type Auditor struct {
 	lru       *list.List // rows, most recently seen at the front
 
 	claims map[memberKey]*claimSet
+	cases  map[caseKey]*caseState
 
 	findings []Finding
 	// findingBytes estimates the memory findings holds (findingSize).
@@ -572,7 +573,9 @@ func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d detail) {
 func (a *Auditor) record(c *connState, f Finding, e *decode.Event) {
 	a.t.byRule[f.rule]++
 	a.t.bySeverity[f.Severity]++
-	a.rowFor(c, f.InstanceID, e).findings[f.rule]++
+	r := a.rowFor(c, f.InstanceID, e)
+	r.findings[f.rule]++
+	a.addCase(r, &f)
 	if sz := findingSize(&f); len(a.findings) < a.o.MaxFindings && a.findingBytes+sz <= a.o.MaxFindingBytes {
 		a.findings = append(a.findings, f)
 		a.findingBytes += sz

@@ -193,6 +193,10 @@ func (w *jsonWriter) report(r *Report) {
 	w.optStr("end", r.End)
 	w.field("totals")
 	w.totals(&r.Totals)
+	w.field("cases")
+	jsonArray(w, r.Cases, w.caseObj)
+	w.field("software")
+	jsonArray(w, r.Software, w.software)
 	w.field("instances")
 	jsonArray(w, r.Instances, w.instance)
 	w.field("findings")
@@ -349,5 +353,59 @@ func (w *jsonWriter) finding(f *Finding) {
 		w.field("member_id") // with the group, even when empty
 		w.str(f.MemberID)
 	}
+	w.close('}')
+}
+
+func (w *jsonWriter) caseObj(c *Case) {
+	w.open('{')
+	w.field("rule")
+	w.str(c.Rule)
+	w.field("severity")
+	w.str(c.Severity.String())
+	w.field("kip")
+	w.str(c.KIP)
+	w.field("count")
+	w.uint(c.Count)
+	w.optStr("broker", c.Broker)
+	w.optStr("instance_id", c.InstanceID)
+	w.field("client_ids")
+	w.strs(c.ClientIDs)
+	w.field("client_hosts")
+	w.strs(c.ClientHosts)
+	w.optStr("software_name", c.SoftwareName)
+	w.optStr("software_version", c.SoftwareVersion)
+	w.field("first")
+	w.frameRef(&c.First)
+	w.field("last")
+	w.frameRef(&c.Last)
+	w.field("example")
+	w.str(c.Example)
+	w.field("fix")
+	w.str(c.Fix)
+	w.close('}')
+}
+
+func (w *jsonWriter) frameRef(f *FrameRef) {
+	w.open('{')
+	w.field("time")
+	w.str(f.Time)
+	w.optStr("capture", f.Capture)
+	w.field("frame")
+	w.uint(f.Frame)
+	w.close('}')
+}
+
+func (w *jsonWriter) software(s *SoftwareRollup) {
+	w.open('{')
+	w.field("software_name")
+	w.str(s.SoftwareName)
+	w.field("software_version")
+	w.str(s.SoftwareVersion)
+	w.field("clients")
+	w.int(int64(s.Clients))
+	w.field("clients_breaking_rules")
+	w.int(int64(s.Breaking))
+	w.field("findings")
+	w.uints(s.Findings)
 	w.close('}')
 }

@@ -16,13 +16,17 @@ type Report struct {
 	Profile string `json:"profile"`
 	// Complete is false when the audit could not see what it was asked to
 	// (SPEC.md section 5): Warnings then says why, one sentence each.
-	Complete  bool       `json:"complete"`
-	Warnings  []string   `json:"warnings"`
-	Start     string     `json:"start,omitempty"` // time of the first event
-	End       string     `json:"end,omitempty"`   // time of the last event
-	Totals    Totals     `json:"totals"`
-	Instances []Instance `json:"instances"`
-	Findings  []Finding  `json:"findings"`
+	Complete bool     `json:"complete"`
+	Warnings []string `json:"warnings"`
+	Start    string   `json:"start,omitempty"` // time of the first event
+	End      string   `json:"end,omitempty"`   // time of the last event
+	Totals   Totals   `json:"totals"`
+	// Cases and Software are the compliance summary: every finding
+	// counted by (rule, client), and the clients by software version.
+	Cases     []Case           `json:"cases"`
+	Software  []SoftwareRollup `json:"software"`
+	Instances []Instance       `json:"instances"`
+	Findings  []Finding        `json:"findings"`
 
 	maxSev Severity
 }
@@ -164,6 +168,7 @@ func (a *Auditor) report() *Report {
 		r.Instances = append(r.Instances, el.Value.(*row).export(&a.o))
 	}
 	r.Findings = append(make([]Finding, 0, len(a.findings)), a.findings...) // [] when none, never null
+	r.Cases = a.exportCases(&a.o)
 	return r
 }
 
@@ -192,6 +197,7 @@ func (r *Report) sort() {
 		return strings.Compare(strings.Join(x.ClientHosts, ","), strings.Join(y.ClientHosts, ","))
 	})
 	sortFindings(r.Findings)
+	r.Software = rollup(r.Instances)
 }
 
 // sortFindings orders findings by frame, then rule table order, then
