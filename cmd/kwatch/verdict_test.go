@@ -120,3 +120,23 @@ func TestTUIFileFormatChecked(t *testing.T) {
 		t.Errorf("tui --format ndjson: exit %d, stderr %q; want 2 and a reason", code, stderr)
 	}
 }
+
+// TestVersion: --version names kwatch and the Go version it was built with.
+func TestVersion(t *testing.T) {
+	code, stdout, _ := runKwatch("--version")
+	if code != 0 || !strings.HasPrefix(stdout, "kwatch ") || !strings.Contains(stdout, "go1.") {
+		t.Errorf("--version: exit %d, %q", code, stdout)
+	}
+}
+
+// TestRulesExplainCoverage: kwatch rules explains coverage events too.
+func TestRulesExplainCoverage(t *testing.T) {
+	code, stdout, stderr := runKwatch("rules", "midstream-join")
+	if code != 0 || !strings.Contains(stdout, "not a violation") {
+		t.Errorf("rules midstream-join: exit %d, %q %q", code, stdout, stderr)
+	}
+	code, stdout, _ = runKwatch("rules", "ghost-member")
+	if code != 0 || !strings.Contains(stdout, "Fix: ") {
+		t.Errorf("rules ghost-member: exit %d, no fix in %q", code, stdout)
+	}
+}
