@@ -43,6 +43,8 @@ Usage:
   kwatch dump  [flags] FILE...        one line per decoded request, response and coverage event
   kwatch live  -i IFACE [flags]       live capture; TUI when stdout is a terminal
   kwatch tui   FILE... | -i IFACE     the interactive terminal UI over a file or an interface
+  kwatch aggregate --from HOST:PORT[,...]/TOPIC [--group ID] [--until-idle DUR]
+                                      fleet mode: audit what agents (read/live --publish) publish
   kwatch rules [RULE]                 every rule (and coverage event) with its severity, KIP and explanation
   kwatch --version                    the version, VCS revision and Go version of this build
 
@@ -112,6 +114,8 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = e.live(ctx, rest)
 	case "tui":
 		err = e.tui(ctx, rest)
+	case "aggregate":
+		err = e.aggregate(ctx, rest)
 	case "--version", "version":
 		fmt.Fprintln(stdout, version())
 		return exitOK
@@ -119,7 +123,7 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		err = usageError{fmt.Sprintf("unknown command %q (want read, dump, live, tui or rules)", cmd)}
+		err = usageError{fmt.Sprintf("unknown command %q (want read, dump, live, tui, aggregate or rules)", cmd)}
 	}
 	return e.status(err)
 }

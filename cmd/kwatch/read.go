@@ -53,9 +53,11 @@ func (e *env) read(ctx context.Context, args []string) error {
 	var c common
 	var af auditFlags
 	var in inputFlags
+	var pf publishFlags
 	c.register(fs, "text, json or ndjson")
 	af.register(fs)
 	in.register(fs)
+	pf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: kwatch read [--format text|json|ndjson] [--profile seed|accepted-2026] [--fail-on error|warn|info|never] [--port N] FILE...")
 		fs.PrintDefaults()
@@ -79,6 +81,9 @@ func (e *env) read(ctx context.Context, args []string) error {
 		return err
 	}
 	defer src.Close()
+	if pf.publish != "" {
+		return e.publishRead(ctx, &pf, files, popts, src)
+	}
 
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
 	if c.format == "ndjson" {
