@@ -128,7 +128,31 @@ func timeString(t time.Time) string {
 func (a *Auditor) report() *Report {
 	t := &a.t
 	r := &Report{Profile: a.o.Profile.String(), Complete: true, Warnings: []string{}, Start: timeString(t.first), End: timeString(t.last)}
-	r.Totals = Totals{
+	r.Totals, r.maxSev = a.totals()
+	r.Instances = make([]Instance, 0, a.lru.Len())
+	for el := a.lru.Front(); el != nil; el = el.Next() {
+		r.Instances = append(r.Instances, el.Value.(*row).export(&a.o))
+	}
+	r.Findings = append(make([]Finding, 0, len(a.findings)), a.findings...) // [] when none, never null
+	r.Cases = a.exportCases(&a.o)
+	return r
+}
+
+// Counts returns the report's totals and its number of client rows,
+// without copying rows or findings: what a metrics scrape reads.
+func (a *Auditor) Counts() (Totals, int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t, _ := a.totals()
+	return t, a.lru.Len()
+}
+
+// totals copies the counters into Totals and says the highest severity
+// found; a.mu is held.
+func (a *Auditor) totals() (Totals, Severity) {
+	t := &a.t
+	var maxSev Severity
+	out := Totals{
 		Packets: t.packets, Bytes: t.bytes, Connections: max(t.connections, t.tcpConns), KafkaConnections: t.kafkaConns,
 		RequestsByHeaderVersion: map[string]uint64{}, Responses: t.responses,
 		Coverage: map[string]uint64{}, FindingsBySeverity: map[string]uint64{}, FindingsByRule: map[string]uint64{},
@@ -139,37 +163,31 @@ func (a *Auditor) report() *Report {
 	}
 	for _, c := range a.conns {
 		if c.kafka && !c.closed {
-			r.Totals.OpenConnections++
+			out.OpenConnections++
 		}
 	}
 	for v, n := range t.requests {
-		r.Totals.Requests += n
+		out.Requests += n
 		if v < 3 || a.o.Profile == ProfileAccepted2026 {
-			r.Totals.RequestsByHeaderVersion["v"+string(rune('0'+v))] = n
+			out.RequestsByHeaderVersion["v"+string(rune('0'+v))] = n
 		}
 	}
 	for _, cv := range decode.Coverages() {
-		r.Totals.Coverage[cv.String()] = t.coverage[cv]
+		out.Coverage[cv.String()] = t.coverage[cv]
 	}
 	for s := SeverityInfo; s <= SeverityError; s++ {
-		r.Totals.FindingsBySeverity[s.String()] = t.bySeverity[s]
-		r.Totals.Findings += t.bySeverity[s]
+		out.FindingsBySeverity[s.String()] = t.bySeverity[s]
+		out.Findings += t.bySeverity[s]
 		if t.bySeverity[s] > 0 {
-			r.maxSev = s
+			maxSev = s
 		}
 	}
 	for i, n := range t.byRule {
 		if n > 0 {
-			r.Totals.FindingsByRule[ruleTable[i].ID] = n
+			out.FindingsByRule[ruleTable[i].ID] = n
 		}
 	}
-	r.Instances = make([]Instance, 0, a.lru.Len())
-	for el := a.lru.Front(); el != nil; el = el.Next() {
-		r.Instances = append(r.Instances, el.Value.(*row).export(&a.o))
-	}
-	r.Findings = append(make([]Finding, 0, len(a.findings)), a.findings...) // [] when none, never null
-	r.Cases = a.exportCases(&a.o)
-	return r
+	return out, maxSev
 }
 
 // sort puts the rows and findings of a report copied by report in their

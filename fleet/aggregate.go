@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -39,9 +40,9 @@ type Aggregator struct {
 	captures map[string]int
 	names    []string
 	totals   Totals
-	invalid  uint64
-	records  uint64
 	ev       decode.Event
+	// Read by metrics scrapes on other goroutines.
+	records, invalid, waiting atomic.Uint64
 }
 
 // agentQueue holds an agent's records not yet merged, in its order.
@@ -106,10 +107,10 @@ func (a *Aggregator) take(fetches kgo.Fetches) error {
 		}
 	})
 	fetches.EachRecord(func(kr *kgo.Record) {
-		a.records++
+		a.records.Add(1)
 		r, err := ParseRecord(kr.Value)
 		if err != nil {
-			a.invalid++
+			a.invalid.Add(1)
 			a.o.Logger.Warn().Err(err).Int64("offset", kr.Offset).Msg("fleet: record skipped")
 			return
 		}
@@ -119,6 +120,7 @@ func (a *Aggregator) take(fetches kgo.Fetches) error {
 			a.agents[r.Agent] = q
 		}
 		q.recs = append(q.recs, r)
+		a.waiting.Add(1)
 	})
 	return fatal
 }
@@ -146,6 +148,7 @@ func (a *Aggregator) merge(final bool) {
 		r := next.recs[0]
 		next.recs[0] = nil
 		next.recs = next.recs[1:]
+		a.waiting.Add(^uint64(0))
 		a.apply(next, r)
 	}
 }
@@ -194,9 +197,12 @@ func (a *Aggregator) NameFrame(frame uint64) (string, uint64) {
 	return "", n
 }
 
-// Stats says what the aggregator consumed: records, and records skipped
-// as unreadable.
-func (a *Aggregator) Stats() (records, invalid uint64) { return a.records, a.invalid }
+// Stats says what the aggregator consumed: records, records skipped as
+// unreadable, and records waiting for the merge (its lag). Safe from any
+// goroutine.
+func (a *Aggregator) Stats() (records, invalid, waiting uint64) {
+	return a.records.Load(), a.invalid.Load(), a.waiting.Load()
+}
 
 // LastTime is the capture time of the agents' last packet.
 func (t Totals) LastTime() time.Time {

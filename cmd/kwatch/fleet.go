@@ -11,6 +11,7 @@ import (
 	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/fleet"
+	"github.com/kwatch/kwatch/metrics"
 	"github.com/kwatch/kwatch/pipeline"
 )
 
@@ -71,6 +72,7 @@ func (e *env) aggregate(ctx context.Context, args []string) error {
 	group := fs.String("group", "", "consumer group `ID` (default: none; read every partition from its start, commit nothing)")
 	idle := fs.Duration("until-idle", 0, "print the report and exit once no record has come for this `long` (0: run until SIGINT/SIGTERM)")
 	format := fs.String("format", "text", "output format: text, json or ndjson")
+	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics on `HOST:PORT` (/metrics)")
 	af.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: kwatch aggregate --from HOST:PORT[,...]/TOPIC [--group ID] [--until-idle DUR] [--format text|json|ndjson] [--fail-on SEV]")
@@ -98,12 +100,20 @@ func (e *env) aggregate(ctx context.Context, args []string) error {
 	if *format == "ndjson" {
 		aopts.OnFinding = func(f audit.Finding) { audit.WriteFindingJSON(out, &f) }
 	}
-	aopts.SingleGoroutine = true
+	// A metrics scrape reads the auditor from its own goroutine.
+	aopts.SingleGoroutine = *metricsAddr == ""
 	var agg *fleet.Aggregator
 	aopts.NameFrame = func(f uint64) (string, uint64) { return agg.NameFrame(f) }
 	aud := audit.New(aopts)
 	if agg, err = fleet.NewAggregator(target, fleet.AggregatorOptions{Group: *group, UntilIdle: *idle, Logger: e.log}, aud); err != nil {
 		return err
+	}
+	if *metricsAddr != "" {
+		srv, err := metrics.Serve(*metricsAddr, metrics.Registry(aud, aggregatorMetrics(agg)...))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
 	}
 	totals, runErr := agg.Run(ctx)
 	aud.AddCapture(totals.Packets, totals.Bytes, totals.Connections)
@@ -115,4 +125,19 @@ func (e *env) aggregate(ctx context.Context, args []string) error {
 		rep.Incomplete("no observation of a Kafka connection was consumed from " + *from)
 	}
 	return e.writeReport(rep, *format, failOn, out)
+}
+
+// aggregatorMetrics are the aggregator's own metrics beside the report's.
+func aggregatorMetrics(agg *fleet.Aggregator) []metrics.Extra {
+	stat := func(i int) func() float64 {
+		return func() float64 {
+			r, bad, wait := agg.Stats()
+			return float64([]uint64{r, bad, wait}[i])
+		}
+	}
+	return []metrics.Extra{
+		{Name: "kwatch_records_consumed_total", Help: "Fleet records consumed.", Counter: true, Value: stat(0)},
+		{Name: "kwatch_records_invalid_total", Help: "Fleet records skipped as unreadable.", Counter: true, Value: stat(1)},
+		{Name: "kwatch_aggregator_lag_records", Help: "Records consumed and waiting for the merge by capture time.", Value: stat(2)},
+	}
 }
