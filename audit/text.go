@@ -63,15 +63,11 @@ func humanBytes(n uint64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-// WriteText writes the report for a person: totals first, then one block
-// per client instance, then every finding, then coverage. ANSI colours
-// only when color is true.
-func (r *Report) WriteText(w io.Writer, color bool) error {
-	bw := bufio.NewWriter(w)
-	p := painter(color)
+// writeHeader writes why the audit is incomplete, if it is, and the
+// totals: the first lines of every text report and of the NDJSON summary.
+func writeHeader(bw *bufio.Writer, p painter, r *Report) {
 	t := &r.Totals
 	pf := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
-
 	for _, why := range r.Warnings {
 		pf("%s\n", p.sev(SeverityWarn, "INCOMPLETE AUDIT: "+PlainText(why)))
 	}
@@ -97,7 +93,40 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 		pf("  limits       %d rows evicted, %d findings not kept, %d checks skipped at state bounds\n",
 			t.EvictedInstances, t.FindingsNotKept, t.StateLimited)
 	}
+}
 
+// WriteSummary writes the report's first lines and one line per case: the
+// summary that kwatch read --format ndjson writes on stderr while stdout
+// carries the findings.
+func (r *Report) WriteSummary(w io.Writer, color bool) error {
+	bw := bufio.NewWriter(w)
+	p := painter(color)
+	writeHeader(bw, p, r)
+	const most = 20
+	for i := range r.Cases[:min(len(r.Cases), most)] {
+		c := &r.Cases[i]
+		who := "broker " + c.Broker
+		if c.Broker == "" {
+			who = caseClient(c)
+		}
+		fmt.Fprintf(bw, "  %s %s x%d  %s\n", p.sev(c.Severity, fmt.Sprintf("%-5s", strings.ToUpper(c.Severity.String()))), c.Rule, c.Count, who)
+	}
+	if len(r.Cases) > most {
+		fmt.Fprintf(bw, "  ... %d more cases (kwatch read --format json lists them all)\n", len(r.Cases)-most)
+	}
+	return bw.Flush()
+}
+
+// WriteText writes the report for a person: totals first, then the
+// compliance summary, one block per client instance, every finding, and
+// coverage. ANSI colours only when color is true.
+func (r *Report) WriteText(w io.Writer, color bool) error {
+	bw := bufio.NewWriter(w)
+	p := painter(color)
+	t := &r.Totals
+	pf := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+
+	writeHeader(bw, p, r)
 	writeSummary(bw, p, r)
 
 	for _, legacy := range []bool{false, true} {

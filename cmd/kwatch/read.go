@@ -135,7 +135,7 @@ func (e *env) writeReport(rep *audit.Report, format string, failOn audit.Severit
 	case "json":
 		err = rep.WriteJSON(out)
 	case "ndjson":
-		err = rep.WriteText(e.stderr, useColor(e.stderr))
+		err = rep.WriteSummary(e.stderr, useColor(e.stderr))
 	default:
 		err = rep.WriteText(out, useColor(e.stdout))
 	}
