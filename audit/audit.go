@@ -57,7 +57,9 @@ type Options struct {
 	// capture (file or agent) of an event's frame and the packet's number
 	// in it (SPEC.md 2.1); nil: one capture, frames named as they are.
 	NameFrame func(frame uint64) (capture string, n uint64)
-	Logger    zerolog.Logger
+	// Filter narrows the report and suppresses known cases; nil: all.
+	Filter *Filter
+	Logger zerolog.Logger
 }
 
 // nameFrame names frame for a person; see Options.NameFrame.
@@ -91,6 +93,9 @@ type Auditor struct {
 
 	claims map[memberKey]*claimSet
 	cases  map[caseKey]*caseState
+	// suppressed: the cases of findings the baseline suppressed, kept
+	// with Filter.ShowSuppressed.
+	suppressed map[caseKey]*caseState
 
 	findings []Finding
 	// findingBytes estimates the memory findings holds (findingSize).
@@ -121,6 +126,7 @@ type totals struct {
 	kernelDropped   uint64
 	stateLimited    uint64
 	pendingEvicted  uint64
+	suppressed      uint64
 }
 
 // New returns an Auditor.
@@ -571,11 +577,22 @@ func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d detail) {
 }
 
 func (a *Auditor) record(c *connState, f Finding, e *decode.Event) {
+	flt := a.o.Filter
+	if !flt.keep(&f) {
+		return
+	}
+	r := a.rowFor(c, f.InstanceID, e)
+	if flt != nil && flt.Baseline != nil && flt.Baseline.known[caseEntry(f.rule.rule(), r, &f)] {
+		a.t.suppressed++
+		if flt.ShowSuppressed {
+			a.addCase(&a.suppressed, r, &f)
+		}
+		return
+	}
 	a.t.byRule[f.rule]++
 	a.t.bySeverity[f.Severity]++
-	r := a.rowFor(c, f.InstanceID, e)
 	r.findings[f.rule]++
-	a.addCase(r, &f)
+	a.addCase(&a.cases, r, &f)
 	if sz := findingSize(&f); len(a.findings) < a.o.MaxFindings && a.findingBytes+sz <= a.o.MaxFindingBytes {
 		a.findings = append(a.findings, f)
 		a.findingBytes += sz

@@ -197,6 +197,10 @@ func (w *jsonWriter) report(r *Report) {
 	jsonArray(w, r.Cases, w.caseObj)
 	w.field("software")
 	jsonArray(w, r.Software, w.software)
+	if len(r.Suppressed) > 0 {
+		w.field("suppressed")
+		jsonArray(w, r.Suppressed, w.caseObj)
+	}
 	w.field("instances")
 	jsonArray(w, r.Instances, w.instance)
 	w.field("findings")
@@ -249,6 +253,10 @@ func (w *jsonWriter) totals(t *Totals) {
 	if t.KernelDropped != 0 {
 		w.field("kernel_dropped")
 		w.uint(t.KernelDropped)
+	}
+	if t.Suppressed != 0 {
+		w.field("suppressed")
+		w.uint(t.Suppressed)
 	}
 	w.close('}')
 }

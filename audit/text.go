@@ -86,6 +86,9 @@ func writeHeader(bw *bufio.Writer, p painter, r *Report) {
 	if cov := coverageLine(t.Coverage); cov != "" {
 		pf("  not seen     %s (see Coverage)\n", cov)
 	}
+	if t.Suppressed > 0 {
+		pf("  suppressed   %d findings of cases the baseline lists\n", t.Suppressed)
+	}
 	if t.ClientIDRepeatBytes > 0 {
 		pf("  client IDs   %d later requests repeated the client ID (%s that null would save)\n", t.ClientIDRepeats, humanBytes(t.ClientIDRepeatBytes))
 	}
@@ -280,7 +283,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // client), most severe and most frequent first, with where it was first
 // and last seen and the fix; then the clients by software version.
 func writeSummary(w *bufio.Writer, p painter, r *Report) {
-	if len(r.Cases) == 0 {
+	if len(r.Cases) == 0 && len(r.Suppressed) == 0 {
 		return
 	}
 	who := map[string]bool{}
@@ -304,6 +307,17 @@ func writeSummary(w *bufio.Writer, p painter, r *Report) {
 			fmt.Fprintf(w, "        seen     %s .. %s\n", frameText(&c.First), frameText(&c.Last))
 		}
 		fmt.Fprintf(w, "        fix      %s\n", c.Fix)
+	}
+	if len(r.Suppressed) > 0 {
+		fmt.Fprintf(w, "\n%s (%d)\n", p.bold("Suppressed by the baseline"), len(r.Suppressed))
+		for i := range r.Suppressed {
+			c := &r.Suppressed[i]
+			who := "broker " + c.Broker
+			if c.Broker == "" {
+				who = caseClient(c)
+			}
+			fmt.Fprintf(w, "  %-5s %s x%d  %s\n", strings.ToUpper(c.Severity.String()), c.Rule, c.Count, who)
+		}
 	}
 	if len(r.Software) == 0 {
 		return

@@ -45,6 +45,7 @@ Usage:
   kwatch tui   FILE... | -i IFACE     the interactive terminal UI over a file or an interface
   kwatch aggregate --from HOST:PORT[,...]/TOPIC [--group ID] [--until-idle DUR]
                                       fleet mode: audit what agents (read/live --publish) publish
+  kwatch baseline [flags] FILE...     today's cases, for --baseline (a CI job then fails only on new ones)
   kwatch rules [RULE]                 every rule (and coverage event) with its severity, KIP and explanation
   kwatch --version                    the version, VCS revision and Go version of this build
 
@@ -116,6 +117,8 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = e.tui(ctx, rest)
 	case "aggregate":
 		err = e.aggregate(ctx, rest)
+	case "baseline":
+		err = e.baseline(ctx, rest)
 	case "--version", "version":
 		fmt.Fprintln(stdout, version())
 		return exitOK
@@ -123,7 +126,7 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		err = usageError{fmt.Sprintf("unknown command %q (want read, dump, live, tui, aggregate or rules)", cmd)}
+		err = usageError{fmt.Sprintf("unknown command %q (want read, dump, live, tui, aggregate, baseline or rules)", cmd)}
 	}
 	return e.status(err)
 }
