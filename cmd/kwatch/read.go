@@ -59,7 +59,9 @@ func (e *env) read(ctx context.Context, args []string) error { return e.readAs(c
 // baseline is kwatch baseline FILE...: read's audit, written as the list of
 // today's cases that --baseline then suppresses (a CI job fails only on
 // new problems).
-func (e *env) baseline(ctx context.Context, args []string) error { return e.readAs(ctx, args, "baseline") }
+func (e *env) baseline(ctx context.Context, args []string) error {
+	return e.readAs(ctx, args, "baseline")
+}
 
 // readAs runs read, or with command "baseline" writes the cases instead of
 // the report.
