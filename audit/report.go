@@ -311,17 +311,16 @@ func (r *Report) MaxSeverity() (Severity, bool) {
 // WriteJSON writes the report as one indented JSON object and a newline,
 // in one Write: what a json.Encoder with SetIndent("", "  ") and
 // SetEscapeHTML(false) writes, byte for byte.
+// WriteJSON writes the report as one indented JSON object, streaming: it
+// holds at most about spillAt bytes of it at a time.
 func (r *Report) WriteJSON(w io.Writer) error {
-	jw := jsonWriter{indent: true}
-	if r != nil {
-		// About what an indented row and finding take, so that the buffer
-		// seldom grows.
-		jw.buf = make([]byte, 0, 2048+1024*len(r.Instances)+768*len(r.Findings))
-	}
+	jw := jsonWriter{indent: true, out: w, buf: make([]byte, 0, spillAt+4096)}
 	jw.report(r)
 	jw.buf = append(jw.buf, '\n')
-	_, err := w.Write(jw.buf)
-	return err
+	if _, err := w.Write(jw.buf); err != nil && jw.err == nil {
+		jw.err = err
+	}
+	return jw.err
 }
 
 // Incomplete marks the report incomplete (SPEC.md section 5) and says why.

@@ -154,8 +154,21 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 	if len(r.Findings) == 0 {
 		pf("  none\n")
 	}
+	// A client that repeats its fault would fill the page: a person reads
+	// the first few findings of each case, the summary counts them all.
+	shown, unlisted := map[textCase]int{}, 0
 	for i := range r.Findings {
-		writeFinding(bw, p, &r.Findings[i])
+		f := &r.Findings[i]
+		k := textCaseOf(f)
+		if shown[k] >= textPerCase {
+			unlisted++
+			continue
+		}
+		shown[k]++
+		writeFinding(bw, p, f)
+	}
+	if unlisted > 0 {
+		pf("  ... %d more findings of the cases above, not listed (the compliance summary counts them; --format json lists them)\n", unlisted)
 	}
 	if t.FindingsNotKept > 0 {
 		pf("  ... %d more not kept (the report keeps a bounded number of findings, by count and memory; all are counted above)\n", t.FindingsNotKept)
@@ -376,4 +389,25 @@ func countOf(n int, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
+}
+
+// textPerCase is how many findings of one case the text report lists.
+const textPerCase = 10
+
+// textCase approximates a finding's case for the text listing: its rule and
+// the client (instance ID, or host and client ID) or, for a broker rule,
+// the broker.
+type textCase struct {
+	rule   string
+	client string
+}
+
+func textCaseOf(f *Finding) textCase {
+	if f.rule.rule().AboutBroker() {
+		return textCase{f.Rule, f.Conn.Broker.String()}
+	}
+	if !f.InstanceID.IsZero() {
+		return textCase{f.Rule, JavaString(f.InstanceID)}
+	}
+	return textCase{f.Rule, f.Conn.Client.Addr().String() + "/" + f.ClientID}
 }

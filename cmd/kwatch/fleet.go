@@ -99,6 +99,7 @@ func (e *env) aggregate(ctx context.Context, args []string) error {
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
 	if *format == "ndjson" {
 		aopts.OnFinding = func(f audit.Finding) { audit.WriteFindingJSON(out, &f) }
+		aopts.StreamFindings = true
 	}
 	// A metrics scrape reads the auditor from its own goroutine.
 	aopts.SingleGoroutine = *metricsAddr == ""

@@ -107,6 +107,7 @@ func (e *env) readAs(ctx context.Context, args []string, command string) error {
 		aopts.OnFinding = func(f audit.Finding) {
 			audit.WriteFindingJSON(out, &f)
 		}
+		aopts.StreamFindings = true
 	}
 	// Every auditor call below is on this goroutine (pipeline.Run feeds
 	// the sink on its caller's), so events need no lock.
