@@ -529,7 +529,6 @@ type detail struct {
 	expected, observed string
 	msg                string
 	group, member      string
-	firstDep           bool        // depends on the connection's first request
 	inst               decode.UUID // overrides the instance the finding belongs to
 	// reqFrame and reqTime: for a rule seen in a response (3.5), the
 	// packet of the request it answers, which the finding names (SPEC.md
@@ -553,7 +552,7 @@ func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d detail) {
 		kip = rule.KIP
 	}
 	conf := ConfidenceFull
-	if e.Partial || c.gap || (d.firstDep && !c.fromStart) {
+	if e.Partial || c.gap || (rule.FirstRequest && !c.fromStart) {
 		conf = ConfidencePartial
 	}
 	inst := d.inst
@@ -619,7 +618,7 @@ func (a *Auditor) fireConnEnd(c *connState, at time.Time, frame uint64) {
 	}
 	ev := decode.Event{Kind: decode.KindConnEnd, Conn: c.id, Frame: frame, Time: at}
 	a.fire(c, &ev, rClientIDRepeated, detail{
-		firstDep: true, expected: "null client ID after the first request",
+		expected: "null client ID after the first request",
 		observed: plural(c.cidRepeats, "request") + ", " + plural(c.cidRepeatBytes, "byte"),
 		msg: "the connection sends header instance IDs (claims KIP-1313) but repeated its client ID on " +
 			plural(c.cidRepeats, "later request") + "; sending null would save " + plural(c.cidRepeatBytes, "byte"),
