@@ -204,6 +204,13 @@ func (q *reqCheck) clientID() {
 }
 
 // instanceID applies SPEC.md 3.1 (or section 4) to a v2+ header.
+// instanceChanged fires instance-id-changed (SPEC.md 3.1, and section 4
+// for v3 headers): the request's instance ID is not the connection's first.
+func (q *reqCheck) instanceChanged() {
+	q.fire(rInstanceChanged, detail{expected: JavaString(q.c.instID), observed: JavaString(q.id),
+		msg: "instance ID changed mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
+}
+
 func (q *reqCheck) instanceID() {
 	e := q.e
 	if e.TagProblem != decode.TagOK {
@@ -244,8 +251,7 @@ func (q *reqCheck) seedConsistency() {
 			q.fire(rInstanceDropped, detail{expected: JavaString(c.instID), observed: "none",
 				msg: "instance ID dropped mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
 		} else if q.id != c.instID {
-			q.fire(rInstanceChanged, detail{expected: JavaString(c.instID), observed: JavaString(q.id),
-				msg: "instance ID changed mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
+			q.instanceChanged()
 		}
 	case idNone:
 		if q.hasID {
@@ -284,8 +290,7 @@ func (q *reqCheck) acceptedConsistency() {
 			return
 		}
 		if q.id != c.instID {
-			q.fire(rInstanceChanged, detail{expected: JavaString(c.instID), observed: JavaString(q.id),
-				msg: "instance ID changed mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
+			q.instanceChanged()
 		} else if !c.instRepeat {
 			c.instRepeat = true
 			q.fire(rInstanceRepeated, detail{expected: "none after the first request", observed: JavaString(q.id),
@@ -381,10 +386,10 @@ func (q *reqCheck) getTelemetry() {
 	if q.hasID {
 		h = q.id
 	}
-	var tableRow uint8
+	var tableRow telemetryCase
 	switch {
 	case h.IsZero() && r.IsZero():
-		tableRow = 1 // legacy first: the broker assigns B
+		tableRow = telemetryLegacyFirst
 		if q.c.hasAssigned {
 			// Asking again on a connection that was given B: B is not
 			// used (only this connection: a legacy client on another
@@ -392,19 +397,19 @@ func (q *reqCheck) getTelemetry() {
 			q.notAdopted(r)
 		}
 	case h.IsZero():
-		tableRow = 2 // legacy later: R is the telemetry ID
+		tableRow = telemetryLegacyLater
 		q.notAdopted(r)
 		q.setTelemetry(r)
 	case r == h:
-		tableRow = 3 // aligned
+		tableRow = telemetryAligned
 		q.notAdopted(r)
 		q.setTelemetry(r)
 	case r.IsZero():
-		tableRow = 4
+		tableRow = telemetryRequested
 		q.fire(rTelemetryRequestedWithHeader, detail{expected: JavaString(h), observed: "0",
 			msg: "GetTelemetrySubscriptions asks the broker for a telemetry ID while sending header instance ID; a conforming broker answers INVALID_REQUEST"})
 	default:
-		tableRow = 5
+		tableRow = telemetryMismatch
 		q.fire(rTelemetryMismatch, detail{expected: JavaString(h), observed: JavaString(r),
 			msg: "telemetry ClientInstanceId differs from the header instance ID; a conforming broker answers INVALID_REQUEST"})
 	}
@@ -803,7 +808,7 @@ func (a *Auditor) response(c *connState, e *decode.Event) {
 	switch {
 	case p.heartbeat:
 		a.heartbeatResponse(c, e, &p)
-	case p.telemetryRow != 0:
+	case p.telemetryRow != telemetryNone:
 		a.telemetryResponse(c, e, &p)
 	}
 }
@@ -852,8 +857,8 @@ func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 	b := &e.Body
 	ok := !b.HasErrorCode || b.ErrorCode == 0
 	id := b.TelemetryInstanceID
-	switch p.telemetryRow {
-	case 1:
+	switch {
+	case p.telemetryRow == telemetryLegacyFirst:
 		if !ok {
 			return
 		}
@@ -865,7 +870,7 @@ func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 		c.assignedB, c.hasAssigned = id, true
 		r := a.ensureRow(c, e.Time, e.Frame)
 		r.assignedB, r.hasAssigned, r.telemetry = id, true, id
-	case 2, 3, 5: // the rows whose body ID is non-zero
+	case p.telemetryRow.bodyIDSet():
 		if !id.IsZero() {
 			a.fire(c, e, rBrokerTelemetryEcho, detail{reqFrame: p.frame, reqTime: p.time, expected: "0", observed: JavaString(id),
 				msg: "the broker answered a GetTelemetrySubscriptions that carried its ID with a non-zero ID (KIP-714 says 0)" + a.answeredAt(e)})
