@@ -203,7 +203,6 @@ func (q *reqCheck) clientID() {
 	}
 }
 
-// instanceID applies SPEC.md 3.1 (or section 4) to a v2+ header.
 // instanceChanged fires instance-id-changed (SPEC.md 3.1, and section 4
 // for v3 headers): the request's instance ID is not the connection's first.
 func (q *reqCheck) instanceChanged() {
@@ -211,6 +210,7 @@ func (q *reqCheck) instanceChanged() {
 		msg: "instance ID changed mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
 }
 
+// instanceID applies SPEC.md 3.1 (or section 4) to a v2+ header.
 func (q *reqCheck) instanceID() {
 	e := q.e
 	if e.TagProblem != decode.TagOK {
