@@ -218,6 +218,10 @@ func (w *jsonWriter) report(r *Report) {
 	jsonArray(w, r.Cases, w.caseObj)
 	w.field("software")
 	jsonArray(w, r.Software, w.software)
+	w.field("groups")
+	jsonArray(w, r.Groups, w.group)
+	w.field("brokers")
+	jsonArray(w, r.Brokers, w.broker)
 	if len(r.Suppressed) > 0 {
 		w.field("suppressed")
 		jsonArray(w, r.Suppressed, w.caseObj)
@@ -436,5 +440,36 @@ func (w *jsonWriter) software(s *SoftwareRollup) {
 	w.int(int64(s.Breaking))
 	w.field("findings")
 	w.uints(s.Findings)
+	w.close('}')
+}
+
+func (w *jsonWriter) group(g *GroupView) {
+	w.open('{')
+	w.field("group")
+	w.str(g.Group)
+	w.field("members")
+	jsonArray(w, g.Members, w.groupMember)
+	w.close('}')
+}
+
+func (w *jsonWriter) groupMember(m *GroupMember) {
+	w.open('{')
+	w.field("member_id")
+	w.str(m.MemberID)
+	w.field("clients")
+	w.strs(m.Clients)
+	w.field("shared")
+	w.bool(m.Shared)
+	w.close('}')
+}
+
+func (w *jsonWriter) broker(b *BrokerView) {
+	w.open('{')
+	w.field("broker")
+	w.str(b.Broker)
+	w.field("clients")
+	w.int(int64(b.Clients))
+	w.field("findings")
+	w.uints(b.Findings)
 	w.close('}')
 }

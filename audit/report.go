@@ -25,6 +25,9 @@ type Report struct {
 	// counted by (rule, client), and the clients by software version.
 	Cases    []Case           `json:"cases"`
 	Software []SoftwareRollup `json:"software"`
+	// Groups and Brokers are the same clients seen by group and by broker.
+	Groups  []GroupView  `json:"groups"`
+	Brokers []BrokerView `json:"brokers"`
 	// Suppressed lists the cases a baseline suppressed (--show-suppressed).
 	Suppressed []Case     `json:"suppressed,omitempty"`
 	Instances  []Instance `json:"instances"`
@@ -223,6 +226,8 @@ func (r *Report) sort() {
 	})
 	sortFindings(r.Findings)
 	r.Software = rollup(r.Instances)
+	r.Groups = groupViews(r.Instances)
+	r.Brokers = brokerViews(r.Instances, r.Cases)
 }
 
 // sortFindings orders findings by frame, then rule table order, then

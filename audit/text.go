@@ -150,6 +150,8 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 		}
 	}
 
+	writeViews(bw, p, r)
+
 	pf("\n%s (%d)\n", p.bold("Findings"), t.Findings)
 	if len(r.Findings) == 0 {
 		pf("  none\n")
@@ -410,4 +412,37 @@ func textCaseOf(f *Finding) textCase {
 		return textCase{f.Rule, JavaString(f.InstanceID)}
 	}
 	return textCase{f.Rule, f.Conn.Client.Addr().String() + "/" + f.ClientID}
+}
+
+// writeViews writes the groups (member IDs and who holds them) and the
+// brokers (clients and broker findings).
+func writeViews(w *bufio.Writer, p painter, r *Report) {
+	if len(r.Groups) > 0 {
+		fmt.Fprintf(w, "\n%s (%d)\n", p.bold("Groups"), len(r.Groups))
+		for i := range r.Groups {
+			g := &r.Groups[i]
+			fmt.Fprintf(w, "  %s  %s\n", strconv.Quote(g.Group), countOf(len(g.Members), "member ID", "member IDs"))
+			for _, m := range g.Members {
+				shared := ""
+				if m.Shared {
+					shared = p.sev(SeverityError, "  shared by "+strconv.Itoa(len(m.Clients))+" clients")
+				}
+				fmt.Fprintf(w, "    %-26s %s%s\n", PlainText(m.MemberID), PlainText(strings.Join(m.Clients, "; ")), shared)
+			}
+		}
+	}
+	if len(r.Brokers) > 0 {
+		fmt.Fprintf(w, "\n%s (%d)\n", p.bold("Brokers"), len(r.Brokers))
+		for _, b := range r.Brokers {
+			what := "no broker findings"
+			if len(b.Findings) > 0 {
+				parts := make([]string, 0, len(b.Findings))
+				for _, k := range sortedKeys(b.Findings) {
+					parts = append(parts, fmt.Sprintf("%s x%d", k, b.Findings[k]))
+				}
+				what = strings.Join(parts, ", ")
+			}
+			fmt.Fprintf(w, "  %-22s %s, %s\n", b.Broker, countOf(b.Clients, "client", "clients"), what)
+		}
+	}
 }
