@@ -1,0 +1,153 @@
+package tlsdec
+
+import (
+	"bytes"
+	"crypto/tls"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/kwatch/kwatch/reassembly"
+)
+
+// TestConnDecryptsRealSessions: every suite tlsdec claims, in a real Go TLS
+// session, decrypts to exactly what each side wrote, whatever the segment
+// boundaries.
+func TestConnDecryptsRealSessions(t *testing.T) {
+	tests := []struct {
+		name  string
+		vers  uint16
+		suite uint16
+	}{
+		{"tls12-ecdhe-ecdsa-aes128-gcm", tls.VersionTLS12, tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256},
+		{"tls12-ecdhe-ecdsa-aes256-gcm", tls.VersionTLS12, tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384},
+		{"tls12-ecdhe-ecdsa-chacha20", tls.VersionTLS12, tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256},
+		{"tls12-ecdhe-rsa-aes128-gcm", tls.VersionTLS12, tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256},
+		{"tls12-ecdhe-rsa-aes256-gcm", tls.VersionTLS12, tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384},
+		{"tls12-ecdhe-rsa-chacha20", tls.VersionTLS12, tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256},
+		{"tls13", tls.VersionTLS13, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := runSession(t, tt.vers, tt.suite)
+			if tt.suite != 0 && s.suite != tt.suite {
+				t.Fatalf("session used suite %#x, want %#x", s.suite, tt.suite)
+			}
+			checkDecrypts(t, s)
+		})
+	}
+}
+
+// checkDecrypts decrypts s as written, in 1-byte and in 1000-byte pieces.
+func checkDecrypts(t *testing.T, s *session) {
+	t.Helper()
+	for _, step := range []int{0, 1, 1000} {
+		c, out := decrypt(t, s, keyLogOf(t, s.keylog), step)
+		if c.Status() != StatusDecrypting {
+			d, _ := c.Detail()
+			t.Fatalf("step %d: status %v (%s), want decrypting", step, c.Status(), d)
+		}
+		for side := range out.plain {
+			if !bytes.Equal(out.plain[side], s.plain[side]) {
+				t.Fatalf("step %d: side %d decrypted %d bytes, want the %d written", step, side, len(out.plain[side]), len(s.plain[side]))
+			}
+		}
+		if st := c.Stats(); st.Decrypted != 1 || st.Bytes != uint64(len(s.plain[0])+len(s.plain[1])) {
+			t.Fatalf("step %d: stats %+v", step, st)
+		}
+	}
+}
+
+// TestConnTLS13ChaCha20: Go picks ChaCha20-Poly1305 for TLS 1.3 only when
+// the CPU lacks AES, so the session runs in a child process with
+// GODEBUG=cpu.aes=off (read at start-up by internal/cpu).
+func TestConnTLS13ChaCha20(t *testing.T) {
+	if os.Getenv("KWATCH_TLS_CHACHA_CHILD") == "1" {
+		s := runSession(t, tls.VersionTLS13, 0)
+		if s.suite != tls.TLS_CHACHA20_POLY1305_SHA256 {
+			t.Fatalf("suite %#x, want TLS_CHACHA20_POLY1305_SHA256", s.suite)
+		}
+		checkDecrypts(t, s)
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestConnTLS13ChaCha20$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "KWATCH_TLS_CHACHA_CHILD=1", "GODEBUG=cpu.aes=off")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+}
+
+// TestConnWrongSecrets: a key log whose secret is wrong fails the first
+// protected record and decrypts nothing.
+func TestConnWrongSecrets(t *testing.T) {
+	for _, vers := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
+		s := runSession(t, vers, 0)
+		lines := strings.Split(strings.TrimSpace(string(s.keylog)), "\n")
+		for i, l := range lines {
+			f := strings.Fields(l)
+			sec := []byte(f[2])
+			sec[0] = "1032547698badcfe"[strings.IndexByte("0123456789abcdef", sec[0])] // another hex digit
+			lines[i] = f[0] + " " + f[1] + " " + string(sec)
+		}
+		c, out := decrypt(t, s, keyLogOf(t, []byte(strings.Join(lines, "\n")+"\n")), 0)
+		if c.Status() != StatusFailed || len(out.plain[0])+len(out.plain[1]) != 0 {
+			t.Fatalf("version %#x: status %v, %d+%d bytes decrypted; want failed and none", vers, c.Status(), len(out.plain[0]), len(out.plain[1]))
+		}
+		if d, at := c.Detail(); !strings.Contains(d, "failed to authenticate") || at.Frame == 0 {
+			t.Fatalf("detail %q at %+v", d, at)
+		}
+	}
+}
+
+// TestConnNoSecrets: without the connection's secrets nothing is
+// decrypted, and the Conn says so when the connection ends.
+func TestConnNoSecrets(t *testing.T) {
+	s := runSession(t, tls.VersionTLS13, 0)
+	other := runSession(t, tls.VersionTLS13, 0) // a key log with another connection's secrets
+	c, out := decrypt(t, s, keyLogOf(t, other.keylog), 0)
+	if c.Status() != StatusNoSecrets || len(out.plain[0])+len(out.plain[1]) != 0 {
+		t.Fatalf("status %v, %d+%d bytes decrypted", c.Status(), len(out.plain[0]), len(out.plain[1]))
+	}
+	c, _ = decrypt(t, s, nil, 0)
+	if c.Status() != StatusNoSecrets {
+		t.Fatalf("nil key log: status %v", c.Status())
+	}
+}
+
+// TestConnSecretsArriveLate: records held while the key log lacks the
+// secrets are decrypted, in order, once they arrive (live capture, where
+// the client writes its key log line after the handshake's packets).
+func TestConnSecretsArriveLate(t *testing.T) {
+	s := runSession(t, tls.VersionTLS12, 0)
+	keys := NewKeyLog()
+	out := &collect{}
+	c := NewConn(keys, out, Options{})
+	half := len(s.chunks) / 2
+	for i, ch := range s.chunks {
+		if i == half {
+			if c.Status() != StatusWaiting {
+				t.Fatalf("before the secrets: status %v", c.Status())
+			}
+			keys.Write(s.keylog)
+		}
+		c.Feed(ch.side, ch.b, reassembly.Meta{Frame: uint64(i + 1)})
+	}
+	if c.Status() != StatusDecrypting || !bytes.Equal(out.plain[0], s.plain[0]) || !bytes.Equal(out.plain[1], s.plain[1]) {
+		t.Fatalf("status %v, decrypted %d/%d bytes", c.Status(), len(out.plain[0]), len(out.plain[1]))
+	}
+}
+
+// TestConnHeldBound: records held waiting for secrets stop at MaxHeld.
+func TestConnHeldBound(t *testing.T) {
+	s := runSession(t, tls.VersionTLS13, 0)
+	out := &collect{}
+	c := NewConn(NewKeyLog(), out, Options{MaxHeld: 4096})
+	for i, ch := range s.chunks {
+		c.Feed(ch.side, ch.b, reassembly.Meta{Frame: uint64(i + 1)})
+	}
+	if c.Status() != StatusNoSecrets || c.Stats().Overflow != 1 || len(c.held) != 0 {
+		t.Fatalf("status %v, stats %+v, %d bytes still held", c.Status(), c.Stats(), len(c.held))
+	}
+}
