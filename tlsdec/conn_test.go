@@ -31,8 +31,8 @@ func TestConnDecryptsRealSessions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := runSession(t, tt.vers, tt.suite)
-			if tt.suite != 0 && s.suite != tt.suite {
-				t.Fatalf("session used suite %#x, want %#x", s.suite, tt.suite)
+			if tt.suite != 0 && s.Suite != tt.suite {
+				t.Fatalf("session used suite %#x, want %#x", s.Suite, tt.suite)
 			}
 			checkDecrypts(t, s)
 		})
@@ -43,7 +43,7 @@ func TestConnDecryptsRealSessions(t *testing.T) {
 func checkDecrypts(t *testing.T, s *session) {
 	t.Helper()
 	for _, step := range []int{0, 1, 1000} {
-		c, out := decrypt(t, s, keyLogOf(t, s.keylog), step)
+		c, out := decrypt(t, s, keyLogOf(t, s.KeyLog), step)
 		if c.Status() != StatusDecrypting {
 			d, _ := c.Detail()
 			t.Fatalf("step %d: status %v (%s), want decrypting", step, c.Status(), d)
@@ -65,8 +65,8 @@ func checkDecrypts(t *testing.T, s *session) {
 func TestConnTLS13ChaCha20(t *testing.T) {
 	if os.Getenv("KWATCH_TLS_CHACHA_CHILD") == "1" {
 		s := runSession(t, tls.VersionTLS13, 0)
-		if s.suite != tls.TLS_CHACHA20_POLY1305_SHA256 {
-			t.Fatalf("suite %#x, want TLS_CHACHA20_POLY1305_SHA256", s.suite)
+		if s.Suite != tls.TLS_CHACHA20_POLY1305_SHA256 {
+			t.Fatalf("suite %#x, want TLS_CHACHA20_POLY1305_SHA256", s.Suite)
 		}
 		checkDecrypts(t, s)
 		return
@@ -84,7 +84,7 @@ func TestConnTLS13ChaCha20(t *testing.T) {
 func TestConnWrongSecrets(t *testing.T) {
 	for _, vers := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
 		s := runSession(t, vers, 0)
-		lines := strings.Split(strings.TrimSpace(string(s.keylog)), "\n")
+		lines := strings.Split(strings.TrimSpace(string(s.KeyLog)), "\n")
 		for i, l := range lines {
 			f := strings.Fields(l)
 			sec := []byte(f[2])
@@ -106,7 +106,7 @@ func TestConnWrongSecrets(t *testing.T) {
 func TestConnNoSecrets(t *testing.T) {
 	s := runSession(t, tls.VersionTLS13, 0)
 	other := runSession(t, tls.VersionTLS13, 0) // a key log with another connection's secrets
-	c, out := decrypt(t, s, keyLogOf(t, other.keylog), 0)
+	c, out := decrypt(t, s, keyLogOf(t, other.KeyLog), 0)
 	if c.Status() != StatusNoSecrets || len(out.plain[0])+len(out.plain[1]) != 0 {
 		t.Fatalf("status %v, %d+%d bytes decrypted", c.Status(), len(out.plain[0]), len(out.plain[1]))
 	}
@@ -124,15 +124,15 @@ func TestConnSecretsArriveLate(t *testing.T) {
 	keys := NewKeyLog()
 	out := &collect{}
 	c := NewConn(keys, out, Options{})
-	half := len(s.chunks) / 2
-	for i, ch := range s.chunks {
+	half := len(s.Chunks) / 2
+	for i, ch := range s.Chunks {
 		if i == half {
 			if c.Status() != StatusWaiting {
 				t.Fatalf("before the secrets: status %v", c.Status())
 			}
-			keys.Write(s.keylog)
+			keys.Write(s.KeyLog)
 		}
-		c.Feed(ch.side, ch.b, reassembly.Meta{Frame: uint64(i + 1)})
+		c.Feed(sideOf(ch), ch.B, reassembly.Meta{Frame: uint64(i + 1)})
 	}
 	if c.Status() != StatusDecrypting || !bytes.Equal(out.plain[0], s.plain[0]) || !bytes.Equal(out.plain[1], s.plain[1]) {
 		t.Fatalf("status %v, decrypted %d/%d bytes", c.Status(), len(out.plain[0]), len(out.plain[1]))
@@ -144,8 +144,8 @@ func TestConnHeldBound(t *testing.T) {
 	s := runSession(t, tls.VersionTLS13, 0)
 	out := &collect{}
 	c := NewConn(NewKeyLog(), out, Options{MaxHeld: 4096})
-	for i, ch := range s.chunks {
-		c.Feed(ch.side, ch.b, reassembly.Meta{Frame: uint64(i + 1)})
+	for i, ch := range s.Chunks {
+		c.Feed(sideOf(ch), ch.B, reassembly.Meta{Frame: uint64(i + 1)})
 	}
 	if c.Status() != StatusNoSecrets || c.Stats().Overflow != 1 || len(c.held) != 0 {
 		t.Fatalf("status %v, stats %+v, %d bytes still held", c.Status(), c.Stats(), len(c.held))

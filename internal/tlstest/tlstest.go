@@ -1,0 +1,159 @@
+// Package tlstest runs real TLS sessions for tests: Go's crypto/tls over a
+// loopback TCP pair, the bytes each side wrote recorded in the order
+// written, the secrets from tls.Config.KeyLogWriter in NSS key log format.
+// tlsdec's and pipeline's tests decrypt such sessions and compare the
+// result with what each side wrote.
+//
+// Concurrency: Run starts the server on a goroutine of its own and returns
+// once both sides are done. Buffers: a Session's slices are its own.
+package tlstest
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"math/big"
+	"net"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Chunk is one Write of one side.
+type Chunk struct {
+	FromClient bool
+	B          []byte
+}
+
+// Session is a recorded TLS session.
+type Session struct {
+	Chunks []Chunk
+	// KeyLog is the client's key log text.
+	KeyLog []byte
+	// Version and Suite are what the handshake chose.
+	Version, Suite uint16
+}
+
+// Config chooses the session's version and, for TLS 1.2, its cipher suite
+// (0: Go's choice).
+type Config struct {
+	Version, Suite uint16
+}
+
+type wire struct {
+	mu     sync.Mutex
+	chunks []Chunk
+}
+
+type recConn struct {
+	net.Conn
+	client bool
+	w      *wire
+}
+
+func (c *recConn) Write(p []byte) (int, error) {
+	c.w.mu.Lock()
+	c.w.chunks = append(c.w.chunks, Chunk{c.client, bytes.Clone(p)})
+	c.w.mu.Unlock()
+	return c.Conn.Write(p)
+}
+
+var (
+	certsOnce sync.Once
+	certs     []tls.Certificate
+	certsErr  error
+)
+
+// Certificates returns a self-signed ECDSA and a self-signed RSA
+// certificate, made once per test binary.
+func Certificates() ([]tls.Certificate, error) {
+	certsOnce.Do(func() {
+		ek, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			certsErr = err
+			return
+		}
+		rk, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			certsErr = err
+			return
+		}
+		for _, k := range []struct{ priv, pub any }{{ek, &ek.PublicKey}, {rk, &rk.PublicKey}} {
+			tmpl := &x509.Certificate{
+				SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kwatch-test"},
+				NotBefore: time.Unix(0, 0), NotAfter: time.Unix(1<<32, 0), DNSNames: []string{"localhost"},
+			}
+			der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, k.pub, k.priv)
+			if err != nil {
+				certsErr = err
+				return
+			}
+			certs = append(certs, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: k.priv})
+		}
+	})
+	return certs, certsErr
+}
+
+// ServerConfig is a TLS server configuration with the test certificates.
+func ServerConfig(t testing.TB) *tls.Config {
+	t.Helper()
+	cs, err := Certificates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Config{Certificates: cs}
+}
+
+// Run runs one session: client and server talk over it and return when
+// done; the connection is then closed by both.
+func Run(t testing.TB, cfg Config, client, server func(*tls.Conn) error) *Session {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	w := &wire{}
+	var keylog bytes.Buffer
+	scfg := ServerConfig(t)
+	scfg.MinVersion, scfg.MaxVersion = cfg.Version, cfg.Version
+	if cfg.Suite != 0 {
+		scfg.CipherSuites = []uint16{cfg.Suite}
+	}
+	var wg sync.WaitGroup
+	var serverErr error
+	wg.Go(func() {
+		raw, err := ln.Accept()
+		if err != nil {
+			serverErr = err
+			return
+		}
+		conn := tls.Server(&recConn{raw, false, w}, scfg)
+		defer conn.Close()
+		serverErr = server(conn)
+	})
+	raw, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccfg := &tls.Config{InsecureSkipVerify: true, KeyLogWriter: &keylog,
+		MinVersion: cfg.Version, MaxVersion: cfg.Version, CipherSuites: scfg.CipherSuites}
+	conn := tls.Client(&recConn{raw, true, w}, ccfg)
+	clientErr := client(conn)
+	var st tls.ConnectionState
+	if clientErr == nil {
+		st = conn.ConnectionState()
+	}
+	conn.Close()
+	wg.Wait()
+	if err := errors.Join(clientErr, serverErr); err != nil {
+		t.Fatal(err)
+	}
+	return &Session{Chunks: w.chunks, KeyLog: keylog.Bytes(), Version: st.Version, Suite: st.CipherSuite}
+}
