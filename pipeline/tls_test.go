@@ -1,0 +1,269 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kwatch/kwatch/audit"
+	"github.com/kwatch/kwatch/capture"
+	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/internal/pcapgen"
+	"github.com/kwatch/kwatch/internal/tlstest"
+	"github.com/kwatch/kwatch/pipeline"
+	"github.com/kwatch/kwatch/tlsdec"
+)
+
+// kafkaExchange is a client's requests and the broker's responses, frame
+// by frame: identity findings included (a client ID on every request, no
+// instance ID, a broker-assigned member ID).
+func kafkaExchange() (reqs, resps [][]byte) {
+	s := pcapgen.Session{Header: pcapgen.RequestHeader{ClientID: pcapgen.Ptr("tls-app"), CorrelationID: 1}}
+	member := "broker-assigned-0001"
+	pairs := []struct {
+		req  kmsg.Request
+		resp kmsg.Response
+	}{
+		{pcapgen.APIVersions(4, "kwatch-tls", "1.0"), pcapgen.APIVersionsResponse(4)},
+		{pcapgen.Metadata(12, "t"), pcapgen.MetadataResponse(12, "10.0.0.1", 9092)},
+		{pcapgen.ConsumerGroupHeartbeat(1, "g", "", 0), pcapgen.ConsumerGroupHeartbeatResponse(1, 0, &member, 1)},
+		{pcapgen.Metadata(12, "t", "u"), pcapgen.MetadataResponse(12, "10.0.0.1", 9092)},
+	}
+	for _, p := range pairs {
+		corr, req := s.Encode(p.req)
+		reqs = append(reqs, req)
+		resps = append(resps, pcapgen.EncodeResponse(corr, p.req.GetVersion(), p.resp))
+	}
+	return reqs, resps
+}
+
+// readFrame reads one size-prefixed Kafka frame.
+func readFrame(r io.Reader) error {
+	var size [4]byte
+	if _, err := io.ReadFull(r, size[:]); err != nil {
+		return err
+	}
+	_, err := io.ReadFull(r, make([]byte, binary.BigEndian.Uint32(size[:])))
+	return err
+}
+
+// tlsKafka runs the exchange over a real TLS session.
+func tlsKafka(t *testing.T, cfg tlstest.Config) *tlstest.Session {
+	reqs, resps := kafkaExchange()
+	return tlstest.Run(t, cfg, func(c *tls.Conn) error {
+		for _, req := range reqs {
+			if _, err := c.Write(req); err != nil {
+				return err
+			}
+			if err := readFrame(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, func(c *tls.Conn) error {
+		for _, resp := range resps {
+			if err := readFrame(c); err != nil {
+				return err
+			}
+			if _, err := c.Write(resp); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+var tlsConnOpts = pcapgen.ConnOptions{
+	Client: netip.MustParseAddrPort("10.1.0.7:40001"),
+	Broker: netip.MustParseAddrPort("10.0.0.1:9093"),
+}
+
+// plainCapture is the exchange in plaintext; tlsCapture is session s.
+func plainCapture(t *testing.T) []byte {
+	c := pcapgen.New(pcapgen.Options{})
+	cn := c.Conn(tlsConnOpts)
+	reqs, resps := kafkaExchange()
+	for i := range reqs {
+		cn.Raw(pcapgen.ToBroker, reqs[i])
+		cn.Raw(pcapgen.ToClient, resps[i])
+	}
+	cn.Close()
+	return captureBytes(t, c)
+}
+
+func tlsCapture(t *testing.T, s *tlstest.Session, format pcapgen.Format) []byte {
+	c := pcapgen.New(pcapgen.Options{Format: format})
+	cn := c.Conn(tlsConnOpts)
+	for _, ch := range s.Chunks {
+		d := pcapgen.ToClient
+		if ch.FromClient {
+			d = pcapgen.ToBroker
+		}
+		cn.Raw(d, ch.B)
+	}
+	cn.Close()
+	return captureBytes(t, c)
+}
+
+func captureBytes(t *testing.T, c *pcapgen.Capture) []byte {
+	b, err := c.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// tlsRun is what one pipeline run over a capture saw.
+type tlsRun struct {
+	events    []string // frames, times and the decrypted mark left out
+	decrypted int      // events marked decrypted
+	coverage  map[decode.Coverage]int
+	findings  []string
+	stats     pipeline.Stats
+}
+
+// runTLS runs the pipeline and the auditor over capture b.
+func runTLS(t *testing.T, b []byte, keys *tlsdec.KeyLog, workers int) tlsRun {
+	t.Helper()
+	copts := capture.Options{}
+	if keys != nil {
+		copts.Secrets = keys.AddSecretsBlock
+	}
+	src, err := capture.NewReader(bytes.NewReader(b), "tls", copts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	r := tlsRun{coverage: map[decode.Coverage]int{}}
+	a := audit.New(audit.Options{})
+	sink := decode.SinkFunc(func(e *decode.Event) {
+		if e.Decrypted {
+			r.decrypted++
+		}
+		if e.Kind == decode.KindCoverage {
+			r.coverage[e.Coverage]++
+		}
+		r.events = append(r.events, fmt.Sprintf("%v %v key=%d v%d corr=%d cid=%q iid=%v cov=%v body=%+v",
+			e.Kind, e.Conn.Client, e.APIKey, e.APIVersion, e.CorrelationID, e.ClientID, e.HasInstanceID, e.Coverage, e.Body))
+		a.Event(e)
+	})
+	st, err := pipeline.Run(context.Background(), src, pipeline.Options{Keys: keys, Workers: workers}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.stats = st
+	for _, f := range a.Finish(st.LastTime).Findings {
+		r.findings = append(r.findings, fmt.Sprintf("%s %s %s v%d corr=%d %q", f.Rule, f.ClientID, f.API, f.APIVersion, f.CorrelationID, f.Observed))
+	}
+	return r
+}
+
+// TestTLSDecryptedEqualsPlaintext: a Kafka exchange over TLS, decrypted
+// with the client's key log (from a file's text or from a pcapng
+// Decryption Secrets Block), gives the events and findings of the same
+// exchange in plaintext, each marked decrypted; without the secrets it is
+// one tls-connection and nothing else.
+func TestTLSDecryptedEqualsPlaintext(t *testing.T) {
+	plain := runTLS(t, plainCapture(t), nil, 1)
+	if len(plain.findings) == 0 || plain.decrypted != 0 {
+		t.Fatalf("plaintext: %d findings, %d decrypted events; want some findings and none decrypted", len(plain.findings), plain.decrypted)
+	}
+	sessions := []struct {
+		name string
+		cfg  tlstest.Config
+	}{
+		{"tls12-aes128-gcm", tlstest.Config{Version: tls.VersionTLS12, Suite: tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256}},
+		{"tls12-chacha20", tlstest.Config{Version: tls.VersionTLS12, Suite: tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256}},
+		{"tls13", tlstest.Config{Version: tls.VersionTLS13}},
+	}
+	for _, s := range sessions {
+		sess := tlsKafka(t, s.cfg)
+		for _, workers := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/workers=%d", s.name, workers), func(t *testing.T) {
+				keys := tlsdec.NewKeyLog()
+				keys.Write(sess.KeyLog)
+				got := runTLS(t, tlsCapture(t, sess, pcapgen.FormatPCAP), keys, workers)
+				same(t, "events", got.events, plain.events)
+				same(t, "findings", got.findings, plain.findings)
+				if got.decrypted != len(got.events) || got.stats.TLS.Decrypted != 1 {
+					t.Fatalf("%d of %d events decrypted, stats %+v", got.decrypted, len(got.events), got.stats.TLS)
+				}
+				// The same secrets from a Decryption Secrets Block in the capture.
+				dsb := withDSB(t, tlsCapture(t, sess, pcapgen.FormatPCAPNG), sess.KeyLog)
+				got = runTLS(t, dsb, tlsdec.NewKeyLog(), workers)
+				same(t, "events (DSB)", got.events, plain.events)
+			})
+		}
+	}
+}
+
+// TestTLSWithoutSecrets: wrong secrets give one tls-decrypt-failed and no
+// PDU; another connection's secrets, or none, one tls-connection.
+func TestTLSWithoutSecrets(t *testing.T) {
+	sess := tlsKafka(t, tlstest.Config{Version: tls.VersionTLS13})
+	wrong := bytes.Clone(sess.KeyLog)
+	for _, l := range bytes.Split(wrong, []byte("\n")) {
+		if f := bytes.Fields(l); len(f) == 3 {
+			f[2][0] = "1032547698badcfe"[strings.IndexByte("0123456789abcdef", f[2][0])]
+		}
+	}
+	other := tlsKafka(t, tlstest.Config{Version: tls.VersionTLS13}).KeyLog
+	tests := []struct {
+		name   string
+		keylog []byte // nil: no key log at all
+		want   decode.Coverage
+	}{
+		{"wrong-secrets", wrong, decode.TLSDecryptFailed},
+		{"other-connection", other, decode.TLSConnection},
+		{"no-key-log", nil, decode.TLSConnection},
+	}
+	capt := tlsCapture(t, sess, pcapgen.FormatPCAP)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var keys *tlsdec.KeyLog
+			if tt.keylog != nil {
+				keys = tlsdec.NewKeyLog()
+				keys.Write(tt.keylog)
+			}
+			got := runTLS(t, capt, keys, 1)
+			if len(got.events) != 1 || got.coverage[tt.want] != 1 || got.decrypted != 0 {
+				t.Fatalf("events %q; want one %v", got.events, tt.want)
+			}
+		})
+	}
+}
+
+func same(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("%s differ:\ngot:\n%s\nwant:\n%s", what, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// withDSB inserts a Decryption Secrets Block with keylog after the pcapng
+// section header and interface description of b (pcapgen writes one of
+// each, little-endian).
+func withDSB(t *testing.T, b, keylog []byte) []byte {
+	t.Helper()
+	shb := binary.LittleEndian.Uint32(b[4:])
+	idb := binary.LittleEndian.Uint32(b[shb+4:])
+	head := int(shb + idb)
+	pad := (4 - len(keylog)%4) % 4
+	total := 12 + 8 + len(keylog) + pad
+	blk := binary.LittleEndian.AppendUint32(nil, 0x0a)
+	blk = binary.LittleEndian.AppendUint32(blk, uint32(total))
+	blk = binary.LittleEndian.AppendUint32(blk, tlsdec.DSBTypeTLS)
+	blk = binary.LittleEndian.AppendUint32(blk, uint32(len(keylog)))
+	blk = append(blk, keylog...)
+	blk = append(blk, make([]byte, pad)...)
+	blk = binary.LittleEndian.AppendUint32(blk, uint32(total))
+	return append(append(append([]byte(nil), b[:head]...), blk...), b[head:]...)
+}
