@@ -24,7 +24,7 @@ func (e *env) dump(ctx context.Context, args []string) error {
 	c.register(fs, "text, json or ndjson")
 	profile := fs.String("profile", "seed", "header versions of profile seed or accepted-2026 (header v3)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: kwatch dump [--format text|json|ndjson] [--profile seed|accepted-2026] [--port N] FILE...")
+		fmt.Fprintln(fs.Output(), "usage: kwatch dump [--format text|json|ndjson] [--profile seed|accepted-2026] [--port N] [--tls-keylog FILE] FILE...")
 		fs.PrintDefaults()
 	}
 	files, err := parse(fs, args, e.stderr)
@@ -46,7 +46,7 @@ func (e *env) dump(ctx context.Context, args []string) error {
 		return usageError{fmt.Sprintf("--profile %q: want seed or accepted-2026", *profile)}
 	}
 	opts.HeaderV3 = audit.HeaderV3(prof)
-	src, err := e.openInput(files)
+	src, err := e.openInput(files, opts.Keys)
 	if err != nil {
 		return err
 	}
@@ -193,6 +193,9 @@ func appendText(b []byte, ev *decode.Event) []byte {
 			b = append(b, " bytes="...)
 			b = strconv.AppendInt(b, ev.Bytes, 10)
 		}
+		if ev.Decrypted {
+			b = append(b, " tls"...)
+		}
 		return append(b, '\n')
 	}
 	b = append(b, decode.APIName(ev.APIKey)...)
@@ -261,6 +264,9 @@ func appendText(b []byte, ev *decode.Event) []byte {
 	if ev.Partial {
 		b = append(b, " partial"...)
 	}
+	if ev.Decrypted {
+		b = append(b, " tls"...) // decrypted with the key log's secrets
+	}
 	return append(b, '\n')
 }
 
@@ -291,6 +297,9 @@ func appendJSON(b []byte, ev *decode.Event) []byte {
 		if ev.Bytes != 0 {
 			b = append(b, `,"bytes":`...)
 			b = strconv.AppendInt(b, ev.Bytes, 10)
+		}
+		if ev.Decrypted {
+			b = append(b, `,"decrypted":true`...)
 		}
 		return append(b, '}')
 	}
@@ -368,6 +377,9 @@ func appendJSON(b []byte, ev *decode.Event) []byte {
 	}
 	if ev.Partial {
 		b = append(b, `,"partial":true`...)
+	}
+	if ev.Decrypted {
+		b = append(b, `,"decrypted":true`...)
 	}
 	return append(b, '}')
 }

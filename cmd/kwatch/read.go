@@ -55,7 +55,7 @@ func (e *env) read(ctx context.Context, args []string) error {
 	c.register(fs, "text, json or ndjson")
 	af.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: kwatch read [--format text|json|ndjson] [--profile seed|accepted-2026] [--fail-on error|warn|info|never] [--port N] FILE...")
+		fmt.Fprintln(fs.Output(), "usage: kwatch read [--format text|json|ndjson] [--profile seed|accepted-2026] [--fail-on error|warn|info|never] [--port N] [--tls-keylog FILE] FILE...")
 		fs.PrintDefaults()
 	}
 	files, err := parse(fs, args, e.stderr)
@@ -72,7 +72,7 @@ func (e *env) read(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	src, err := e.openInput(files)
+	src, err := e.openInput(files, popts.Keys)
 	if err != nil {
 		return err
 	}
