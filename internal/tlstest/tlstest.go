@@ -18,6 +18,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"errors"
+	"io"
 	"math/big"
 	"net"
 	"sync"
@@ -44,6 +45,9 @@ type Session struct {
 // (0: Go's choice).
 type Config struct {
 	Version, Suite uint16
+	// KeyLog, when set, also receives the client's key log lines as they
+	// are written (a test that crafts records needs them mid-session).
+	KeyLog io.Writer
 }
 
 type wire struct {
@@ -55,13 +59,28 @@ type recConn struct {
 	net.Conn
 	client bool
 	w      *wire
+	closed bool
 }
 
+// Write records p before writing it, so that what a peer answers is
+// recorded after it.
 func (c *recConn) Write(p []byte) (int, error) {
 	c.w.mu.Lock()
-	c.w.chunks = append(c.w.chunks, Chunk{c.client, bytes.Clone(p)})
+	if !c.closed {
+		c.w.chunks = append(c.w.chunks, Chunk{c.client, bytes.Clone(p)})
+	}
 	c.w.mu.Unlock()
 	return c.Conn.Write(p)
+}
+
+// Close closes the socket; nothing written after it is recorded (a test
+// that crafted records closes the socket before the tls.Conn sends an
+// alert under keys it no longer has).
+func (c *recConn) Close() error {
+	c.w.mu.Lock()
+	c.closed = true
+	c.w.mu.Unlock()
+	return c.Conn.Close()
 }
 
 var (
@@ -134,7 +153,7 @@ func Run(t testing.TB, cfg Config, client, server func(*tls.Conn) error) *Sessio
 			serverErr = err
 			return
 		}
-		conn := tls.Server(&recConn{raw, false, w}, scfg)
+		conn := tls.Server(&recConn{Conn: raw, client: false, w: w}, scfg)
 		defer conn.Close()
 		serverErr = server(conn)
 	})
@@ -142,9 +161,13 @@ func Run(t testing.TB, cfg Config, client, server func(*tls.Conn) error) *Sessio
 	if err != nil {
 		t.Fatal(err)
 	}
-	ccfg := &tls.Config{InsecureSkipVerify: true, KeyLogWriter: &keylog,
+	var kw io.Writer = &keylog
+	if cfg.KeyLog != nil {
+		kw = io.MultiWriter(&keylog, cfg.KeyLog)
+	}
+	ccfg := &tls.Config{InsecureSkipVerify: true, KeyLogWriter: kw,
 		MinVersion: cfg.Version, MaxVersion: cfg.Version, CipherSuites: scfg.CipherSuites}
-	conn := tls.Client(&recConn{raw, true, w}, ccfg)
+	conn := tls.Client(&recConn{Conn: raw, client: true, w: w}, ccfg)
 	clientErr := client(conn)
 	var st tls.ConnectionState
 	if clientErr == nil {
