@@ -23,17 +23,22 @@ var exchange = []int{11, 40000, 3, 17000, 1}
 
 // runSession runs one TLS session with version and (TLS 1.2) suite.
 func runSession(t testing.TB, vers, suite uint16) *session {
+	return runSizes(t, vers, suite, exchange)
+}
+
+// runSizes runs a session where each side writes messages of these sizes.
+func runSizes(t testing.TB, vers, suite uint16, sizes []int) *session {
 	t.Helper()
 	s := &session{}
 	s.Session = tlstest.Run(t, tlstest.Config{Version: vers, Suite: suite},
-		func(c *tls.Conn) error { return talk(c, &s.plain[reassembly.Client], 'C') },
-		func(c *tls.Conn) error { return talk(c, &s.plain[reassembly.Broker], 'S') })
+		func(c *tls.Conn) error { return talk(c, sizes, &s.plain[reassembly.Client], 'C') },
+		func(c *tls.Conn) error { return talk(c, sizes, &s.plain[reassembly.Broker], 'S') })
 	return s
 }
 
-// talk writes the exchange and reads the peer's, one message at a time.
-func talk(conn *tls.Conn, sent *[]byte, tag byte) error {
-	for i, n := range exchange {
+// talk writes messages of sizes and reads the peer's, one at a time.
+func talk(conn *tls.Conn, sizes []int, sent *[]byte, tag byte) error {
+	for i, n := range sizes {
 		msg := bytes.Repeat([]byte{tag + byte(i)}, n)
 		*sent = append(*sent, msg...)
 		errc := make(chan error, 1)
