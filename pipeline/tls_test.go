@@ -6,12 +6,11 @@ import (
 	"crypto/tls"
 	"encoding/binary"
 	"fmt"
-	"io"
-	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
+	"time"
 
 	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/capture"
@@ -21,105 +20,6 @@ import (
 	"github.com/kwatch/kwatch/pipeline"
 	"github.com/kwatch/kwatch/tlsdec"
 )
-
-// kafkaExchange is a client's requests and the broker's responses, frame
-// by frame: identity findings included (a client ID on every request, no
-// instance ID, a broker-assigned member ID).
-func kafkaExchange() (reqs, resps [][]byte) {
-	s := pcapgen.Session{Header: pcapgen.RequestHeader{ClientID: pcapgen.Ptr("tls-app"), CorrelationID: 1}}
-	member := "broker-assigned-0001"
-	pairs := []struct {
-		req  kmsg.Request
-		resp kmsg.Response
-	}{
-		{pcapgen.APIVersions(4, "kwatch-tls", "1.0"), pcapgen.APIVersionsResponse(4)},
-		{pcapgen.Metadata(12, "t"), pcapgen.MetadataResponse(12, "10.0.0.1", 9092)},
-		{pcapgen.ConsumerGroupHeartbeat(1, "g", "", 0), pcapgen.ConsumerGroupHeartbeatResponse(1, 0, &member, 1)},
-		{pcapgen.Metadata(12, "t", "u"), pcapgen.MetadataResponse(12, "10.0.0.1", 9092)},
-	}
-	for _, p := range pairs {
-		corr, req := s.Encode(p.req)
-		reqs = append(reqs, req)
-		resps = append(resps, pcapgen.EncodeResponse(corr, p.req.GetVersion(), p.resp))
-	}
-	return reqs, resps
-}
-
-// readFrame reads one size-prefixed Kafka frame.
-func readFrame(r io.Reader) error {
-	var size [4]byte
-	if _, err := io.ReadFull(r, size[:]); err != nil {
-		return err
-	}
-	_, err := io.ReadFull(r, make([]byte, binary.BigEndian.Uint32(size[:])))
-	return err
-}
-
-// tlsKafka runs the exchange over a real TLS session.
-func tlsKafka(t *testing.T, cfg tlstest.Config) *tlstest.Session {
-	reqs, resps := kafkaExchange()
-	return tlstest.Run(t, cfg, func(c *tls.Conn) error {
-		for _, req := range reqs {
-			if _, err := c.Write(req); err != nil {
-				return err
-			}
-			if err := readFrame(c); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, func(c *tls.Conn) error {
-		for _, resp := range resps {
-			if err := readFrame(c); err != nil {
-				return err
-			}
-			if _, err := c.Write(resp); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-var tlsConnOpts = pcapgen.ConnOptions{
-	Client: netip.MustParseAddrPort("10.1.0.7:40001"),
-	Broker: netip.MustParseAddrPort("10.0.0.1:9093"),
-}
-
-// plainCapture is the exchange in plaintext; tlsCapture is session s.
-func plainCapture(t *testing.T) []byte {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(tlsConnOpts)
-	reqs, resps := kafkaExchange()
-	for i := range reqs {
-		cn.Raw(pcapgen.ToBroker, reqs[i])
-		cn.Raw(pcapgen.ToClient, resps[i])
-	}
-	cn.Close()
-	return captureBytes(t, c)
-}
-
-func tlsCapture(t *testing.T, s *tlstest.Session, format pcapgen.Format) []byte {
-	c := pcapgen.New(pcapgen.Options{Format: format})
-	cn := c.Conn(tlsConnOpts)
-	for _, ch := range s.Chunks {
-		d := pcapgen.ToClient
-		if ch.FromClient {
-			d = pcapgen.ToBroker
-		}
-		cn.Raw(d, ch.B)
-	}
-	cn.Close()
-	return captureBytes(t, c)
-}
-
-func captureBytes(t *testing.T, c *pcapgen.Capture) []byte {
-	b, err := c.Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // tlsRun is what one pipeline run over a capture saw.
 type tlsRun struct {
@@ -172,7 +72,7 @@ func runTLS(t *testing.T, b []byte, keys *tlsdec.KeyLog, workers int) tlsRun {
 // exchange in plaintext, each marked decrypted; without the secrets it is
 // one tls-connection and nothing else.
 func TestTLSDecryptedEqualsPlaintext(t *testing.T) {
-	plain := runTLS(t, plainCapture(t), nil, 1)
+	plain := runTLS(t, tlstest.PlainCapture(t), nil, 1)
 	if len(plain.findings) == 0 || plain.decrypted != 0 {
 		t.Fatalf("plaintext: %d findings, %d decrypted events; want some findings and none decrypted", len(plain.findings), plain.decrypted)
 	}
@@ -185,19 +85,19 @@ func TestTLSDecryptedEqualsPlaintext(t *testing.T) {
 		{"tls13", tlstest.Config{Version: tls.VersionTLS13}},
 	}
 	for _, s := range sessions {
-		sess := tlsKafka(t, s.cfg)
+		sess := tlstest.Kafka(t, s.cfg)
 		for _, workers := range []int{1, 2} {
 			t.Run(fmt.Sprintf("%s/workers=%d", s.name, workers), func(t *testing.T) {
 				keys := tlsdec.NewKeyLog()
 				keys.Write(sess.KeyLog)
-				got := runTLS(t, tlsCapture(t, sess, pcapgen.FormatPCAP), keys, workers)
+				got := runTLS(t, tlstest.Capture(t, sess, pcapgen.FormatPCAP), keys, workers)
 				same(t, "events", got.events, plain.events)
 				same(t, "findings", got.findings, plain.findings)
 				if got.decrypted != len(got.events) || got.stats.TLS.Decrypted != 1 {
 					t.Fatalf("%d of %d events decrypted, stats %+v", got.decrypted, len(got.events), got.stats.TLS)
 				}
 				// The same secrets from a Decryption Secrets Block in the capture.
-				dsb := withDSB(t, tlsCapture(t, sess, pcapgen.FormatPCAPNG), sess.KeyLog)
+				dsb := withDSB(t, tlstest.Capture(t, sess, pcapgen.FormatPCAPNG), sess.KeyLog)
 				got = runTLS(t, dsb, tlsdec.NewKeyLog(), workers)
 				same(t, "events (DSB)", got.events, plain.events)
 			})
@@ -208,14 +108,14 @@ func TestTLSDecryptedEqualsPlaintext(t *testing.T) {
 // TestTLSWithoutSecrets: wrong secrets give one tls-decrypt-failed and no
 // PDU; another connection's secrets, or none, one tls-connection.
 func TestTLSWithoutSecrets(t *testing.T) {
-	sess := tlsKafka(t, tlstest.Config{Version: tls.VersionTLS13})
+	sess := tlstest.Kafka(t, tlstest.Config{Version: tls.VersionTLS13})
 	wrong := bytes.Clone(sess.KeyLog)
 	for _, l := range bytes.Split(wrong, []byte("\n")) {
 		if f := bytes.Fields(l); len(f) == 3 {
 			f[2][0] = "1032547698badcfe"[strings.IndexByte("0123456789abcdef", f[2][0])]
 		}
 	}
-	other := tlsKafka(t, tlstest.Config{Version: tls.VersionTLS13}).KeyLog
+	other := tlstest.Kafka(t, tlstest.Config{Version: tls.VersionTLS13}).KeyLog
 	tests := []struct {
 		name   string
 		keylog []byte // nil: no key log at all
@@ -225,7 +125,7 @@ func TestTLSWithoutSecrets(t *testing.T) {
 		{"other-connection", other, decode.TLSConnection},
 		{"no-key-log", nil, decode.TLSConnection},
 	}
-	capt := tlsCapture(t, sess, pcapgen.FormatPCAP)
+	capt := tlstest.Capture(t, sess, pcapgen.FormatPCAP)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var keys *tlsdec.KeyLog
@@ -266,4 +166,60 @@ func withDSB(t *testing.T, b, keylog []byte) []byte {
 	blk = append(blk, make([]byte, pad)...)
 	blk = binary.LittleEndian.AppendUint32(blk, uint32(total))
 	return append(append(append([]byte(nil), b[:head]...), blk...), b[head:]...)
+}
+
+// TestTLSKeyLogGrows: as in live capture, the client writes its key log
+// line after the handshake's packets went by; the Engine holds the
+// connection's records and decrypts them once a poll of the followed file
+// (every 100 ms of packet time) finds the line.
+func TestTLSKeyLogGrows(t *testing.T) {
+	sess := tlstest.Kafka(t, tlstest.Config{Version: tls.VersionTLS13})
+	path := filepath.Join(t.TempDir(), "keys.log")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := tlsdec.OpenKeyLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := capture.NewReader(bytes.NewReader(tlstest.Capture(t, sess, pcapgen.FormatPCAP)), "tls", capture.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var reqs, decrypted, lastFrame int
+	e := pipeline.New(pipeline.Options{Keys: keys}, decode.SinkFunc(func(ev *decode.Event) {
+		if ev.Kind == decode.KindRequest {
+			reqs++
+			if ev.Decrypted {
+				decrypted++
+			}
+		}
+	}))
+	for i := 0; ; i++ {
+		p, err := src.Next()
+		if err != nil {
+			break
+		}
+		if i == 8 { // past the handshake
+			if reqs != 0 {
+				t.Fatalf("%d requests before the secrets", reqs)
+			}
+			if err := os.WriteFile(path, sess.KeyLog, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p.Time = p.Time.Add(time.Duration(i) * 50 * time.Millisecond) // polls fall between packets
+		e.Packet(&p)
+		if reqs > 0 && lastFrame == 0 {
+			lastFrame = int(p.Frame)
+		}
+	}
+	if lastFrame == 0 || int(e.Stats().LastFrame) == lastFrame {
+		t.Fatalf("first request at frame %d of %d: decrypted only at Close", lastFrame, e.Stats().LastFrame)
+	}
+	e.Close()
+	if reqs != 4 || decrypted != 4 {
+		t.Fatalf("%d requests, %d decrypted; want 4 and 4", reqs, decrypted)
+	}
 }
