@@ -151,7 +151,7 @@ func same(t *testing.T, what string, got, want []string) {
 // withDSB inserts a Decryption Secrets Block with keylog after the pcapng
 // section header and interface description of b (pcapgen writes one of
 // each, little-endian).
-func withDSB(t *testing.T, b, keylog []byte) []byte {
+func withDSB(t testing.TB, b, keylog []byte) []byte {
 	t.Helper()
 	shb := binary.LittleEndian.Uint32(b[4:])
 	idb := binary.LittleEndian.Uint32(b[shb+4:])
@@ -222,4 +222,30 @@ func TestTLSKeyLogGrows(t *testing.T) {
 	if reqs != 4 || decrypted != 4 {
 		t.Fatalf("%d requests, %d decrypted; want 4 and 4", reqs, decrypted)
 	}
+}
+
+// FuzzPipelineTLS feeds mutated TLS captures (pcap, and pcapng with the
+// secrets in a Decryption Secrets Block) through the pipeline with a key
+// log that holds the session's secrets. Invariant: it never panics, and
+// no event names a frame past the file's last.
+func FuzzPipelineTLS(f *testing.F) {
+	sess := tlstest.Kafka(f, tlstest.Config{Version: tls.VersionTLS12})
+	f.Add(tlstest.Capture(f, sess, pcapgen.FormatPCAP))
+	f.Add(withDSB(f, tlstest.Capture(f, sess, pcapgen.FormatPCAPNG), sess.KeyLog))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		keys := tlsdec.NewKeyLog()
+		keys.Write(sess.KeyLog)
+		src, err := capture.NewReader(bytes.NewReader(data), "fuzz.pcap", capture.Options{Secrets: keys.AddSecretsBlock})
+		if err != nil {
+			return
+		}
+		defer src.Close()
+		var maxFrame uint64
+		st, _ := pipeline.Run(context.Background(), src, pipeline.Options{Keys: keys}, decode.SinkFunc(func(e *decode.Event) {
+			maxFrame = max(maxFrame, e.Frame)
+		}))
+		if maxFrame > st.LastFrame {
+			t.Fatalf("event at frame %d, but the file has %d packets", maxFrame, st.LastFrame)
+		}
+	})
 }
