@@ -35,53 +35,22 @@ import (
 // (tls.Config.KeyLogWriter), the encrypted capture must give exactly the
 // plaintext capture's PDUs and findings.
 
-// tlsProxies terminates TLS in front of each kfake broker.
+// tlsProxies terminates TLS in front of each kfake broker: proxies with
+// accept replaced.
 type tlsProxies struct {
+	*proxies
 	cipher, plain *recorder
 	serverCfg     *tls.Config
-
-	mu  sync.Mutex
-	lns []net.Listener
-	wg  sync.WaitGroup
 }
 
-func (p *tlsProxies) listen(network, address string) (net.Listener, error) {
-	real, err := net.Listen(network, address)
-	if err != nil {
-		return nil, err
-	}
-	front, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		real.Close()
-		return nil, err
-	}
-	p.mu.Lock()
-	p.lns = append(p.lns, front)
-	p.mu.Unlock()
-	p.wg.Go(func() { p.accept(front, real.Addr().String()) })
-	return &advertisedListener{Listener: real, addr: front.Addr()}, nil
-}
-
-func (p *tlsProxies) Addrs() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []string
-	for _, ln := range p.lns {
-		out = append(out, ln.Addr().String())
-	}
-	return out
-}
-
-func (p *tlsProxies) Close() {
-	p.mu.Lock()
-	for _, ln := range p.lns {
-		ln.Close()
-	}
-	p.mu.Unlock()
-	p.wg.Wait()
+func newTLSProxies(cipher, plain *recorder, serverCfg *tls.Config) *tlsProxies {
+	p := &tlsProxies{proxies: newProxies(cipher), cipher: cipher, plain: plain, serverCfg: serverCfg}
+	p.acceptor = p.accept
+	return p
 }
 
 func (p *tlsProxies) accept(front net.Listener, target string) {
+	defer p.wg.Done()
 	for {
 		raw, err := front.Accept()
 		if err != nil {
@@ -168,7 +137,7 @@ func tlsScenario(t *testing.T, dir string, cfg *tls.Config) (cipherPcap, plainPc
 		t.Fatal(err)
 	}
 	defer kf.Close()
-	px := &tlsProxies{cipher: cr, plain: pr, serverCfg: tlstest.ServerConfig(t)}
+	px := newTLSProxies(cr, pr, tlstest.ServerConfig(t))
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ListenFn(px.listen),
 		kfake.TLS(tlstest.ServerConfig(t)), kfake.SeedTopics(1, topic))
 	if err != nil {
@@ -247,18 +216,19 @@ func analyze(t *testing.T, path, keylog string) tlsResult {
 		r.findings = append(r.findings, fmt.Sprintf("%s %s %s v%d corr=%d exp=%q obs=%q g=%q m=%q",
 			f.Rule, f.ClientID, f.API, f.APIVersion, f.CorrelationID, f.Expected, f.Observed, f.Group, f.MemberID))
 	}
-	// The two captures interleave connections differently (each recorder
-	// stamps packets as they cross its side of the proxy): compare each
-	// connection's PDUs in order, and the findings as a set.
-	slices.SortStableFunc(r.pdus, func(a, b string) int { return strings.Compare(connOf(a), connOf(b)) })
+	// The two captures interleave connections, and a connection's two
+	// directions, differently (each recorder stamps packets as they cross
+	// its side of the proxy): compare each connection's requests in order
+	// and its responses in order, and the findings as a set.
+	slices.SortStableFunc(r.pdus, func(a, b string) int { return strings.Compare(streamOf(a), streamOf(b)) })
 	slices.Sort(r.findings)
 	return r
 }
 
-// connOf is the client address in a PDU line.
-func connOf(pdu string) string {
+// streamOf is the client address and the kind of a PDU line.
+func streamOf(pdu string) string {
 	f := strings.Fields(pdu)
-	return f[1]
+	return f[1] + " " + f[0]
 }
 
 func TestTLSKgoKfake(t *testing.T) {
