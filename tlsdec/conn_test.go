@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kwatch/kwatch/internal/tlstest"
 	"github.com/kwatch/kwatch/reassembly"
 )
 
@@ -149,5 +150,47 @@ func TestConnHeldBound(t *testing.T) {
 	}
 	if c.Status() != StatusNoSecrets || c.Stats().Overflow != 1 || len(c.held) != 0 {
 		t.Fatalf("status %v, stats %+v, %d bytes still held", c.Status(), c.Stats(), len(c.held))
+	}
+}
+
+// TestConnHandshakeVariants: a HelloRetryRequest (the server wants a group
+// the client sent no key share for) and resumed sessions decrypt too. Go
+// writes no key log line for a resumed TLS 1.2 session (its master secret
+// is the earlier one's): that connection has no secrets.
+func TestConnHandshakeVariants(t *testing.T) {
+	for _, vers := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
+		cache := tls.NewLRUClientSessionCache(4)
+		for i, cfg := range []tlstest.Config{
+			{Version: vers, ServerCurves: []tls.CurveID{tls.CurveP384}},
+			{Version: vers, SessionCache: cache},
+			{Version: vers, SessionCache: cache}, // resumes the previous one
+		} {
+			s := &session{}
+			sizes := []int{100, 20000}
+			s.Session = tlstest.Run(t, cfg,
+				func(c *tls.Conn) error { return talk(c, sizes, &s.plain[reassembly.Client], 'C') },
+				func(c *tls.Conn) error { return talk(c, sizes, &s.plain[reassembly.Broker], 'S') })
+			if i == 2 && !s.Resumed {
+				t.Fatalf("version %#x: the third session did not resume", vers)
+			}
+			if i == 2 && vers == tls.VersionTLS12 {
+				if c, _ := decrypt(t, s, keyLogOf(t, s.KeyLog), 0); len(s.KeyLog) != 0 || c.Status() != StatusNoSecrets {
+					t.Fatalf("resumed TLS 1.2: %d key log bytes, status %v", len(s.KeyLog), c.Status())
+				}
+				continue
+			}
+			checkDecrypts(t, s)
+		}
+	}
+}
+
+// TestConnUnsupportedSuite: a CBC suite is said to be unsupported, counted,
+// and nothing is decrypted.
+func TestConnUnsupportedSuite(t *testing.T) {
+	s := runSession(t, tls.VersionTLS12, tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA)
+	c, out := decrypt(t, s, keyLogOf(t, s.KeyLog), 0)
+	d, _ := c.Detail()
+	if c.Status() != StatusUnsupported || c.Stats().Unsupported != 1 || !strings.Contains(d, "0xc009") || len(out.plain[0]) != 0 {
+		t.Fatalf("status %v (%s), stats %+v", c.Status(), d, c.Stats())
 	}
 }

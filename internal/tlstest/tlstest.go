@@ -37,8 +37,10 @@ type Session struct {
 	Chunks []Chunk
 	// KeyLog is the client's key log text.
 	KeyLog []byte
-	// Version and Suite are what the handshake chose.
+	// Version and Suite are what the handshake chose; Resumed says it
+	// resumed an earlier session.
 	Version, Suite uint16
+	Resumed        bool
 }
 
 // Config chooses the session's version and, for TLS 1.2, its cipher suite
@@ -48,6 +50,12 @@ type Config struct {
 	// KeyLog, when set, also receives the client's key log lines as they
 	// are written (a test that crafts records needs them mid-session).
 	KeyLog io.Writer
+	// ServerCurves, when set, limits the server's key exchange groups (one
+	// the client sends no key share for forces a HelloRetryRequest).
+	ServerCurves []tls.CurveID
+	// SessionCache, when set, is the client's: sessions run with the same
+	// cache resume (the server's ticket key is fixed).
+	SessionCache tls.ClientSessionCache
 }
 
 type wire struct {
@@ -145,6 +153,10 @@ func Run(t testing.TB, cfg Config, client, server func(*tls.Conn) error) *Sessio
 	if cfg.Suite != 0 {
 		scfg.CipherSuites = []uint16{cfg.Suite}
 	}
+	scfg.CurvePreferences = cfg.ServerCurves
+	if cfg.SessionCache != nil {
+		scfg.SetSessionTicketKeys([][32]byte{{1}})
+	}
 	var wg sync.WaitGroup
 	var serverErr error
 	wg.Go(func() {
@@ -166,7 +178,8 @@ func Run(t testing.TB, cfg Config, client, server func(*tls.Conn) error) *Sessio
 		kw = io.MultiWriter(&keylog, cfg.KeyLog)
 	}
 	ccfg := &tls.Config{InsecureSkipVerify: true, KeyLogWriter: kw,
-		MinVersion: cfg.Version, MaxVersion: cfg.Version, CipherSuites: scfg.CipherSuites}
+		MinVersion: cfg.Version, MaxVersion: cfg.Version, CipherSuites: scfg.CipherSuites,
+		ClientSessionCache: cfg.SessionCache, ServerName: "localhost"} // the cache's key: one for every Run
 	conn := tls.Client(&recConn{Conn: raw, client: true, w: w}, ccfg)
 	clientErr := client(conn)
 	var st tls.ConnectionState
@@ -178,5 +191,5 @@ func Run(t testing.TB, cfg Config, client, server func(*tls.Conn) error) *Sessio
 	if err := errors.Join(clientErr, serverErr); err != nil {
 		t.Fatal(err)
 	}
-	return &Session{Chunks: w.chunks, KeyLog: keylog.Bytes(), Version: st.Version, Suite: st.CipherSuite}
+	return &Session{Chunks: w.chunks, KeyLog: keylog.Bytes(), Version: st.Version, Suite: st.CipherSuite, Resumed: st.DidResume}
 }
