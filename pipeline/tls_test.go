@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -97,7 +96,7 @@ func TestTLSDecryptedEqualsPlaintext(t *testing.T) {
 					t.Fatalf("%d of %d events decrypted, stats %+v", got.decrypted, len(got.events), got.stats.TLS)
 				}
 				// The same secrets from a Decryption Secrets Block in the capture.
-				dsb := withDSB(t, tlstest.Capture(t, sess, pcapgen.FormatPCAPNG), sess.KeyLog)
+				dsb := pcapgen.WithSecrets(tlstest.Capture(t, sess, pcapgen.FormatPCAPNG), tlsdec.DSBTypeTLS, sess.KeyLog, -1)
 				got = runTLS(t, dsb, tlsdec.NewKeyLog(), workers)
 				same(t, "events (DSB)", got.events, plain.events)
 			})
@@ -146,26 +145,6 @@ func same(t *testing.T, what string, got, want []string) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("%s differ:\ngot:\n%s\nwant:\n%s", what, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-}
-
-// withDSB inserts a Decryption Secrets Block with keylog after the pcapng
-// section header and interface description of b (pcapgen writes one of
-// each, little-endian).
-func withDSB(t testing.TB, b, keylog []byte) []byte {
-	t.Helper()
-	shb := binary.LittleEndian.Uint32(b[4:])
-	idb := binary.LittleEndian.Uint32(b[shb+4:])
-	head := int(shb + idb)
-	pad := (4 - len(keylog)%4) % 4
-	total := 12 + 8 + len(keylog) + pad
-	blk := binary.LittleEndian.AppendUint32(nil, 0x0a)
-	blk = binary.LittleEndian.AppendUint32(blk, uint32(total))
-	blk = binary.LittleEndian.AppendUint32(blk, tlsdec.DSBTypeTLS)
-	blk = binary.LittleEndian.AppendUint32(blk, uint32(len(keylog)))
-	blk = append(blk, keylog...)
-	blk = append(blk, make([]byte, pad)...)
-	blk = binary.LittleEndian.AppendUint32(blk, uint32(total))
-	return append(append(append([]byte(nil), b[:head]...), blk...), b[head:]...)
 }
 
 // TestTLSKeyLogGrows: as in live capture, the client writes its key log
@@ -231,7 +210,7 @@ func TestTLSKeyLogGrows(t *testing.T) {
 func FuzzPipelineTLS(f *testing.F) {
 	sess := tlstest.Kafka(f, tlstest.Config{Version: tls.VersionTLS12})
 	f.Add(tlstest.Capture(f, sess, pcapgen.FormatPCAP))
-	f.Add(withDSB(f, tlstest.Capture(f, sess, pcapgen.FormatPCAPNG), sess.KeyLog))
+	f.Add(pcapgen.WithSecrets(tlstest.Capture(f, sess, pcapgen.FormatPCAPNG), tlsdec.DSBTypeTLS, sess.KeyLog, -1))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		keys := tlsdec.NewKeyLog()
 		keys.Write(sess.KeyLog)
