@@ -10,9 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -299,5 +301,65 @@ func tsharkCrossCheck(t *testing.T, pcap, keylog string, want int) {
 	}
 	if n != want {
 		t.Fatalf("tshark decrypted %d Kafka PDUs, kwatch %d", n, want)
+	}
+}
+
+// TestLiveTLS: kwatch live on lo with --tls-keylog, while kgo writes the
+// key log file (it grows as connections open): the TLS traffic is audited
+// as plaintext, and no connection is left as tls-connection.
+func TestLiveTLS(t *testing.T) {
+	requireRoot(t)
+	kwatchBin(t)
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, topic), kfake.TLS(tlstest.ServerConfig(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	seeds := cluster.ListenAddrs()
+	_, port, _ := net.SplitHostPort(seeds[0])
+	keylog := filepath.Join(t.TempDir(), "keys.log")
+	kf, err := os.OpenFile(keylog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kf.Close()
+
+	p := startKwatch(t, nil, "live", "-i", "lo", "--no-tui", "--format", "ndjson", "--fail-on", "never", "--port", port, "--tls-keylog", keylog)
+	p.WaitCapturing(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	opts := []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic),
+		kgo.DialTLSConfig(&tls.Config{InsecureSkipVerify: true, KeyLogWriter: kf})}
+	prod, err := kgo.NewClient(append(opts, kgo.ClientID("live-tls-producer"))...)
+	if err == nil {
+		err = produce(ctx, prod)
+		prod.Close()
+	}
+	if err == nil {
+		var cons *kgo.Client
+		if cons, err = kgo.NewClient(append(opts, kgo.ClientID("live-tls-848"), kgo.ConsumerGroup("lg-tls"),
+			kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.ServerSideBalancer())...); err == nil {
+			err = consume(ctx, cons)
+			cons.Close()
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster.Close()
+	p.waitDrained(t)
+	if code, _ := p.Stop(t, syscall.SIGINT, 5*time.Second); code != 0 {
+		t.Fatalf("exit status %d; stderr:\n%s", code, p.Stderr.String())
+	}
+	stderr := p.Stdout.String() + p.Stderr.String()
+	for _, want := range []string{`"rule":"member-id-encoding"`, `"client_id":"live-tls-848"`} {
+		if !strings.Contains(stderr, want) {
+			t.Fatalf("no %s in kwatch live's output:\n%s", want, stderr)
+		}
+	}
+	for _, cov := range []string{"tls-connection", "tls-decrypt-failed"} {
+		if !regexp.MustCompile(`(?m)^\s*` + cov + `\s+0$`).MatchString(stderr) {
+			t.Fatalf("%s is not 0 in the summary:\n%s", cov, stderr)
+		}
 	}
 }

@@ -100,8 +100,9 @@ type KeyLog struct {
 	m       map[[32]byte]*Secrets
 	partial []byte // an unfinished last line
 	stats   KeyLogStats
-	// The followed file, if any, and how far it was read.
-	path     string
+	// The followed file, if any, and how far it was read. It stays open:
+	// kwatch live drops its privileges after opening it.
+	file     *os.File
 	off      int64
 	lastPoll time.Time
 	polled   bool
@@ -116,17 +117,36 @@ func NewKeyLog() *KeyLog {
 }
 
 // OpenKeyLog reads the key log file at path and follows it: Poll reads the
-// lines appended since (a live capture's clients keep writing it).
+// lines appended since (a live capture's clients keep writing it). The file
+// is kept open, so that it can still be read once kwatch live has dropped
+// its privileges, until Close.
 func OpenKeyLog(path string) (*KeyLog, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
 	k := NewKeyLog()
-	k.path = path
+	k.file = f
 	k.active.Store(true)
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if err := k.readFile(); err != nil {
+		f.Close()
 		return nil, err
 	}
 	return k, nil
+}
+
+// Close closes the followed file, if any; the secrets read stay known.
+func (k *KeyLog) Close() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.file == nil {
+		return nil
+	}
+	err := k.file.Close()
+	k.file = nil
+	return err
 }
 
 // Active reports whether the KeyLog follows a file or holds a secret: until
@@ -167,11 +187,11 @@ func (k *KeyLog) AddSecretsBlock(typ uint32, data []byte) {
 // pollEvery of packet time (now); a file that shrank is read again from
 // its start. Without a file it does nothing.
 func (k *KeyLog) Poll(now time.Time) error {
-	if k.path == "" {
-		return nil
-	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.file == nil {
+		return nil
+	}
 	if k.polled && now.Before(k.lastPoll.Add(pollEvery)) {
 		return nil
 	}
@@ -181,20 +201,12 @@ func (k *KeyLog) Poll(now time.Time) error {
 
 // readFile reads the followed file from k.off; k.mu is held.
 func (k *KeyLog) readFile() error {
-	f, err := os.Open(k.path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() < k.off {
-		k.off, k.partial = 0, k.partial[:0] // rotated or truncated
-	}
-	if _, err := f.Seek(k.off, io.SeekStart); err != nil {
-		return err
+	if st, err := k.file.Stat(); err == nil && st.Size() < k.off {
+		k.off, k.partial = 0, k.partial[:0] // truncated
 	}
 	var buf [32 << 10]byte
 	for {
-		n, err := f.Read(buf[:])
+		n, err := k.file.ReadAt(buf[:], k.off)
 		k.off += int64(n)
 		k.write(buf[:n])
 		if errors.Is(err, io.EOF) {

@@ -103,6 +103,7 @@ func TestKeyLogFollow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer k.Close()
 	if !k.Active() || k.Stats().Lines != 0 {
 		t.Fatalf("after open: active %v, stats %+v", k.Active(), k.Stats())
 	}

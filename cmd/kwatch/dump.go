@@ -41,6 +41,7 @@ func (e *env) dump(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer opts.Keys.Close()
 	prof, err := audit.ParseProfile(*profile)
 	if err != nil {
 		return usageError{fmt.Sprintf("--profile %q: want seed or accepted-2026", *profile)}

@@ -72,6 +72,7 @@ func (e *env) read(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer popts.Keys.Close()
 	src, err := e.openInput(files, popts.Keys)
 	if err != nil {
 		return err
