@@ -173,7 +173,13 @@ func (c *Conn) Feed(side reassembly.Side, p []byte, m reassembly.Meta) {
 	for len(p) > 0 && !c.status.Final() {
 		hdr, body, rest, err := d.recs.next(p)
 		if err != nil {
-			c.end(StatusFailed, m, "%s: %v", side, err)
+			// Once decrypting, bytes that are no record are a failure;
+			// before, the connection was never TLS that tlsdec can read.
+			s := StatusUnsupported
+			if c.status == StatusDecrypting {
+				s = StatusFailed
+			}
+			c.end(s, m, "%s side: %v", side, err)
 			return
 		}
 		if hdr == nil {

@@ -194,3 +194,37 @@ func TestConnUnsupportedSuite(t *testing.T) {
 		t.Fatalf("status %v (%s), stats %+v", c.Status(), d, c.Stats())
 	}
 }
+
+// TestConnNotRecords: bytes that are no TLS record before the keys are
+// known leave the connection unsupported (tls-connection); once
+// decrypting, they are a failure.
+func TestConnNotRecords(t *testing.T) {
+	s := runSession(t, tls.VersionTLS13, 0)
+	garbage := []byte("HTTP/1.1 400 Bad Request\r\n\r\n")
+	tests := []struct {
+		name  string
+		after int // chunks fed before the garbage
+		keys  bool
+		want  Status
+	}{
+		{"after-client-hello", 1, true, StatusUnsupported},
+		{"while-decrypting", len(s.Chunks), true, StatusFailed},
+		{"without-secrets", len(s.Chunks), false, StatusUnsupported},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			keys := NewKeyLog()
+			if tt.keys {
+				keys.Write(s.KeyLog)
+			}
+			c := NewConn(keys, &collect{}, Options{})
+			for _, ch := range s.Chunks[:tt.after] {
+				c.Feed(sideOf(ch), ch.B, reassembly.Meta{})
+			}
+			c.Feed(reassembly.Broker, garbage, reassembly.Meta{Frame: 99})
+			if d, at := c.Detail(); c.Status() != tt.want || at.Frame != 99 || !strings.Contains(d, "not a TLS record") {
+				t.Fatalf("status %v (%s at %d), want %v", c.Status(), d, at.Frame, tt.want)
+			}
+		})
+	}
+}
