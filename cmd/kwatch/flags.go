@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -125,18 +126,18 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, error) 
 // openInput opens the capture files of read, dump and tui; "-" alone reads
 // standard input (tcpdump -w - | kwatch read -). The secrets of pcapng
 // Decryption Secrets Blocks go to keys.
-func (e *env) openInput(files []string, keys *tlsdec.KeyLog) (capture.Source, error) {
-	return e.openInputLogging(files, keys, e.log)
+func (e *env) openInput(ctx context.Context, files []string, in inputFlags, keys *tlsdec.KeyLog) (capture.Source, error) {
+	return e.openInputLogging(ctx, files, in, keys, e.log)
 }
 
 // openInputLogging is openInput with the capture's warnings going to log.
-func (e *env) openInputLogging(files []string, keys *tlsdec.KeyLog, log zerolog.Logger) (capture.Source, error) {
-	opts := capture.Options{Logger: log}
+func (e *env) openInputLogging(ctx context.Context, files []string, in inputFlags, keys *tlsdec.KeyLog, log zerolog.Logger) (capture.Source, error) {
+	opts := capture.Options{Logger: log, Concat: in.concat}
 	if keys != nil {
 		opts.Secrets = keys.AddSecretsBlock
 	}
 	if len(files) == 1 && files[0] == "-" {
-		return capture.NewReader(e.stdin, "stdin", opts)
+		return capture.NewReader(interruptible(ctx, e.stdin), "stdin", opts)
 	}
 	return capture.OpenFiles(files, opts)
 }

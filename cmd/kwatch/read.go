@@ -52,8 +52,12 @@ func (e *env) read(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("read", flag.ContinueOnError)
 	var c common
 	var af auditFlags
+	var in inputFlags
+	var pf publishFlags
 	c.register(fs, "text, json or ndjson")
 	af.register(fs)
+	in.register(fs)
+	pf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: kwatch read [--format text|json|ndjson] [--profile seed|accepted-2026] [--fail-on error|warn|info|never] [--port N] [--tls-keylog FILE] FILE...")
 		fs.PrintDefaults()
@@ -73,11 +77,14 @@ func (e *env) read(ctx context.Context, args []string) error {
 		return err
 	}
 	defer popts.Keys.Close()
-	src, err := e.openInput(files, popts.Keys)
+	src, err := e.openInput(ctx, files, in, popts.Keys)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
+	if pf.publish != "" {
+		return e.publishRead(ctx, &pf, files, popts, src)
+	}
 
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
 	if c.format == "ndjson" {
@@ -88,12 +95,16 @@ func (e *env) read(ctx context.Context, args []string) error {
 	// Every auditor call below is on this goroutine (pipeline.Run feeds
 	// the sink on its caller's), so events need no lock.
 	aopts.SingleGoroutine = true
+	aopts.NameFrame = captureNames(files).namer()
 	a := audit.New(aopts)
 	st, runErr := pipeline.Run(ctx, src, popts, a)
 	a.AddCapture(st.Packets, st.Bytes, st.Connections)
 	rep := a.Finish(st.LastTime)
 	if err := inputResult(st, runErr, e); err != nil {
 		return err
+	}
+	for _, why := range incompleteReasons(ctx, st, runErr, &rep.Totals) {
+		rep.Incomplete(why)
 	}
 
 	return e.writeReport(rep, c.format, failOn, out)
@@ -117,15 +128,15 @@ func (e *env) analysisOptions(c *common, af *auditFlags) (pipeline.Options, audi
 
 // writeReport prints the report in format (text or json on out; for
 // ndjson the findings went to stdout as they came, so the summary goes to
-// stderr and stdout stays one finding per line), and returns exit status 1
-// when a finding reaches failOn.
+// stderr and stdout stays one finding per line), and returns the exit
+// status (verdict).
 func (e *env) writeReport(rep *audit.Report, format string, failOn audit.Severity, out *bufio.Writer) error {
 	var err error
 	switch format {
 	case "json":
 		err = rep.WriteJSON(out)
 	case "ndjson":
-		err = rep.WriteText(e.stderr, useColor(e.stderr))
+		err = rep.WriteSummary(e.stderr, useColor(e.stderr))
 	default:
 		err = rep.WriteText(out, useColor(e.stdout))
 	}
@@ -135,10 +146,7 @@ func (e *env) writeReport(rep *audit.Report, format string, failOn audit.Severit
 	if err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
-	if max, ok := rep.MaxSeverity(); ok && failOn != 0 && max >= failOn {
-		return exitError{exitFindings}
-	}
-	return nil
+	return verdict(rep, failOn)
 }
 
 // useColor: colour only on a terminal, and never when NO_COLOR is set.
