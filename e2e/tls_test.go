@@ -150,20 +150,7 @@ func tlsScenario(t *testing.T, dir string, cfg *tls.Config) (cipherPcap, plainPc
 	ccfg := cfg.Clone()
 	ccfg.InsecureSkipVerify, ccfg.KeyLogWriter = true, kf
 	opts := []kgo.Opt{kgo.SeedBrokers(px.Addrs()...), kgo.DialTLSConfig(ccfg), kgo.DefaultProduceTopic(topic)}
-	prod, err := kgo.NewClient(append(opts, kgo.ClientID("tls-producer"))...)
-	if err == nil {
-		err = produce(ctx, prod)
-		prod.Close()
-	}
-	if err == nil {
-		var cons *kgo.Client
-		cons, err = kgo.NewClient(append(opts, kgo.ClientID("tls-848"), kgo.ConsumerGroup("g-tls"),
-			kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.ServerSideBalancer())...)
-		if err == nil {
-			err = consume(ctx, cons)
-			cons.Close()
-		}
-	}
+	err = produceConsume(ctx, opts, "tls", "g-tls")
 	cluster.Close()
 	px.Close()
 	err = errors.Join(err, cr.Close(), pr.Close())
@@ -171,6 +158,27 @@ func tlsScenario(t *testing.T, dir string, cfg *tls.Config) (cipherPcap, plainPc
 		t.Fatal(err)
 	}
 	return cipherPcap, plainPcap, keylog
+}
+
+// produceConsume runs a producer (client ID prefix-producer) and then a
+// KIP-848 consumer of group (prefix-848) that reads what it produced.
+func produceConsume(ctx context.Context, opts []kgo.Opt, prefix, group string) error {
+	prod, err := kgo.NewClient(append(opts, kgo.ClientID(prefix+"-producer"))...)
+	if err != nil {
+		return err
+	}
+	err = produce(ctx, prod)
+	prod.Close()
+	if err != nil {
+		return err
+	}
+	cons, err := kgo.NewClient(append(opts, kgo.ClientID(prefix+"-848"), kgo.ConsumerGroup(group),
+		kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.ServerSideBalancer())...)
+	if err != nil {
+		return err
+	}
+	defer cons.Close()
+	return consume(ctx, cons)
 }
 
 // tlsResult is a run's PDUs and findings, without frame numbers and
@@ -330,19 +338,7 @@ func TestLiveTLS(t *testing.T) {
 	defer cancel()
 	opts := []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic),
 		kgo.DialTLSConfig(&tls.Config{InsecureSkipVerify: true, KeyLogWriter: kf})}
-	prod, err := kgo.NewClient(append(opts, kgo.ClientID("live-tls-producer"))...)
-	if err == nil {
-		err = produce(ctx, prod)
-		prod.Close()
-	}
-	if err == nil {
-		var cons *kgo.Client
-		if cons, err = kgo.NewClient(append(opts, kgo.ClientID("live-tls-848"), kgo.ConsumerGroup("lg-tls"),
-			kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.ServerSideBalancer())...); err == nil {
-			err = consume(ctx, cons)
-			cons.Close()
-		}
-	}
+	err = produceConsume(ctx, opts, "live-tls", "lg-tls")
 	if err != nil {
 		t.Fatal(err)
 	}
