@@ -161,6 +161,8 @@ func TestTLSKeyLogGrows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer keys.Close()
+	keys.Follow()
 	src, err := capture.NewReader(bytes.NewReader(tlstest.Capture(t, sess, pcapgen.FormatPCAP)), "tls", capture.Options{})
 	if err != nil {
 		t.Fatal(err)

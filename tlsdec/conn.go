@@ -13,8 +13,9 @@ type Status uint8
 const (
 	// StatusHandshake: the hellos have not both been seen yet.
 	StatusHandshake Status = iota
-	// StatusWaiting: the hellos were seen, the secrets are not known yet;
-	// records are held (up to Options.MaxHeld bytes) until they are.
+	// StatusWaiting: the hellos were seen, the secrets are not known yet,
+	// and the key log is followed (KeyLog.Follow): records are held (up to
+	// Options.MaxHeld bytes) until they are.
 	StatusWaiting
 	// StatusDecrypting: keyed; application data goes to the Output.
 	StatusDecrypting
@@ -400,11 +401,19 @@ func (c *Conn) serverHello(body []byte, m reassembly.Meta) {
 // unlock keys the connection once the key log has its secrets. It does not
 // drain the held records (see Feed).
 func (c *Conn) unlock(m reassembly.Meta) {
-	if c.status != StatusWaiting || c.keys == nil {
+	if c.status != StatusWaiting {
+		return
+	}
+	if c.keys == nil {
+		c.end(StatusNoSecrets, m, "no key log")
 		return
 	}
 	s, ok := c.keys.lookup(&c.client.random)
 	if !ok || !c.complete(&s) {
+		if !c.keys.Following() {
+			c.end(StatusNoSecrets, m, "no secrets for this connection's client random")
+			return
+		}
 		if c.keys.Poll(m.Time) != nil {
 			return
 		}

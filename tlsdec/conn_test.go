@@ -117,26 +117,34 @@ func TestConnNoSecrets(t *testing.T) {
 	}
 }
 
-// TestConnSecretsArriveLate: records held while the key log lacks the
-// secrets are decrypted, in order, once they arrive (live capture, where
-// the client writes its key log line after the handshake's packets).
+// TestConnSecretsArriveLate: with a followed key log (live capture, where
+// the client writes its key log line after the handshake's packets),
+// records held while the secrets are missing are decrypted, in order, once
+// they arrive. Without Follow the connection is given up at its ServerHello,
+// holding nothing.
 func TestConnSecretsArriveLate(t *testing.T) {
 	s := runSession(t, tls.VersionTLS12, 0)
-	keys := NewKeyLog()
-	out := &collect{}
-	c := NewConn(keys, out, Options{})
-	half := len(s.Chunks) / 2
-	for i, ch := range s.Chunks {
-		if i == half {
-			if c.Status() != StatusWaiting {
-				t.Fatalf("before the secrets: status %v", c.Status())
-			}
-			keys.Write(s.KeyLog)
+	for _, follow := range []bool{true, false} {
+		keys := NewKeyLog()
+		if follow {
+			keys.Follow()
 		}
-		c.Feed(sideOf(ch), ch.B, reassembly.Meta{Frame: uint64(i + 1)})
-	}
-	if c.Status() != StatusDecrypting || !bytes.Equal(out.plain[0], s.plain[0]) || !bytes.Equal(out.plain[1], s.plain[1]) {
-		t.Fatalf("status %v, decrypted %d/%d bytes", c.Status(), len(out.plain[0]), len(out.plain[1]))
+		out := &collect{}
+		c := NewConn(keys, out, Options{})
+		half := len(s.Chunks) / 2
+		for i, ch := range s.Chunks {
+			if i == half {
+				if want := map[bool]Status{true: StatusWaiting, false: StatusNoSecrets}[follow]; c.Status() != want || len(c.held) != 0 && !follow {
+					t.Fatalf("follow %v, before the secrets: status %v, want %v; %d bytes held", follow, c.Status(), want, len(c.held))
+				}
+				keys.Write(s.KeyLog)
+			}
+			c.Feed(sideOf(ch), ch.B, reassembly.Meta{Frame: uint64(i + 1)})
+		}
+		decrypted := bytes.Equal(out.plain[0], s.plain[0]) && bytes.Equal(out.plain[1], s.plain[1])
+		if follow != (c.Status() == StatusDecrypting && decrypted) || !follow && len(out.plain[0])+len(out.plain[1]) != 0 {
+			t.Fatalf("follow %v: status %v, decrypted %d/%d bytes", follow, c.Status(), len(out.plain[0]), len(out.plain[1]))
+		}
 	}
 }
 
@@ -144,7 +152,9 @@ func TestConnSecretsArriveLate(t *testing.T) {
 func TestConnHeldBound(t *testing.T) {
 	s := runSession(t, tls.VersionTLS13, 0)
 	out := &collect{}
-	c := NewConn(NewKeyLog(), out, Options{MaxHeld: 4096})
+	keys := NewKeyLog()
+	keys.Follow()
+	c := NewConn(keys, out, Options{MaxHeld: 4096})
 	for i, ch := range s.Chunks {
 		c.Feed(sideOf(ch), ch.B, reassembly.Meta{Frame: uint64(i + 1)})
 	}
@@ -209,11 +219,12 @@ func TestConnNotRecords(t *testing.T) {
 	}{
 		{"after-client-hello", 1, true, StatusUnsupported},
 		{"while-decrypting", len(s.Chunks), true, StatusFailed},
-		{"without-secrets", len(s.Chunks), false, StatusUnsupported},
+		{"waiting-for-secrets", len(s.Chunks), false, StatusUnsupported},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			keys := NewKeyLog()
+			keys.Follow()
 			if tt.keys {
 				keys.Write(s.KeyLog)
 			}

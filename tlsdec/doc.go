@@ -10,8 +10,9 @@
 // Conn is the one type the pipeline uses: it is fed each side's stream as
 // reassembly delivers it and hands decrypted application data to its
 // Output, with the Meta of the packet that completed the record, exactly as
-// reassembly hands plaintext to the decoder. Until the secrets are known it
-// holds records, up to Options.MaxHeld bytes; a record that fails to
+// reassembly hands plaintext to the decoder. When the key log is followed
+// (live capture, KeyLog.Follow) and the secrets are not known yet, it holds
+// records, up to Options.MaxHeld bytes; a record that fails to
 // authenticate ends decryption for good (StatusFailed): nothing is ever
 // decoded from garbage.
 //

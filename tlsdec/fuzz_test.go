@@ -99,6 +99,7 @@ func FuzzConnFeed(f *testing.F) {
 	f.Add(chunked(s13))
 	f.Add([]byte{0x05, 22, 3, 1, 0, 0})
 	keys := NewKeyLog()
+	keys.Follow() // the holding path, the one with a bound to keep
 	keys.Write(s12.KeyLog)
 	keys.Write(s13.KeyLog)
 	f.Fuzz(func(t *testing.T, data []byte) {

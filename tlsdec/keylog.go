@@ -109,6 +109,8 @@ type KeyLog struct {
 	// active is set once the KeyLog has a file or a secret: connections
 	// are held for decryption only then.
 	active atomic.Bool
+	// follow: the key log may still grow (see Follow).
+	follow atomic.Bool
 }
 
 // NewKeyLog returns an empty KeyLog.
@@ -149,6 +151,18 @@ func (k *KeyLog) Close() error {
 	return err
 }
 
+// Follow says that the key log may still grow, as in live capture, where
+// a client writes its key log line while its handshake's packets go by:
+// Poll then re-reads the file for appended lines, and a Conn whose secrets
+// are missing holds its records (up to Options.MaxHeld bytes) until they
+// appear. Without Follow (a capture read from a file, its key log
+// complete) a connection whose secrets are missing when its ServerHello is
+// read is given up at once, holding nothing.
+func (k *KeyLog) Follow() { k.follow.Store(true) }
+
+// Following reports whether Follow was called.
+func (k *KeyLog) Following() bool { return k != nil && k.follow.Load() }
+
 // Active reports whether the KeyLog follows a file or holds a secret: until
 // it does, TLS connections are left alone (reported as tls-connection at
 // once, as without a key log).
@@ -185,8 +199,11 @@ func (k *KeyLog) AddSecretsBlock(typ uint32, data []byte) {
 
 // Poll reads lines appended to the followed file, at most once per
 // pollEvery of packet time (now); a file that shrank is read again from
-// its start. Without a file it does nothing.
+// its start. Without a file, or without Follow, it does nothing.
 func (k *KeyLog) Poll(now time.Time) error {
+	if !k.Following() {
+		return nil
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.file == nil {

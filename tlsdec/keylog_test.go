@@ -104,6 +104,7 @@ func TestKeyLogFollow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer k.Close()
+	k.Follow()
 	if !k.Active() || k.Stats().Lines != 0 {
 		t.Fatalf("after open: active %v, stats %+v", k.Active(), k.Stats())
 	}
