@@ -1,7 +1,8 @@
 // Package pipeline wires the packet stages together: a capture.Source is
 // decoded to TCP segments, reassembled per connection and fed to one Kafka
 // decoder per connection, whose events go to a decode.Sink (the auditor, or
-// kwatch dump's printer).
+// kwatch dump's printer). A TLS connection whose secrets Options.Keys holds
+// is decrypted by tlsdec on the way (tls.go).
 //
 // Concurrency: the sink is always called on Run's calling goroutine, in
 // capture order. With Options.Workers > 1, Run starts a reader goroutine and
