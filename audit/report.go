@@ -23,10 +23,12 @@ type Report struct {
 	Totals   Totals   `json:"totals"`
 	// Cases and Software are the compliance summary: every finding
 	// counted by (rule, client), and the clients by software version.
-	Cases     []Case           `json:"cases"`
-	Software  []SoftwareRollup `json:"software"`
-	Instances []Instance       `json:"instances"`
-	Findings  []Finding        `json:"findings"`
+	Cases    []Case           `json:"cases"`
+	Software []SoftwareRollup `json:"software"`
+	// Suppressed lists the cases a baseline suppressed (--show-suppressed).
+	Suppressed []Case     `json:"suppressed,omitempty"`
+	Instances  []Instance `json:"instances"`
+	Findings   []Finding  `json:"findings"`
 
 	maxSev Severity
 }
@@ -64,6 +66,8 @@ type Totals struct {
 	// packets the kernel delivered and dropped (a coverage figure).
 	KernelReceived uint64 `json:"kernel_received,omitempty"`
 	KernelDropped  uint64 `json:"kernel_dropped,omitempty"`
+	// Suppressed counts findings of the cases a baseline lists.
+	Suppressed uint64 `json:"suppressed,omitempty"`
 }
 
 // Instance is one client: a client instance (non-zero header instance ID)
@@ -134,7 +138,10 @@ func (a *Auditor) report() *Report {
 		r.Instances = append(r.Instances, el.Value.(*row).export(&a.o))
 	}
 	r.Findings = append(make([]Finding, 0, len(a.findings)), a.findings...) // [] when none, never null
-	r.Cases = a.exportCases(&a.o)
+	r.Cases = exportCases(a.cases, &a.o)
+	if len(a.suppressed) > 0 {
+		r.Suppressed = exportCases(a.suppressed, &a.o)
+	}
 	return r
 }
 
@@ -159,7 +166,7 @@ func (a *Auditor) totals() (Totals, Severity) {
 		FindingsNotKept: t.findingsDropped, EvictedInstances: t.evicted,
 		ClientIDRepeats: t.cidRepeats, ClientIDRepeatBytes: t.cidRepeatBytes,
 		UnobservableConnections: t.unobservable, StateLimited: t.stateLimited + t.pendingEvicted,
-		KernelReceived: t.kernelReceived, KernelDropped: t.kernelDropped,
+		KernelReceived: t.kernelReceived, KernelDropped: t.kernelDropped, Suppressed: t.suppressed,
 	}
 	for _, c := range a.conns {
 		if c.kafka && !c.closed {
@@ -304,17 +311,16 @@ func (r *Report) MaxSeverity() (Severity, bool) {
 // WriteJSON writes the report as one indented JSON object and a newline,
 // in one Write: what a json.Encoder with SetIndent("", "  ") and
 // SetEscapeHTML(false) writes, byte for byte.
+// WriteJSON writes the report as one indented JSON object, streaming: it
+// holds at most about spillAt bytes of it at a time.
 func (r *Report) WriteJSON(w io.Writer) error {
-	jw := jsonWriter{indent: true}
-	if r != nil {
-		// About what an indented row and finding take, so that the buffer
-		// seldom grows.
-		jw.buf = make([]byte, 0, 2048+1024*len(r.Instances)+768*len(r.Findings))
-	}
+	jw := jsonWriter{indent: true, out: w, buf: make([]byte, 0, spillAt+4096)}
 	jw.report(r)
 	jw.buf = append(jw.buf, '\n')
-	_, err := w.Write(jw.buf)
-	return err
+	if _, err := w.Write(jw.buf); err != nil && jw.err == nil {
+		jw.err = err
+	}
+	return jw.err
 }
 
 // Incomplete marks the report incomplete (SPEC.md section 5) and says why.

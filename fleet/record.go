@@ -52,6 +52,10 @@ type Record struct {
 	Capture string  `json:"capture,omitempty"`
 	Event   *Event  `json:"event,omitempty"`
 	Totals  *Totals `json:"totals,omitempty"`
+
+	// Where the aggregator consumed the record.
+	partition int32
+	offset    int64
 }
 
 // Totals is what an agent read, sent with its end record.
@@ -79,15 +83,52 @@ type Event struct {
 	HeaderVersion int8              `json:"hv,omitempty"`
 	CorrelationID int32             `json:"cid,omitempty"`
 	Size          int32             `json:"sz,omitempty"`
-	ClientID      *string           `json:"id,omitempty"` // nil: null
+	ClientID      *[]byte           `json:"id,omitempty"` // nil: null; bytes, as on the wire
 	InstanceID    *decode.UUID      `json:"iid,omitempty"`
 	TagProblem    decode.TagProblem `json:"tp,omitempty"`
 	Ambiguous     bool              `json:"amb,omitempty"`
 	RequestFrame  uint64            `json:"rf,omitempty"`
-	Body          *decode.Body      `json:"body,omitempty"`
+	Body          *Body             `json:"body,omitempty"`
 	Coverage      decode.Coverage   `json:"cov,omitempty"`
 	Detail        string            `json:"d,omitempty"`
 	Bytes         int64             `json:"n,omitempty"`
+}
+
+// Body is decode.Body with its strings as bytes: wire text need not be
+// UTF-8, and a JSON string would change it.
+type Body struct {
+	Decoded, BodyError     bool
+	Group, MemberID        []byte
+	HasMemberID            bool
+	MemberEpoch            int32
+	TelemetryInstanceID    decode.UUID
+	HasTelemetryInstanceID bool
+	SubscriptionID         int32
+	HasSubscriptionID      bool
+	ErrorCode              int16
+	HasErrorCode           bool
+	SoftwareName           []byte
+	SoftwareVersion        []byte
+}
+
+func fromBody(b *decode.Body) *Body {
+	return &Body{
+		Decoded: b.Decoded, BodyError: b.BodyError, Group: []byte(b.Group), MemberID: []byte(b.MemberID),
+		HasMemberID: b.HasMemberID, MemberEpoch: b.MemberEpoch, TelemetryInstanceID: b.TelemetryInstanceID,
+		HasTelemetryInstanceID: b.HasTelemetryInstanceID, SubscriptionID: b.SubscriptionID,
+		HasSubscriptionID: b.HasSubscriptionID, ErrorCode: b.ErrorCode, HasErrorCode: b.HasErrorCode,
+		SoftwareName: []byte(b.ClientSoftwareName), SoftwareVersion: []byte(b.ClientSoftwareVersion),
+	}
+}
+
+func (b *Body) toDecode() decode.Body {
+	return decode.Body{
+		Decoded: b.Decoded, BodyError: b.BodyError, Group: string(b.Group), MemberID: string(b.MemberID),
+		HasMemberID: b.HasMemberID, MemberEpoch: b.MemberEpoch, TelemetryInstanceID: b.TelemetryInstanceID,
+		HasTelemetryInstanceID: b.HasTelemetryInstanceID, SubscriptionID: b.SubscriptionID,
+		HasSubscriptionID: b.HasSubscriptionID, ErrorCode: b.ErrorCode, HasErrorCode: b.HasErrorCode,
+		ClientSoftwareName: string(b.SoftwareName), ClientSoftwareVersion: string(b.SoftwareVersion),
+	}
 }
 
 // fromDecode copies e into a record's Event; frame turns the pipeline's
@@ -104,16 +145,15 @@ func fromDecode(e *decode.Event, frame func(uint64) uint64) *Event {
 		r.RequestFrame = frame(e.RequestFrame)
 	}
 	if !e.ClientIDNull {
-		s := string(e.ClientID)
-		r.ClientID = &s
+		id := append([]byte{}, e.ClientID...)
+		r.ClientID = &id
 	}
 	if e.HasInstanceID {
 		id := e.InstanceID
 		r.InstanceID = &id
 	}
 	if e.Body != (decode.Body{}) {
-		b := e.Body
-		r.Body = &b
+		r.Body = fromBody(&e.Body)
 	}
 	return r
 }
@@ -132,13 +172,13 @@ func (r *Event) toDecode(e *decode.Event, frame func(uint64) uint64) {
 		e.RequestFrame = frame(r.RequestFrame)
 	}
 	if r.ClientID != nil {
-		e.ClientID = []byte(*r.ClientID)
+		e.ClientID = *r.ClientID
 	}
 	if r.InstanceID != nil {
 		e.InstanceID, e.HasInstanceID = *r.InstanceID, true
 	}
 	if r.Body != nil {
-		e.Body = *r.Body
+		e.Body = r.Body.toDecode()
 	}
 }
 
