@@ -121,7 +121,7 @@ type totals struct {
 	connections, kafkaConns uint64
 	// tcpConns: every TCP connection the pipeline followed (AddCapture).
 	tcpConns        uint64
-	coverage        [decode.TruncatedPacket + 1]uint64
+	coverage        [decode.NumCoverage]uint64
 	byRule          [numRules]uint64
 	bySeverity      [SeverityError + 1]uint64
 	findingsDropped uint64

@@ -20,6 +20,7 @@ const (
 	blockOPB = 0x00000002 // obsolete Packet Block
 	blockSPB = 0x00000003
 	blockEPB = 0x00000006
+	blockDSB = 0x0000000a // Decryption Secrets Block
 
 	byteOrderMagic = 0x1a2b3c4d
 
@@ -100,9 +101,13 @@ func (r *fileReader) nextPcapng() (Packet, error) {
 			if err := r.readIDB(total); err != nil {
 				return Packet{}, err
 			}
+		case blockDSB:
+			if err := r.readDSB(total); err != nil {
+				return Packet{}, err
+			}
 		default:
-			// Name resolution, statistics, decryption secrets, custom
-			// blocks: skipped unread, whatever their size.
+			// Name resolution, statistics, custom blocks: skipped
+			// unread, whatever their size.
 			n, err := r.win.skip(int64(total))
 			if n < int64(total) {
 				return Packet{}, r.truncated(r.frame+1, fmt.Sprintf("block of type %#x", typ), int(total), int(n), err)
@@ -263,6 +268,36 @@ func (r *fileReader) readIDB(total uint32) error {
 		return r.fail(r.frame+1, fmt.Errorf("%w: more than %d interfaces in one section", ErrCorrupt, maxInterfaces))
 	}
 	ng.ifaces = append(ng.ifaces, ifc)
+	r.win.advance(int(total))
+	return nil
+}
+
+// readDSB hands a Decryption Secrets Block's secrets to Options.Secrets:
+// type (4 bytes), length (4), data, options. Without a hook, or when the
+// block is larger than the window, it is skipped unread.
+func (r *fileReader) readDSB(total uint32) error {
+	if r.secrets == nil || total > uint32(r.win.bound) {
+		if r.secrets != nil {
+			r.log.Warn().Msgf("%s: a decryption secrets block of %d bytes exceeds the %d-byte bound: its secrets are not used", r.name, total, r.win.bound)
+		}
+		n, err := r.win.skip(int64(total))
+		if n < int64(total) {
+			return r.truncated(r.frame+1, "decryption secrets block", int(total), int(n), err)
+		}
+		return nil
+	}
+	b, err := r.win.peek(int(total))
+	if len(b) < int(total) {
+		return r.truncated(r.frame+1, "decryption secrets block", int(total), len(b), err)
+	}
+	if total < 20 {
+		return r.fail(r.frame+1, fmt.Errorf("%w decryption secrets block: length %d", ErrCorrupt, total))
+	}
+	typ, n := u32(b[8:], r.ng.big), u32(b[12:], r.ng.big)
+	if n > total-20 {
+		return r.fail(r.frame+1, fmt.Errorf("%w decryption secrets block: %d bytes of secrets in a %d-byte block", ErrCorrupt, n, total))
+	}
+	r.secrets(typ, b[16:16+n])
 	r.win.advance(int(total))
 	return nil
 }

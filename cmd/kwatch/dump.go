@@ -22,7 +22,7 @@ func (e *env) dump(ctx context.Context, args []string) error {
 	in.register(fs)
 	profile := fs.String("profile", "seed", "header versions of profile seed or accepted-2026 (header v3)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: kwatch dump [--format text|json|ndjson] [--profile seed|accepted-2026] [--port N] FILE...")
+		fmt.Fprintln(fs.Output(), "usage: kwatch dump [--format text|json|ndjson] [--profile seed|accepted-2026] [--port N] [--tls-keylog FILE] FILE...")
 		fs.PrintDefaults()
 	}
 	files, err := parse(fs, args, e.stderr)
@@ -39,12 +39,13 @@ func (e *env) dump(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer opts.Keys.Close()
 	prof, err := audit.ParseProfile(*profile)
 	if err != nil {
 		return usageError{fmt.Sprintf("--profile %q: want seed or accepted-2026", *profile)}
 	}
 	opts.HeaderV3 = audit.HeaderV3(prof)
-	src, err := e.openInput(ctx, files, in)
+	src, err := e.openInput(ctx, files, in, opts.Keys)
 	if err != nil {
 		return err
 	}
@@ -161,6 +162,9 @@ func appendText(b []byte, ev *decode.Event, names captureNames) []byte {
 			b = append(b, " bytes="...)
 			b = strconv.AppendInt(b, ev.Bytes, 10)
 		}
+		if ev.Decrypted {
+			b = append(b, " tls"...)
+		}
 		return append(b, '\n')
 	}
 	b = append(b, decode.APIName(ev.APIKey)...)
@@ -229,6 +233,9 @@ func appendText(b []byte, ev *decode.Event, names captureNames) []byte {
 	if ev.Partial {
 		b = append(b, " partial"...)
 	}
+	if ev.Decrypted {
+		b = append(b, " tls"...) // decrypted with the key log's secrets
+	}
 	return append(b, '\n')
 }
 
@@ -265,6 +272,9 @@ func appendJSON(b []byte, ev *decode.Event, names captureNames) []byte {
 		if ev.Bytes != 0 {
 			b = append(b, `,"bytes":`...)
 			b = strconv.AppendInt(b, ev.Bytes, 10)
+		}
+		if ev.Decrypted {
+			b = append(b, `,"decrypted":true`...)
 		}
 		return append(b, '}')
 	}
@@ -343,6 +353,9 @@ func appendJSON(b []byte, ev *decode.Event, names captureNames) []byte {
 	}
 	if ev.Partial {
 		b = append(b, `,"partial":true`...)
+	}
+	if ev.Decrypted {
+		b = append(b, `,"decrypted":true`...)
 	}
 	return append(b, '}')
 }

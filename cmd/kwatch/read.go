@@ -76,7 +76,7 @@ func (e *env) readAs(ctx context.Context, args []string, command string) error {
 	in.register(fs)
 	pf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: kwatch read [--format text|json|ndjson] [--profile seed|accepted-2026] [--fail-on error|warn|info|never] [--port N] FILE...")
+		fmt.Fprintln(fs.Output(), "usage: kwatch read [--format text|json|ndjson] [--profile seed|accepted-2026] [--fail-on error|warn|info|never] [--port N] [--tls-keylog FILE] FILE...")
 		fs.PrintDefaults()
 	}
 	files, err := parse(fs, args, e.stderr)
@@ -93,7 +93,8 @@ func (e *env) readAs(ctx context.Context, args []string, command string) error {
 	if err != nil {
 		return err
 	}
-	src, err := e.openInput(ctx, files, in)
+	defer popts.Keys.Close()
+	src, err := e.openInput(ctx, files, in, popts.Keys)
 	if err != nil {
 		return err
 	}
