@@ -266,6 +266,8 @@ type fileReader struct {
 	log    zerolog.Logger
 	frame  uint64 // frames returned so far, across files
 	err    error  // sticky end of input
+	// clamped counts absurd timestamps and if_tsoffsets (pcapng.go).
+	clamped uint64
 
 	// pcap
 	big     bool
