@@ -77,6 +77,22 @@ type FragStats struct {
 // Fragments returns the reassembly counters since the decoder was made.
 func (d *LayerDecoder) Fragments() FragStats { return d.frags.stats }
 
+// Reassembled reports whether the segment of the last Decode came from a
+// datagram reassembled from fragments, and if so returns that datagram as
+// a raw IP packet of p's frame and time: decoding it gives the same
+// segment, without the fragments before it (a sharded pipeline hands it to
+// a worker whose decoder never saw them). Its Data is the decoder's, valid
+// until the next Decode; the tunnels outside the reassembled datagram are
+// gone, and so they are not counted again.
+func (d *LayerDecoder) Reassembled(p *Packet) (Packet, bool) {
+	if !d.frags.done || d.last != ReasonNone {
+		return Packet{}, false
+	}
+	out := d.frags.out
+	return Packet{Frame: p.Frame, Time: p.Time, Data: out, CaptureLength: len(out),
+		Length: len(out) + p.Length - p.CaptureLength, LinkType: linkRaw}, true
+}
+
 // fragment is one IP fragment as ipv4 or ipv6 found it; its payload,
 // protocol and addresses are in the ipInfo beside it.
 type fragment struct {
@@ -117,6 +133,7 @@ type fragTable struct {
 	free        int32 // first free slot, -1: none
 	held, spare int   // bytes of live and of free slots' buffers
 	out         []byte
+	done        bool // out holds the datagram of the last Decode's segment
 	stats       FragStats
 
 	maxDatagrams, maxHeld int
@@ -183,6 +200,7 @@ func (t *fragTable) add(p *Packet, f *fragment, ip *ipInfo, depth int) ([]byte, 
 	t.out = rebuild(t.out[:0], f.header, ip.proto, s.buf[:s.end])
 	t.release(i)
 	t.stats.Reassembled++
+	t.done = true
 	return t.out, ReasonNone
 }
 

@@ -128,6 +128,7 @@ type ipInfo struct {
 }
 
 func (d *LayerDecoder) decode(p *Packet, s *Segment) Reason {
+	d.frags.done = false
 	ether, b, r := linkLayer(p)
 	if r != ReasonNone {
 		return r

@@ -63,6 +63,10 @@ type Stats struct {
 	LastFrame  uint64
 	Reassembly reassembly.Stats
 	Layers     capture.DecodeStats
+	// Tunnels counts the tunnel headers unwrapped, by kind; Fragments,
+	// what IP fragment reassembly did.
+	Tunnels   capture.TunnelStats
+	Fragments capture.FragStats
 }
 
 // checkEvery is how many packets pass between context checks: often enough
@@ -179,6 +183,8 @@ func (e *Engine) Stats() Stats {
 	s := e.stats
 	s.Reassembly = e.reasm.Stats()
 	s.Layers = e.layer.Stats()
+	s.Tunnels = e.layer.Unwrapped()
+	s.Fragments = e.layer.Fragments()
 	return s
 }
 
