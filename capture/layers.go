@@ -90,6 +90,7 @@ type LayerDecoder struct {
 	stats   DecodeStats
 	tunnels TunnelStats
 	frags   fragTable
+	frag    fragment // the fragment being decoded (here, not on the stack, to spare zeroing it)
 }
 
 // NewLayerDecoder returns a decoder with zeroed counters.
@@ -127,10 +128,18 @@ type ipInfo struct {
 	truncated bool // the IP length exceeds the bytes the snap length left
 }
 
+// decode is the hot path: a plain Ethernet/IPv4/TCP packet makes two calls
+// (ipv4, decodeTCP); the rest is in small functions.
 func (d *LayerDecoder) decode(p *Packet, s *Segment) Reason {
 	d.frags.done = false
-	ether, b, r := linkLayer(p)
-	if r != ReasonNone {
+	var (
+		ether uint16
+		b     []byte
+		r     Reason
+	)
+	if p.LinkType == linkEthernet && len(p.Data) >= 14 {
+		ether, b = uint16(p.Data[12])<<8|uint16(p.Data[13]), p.Data[14:]
+	} else if ether, b, r = linkLayer(p); r != ReasonNone {
 		return r
 	}
 	var (
@@ -138,10 +147,23 @@ func (d *LayerDecoder) decode(p *Packet, s *Segment) Reason {
 		truncated bool
 	)
 	for depth := 0; ; depth++ {
-		if ether, b, r = skipVLANs(p, ether, b); r != ReasonNone {
-			return r
+		if ether != etherIPv4 && ether != etherIPv6 {
+			if ether, b, r = skipVLANs(p, ether, b); r != ReasonNone {
+				return r
+			}
 		}
-		if r = d.network(p, ether, b, depth, &ip); r != ReasonNone {
+		switch ether {
+		case etherIPv4:
+			r = ipv4(p, b, &ip, &d.frag)
+		case etherIPv6:
+			r = ipv6(p, b, &ip, &d.frag)
+		default:
+			return ReasonNotIP
+		}
+		if r == ReasonFragment {
+			r = d.reassemble(p, ether, depth, &ip)
+		}
+		if r != ReasonNone {
 			return r
 		}
 		truncated = truncated || ip.truncated
@@ -157,7 +179,31 @@ func (d *LayerDecoder) decode(p *Packet, s *Segment) Reason {
 		}
 		d.tunnels[k]++
 	}
-	return finishTCP(p, s, &ip, truncated)
+	// What gopacket's DecodeFromBytes would reject, decodeTCP must not see.
+	tcp := ip.payload
+	if len(tcp) < 20 {
+		return short(p)
+	}
+	off := int(tcp[12]>>4) * 4
+	if off < 20 {
+		return ReasonMalformed
+	}
+	if off > len(tcp) {
+		return short(p)
+	}
+	decodeTCP(&s.TCP, tcp, off)
+	s.Frame = p.Frame
+	s.Time = p.Time
+	var src, dst netip.Addr
+	if len(ip.src) == 4 {
+		src, dst = netip.AddrFrom4([4]byte(ip.src)), netip.AddrFrom4([4]byte(ip.dst))
+	} else {
+		src, dst = netip.AddrFrom16([16]byte(ip.src)), netip.AddrFrom16([16]byte(ip.dst))
+	}
+	s.Src = netip.AddrPortFrom(src, uint16(s.TCP.SrcPort))
+	s.Dst = netip.AddrPortFrom(dst, uint16(s.TCP.DstPort))
+	s.Truncated = truncated || p.Truncated()
+	return ReasonNone
 }
 
 // linkLayer strips the link header of p: the EtherType of what follows (0:
@@ -243,33 +289,17 @@ func skipVLANs(p *Packet, ether uint16, b []byte) (uint16, []byte, Reason) {
 	return 0, nil, ReasonNotIP
 }
 
-// network decodes the IP header of b into ip. A fragment goes to the
-// fragment table; when it completes its datagram, the datagram is decoded
-// in its place.
-func (d *LayerDecoder) network(p *Packet, ether uint16, b []byte, depth int, ip *ipInfo) Reason {
-	var (
-		r    Reason
-		frag fragment
-	)
-	switch ether {
-	case etherIPv4:
-		r = ipv4(p, b, ip, &frag)
-	case etherIPv6:
-		r = ipv6(p, b, ip, &frag)
-	default:
-		return ReasonNotIP
-	}
-	if r != ReasonFragment {
-		return r
-	}
-	dg, r := d.frags.add(p, &frag, ip, depth)
+// reassemble hands the fragment ipv4 or ipv6 found to the fragment table;
+// when it completes its datagram, the datagram is decoded in its place.
+func (d *LayerDecoder) reassemble(p *Packet, ether uint16, depth int, ip *ipInfo) Reason {
+	dg, r := d.frags.add(p, &d.frag, ip, depth)
 	if r != ReasonNone {
 		return r
 	}
 	if ether == etherIPv4 {
-		return ipv4(p, dg, ip, &frag)
+		return ipv4(p, dg, ip, &d.frag)
 	}
-	return ipv6(p, dg, ip, &frag)
+	return ipv6(p, dg, ip, &d.frag)
 }
 
 // ipv4 decodes an IPv4 header. For a fragment it returns ReasonFragment
@@ -371,35 +401,6 @@ func ipv6(p *Packet, b []byte, ip *ipInfo, f *fragment) Reason {
 		}
 		next, rest = rest[0], rest[n:]
 	}
-}
-
-// finishTCP decodes the TCP header of ip's payload into s. What gopacket's
-// DecodeFromBytes would reject, decodeTCP must not see.
-func finishTCP(p *Packet, s *Segment, ip *ipInfo, truncated bool) Reason {
-	tcp := ip.payload
-	if len(tcp) < 20 {
-		return short(p)
-	}
-	off := int(tcp[12]>>4) * 4
-	if off < 20 {
-		return ReasonMalformed
-	}
-	if off > len(tcp) {
-		return short(p)
-	}
-	decodeTCP(&s.TCP, tcp, off)
-	s.Frame = p.Frame
-	s.Time = p.Time
-	var src, dst netip.Addr
-	if len(ip.src) == 4 {
-		src, dst = netip.AddrFrom4([4]byte(ip.src)), netip.AddrFrom4([4]byte(ip.dst))
-	} else {
-		src, dst = netip.AddrFrom16([16]byte(ip.src)), netip.AddrFrom16([16]byte(ip.dst))
-	}
-	s.Src = netip.AddrPortFrom(src, uint16(s.TCP.SrcPort))
-	s.Dst = netip.AddrPortFrom(dst, uint16(s.TCP.DstPort))
-	s.Truncated = truncated || p.Truncated()
-	return ReasonNone
 }
 
 // short classifies headers that end early: cut by the snap length, or
