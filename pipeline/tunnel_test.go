@@ -137,3 +137,39 @@ func TestCorpusThroughTunnels(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReadTunnels runs the pipeline over one conversation (identity
+// traffic, Produce and Fetch up to 70 KB) plain and in each encapsulation.
+// SetBytes is the plain capture's size for all, so MB/s compare directly
+// (target: every tunnel at 0.9x plain or better).
+func BenchmarkReadTunnels(b *testing.B) {
+	c := pcapgen.New(pcapgen.Options{})
+	for range 16 {
+		conversation(c, pcapgen.ConnOptions{}, pcapgen.ConnOptions{})
+	}
+	plain, err := c.Bytes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	run := func(b *testing.B, data []byte) {
+		b.SetBytes(int64(len(plain)))
+		b.ReportAllocs()
+		for b.Loop() {
+			src, err := capture.NewReader(bytes.NewReader(data), "bench.pcap", capture.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := pipeline.Run(context.Background(), src, pipeline.Options{}, audit.New(audit.Options{})); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("plain", func(b *testing.B) { run(b, plain) })
+	for _, v := range variants() {
+		data, err := v.make(plain)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(v.name, func(b *testing.B) { run(b, data) })
+	}
+}
