@@ -59,12 +59,7 @@ var fragDropNames = [numFragDrops]string{
 	FragMalformed: "malformed",
 }
 
-func (r FragDrop) String() string {
-	if r < numFragDrops {
-		return fragDropNames[r]
-	}
-	return "unknown"
-}
+func (r FragDrop) String() string { return name(fragDropNames[:], r) }
 
 // FragStats counts what fragment reassembly did.
 type FragStats struct {

@@ -222,14 +222,3 @@ func TestFragmentsAllocs(t *testing.T) {
 		t.Errorf("reassembled %d datagrams", d.Fragments().Reassembled)
 	}
 }
-
-func TestFragDropString(t *testing.T) {
-	for r := range numFragDrops {
-		if r.String() == "" || r.String() == "unknown" {
-			t.Errorf("FragDrop(%d) has no name", r)
-		}
-	}
-	if FragDrop(200).String() != "unknown" {
-		t.Error("out-of-range FragDrop should print unknown")
-	}
-}

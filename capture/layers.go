@@ -33,9 +33,13 @@ var reasonNames = [numReasons]string{
 	ReasonTunnelDepth:     "tunnel-too-deep",
 }
 
-func (r Reason) String() string {
-	if r < numReasons {
-		return reasonNames[r]
+func (r Reason) String() string { return name(reasonNames[:], r) }
+
+// name is names[v], or "unknown" past the table: the String of Reason,
+// Tunnel and FragDrop.
+func name[T ~uint8](names []string, v T) string {
+	if int(v) < len(names) {
+		return names[v]
 	}
 	return "unknown"
 }

@@ -30,12 +30,7 @@ var tunnelNames = [numTunnels]string{
 	TunnelIPIP:    "ipip",
 }
 
-func (t Tunnel) String() string {
-	if t < numTunnels {
-		return tunnelNames[t]
-	}
-	return "unknown"
-}
+func (t Tunnel) String() string { return name(tunnelNames[:], t) }
 
 // TunnelStats counts the tunnel headers LayerDecoder unwrapped, indexed by
 // Tunnel: a packet in two tunnels counts in both.
@@ -78,70 +73,79 @@ func unwrap(p *Packet, ip *ipInfo) (uint16, []byte, Tunnel, Reason) {
 	case protoGRE:
 		return gre(p, b)
 	}
-	return 0, nil, 0, ReasonNotTCP
+	return notTunnel(ReasonNotTCP)
 }
+
+// notTunnel is unwrap's answer for bytes it does not step over.
+func notTunnel(r Reason) (uint16, []byte, Tunnel, Reason) { return 0, nil, 0, r }
 
 // udpTunnel recognises VXLAN and GENEVE by the UDP destination port and a
 // header that fits the protocol; any other UDP datagram is ReasonNotTCP.
 func udpTunnel(p *Packet, b []byte) (uint16, []byte, Tunnel, Reason) {
 	if len(b) < 8 {
-		return 0, nil, 0, short(p)
+		return notTunnel(short(p))
 	}
 	port := uint16(b[2])<<8 | uint16(b[3])
 	b = b[8:]
 	switch port {
 	case portVXLAN:
 		// RFC 7348: flags RRRRIRRR with I set, then the VNI.
-		if len(b) < 8 {
-			return 0, nil, 0, short(p)
-		}
-		if b[0]&0x08 == 0 {
-			return 0, nil, 0, ReasonNotTCP
+		switch {
+		case len(b) < 8:
+			return notTunnel(short(p))
+		case b[0]&0x08 == 0:
+			return notTunnel(ReasonNotTCP)
 		}
 		ether, b, r := innerEthernet(p, b[8:])
 		return ether, b, TunnelVXLAN, r
 	case portGENEVE:
 		return geneve(p, b)
 	}
-	return 0, nil, 0, ReasonNotTCP
+	return notTunnel(ReasonNotTCP)
 }
 
 // geneve steps over a GENEVE header (RFC 8926) and its options. AWS Gateway
 // Load Balancer sends the inner IP packet with no Ethernet header.
 func geneve(p *Packet, b []byte) (uint16, []byte, Tunnel, Reason) {
-	if len(b) < 8 {
-		return 0, nil, 0, short(p)
+	switch {
+	case len(b) < 8:
+		return notTunnel(short(p))
+	case b[0]>>6 != 0: // version 0 only
+		return notTunnel(ReasonNotTCP)
 	}
-	if b[0]>>6 != 0 { // version 0 only
-		return 0, nil, 0, ReasonNotTCP
-	}
-	n := 8 + int(b[0]&0x3f)*4
+	return byProtocol(p, b, 8+int(b[0]&0x3f)*4, TunnelGENEVE)
+}
+
+// byProtocol steps over the n-byte header of a tunnel of kind k whose
+// bytes 2-3 name what follows, as GENEVE's and GRE's do: Ethernet
+// (transparent Ethernet bridging) or a bare IP packet.
+func byProtocol(p *Packet, b []byte, n int, k Tunnel) (uint16, []byte, Tunnel, Reason) {
 	if len(b) < n {
-		return 0, nil, 0, short(p)
+		return notTunnel(short(p))
 	}
 	ether := uint16(b[2])<<8 | uint16(b[3])
 	b = b[n:]
 	switch ether {
 	case etherTEB:
 		ether, b, r := innerEthernet(p, b)
-		return ether, b, TunnelGENEVE, r
+		return ether, b, k, r
 	case etherIPv4, etherIPv6:
-		return ether, b, TunnelGENEVE, ReasonNone
+		return ether, b, k, ReasonNone
 	}
-	return 0, nil, 0, ReasonNotTCP
+	return notTunnel(ReasonNotTCP)
 }
 
 // gre steps over a GRE header (RFC 2784, with RFC 2890's key and sequence
 // number) and, for ERSPAN, the ERSPAN header.
 func gre(p *Packet, b []byte) (uint16, []byte, Tunnel, Reason) {
 	if len(b) < 4 {
-		return 0, nil, 0, short(p)
+		return notTunnel(short(p))
 	}
 	flags := b[0]
 	// Version 0 only (1 is PPTP's); routing (RFC 1701) and the recursion
 	// and reserved bits must be clear, as RFC 2784 has receivers check.
 	if flags&0x4f != 0 || b[1] != 0 {
-		return 0, nil, 0, ReasonNotTCP
+		return notTunnel(ReasonNotTCP)
 	}
 	n := 4
 	for _, bit := range [...]byte{0x80, 0x20, 0x10} { // checksum, key, sequence
@@ -149,23 +153,17 @@ func gre(p *Packet, b []byte) (uint16, []byte, Tunnel, Reason) {
 			n += 4
 		}
 	}
-	if len(b) < n {
-		return 0, nil, 0, short(p)
-	}
-	ether := uint16(b[2])<<8 | uint16(b[3])
-	b = b[n:]
-	switch ether {
-	case etherTEB:
-		ether, b, r := innerEthernet(p, b)
-		return ether, b, TunnelGRE, r
-	case etherIPv4, etherIPv6:
-		return ether, b, TunnelGRE, ReasonNone
+	switch uint16(b[2])<<8 | uint16(b[3]) {
 	case etherERSPAN2:
-		return erspan2(p, b, flags&0x10 != 0)
+		if len(b) >= n {
+			return erspan2(p, b[n:], flags&0x10 != 0)
+		}
 	case etherERSPAN3:
-		return erspan3(p, b)
+		if len(b) >= n {
+			return erspan3(p, b[n:])
+		}
 	}
-	return 0, nil, 0, ReasonNotTCP
+	return byProtocol(p, b, n, TunnelGRE)
 }
 
 // erspan2 steps over ERSPAN type II's 8-byte header (version 1). Type I
@@ -173,10 +171,10 @@ func gre(p *Packet, b []byte) (uint16, []byte, Tunnel, Reason) {
 func erspan2(p *Packet, b []byte, seq bool) (uint16, []byte, Tunnel, Reason) {
 	if seq {
 		if len(b) < 8 {
-			return 0, nil, 0, short(p)
+			return notTunnel(short(p))
 		}
 		if b[0]>>4 != 1 {
-			return 0, nil, 0, ReasonNotTCP
+			return notTunnel(ReasonNotTCP)
 		}
 		b = b[8:]
 	}
@@ -188,18 +186,18 @@ func erspan2(p *Packet, b []byte, seq bool) (uint16, []byte, Tunnel, Reason) {
 // 8-byte platform-specific subheader its O bit announces. Its frame type
 // says whether an Ethernet frame (0) or a bare IP packet (2) follows.
 func erspan3(p *Packet, b []byte) (uint16, []byte, Tunnel, Reason) {
-	if len(b) < 12 {
-		return 0, nil, 0, short(p)
-	}
-	if b[0]>>4 != 2 {
-		return 0, nil, 0, ReasonNotTCP
+	switch {
+	case len(b) < 12:
+		return notTunnel(short(p))
+	case b[0]>>4 != 2:
+		return notTunnel(ReasonNotTCP)
 	}
 	n := 12
 	if b[11]&0x01 != 0 {
 		n += 8
 	}
 	if len(b) < n {
-		return 0, nil, 0, short(p)
+		return notTunnel(short(p))
 	}
 	ft := b[10] >> 2 & 0x1f
 	b = b[n:]
@@ -210,7 +208,7 @@ func erspan3(p *Packet, b []byte) (uint16, []byte, Tunnel, Reason) {
 	case 2:
 		return 0, b, TunnelERSPAN3, ReasonNone // the version nibble decides
 	}
-	return 0, nil, 0, ReasonNotTCP
+	return notTunnel(ReasonNotTCP)
 }
 
 // innerEthernet strips a tunnelled Ethernet header; its VLAN tags are left

@@ -180,14 +180,22 @@ func outerIPv4(proto byte, payload []byte) []byte {
 	return append(h, payload...)
 }
 
-func TestTunnelString(t *testing.T) {
+// TestKindNames: every tunnel kind and fragment drop reason has a name.
+func TestKindNames(t *testing.T) {
+	var names []string
 	for k := range numTunnels {
-		if k.String() == "" || k.String() == "unknown" {
-			t.Errorf("Tunnel(%d) has no name", k)
+		names = append(names, k.String())
+	}
+	for r := range numFragDrops {
+		names = append(names, r.String())
+	}
+	for i, n := range names {
+		if n == "" || n == "unknown" {
+			t.Errorf("name %d: %q", i, n)
 		}
 	}
-	if Tunnel(200).String() != "unknown" {
-		t.Error("out-of-range Tunnel should print unknown")
+	if Tunnel(200).String() != "unknown" || FragDrop(200).String() != "unknown" {
+		t.Error("out-of-range kinds should print unknown")
 	}
 }
 

@@ -53,18 +53,17 @@ func (e Encap) String() string {
 
 // Encaps lists every encapsulation Wrap knows.
 func Encaps() []Encap {
-	out := make([]Encap, numEncaps)
-	for i := range out {
-		out[i] = Encap(i)
+	var out []Encap
+	for e := range numEncaps {
+		out = append(out, e)
 	}
 	return out
 }
 
+// The outer addresses: documentation prefixes (RFC 5737, RFC 3849).
 var (
-	outerSrc4 = netip.MustParseAddr("192.0.2.1")
-	outerDst4 = netip.MustParseAddr("192.0.2.2")
-	outerSrc6 = netip.MustParseAddr("2001:db8::1")
-	outerDst6 = netip.MustParseAddr("2001:db8::2")
+	outerSrc6 = netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 15: 1})
+	outerDst6 = netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 15: 2})
 )
 
 // Wrap returns a packet of link type lt (captured bytes data, length on
@@ -195,8 +194,7 @@ func appendOuter(b []byte, v6 bool, proto uint8, n int, id uint16) []byte {
 	b = binary.BigEndian.AppendUint16(b, uint16(20+n))
 	b = binary.BigEndian.AppendUint16(b, id)
 	b = append(b, 0, 0, 64, proto, 0, 0)
-	s, d := outerSrc4.As4(), outerDst4.As4()
-	b = append(append(b, s[:]...), d[:]...)
+	b = append(b, 192, 0, 2, 1, 192, 0, 2, 2)
 	binary.BigEndian.PutUint16(b[ip+10:], fold(sum(0, b[ip:ip+20])))
 	return b
 }
