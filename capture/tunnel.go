@@ -147,12 +147,8 @@ func gre(p *Packet, b []byte) (uint16, []byte, Tunnel, Reason) {
 	if flags&0x4f != 0 || b[1] != 0 {
 		return notTunnel(ReasonNotTCP)
 	}
-	n := 4
-	for _, bit := range [...]byte{0x80, 0x20, 0x10} { // checksum, key, sequence
-		if flags&bit != 0 {
-			n += 4
-		}
-	}
+	// 4 bytes more for each of checksum (0x80), key (0x20) and sequence (0x10).
+	n := 4 + 4*int(flags>>7+flags>>5&1+flags>>4&1)
 	switch uint16(b[2])<<8 | uint16(b[3]) {
 	case etherERSPAN2:
 		if len(b) >= n {
