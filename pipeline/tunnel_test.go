@@ -61,7 +61,7 @@ func variants() []variant {
 
 // outcome is what must not change when a capture arrives wrapped.
 type outcome struct {
-	Findings []audit.Finding
+	Findings []map[string]any // exported fields: unexported ones order, not report
 	Coverage map[string]uint64
 	Start    string
 	End      string
@@ -89,16 +89,28 @@ func auditBytes(t *testing.T, b []byte, profile string, workers int, frames bool
 	}
 	a.AddCapture(st.Packets, st.Bytes, st.Connections)
 	rep := a.Finish(st.LastTime)
-	o := outcome{Findings: rep.Findings, Coverage: rep.Totals.Coverage, Start: rep.Start, End: rep.End,
+	o := outcome{Coverage: rep.Totals.Coverage, Start: rep.Start, End: rep.End,
 		Counts: [4]uint64{rep.Totals.Connections, rep.Totals.KafkaConnections, rep.Totals.Requests, rep.Totals.Responses}}
-	if !frames { // fragments renumber packets
-		for i := range o.Findings {
-			f := &o.Findings[i]
+	for _, f := range rep.Findings {
+		if !frames { // fragments renumber packets
 			f.Frame, f.Conn.StartFrame = 0, 0
 			f.Message = frameRef.ReplaceAllString(f.Message, "frame N")
 		}
+		o.Findings = append(o.Findings, exported(f))
 	}
 	return o, st
+}
+
+// exported is v's exported fields by name.
+func exported(v any) map[string]any {
+	rv := reflect.ValueOf(v)
+	m := map[string]any{}
+	for i := range rv.NumField() {
+		if f := rv.Type().Field(i); f.IsExported() {
+			m[f.Name] = rv.Field(i).Interface()
+		}
+	}
+	return m
 }
 
 // TestCorpusThroughTunnels: every corpus capture, delivered in every
