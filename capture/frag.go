@@ -146,9 +146,13 @@ func (t *fragTable) init() {
 // ReasonNone; otherwise ReasonFragment.
 func (t *fragTable) add(p *Packet, f *fragment, ip *ipInfo, depth int) ([]byte, Reason) {
 	t.expire(p.Time)
-	key := fragKey{id: f.id, proto: ip.proto, depth: uint8(depth), v6: len(ip.src) == 16}
-	copy(key.src[:], ip.src)
-	copy(key.dst[:], ip.dst)
+	key := fragKey{id: f.id, proto: ip.proto, depth: uint8(depth), v6: len(f.header) == 40}
+	if key.v6 {
+		key.src, key.dst = [16]byte(f.header[8:24]), [16]byte(f.header[24:40])
+	} else {
+		copy(key.src[:], f.header[12:16])
+		copy(key.dst[:], f.header[16:20])
+	}
 	i, ok := t.index[key]
 	if ip.truncated {
 		if ok {

@@ -126,7 +126,7 @@ func (d *LayerDecoder) Decode(p *Packet, s *Segment) (ok bool) {
 // ipInfo is what an IP header tells the layers above it. src and dst point
 // into the packet (4 or 16 bytes); payload is trimmed to the IP length.
 type ipInfo struct {
-	src, dst  []byte
+	hdr       []byte // the fixed header: addresses at 12 and 16 (IPv4) or 8 and 24 (IPv6)
 	proto     uint8
 	payload   []byte
 	truncated bool // the IP length exceeds the bytes the snap length left
@@ -199,10 +199,10 @@ func (d *LayerDecoder) decode(p *Packet, s *Segment) Reason {
 	s.Frame = p.Frame
 	s.Time = p.Time
 	var src, dst netip.Addr
-	if len(ip.src) == 4 {
-		src, dst = netip.AddrFrom4([4]byte(ip.src)), netip.AddrFrom4([4]byte(ip.dst))
+	if h := ip.hdr; h[0]>>4 == 4 {
+		src, dst = netip.AddrFrom4([4]byte(h[12:16])), netip.AddrFrom4([4]byte(h[16:20]))
 	} else {
-		src, dst = netip.AddrFrom16([16]byte(ip.src)), netip.AddrFrom16([16]byte(ip.dst))
+		src, dst = netip.AddrFrom16([16]byte(h[8:24])), netip.AddrFrom16([16]byte(h[24:40]))
 	}
 	s.Src = netip.AddrPortFrom(src, uint16(s.TCP.SrcPort))
 	s.Dst = netip.AddrPortFrom(dst, uint16(s.TCP.DstPort))
@@ -332,7 +332,7 @@ func ipv4(p *Packet, b []byte, ip *ipInfo, f *fragment) Reason {
 	default:
 		ip.truncated = p.Truncated() // cut by the snap length, else a wrong length field: the bytes are the packet
 	}
-	ip.src, ip.dst, ip.proto, ip.payload = b[12:16], b[16:20], b[9], b[ihl:]
+	ip.hdr, ip.proto, ip.payload = b, b[9], b[ihl:]
 	if b[6]&0x3f != 0 || b[7] != 0 { // more fragments, or a non-zero offset
 		f.header = b[:20]
 		f.off = (int(b[6]&0x1f)<<8 | int(b[7])) * 8
@@ -363,7 +363,7 @@ func ipv6(p *Packet, b []byte, ip *ipInfo, f *fragment) Reason {
 	default:
 		ip.truncated = p.Truncated() // as for IPv4
 	}
-	ip.src, ip.dst = b[8:24], b[24:40]
+	ip.hdr = b
 	next, rest := b[6], b[40:]
 	for i := 0; ; i++ {
 		var n int
