@@ -277,6 +277,8 @@ type fileReader struct {
 	log    zerolog.Logger
 	frame  uint64 // the last frame returned (PackFrame: its file index above)
 	err    error  // sticky end of input
+	// clamped counts absurd timestamps and if_tsoffsets (pcapng.go).
+	clamped uint64
 
 	// pcap
 	big     bool

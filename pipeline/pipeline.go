@@ -70,6 +70,10 @@ type Stats struct {
 	Reassembly reassembly.Stats
 	Layers     capture.DecodeStats
 	TLS        tlsdec.Stats
+	// Tunnels counts the tunnel headers unwrapped, by kind; Fragments,
+	// what IP fragment reassembly did.
+	Tunnels   capture.TunnelStats
+	Fragments capture.FragStats
 }
 
 // checkEvery is how many packets pass between context checks: often enough
@@ -186,6 +190,8 @@ func (e *Engine) Stats() Stats {
 	s := e.stats
 	s.Reassembly = e.reasm.Stats()
 	s.Layers = e.layer.Stats()
+	s.Tunnels = e.layer.Unwrapped()
+	s.Fragments = e.layer.Fragments()
 	return s
 }
 

@@ -317,7 +317,13 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 			}
 			wi := shardOf(&seg, n)
 			pt := &b.parts[wi]
-			if !retained {
+			// A reassembled datagram goes to the worker whole: its
+			// decoder never sees the fragments before it.
+			dg, reassembled := layer.Reassembled(&p)
+			if reassembled {
+				p = dg
+			}
+			if !retained || reassembled {
 				if pt.arena == nil {
 					pt.arena = make([]byte, 0, arenaCap)
 				}
@@ -402,6 +408,8 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 	}
 
 	stats.Layers = layer.Stats()
+	stats.Tunnels = layer.Unwrapped()
+	stats.Fragments = layer.Fragments()
 	stats.Reassembly.Segments = filtered
 	stats.Reassembly.Filtered = filtered
 	for _, w := range workers {
