@@ -1,22 +1,13 @@
 package main
 
-// Black-box scenarios (batch 8e): captures written the way a hurried
-// scenario author writes them from SPEC.md alone, with a hand-written pcap
-// writer and hand-built (or gopacket SerializeLayers-built) Ethernet, IPv4,
-// IPv6 and TCP, never with internal/pcapgen: no handshake, sequence numbers
-// from 0 or 1, ACK flags missing or zero, equal, zero or backward
-// timestamps, several Kafka frames per packet or one frame over several,
-// requests without responses, brokers on odd ports, no FIN, zero MACs and
-// checksums, Ethernet trailers, snaplen. Every rule family of SPEC.md
-// section 3 is run in three such packet styles, each with a compliant twin.
-// Expectations come from SPEC.md and README.md's "Rules: where SPEC.md is
-// silent" only, never from kwatch's implementation.
-
 import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"net"
 	"net/netip"
 	"os"
@@ -25,10 +16,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // ------------------------------------------------------------ pcap writer
