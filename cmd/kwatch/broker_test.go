@@ -18,7 +18,7 @@ import (
 // SPEC 3.5 broker-accepted-invalid: "(the error rules of 3.1 ...) was
 // answered without INVALID_REQUEST, where the response has a top-level
 // error code (APIs of section 1)". ApiVersions has one; Metadata does not.
-func TestBlackboxAcceptedInvalidHeader(t *testing.T) {
+func TestBrokerAcceptedInvalidHeader(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	// changed on ApiVersions answered NONE: changed + accepted-invalid.
 	cn := c.Conn(pcapgen.ConnOptions{})
@@ -44,7 +44,7 @@ func TestBlackboxAcceptedInvalidHeader(t *testing.T) {
 // SPEC 3.5 broker-accepted-invalid for instance-id-late and
 // instance-id-malformed (error rules of 3.1) on APIs with a top-level
 // error code answered NONE.
-func TestBlackboxAcceptedInvalidLateMalformed(t *testing.T) {
+func TestBrokerAcceptedInvalidLateMalformed(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), nil)
@@ -68,7 +68,7 @@ func TestBlackboxAcceptedInvalidLateMalformed(t *testing.T) {
 // connection (a broker answers in order, but never rely on it alone)". Two
 // pipelined ApiVersions, both instance-id-changed; the broker answers the
 // second (NONE) before the first (42): only the second was accepted.
-func TestBlackboxAcceptedInvalidByCorrelation(t *testing.T) {
+func TestBrokerAcceptedInvalidByCorrelation(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -89,7 +89,7 @@ func TestBlackboxAcceptedInvalidByCorrelation(t *testing.T) {
 
 // SPEC 3.5: "was answered without INVALID_REQUEST": a violating request
 // that got no response at all was not answered: no broker rule.
-func TestBlackboxUnansweredNoBrokerRule(t *testing.T) {
+func TestBrokerUnansweredNoBrokerRule(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -106,7 +106,7 @@ func TestBlackboxUnansweredNoBrokerRule(t *testing.T) {
 // SPEC 3.7: request rules "fire once per offending request", and 3.5 is one
 // of them: a GetTelemetrySubscriptions that is both instance-id-changed and
 // telemetry-id-mismatch, answered NONE, is one broker-accepted-invalid.
-func TestBlackboxAcceptedInvalidOncePerRequest(t *testing.T) {
+func TestBrokerAcceptedInvalidOncePerRequest(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -123,7 +123,7 @@ func TestBlackboxAcceptedInvalidOncePerRequest(t *testing.T) {
 // non-zero body ID answered with a non-zero ID" holds on row 5 too: a row-5
 // request answered NONE with Y is mismatch + broker-accepted-invalid +
 // broker-telemetry-id-echo.
-func TestBlackboxRow5AcceptedWithEcho(t *testing.T) {
+func TestBrokerRow5AcceptedWithEcho(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	bbPlay(c, pcapgen.ConnOptions{}, []bbStep{{cid: pcapgen.Ptr("orders-app"), id: bbID(bbX), kind: "g", r: bbY, b: bbY}})
 	rep := bbRun(t, c)
@@ -141,7 +141,7 @@ func TestBlackboxRow5AcceptedWithEcho(t *testing.T) {
 // assigned ... moving from an empty member ID to it is no member-id-changed,
 // and the member-ID property rules (-not-uuid, -encoding, -not-v4,
 // -misaligned) do not judge it."
-func TestBlackboxEmptyJoinV1BrokerAssigns(t *testing.T) {
+func TestBrokerEmptyJoinV1Assigns(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x32)
 	cn, s := bbModern(c, pcapgen.ConnOptions{}, inst)
@@ -167,7 +167,7 @@ func TestBlackboxEmptyJoinV1BrokerAssigns(t *testing.T) {
 // -misaligned) do not judge" a broker-assigned member ID; below the required
 // version (v0) the assignment is legitimate. A KIP-1313 client at v0 gets a
 // padded, non-v4, misaligned ID from the broker: only member-id-empty (info).
-func TestBlackboxBrokerAssignedNotJudged(t *testing.T) {
+func TestBrokerAssignedNotJudged(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x3f)
 	assigned := pcapgen.PaddedURL(withVersion(pcapgen.SeqUUID(0x5c), 1))
@@ -184,7 +184,7 @@ func TestBlackboxBrokerAssignedNotJudged(t *testing.T) {
 // 3.5 for streams: an empty StreamsGroupHeartbeat v0 join (required from v0)
 // answered NONE with an assigned member ID: member-id-empty error plus both
 // broker rules.
-func TestBlackboxStreamsBrokerAssigned(t *testing.T) {
+func TestBrokerStreamsAssigned(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	assigned := pcapgen.JavaString(pcapgen.SeqUUID(0x70))
@@ -205,7 +205,7 @@ func TestBlackboxStreamsBrokerAssigned(t *testing.T) {
 // broker-accepted-invalid's "kip is that of the rule it answers". Each
 // answer comes two seconds after its request, so that frame and time of the
 // request and of the answer differ.
-func TestBB7BrokerFindingsNameTheRequest(t *testing.T) {
+func TestBrokerFindingsNameTheRequest(t *testing.T) {
 	type answered struct{ reqFrame, respFrame int }
 	slow := func(c *pcapgen.Capture, s *pcapgen.Session, req kmsg.Request, resp kmsg.Response) answered {
 		corr, rf := s.Request(req)
@@ -312,7 +312,7 @@ func TestBB7BrokerFindingsNameTheRequest(t *testing.T) {
 // give no 3.5 finding; on the other side, an error rule of 3.1 on a share
 // heartbeat, and a 3.3 rule answered with an error other than
 // INVALID_REQUEST, do.
-func TestBB7BrokerAcceptedInvalidScope(t *testing.T) {
+func TestBrokerAcceptedInvalidScope(t *testing.T) {
 	one := pcapgen.OneUUID()
 	cases := []struct {
 		name  string
@@ -359,7 +359,7 @@ func TestBB7BrokerAcceptedInvalidScope(t *testing.T) {
 }
 
 // instance-id-changed on a ConsumerGroupHeartbeat answered NONE.
-func TestBB8IChangedOnHeartbeatAccepted(t *testing.T) {
+func TestBrokerChangedOnHeartbeatAccepted(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8iModern(c)
 	s.Header.InstanceID = bbID(bb8iY)
@@ -376,7 +376,7 @@ func TestBB8IChangedOnHeartbeatAccepted(t *testing.T) {
 
 // Telemetry rows 4 and 5 answered NONE (with a zero ID): broker-accepted-invalid,
 // kip of the rule answered (KIP-714).
-func TestBB8ITelemetryRows45Accepted(t *testing.T) {
+func TestBrokerTelemetryRows45Accepted(t *testing.T) {
 	for _, row := range []struct {
 		name string
 		body [16]byte
@@ -400,7 +400,7 @@ func TestBB8ITelemetryRows45Accepted(t *testing.T) {
 
 // member-id-empty on a v1 join answered with a broker-assigned ID: both 3.5
 // rules; at v0 (below the required version) neither.
-func TestBB8IMemberIDEmptyAnswered(t *testing.T) {
+func TestBrokerMemberIDEmptyAnswered(t *testing.T) {
 	for _, v := range []int16{0, 1} {
 		t.Run("v"+strconv.Itoa(int(v)), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -420,7 +420,7 @@ func TestBB8IMemberIDEmptyAnswered(t *testing.T) {
 }
 
 // broker-telemetry-id-echo / -missing for each GetTelemetrySubscriptions row.
-func TestBB8ITelemetryEchoMissingRows(t *testing.T) {
+func TestBrokerTelemetryEchoMissingRows(t *testing.T) {
 	cases := []struct {
 		name   string
 		modern bool
@@ -461,7 +461,7 @@ func TestBB8ITelemetryEchoMissingRows(t *testing.T) {
 // PushTelemetry answered with an error code: a compliant push answered
 // with an error is no finding; a zero push answered with an error that is
 // not INVALID_REQUEST is broker-accepted-invalid (README 9), answered 42 not.
-func TestBB8IPushTelemetryErrorAnswers(t *testing.T) {
+func TestBrokerPushTelemetryErrorAnswers(t *testing.T) {
 	cases := []struct {
 		name string
 		body [16]byte
@@ -489,7 +489,7 @@ func TestBB8IPushTelemetryErrorAnswers(t *testing.T) {
 // header written as if with extra tag bytes): here a response header v0
 // (no tag byte) instead of v1: the body is off by one; no crash, no
 // broker finding.
-func TestBB8IGTSWrongResponseHeader(t *testing.T) {
+func TestBrokerGTSWrongResponseHeader(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8iLegacy(c)
 	corr, _ := s.Request(pcapgen.GetTelemetrySubscriptions(bb8iZero))
@@ -505,7 +505,7 @@ func TestBB8IGTSWrongResponseHeader(t *testing.T) {
 
 // A request whose tag 0 is malformed (size 15), answered NONE: SPEC 3.5
 // "the error rules of 3.1": broker-accepted-invalid.
-func TestBB8IMalformedAnsweredNone(t *testing.T) {
+func TestBrokerMalformedAnsweredNone(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8iModern(c)
 	bad := append([]byte{1, 0, 15}, make([]byte, 15)...)
@@ -584,7 +584,7 @@ func bb8iFixTCP(p []byte, ack uint32) []byte {
 // A violating request, the client's FIN (half-close), then the broker's
 // answer NONE, then the broker's FIN: the answer is still matched and the
 // request is broker-accepted-invalid.
-func TestBB8IAnswerAfterClientFIN(t *testing.T) {
+func TestBrokerAnswerAfterClientFIN(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{Link: pcapgen.LinkRaw})
 	cn, s := bb8iModern(c)
 	s.Header.InstanceID = bbID(bb8iY)

@@ -22,7 +22,7 @@ import (
 // SPEC 6 "offline: pcap or pcapng": every link layer a capture may have
 // (Ethernet, 802.1Q, Linux cooked v1/v2 from `tcpdump -i any`, BSD
 // loopback, raw IP) and every classic pcap variant give the same findings.
-func TestBlackbox3LinkTypesAndFormats(t *testing.T) {
+func TestCaptureFileLinkTypesAndFormats(t *testing.T) {
 	base := func(o pcapgen.Options) []map[string]any {
 		c, _, _ := bb3Changed(o)
 		b, err := c.Bytes()
@@ -46,12 +46,12 @@ func TestBlackbox3LinkTypesAndFormats(t *testing.T) {
 	}
 }
 
-// TestBB8DHelperProcess is no test: it is the child process of bb8dExec,
+// TestCaptureFileHelperProcess is no test: it is the child process of bb8dExec,
 // running kwatch's command line with the arguments it is given.
-func TestBB8DHelperProcess(t *testing.T) {
+func TestCaptureFileHelperProcess(t *testing.T) {
 	enc := os.Getenv("BB8D_HELPER_ARGS")
 	if enc == "" {
-		t.Skip("child process of the other TestBB8D tests")
+		t.Skip("child process of the tests that run kwatch through bb8dExec")
 	}
 	var args []string
 	if err := json.Unmarshal([]byte(enc), &args); err != nil {
@@ -134,7 +134,7 @@ func bb8dGzip(data []byte) []byte {
 
 // ------------------------------------------------------- truncated files
 
-// TestBB8DTruncatedPcap: README "A file that breaks after some packets
+// TestCaptureFileTruncatedPcap: README "A file that breaks after some packets
 // (truncated, corrupt) is reported on stderr and what was read before it
 // stands"; SPEC 5 exit status "0 when no finding reaches --fail-on ..., 1
 // when one does"; standard "Logs go to stderr; stdout carries only the
@@ -145,7 +145,7 @@ func bb8dGzip(data []byte) []byte {
 // status is 0, the packets counted are the whole records before the cut,
 // and the truncation is one line on stderr, never on stdout. Also through
 // standard input ('-').
-func TestBB8DTruncatedPcap(t *testing.T) {
+func TestCaptureFileTruncatedPcap(t *testing.T) {
 	c, early, late := bb8dBase(pcapgen.Options{})
 	whole, err := c.Bytes()
 	if err != nil {
@@ -244,12 +244,12 @@ func TestBB8DTruncatedPcap(t *testing.T) {
 	})
 }
 
-// TestBB8DTruncatedPcapng: the same as TestBB8DTruncatedPcap for pcapng:
+// TestCaptureFileTruncatedPcapng: the same as TestCaptureFileTruncatedPcap for pcapng:
 // cut inside an Enhanced Packet Block's header, inside its data, and
 // between its data and its trailing length. README "A file that breaks
 // after some packets (truncated, corrupt) is reported on stderr and what
 // was read before it stands".
-func TestBB8DTruncatedPcapng(t *testing.T) {
+func TestCaptureFileTruncatedPcapng(t *testing.T) {
 	c, early, late := bb8dBase(pcapgen.Options{})
 	ng := &bb8dNg{o: binary.LittleEndian}
 	ng.shb()
@@ -286,7 +286,7 @@ func TestBB8DTruncatedPcapng(t *testing.T) {
 
 // ------------------------------------------------- hostile record lengths
 
-// TestBB8DPcapRecordLongerThanSnaplen: GRO on Linux hands tcpdump packets
+// TestCaptureFilePcapRecordLongerThanSnaplen: GRO on Linux hands tcpdump packets
 // bigger than an old 65535 snaplen (an IPv4 packet of 65535 bytes is 65549
 // with its Ethernet header), so real pcaps hold records whose captured
 // length exceeds the header's snaplen; Wireshark and libpcap read on. The
@@ -294,7 +294,7 @@ func TestBB8DTruncatedPcapng(t *testing.T) {
 // analyzed is lost", and a file read on (no error on stderr) must lose
 // nothing after it either: the instance-id-changed findings before and
 // after the big record are reported, and every packet counted.
-func TestBB8DPcapRecordLongerThanSnaplen(t *testing.T) {
+func TestCaptureFilePcapRecordLongerThanSnaplen(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	x, y := bb8dX, bb8dY
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb8dAP("10.8.4.1:44000"), Broker: bb8dAP("10.0.0.9:9092"), Perturb: &pcapgen.Perturb{MSS: 65495}})
@@ -352,13 +352,13 @@ func TestBB8DPcapRecordLongerThanSnaplen(t *testing.T) {
 	}
 }
 
-// TestBB8DPcapAbsurdRecordLength: a record header claiming 2 GB (or
+// TestCaptureFilePcapAbsurdRecordLength: a record header claiming 2 GB (or
 // 4 GB - 1, negative as an int32) of captured data after ~180 good
 // packets. Standard: "hostile frame sizes ... get a clear one-line error
 // or a coverage event, never a panic, and nothing already analyzed is
 // lost": the early finding stands (exit 1), one line on stderr, and kwatch
 // does not allocate the 2 GB the header claims.
-func TestBB8DPcapAbsurdRecordLength(t *testing.T) {
+func TestCaptureFilePcapAbsurdRecordLength(t *testing.T) {
 	c, early, late := bb8dBase(pcapgen.Options{})
 	whole, err := c.Bytes()
 	if err != nil {
@@ -399,14 +399,14 @@ func TestBB8DPcapAbsurdRecordLength(t *testing.T) {
 	}
 }
 
-// TestBB8DPcapngBadBlockLength: a pcapng whose block after ~180 good
+// TestCaptureFilePcapngBadBlockLength: a pcapng whose block after ~180 good
 // packets has a broken total length: not a multiple of 4, under the 12-byte
 // minimum, a trailing length that differs from the leading one, or a
 // length of nearly 2 GB. Standard: "Bad input ... gets a clear one-line
 // error or a coverage event, never a panic, and nothing already analyzed is
 // lost": the early finding stands (exit 1) and the damage is one line on
 // stderr.
-func TestBB8DPcapngBadBlockLength(t *testing.T) {
+func TestCaptureFilePcapngBadBlockLength(t *testing.T) {
 	c, early, late := bb8dBase(pcapgen.Options{})
 	recs := bb8dRecs(c)
 	k := (early + late) / 2
@@ -468,7 +468,7 @@ func TestBB8DPcapngBadBlockLength(t *testing.T) {
 
 // ------------------------------------------------------ pcapng structure
 
-// TestBB8DPcapngNonPacketBlocks: SPEC 5 "frame is the 1-based packet
+// TestCaptureFilePcapngNonPacketBlocks: SPEC 5 "frame is the 1-based packet
 // number in the capture file (as Wireshark numbers it)". Wireshark skips
 // blocks that hold no packet (an unknown block type, a Decryption Secrets
 // Block, statistics, name resolution) and numbers every packet block: the
@@ -478,7 +478,7 @@ func TestBB8DPcapngBadBlockLength(t *testing.T) {
 // the packet blocks inserted; and, read as the first of two files, the
 // second file's frames continue after them (README: "frame numbers continue
 // from one file to the next, as mergecap -a numbers them").
-func TestBB8DPcapngNonPacketBlocks(t *testing.T) {
+func TestCaptureFilePcapngNonPacketBlocks(t *testing.T) {
 	c, early, late := bb8dBase(pcapgen.Options{})
 	recs := bb8dRecs(c)
 	le := binary.LittleEndian
@@ -561,7 +561,7 @@ func TestBB8DPcapngNonPacketBlocks(t *testing.T) {
 	}
 }
 
-// TestBB8DPcapngPacketWithoutInterface: an Enhanced Packet Block names an
+// TestCaptureFilePcapngPacketWithoutInterface: an Enhanced Packet Block names an
 // interface that its section has not described: before any Interface
 // Description Block, in a second section (each section numbers its own
 // interfaces from 0: the first section's do not carry over), or an
@@ -569,7 +569,7 @@ func TestBB8DPcapngNonPacketBlocks(t *testing.T) {
 // type). Standard: "a clear one-line error or a coverage event, never a
 // panic, and nothing already analyzed is lost": never silently; the
 // findings read before it stand.
-func TestBB8DPcapngPacketWithoutInterface(t *testing.T) {
+func TestCaptureFilePcapngPacketWithoutInterface(t *testing.T) {
 	c, early, late := bb8dBase(pcapgen.Options{})
 	recs := bb8dRecs(c)
 	k := (early + late) / 2
@@ -626,14 +626,14 @@ func TestBB8DPcapngPacketWithoutInterface(t *testing.T) {
 	}
 }
 
-// TestBB8DOtherByteOrder: SPEC 6 "offline: pcap or pcapng": a big-endian
+// TestCaptureFileOtherByteOrder: SPEC 6 "offline: pcap or pcapng": a big-endian
 // pcapng (written on a big-endian host; the section header's byte-order
 // magic says so), a pcapng of two sections of different byte orders (two
 // captures joined with cat), and a big-endian pcap with nanosecond
 // timestamps: the same findings at the same frames and times as the
 // little-endian microsecond pcap (SPEC 5: time "2026-11-29T16:49:25.123456Z",
 // the packet's own time).
-func TestBB8DOtherByteOrder(t *testing.T) {
+func TestCaptureFileOtherByteOrder(t *testing.T) {
 	start := time.Date(2026, 11, 29, 16, 49, 25, 123456000, time.UTC)
 	c, early, late := bb8dBase(pcapgen.Options{Start: start})
 	wantRep, _ := bbReadAs[bb8dReport](t, bbCaptureFile(t, c, "ref.pcap"))
@@ -701,7 +701,7 @@ func TestBB8DOtherByteOrder(t *testing.T) {
 
 // ------------------------------------------------------------------- gzip
 
-// TestBB8DGzipDamage: SPEC 6 "offline: pcap or pcapng (also .gz)"; README
+// TestCaptureFileGzipDamage: SPEC 6 "offline: pcap or pcapng (also .gz)"; README
 // "A file that breaks after some packets (truncated, corrupt) is reported
 // on stderr and what was read before it stands"; SPEC 5 exit 2 "when the
 // input cannot be read" with a one-line reason.
@@ -714,7 +714,7 @@ func TestBB8DOtherByteOrder(t *testing.T) {
 //     stream, the same report as the plain file and nothing on stderr;
 //   - a gzip of random bytes, of nothing, and a gzip header alone: exit 2,
 //     one line, no report.
-func TestBB8DGzipDamage(t *testing.T) {
+func TestCaptureFileGzipDamage(t *testing.T) {
 	c, early, late := bb8dBase(pcapgen.Options{})
 	plain, err := c.Bytes()
 	if err != nil {
@@ -790,13 +790,13 @@ func TestBB8DGzipDamage(t *testing.T) {
 
 // ---------------------------------------------------- empty and garbage
 
-// TestBB8DEmptyAndHeaderOnly: SPEC 5 exit 2 "when the input cannot be read
+// TestCaptureFileEmptyAndHeaderOnly: SPEC 5 exit 2 "when the input cannot be read
 // ... (with a one-line reason on stderr)": an empty file and empty standard
 // input, for read in every format. A capture with a file header and no
 // packet (pcap; pcapng with a section header, with or without an interface)
 // is a valid empty capture (tcpdump -c 0, a rotation with no traffic):
 // exit 0, a report with zero packets and (README 14) "findings": [].
-func TestBB8DEmptyAndHeaderOnly(t *testing.T) {
+func TestCaptureFileEmptyAndHeaderOnly(t *testing.T) {
 	empty := bb8dWrite(t, "empty.pcap", nil)
 	for _, format := range []string{"json", "ndjson", "text"} {
 		code, out, errOut := bb8dExec(t, nil, "read", "--format", format, empty)
@@ -846,13 +846,13 @@ func TestBB8DEmptyAndHeaderOnly(t *testing.T) {
 	}
 }
 
-// TestBB8DRandomBytes: standard "Bad input (... garbage bytes ...) gets a
+// TestCaptureFileRandomBytes: standard "Bad input (... garbage bytes ...) gets a
 // clear one-line error or a coverage event, never a panic". Random bytes
 // with no capture magic: exit 2, one line, no report (SPEC 5). Random bytes
 // after a valid pcap or pcapng header (hostile record and block lengths):
 // either exit 2 with one line and no report, or a report on stdout (exit 0
 // or 1) with at most one line on stderr; dump likewise.
-func TestBB8DRandomBytes(t *testing.T) {
+func TestCaptureFileRandomBytes(t *testing.T) {
 	le := binary.LittleEndian
 	ngHdr := &bb8dNg{o: le}
 	ngHdr.shb()
@@ -945,7 +945,7 @@ func bb8dUSB(i int) []byte {
 	return b
 }
 
-// TestBB8DUnsupportedLinkTypes: standard "Bad input (... wrong link types)
+// TestCaptureFileUnsupportedLinkTypes: standard "Bad input (... wrong link types)
 // gets a clear one-line error or a coverage event, never a panic". A pcap of
 // Linux USB URBs (link type 189), and a Wi-Fi monitor-mode pcap (radiotap,
 // 127) carrying the Kafka packets: kwatch either decodes the Kafka inside
@@ -953,7 +953,7 @@ func bb8dUSB(i int) []byte {
 // gives a silent empty report. Beside an Ethernet interface in one pcapng,
 // USB packets change nothing but the frame numbers (SPEC 5 "as Wireshark
 // numbers it").
-func TestBB8DUnsupportedLinkTypes(t *testing.T) {
+func TestCaptureFileUnsupportedLinkTypes(t *testing.T) {
 	c, early, late := bb8dBase(pcapgen.Options{})
 	var usb, wifi []bb8dRec
 	for i, p := range c.Packets() {
@@ -1023,7 +1023,7 @@ func TestBB8DUnsupportedLinkTypes(t *testing.T) {
 	})
 }
 
-// TestBB8DHostileFrameSizes: SPEC 1 "A frame size < 8 or > 100 MiB
+// TestCaptureFileHostileFrameSizes: SPEC 1 "A frame size < 8 or > 100 MiB
 // (configurable) is a framing error, never a panic"; SPEC 6 --max-frame.
 // Inside the TCP streams: a size of -1 (0xffffffff), a size of 2 GiB - 1
 // with a few KB behind it, and a size of 0, each after a first request that
@@ -1033,7 +1033,7 @@ func TestBB8DUnsupportedLinkTypes(t *testing.T) {
 // connection's finding stands (exit 1), and a 2 GiB size costs no more than
 // the bytes captured (SPEC 1: "must cost no more than the bytes they occupy
 // in the capture").
-func TestBB8DHostileFrameSizes(t *testing.T) {
+func TestCaptureFileHostileFrameSizes(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	for i, size := range []uint32{0xffffffff, 0x7fffffff, 0} {
 		cn := c.Conn(pcapgen.ConnOptions{Client: bb8dAP(fmt.Sprintf("10.8.5.%d:45000", i+1)), Broker: bb8dAP("10.0.0.9:9092")})
@@ -1094,7 +1094,7 @@ func TestBB8DHostileFrameSizes(t *testing.T) {
 	}
 }
 
-// TestBB8DPcapngTimestampUnits: SPEC 5 time is the packet's time,
+// TestCaptureFilePcapngTimestampUnits: SPEC 5 time is the packet's time,
 // "2026-11-29T16:49:25.123456Z". pcapng interfaces give their own
 // timestamp units and offset (if_tsresol: a power of 10, or of 2 when its
 // high bit is set; if_tsoffset: seconds added to every timestamp).
@@ -1102,7 +1102,7 @@ func TestBB8DHostileFrameSizes(t *testing.T) {
 // 2^-20 s units, one of milliseconds, one of nanoseconds with an offset of
 // one day: the findings' times are the packets' times (plus the offset),
 // and the frames those of the plain capture.
-func TestBB8DPcapngTimestampUnits(t *testing.T) {
+func TestCaptureFilePcapngTimestampUnits(t *testing.T) {
 	step := time.Second / 64
 	start := time.Date(2026, 11, 29, 16, 49, 25, 0, time.UTC)
 	c, early, late := bb8dBase(pcapgen.Options{Start: start, Step: step})
@@ -1168,14 +1168,14 @@ func TestBB8DPcapngTimestampUnits(t *testing.T) {
 	}
 }
 
-// TestBB8DPcapHeaderOddFields: classic pcap headers seen in the wild that
+// TestCaptureFilePcapHeaderOddFields: classic pcap headers seen in the wild that
 // Wireshark reads: snaplen 0 (old writers) or 0xffffffff, a record whose
 // original length is below its captured length, and the "modified" pcap
 // magic 0xa1b2cd34 (24-byte records: index, protocol, type, padding).
 // Standard: "a clear one-line error ... and nothing already analyzed is
 // lost": kwatch either reads them (the findings of the plain capture) or
 // says in one line that it cannot; never a silent partial report.
-func TestBB8DPcapHeaderOddFields(t *testing.T) {
+func TestCaptureFilePcapHeaderOddFields(t *testing.T) {
 	c, early, late := bb8dBase(pcapgen.Options{})
 	plain, err := c.Bytes()
 	if err != nil {
@@ -1226,7 +1226,7 @@ func TestBB8DPcapHeaderOddFields(t *testing.T) {
 	}
 }
 
-// TestBB8DTruncatedEndsOpenConnections: README 12 "client-id-repeated ...
+// TestCaptureFileTruncatedEndsOpenConnections: README 12 "client-id-repeated ...
 // its frame and time are those of the packet that ended the connection:
 // ... else its own last packet (when ... the capture ended)"; README "A
 // file that breaks after some packets ... what was read before it
@@ -1236,7 +1236,7 @@ func TestBB8DPcapHeaderOddFields(t *testing.T) {
 // client-id-repeated is reported at its own last packet, as in the file cut
 // cleanly at that record; the same with --workers 3; and the report is the
 // one of the cleanly cut file (plus one line on stderr).
-func TestBB8DTruncatedEndsOpenConnections(t *testing.T) {
+func TestCaptureFileTruncatedEndsOpenConnections(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	x := bb8dX
 	rc := c.Conn(pcapgen.ConnOptions{Client: bb8dAP("10.8.7.1:47000"), Broker: bb8dAP("10.0.0.9:9092")})
@@ -1286,13 +1286,13 @@ func TestBB8DTruncatedEndsOpenConnections(t *testing.T) {
 	}
 }
 
-// TestBB8DEmptyAndRuntRecords: Wireshark numbers every record of a pcap as
+// TestCaptureFileEmptyAndRuntRecords: Wireshark numbers every record of a pcap as
 // a frame, also one of zero captured bytes and a runt shorter than an
 // Ethernet header (SPEC 5: frame "as Wireshark numbers it"). Standard:
 // "never a panic". Such records are inserted after frame 2 and after frame
 // 40 (in pcap and pcapng): the findings are those of the plain capture at
 // frames shifted by the records before them, and every record is counted.
-func TestBB8DEmptyAndRuntRecords(t *testing.T) {
+func TestCaptureFileEmptyAndRuntRecords(t *testing.T) {
 	c, early, late := bb8dBase(pcapgen.Options{})
 	var recs []bb8dRec
 	shift := func(f int) int {

@@ -27,7 +27,7 @@ import (
 
 // SPEC section 5: "Exit status of offline analysis: 0 when no finding
 // reaches --fail-on (default error), 1 when one does".
-func TestBlackboxExitStatus(t *testing.T) {
+func TestCLIExitStatus(t *testing.T) {
 	dir := t.TempDir()
 	mk := func(name string, build func(c *pcapgen.Capture)) string {
 		c := pcapgen.New(pcapgen.Options{})
@@ -95,7 +95,7 @@ func TestBlackboxExitStatus(t *testing.T) {
 // SPEC 5 exit status: "0 when no finding reaches --fail-on (default error),
 // 1 when one does"; text is the default format and stdout holds the report
 // only (no JSON, nothing on stderr on success).
-func TestBlackbox3TextFormatAndExit(t *testing.T) {
+func TestCLITextFormatAndExit(t *testing.T) {
 	c, _, _ := bb3Changed(pcapgen.Options{})
 	path := bbCaptureFile(t, c, "changed.pcap")
 	code, out, errOut := runKwatch("read", path)
@@ -120,7 +120,7 @@ func TestBlackbox3TextFormatAndExit(t *testing.T) {
 // SPEC 6 --fail-on error|warn|info|never against a warn-only capture
 // (client-id-changed is warn) and an info-only capture (member-id-empty
 // below the required version is info).
-func TestBlackbox3FailOnLevels(t *testing.T) {
+func TestCLIFailOnLevels(t *testing.T) {
 	warnC := pcapgen.New(pcapgen.Options{})
 	cn := warnC.Conn(pcapgen.ConnOptions{})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("a"), CorrelationID: 1})
@@ -156,7 +156,7 @@ func TestBlackbox3FailOnLevels(t *testing.T) {
 
 // SPEC 5: "2 when the input cannot be read or the command line is wrong
 // (with a one-line reason on stderr)".
-func TestBlackbox3CommandLineErrors(t *testing.T) {
+func TestCLICommandLineErrors(t *testing.T) {
 	c, _, _ := bb3Changed(pcapgen.Options{})
 	path := bbCaptureFile(t, c, "ok.pcap")
 	for _, args := range [][]string{
@@ -185,7 +185,7 @@ func TestBlackbox3CommandLineErrors(t *testing.T) {
 
 // SPEC 5: exit 2 "when the input cannot be read": a missing file and a
 // garbage file, each with a one-line reason on stderr and no report.
-func TestBlackbox3UnreadableInput(t *testing.T) {
+func TestCLIUnreadableInput(t *testing.T) {
 	dir := t.TempDir()
 	garbage := filepath.Join(dir, "garbage.pcap")
 	os.WriteFile(garbage, bytes.Repeat([]byte("not a capture at all\n"), 20), 0o600)
@@ -207,7 +207,7 @@ func TestBlackbox3UnreadableInput(t *testing.T) {
 
 // README: "A file that breaks after some packets (truncated, corrupt) is
 // reported on stderr and what was read before it stands."
-func TestBlackbox3TruncatedFile(t *testing.T) {
+func TestCLITruncatedFile(t *testing.T) {
 	c, frame, _ := bb3Changed(pcapgen.Options{})
 	b, err := c.Bytes()
 	if err != nil {
@@ -235,7 +235,7 @@ func TestBlackbox3TruncatedFile(t *testing.T) {
 
 // SPEC 6: "--port N (repeatable; default: every TCP port, Kafka recognised
 // by content)".
-func TestBlackbox3PortFlag(t *testing.T) {
+func TestCLIPortFlag(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	for i, port := range []int{9092, 19092, 29092} {
 		cn := c.Conn(pcapgen.ConnOptions{Broker: netip.AddrPortFrom(netip.MustParseAddr("10.0.0.1"), uint16(port))})
@@ -262,7 +262,7 @@ func TestBlackbox3PortFlag(t *testing.T) {
 
 // SPEC 1: "A frame size < 8 or > 100 MiB (configurable) is a framing error,
 // never a panic"; SPEC 6 "--max-frame BYTES".
-func TestBlackbox3MaxFrame(t *testing.T) {
+func TestCLIMaxFrame(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("big-app"), CorrelationID: 1})
@@ -291,7 +291,7 @@ func TestBlackbox3MaxFrame(t *testing.T) {
 // SPEC 6 "kwatch read [flags] FILE..." with README: "Several files are read
 // in order as one capture ...: frame numbers continue from one file to the
 // next, as mergecap -a numbers them".
-func TestBlackbox3MultipleFiles(t *testing.T) {
+func TestCLIMultipleFiles(t *testing.T) {
 	c1, f1, _ := bb3Changed(pcapgen.Options{})
 	c2, f2, _ := bb3Changed(pcapgen.Options{Start: pcapgen.BaseTime().Add(time.Minute)})
 	p1, p2 := bbCaptureFile(t, c1, "a.pcap"), bbCaptureFile(t, c2, "b.pcap")
@@ -307,7 +307,7 @@ func TestBlackbox3MultipleFiles(t *testing.T) {
 
 // SPEC 6: "offline: pcap or pcapng (also .gz)"; also '-' (README: reads a
 // capture from standard input). Every input form gives the same findings.
-func TestBlackbox3InputForms(t *testing.T) {
+func TestCLIInputForms(t *testing.T) {
 	c, _, _ := bb3Changed(pcapgen.Options{})
 	base := bb3Findings(t, bb3ReadJSON(t, bbCaptureFile(t, c, "x.pcap")))
 	if len(base) == 0 {
@@ -335,7 +335,7 @@ func TestBlackbox3InputForms(t *testing.T) {
 
 // SPEC 6: "kwatch rules [RULE] every rule with its severity, KIP and
 // explanation"; severities from the tables of section 3 and 4.
-func TestBlackbox3RulesCommand(t *testing.T) {
+func TestCLIRulesCommand(t *testing.T) {
 	code, out, errOut := runKwatch("rules")
 	if code != 0 {
 		t.Fatalf("rules: exit %d (%s)", code, errOut)
@@ -384,7 +384,7 @@ func TestBlackbox3RulesCommand(t *testing.T) {
 
 // SPEC 6 dump takes FILE... like read: frames continue across files
 // (README), and --port limits what is decoded.
-func TestBlackbox3DumpFilesAndPort(t *testing.T) {
+func TestCLIDumpFilesAndPort(t *testing.T) {
 	mk := func(port uint16, start time.Time) *pcapgen.Capture {
 		c := pcapgen.New(pcapgen.Options{Start: start})
 		cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: netip.AddrPortFrom(bb3BrokerA.Addr(), port)})
@@ -408,7 +408,7 @@ func TestBlackbox3DumpFilesAndPort(t *testing.T) {
 
 // SPEC 5 exit status applies to every --format: ndjson exits 1 on an
 // error finding with the default --fail-on.
-func TestBlackbox3NDJSONExitStatus(t *testing.T) {
+func TestCLINDJSONExitStatus(t *testing.T) {
 	c, _, _ := bb3Changed(pcapgen.Options{})
 	path := bbCaptureFile(t, c, "x.pcap")
 	for _, format := range []string{"ndjson", "json", "text"} {
@@ -421,7 +421,7 @@ func TestBlackbox3NDJSONExitStatus(t *testing.T) {
 // README: "A file that breaks after some packets (truncated, corrupt) is
 // reported on stderr and what was read before it stands", also for a
 // gzipped capture cut short; SPEC 6 '-' (README: standard input) for dump.
-func TestBlackbox3TruncatedGzAndDumpStdin(t *testing.T) {
+func TestCLITruncatedGzAndDumpStdin(t *testing.T) {
 	c, _, _ := bb3Changed(pcapgen.Options{})
 	// Pad the capture so the cut lands well after the finding.
 	for i := 0; i < 5; i++ {
@@ -448,12 +448,12 @@ func TestBlackbox3TruncatedGzAndDumpStdin(t *testing.T) {
 	}
 }
 
-// TestBlackbox4MaxFrame: SPEC 1 "A frame size < 8 or > 100 MiB
+// TestCLIMaxFrameResync: SPEC 1 "A frame size < 8 or > 100 MiB
 // (configurable) is a framing error, never a panic"; 2 "resyncs to the next
 // plausible frame". With --max-frame 1000 a 4000-byte Produce is a framing
 // error; the requests after it are decoded again. Without the flag the same
 // capture is clean.
-func TestBlackbox4MaxFrame(t *testing.T) {
+func TestCLIMaxFrameResync(t *testing.T) {
 	build := func() *pcapgen.Capture {
 		c := pcapgen.New(pcapgen.Options{})
 		cn := c.Conn(pcapgen.ConnOptions{})
@@ -476,13 +476,13 @@ func TestBlackbox4MaxFrame(t *testing.T) {
 	bb4Cov(t, clean, "framing-error", 0)
 }
 
-// TestBlackbox4OddPorts: SPEC 6 "--port N (repeatable; default: every TCP
+// TestCLIOddPorts: SPEC 6 "--port N (repeatable; default: every TCP
 // port, Kafka recognised by content)"; 2 the connection is "client ip:port
 // to broker ip:port" (the SYN tells which end is the client). The reference
 // conversation to a broker on port 31337, and one whose client uses source
 // port 9092 towards a broker on 50000, give the reference findings with no
 // --port; with --port 31337 the first is analysed.
-func TestBlackbox4OddPorts(t *testing.T) {
+func TestCLIOddPorts(t *testing.T) {
 	for _, tc := range []struct {
 		name           string
 		client, broker string
@@ -515,7 +515,7 @@ func TestBlackbox4OddPorts(t *testing.T) {
 // ConsumerGroupHeartbeat threshold. Every join is empty and answered NONE
 // with a broker-assigned ID. leave-without-member-id does not depend on the
 // version.
-func TestBB7MemberIDRequiredFromFlag(t *testing.T) {
+func TestCLIMemberIDRequiredFromFlag(t *testing.T) {
 	assigned := "broker-assigned-1"
 	atOrAbove := map[string]int{"member-id-empty": 1, "broker-generated-member-id": 1, "broker-accepted-invalid": 1}
 	below := map[string]int{"member-id-empty": 1}
@@ -566,7 +566,7 @@ func TestBB7MemberIDRequiredFromFlag(t *testing.T) {
 // SPEC 1: "A frame size < 8 or > 100 MiB (configurable) is a framing error";
 // 6 "--max-frame BYTES". The limit is inclusive: a request whose size field
 // equals --max-frame is no framing error, one byte more is.
-func TestBB7MaxFrameBoundary(t *testing.T) {
+func TestCLIMaxFrameBoundary(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "big-app")
 	corr, frame := s.Encode(pcapgen.Produce(7, "orders", bb7Zero, make([]byte, 3000)))
@@ -593,7 +593,7 @@ func TestBB7MaxFrameBoundary(t *testing.T) {
 
 // SPEC 5: "2 when the input cannot be read or the command line is wrong
 // (with a one-line reason on stderr)", for the README's numeric flags.
-func TestBB7NumericFlagErrors(t *testing.T) {
+func TestCLINumericFlagErrors(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "app")
 	bb7Meta(s)
@@ -626,7 +626,7 @@ func TestBB7NumericFlagErrors(t *testing.T) {
 // KIP-1313; 3.4 "Member IDs (KIP-1082, seed 003) and their alignment
 // (KIP-1313)"; 3.3 "KIP-714 as changed by KIP-1313"; 3.5 the KIP of what it
 // judges), and the same severity and KIP as the `kwatch rules` listing.
-func TestBB8BRulesEveryRule(t *testing.T) {
+func TestCLIRulesEveryRule(t *testing.T) {
 	type r struct{ sev, kip string }
 	any3 := "KIP-714|KIP-1313|KIP-1082"
 	rules := map[string]r{
@@ -697,7 +697,7 @@ func TestBB8BRulesEveryRule(t *testing.T) {
 // reference session whose only finding is of a known severity: none,
 // error (leave-without-member-id), warn (instance-id-shared), info
 // (client-id-repeated).
-func TestBB8BFailOnEveryLevel(t *testing.T) {
+func TestCLIFailOnEveryLevel(t *testing.T) {
 	rank := map[string]int{"": 0, "info": 1, "warn": 2, "error": 3}
 	caps := []struct {
 		vary string
@@ -792,7 +792,7 @@ func bb8bWritePart(t *testing.T, c *pcapgen.Capture, name string, from, to int) 
 // (client-id-repeated, member-id-changed + misaligned) is cut into three
 // files (pcapng, pcap.gz, pcapng.gz), each cut falling inside open
 // connections; dump gives the same objects too.
-func TestBB8BRotatedFilesAreOneCapture(t *testing.T) {
+func TestCLIRotatedFilesAreOneCapture(t *testing.T) {
 	c, fr := bb8bSession(map[string]bool{"repeat-client-id": true, "rejoin-new-id": true})
 	whole := bbCaptureFile(t, c, "whole.pcap")
 	cut1, cut2 := fr.fetch, fr.rejoin+3 // inside the fetch and coordinator connections
@@ -831,7 +831,7 @@ func TestBB8BRotatedFilesAreOneCapture(t *testing.T) {
 
 // SPEC 5: exit 2 "when the input cannot be read ... (with a one-line reason
 // on stderr)": one of several FILE arguments is missing.
-func TestBB8BSeveralFilesOneMissing(t *testing.T) {
+func TestCLISeveralFilesOneMissing(t *testing.T) {
 	c, _ := bb8bSession(nil)
 	ok := bbCaptureFile(t, c, "ok.pcap.gz")
 	missing := filepath.Join(t.TempDir(), "rotated-away.pcap")
@@ -856,7 +856,7 @@ func bb8dSplit(t *testing.T, c *pcapgen.Capture, name string, from, to int) stri
 	return bb8dWrite(t, name, bb8dPcap(1, 262144, bb8dRecs(c)[from:to]))
 }
 
-// TestBB8DSeveralFilesOneBad: README "Several files are read in order as
+// TestCLISeveralFilesOneBad: README "Several files are read in order as
 // one capture (rotated tcpdump -C files): frame numbers continue from one
 // file to the next" and "A file that breaks after some packets (truncated,
 // corrupt) is reported on stderr and what was read before it stands";
@@ -869,7 +869,7 @@ func bb8dSplit(t *testing.T, c *pcapgen.Capture, name string, from, to int) stri
 //   - the second file is garbage, or empty: exit 2 with one line naming it;
 //     if a report is written anyway it holds the first file's finding;
 //   - the first file is garbage: exit 2, one line naming it.
-func TestBB8DSeveralFilesOneBad(t *testing.T) {
+func TestCLISeveralFilesOneBad(t *testing.T) {
 	c, early, late := bb8dBase(pcapgen.Options{})
 	n := c.Frames()
 	k := (early + late) / 2
@@ -935,7 +935,7 @@ func TestBB8DSeveralFilesOneBad(t *testing.T) {
 
 // -------------------------------------------------------- command line
 
-// TestBB8DCommandLineMistakes: SPEC 5 "2 when ... the command line is
+// TestCLICommandLineMistakes: SPEC 5 "2 when ... the command line is
 // wrong (with a one-line reason on stderr)"; SPEC 6 gives the flags and
 // their values (--format text|json|ndjson, --port N, --max-frame BYTES,
 // "kwatch rules [RULE]"); README --workers N. Every mistake below exits 2
@@ -945,7 +945,7 @@ func TestBB8DSeveralFilesOneBad(t *testing.T) {
 // an error, so no frame could pass) and past int64, --workers -1, a
 // flag without its value, a directory as FILE, `rules` with an extra
 // argument, and dump's flags.
-func TestBB8DCommandLineMistakes(t *testing.T) {
+func TestCLICommandLineMistakes(t *testing.T) {
 	c, _, _ := bb8dBase(pcapgen.Options{})
 	path := bbCaptureFile(t, c, "ok.pcap")
 	dir := t.TempDir()
@@ -1002,7 +1002,7 @@ func TestBB8DCommandLineMistakes(t *testing.T) {
 	}
 }
 
-// TestBB8DFirstOfTwoFilesTruncated: README "Several files are read in
+// TestCLIFirstOfTwoFilesTruncated: README "Several files are read in
 // order as one capture (rotated tcpdump -C files)" and "A file that breaks
 // after some packets (truncated, corrupt) is reported on stderr and what
 // was read before it stands". The first of two rotated files is cut inside
@@ -1010,7 +1010,7 @@ func TestBB8DCommandLineMistakes(t *testing.T) {
 // and the breakage is one line on stderr naming it. If the second file is
 // read on, its findings are reported at frames continuing after the first
 // file's whole records.
-func TestBB8DFirstOfTwoFilesTruncated(t *testing.T) {
+func TestCLIFirstOfTwoFilesTruncated(t *testing.T) {
 	c1, e1, l1 := bb8dBase(pcapgen.Options{})
 	c2, e2, l2 := bb8dBase(pcapgen.Options{Start: pcapgen.BaseTime().Add(time.Hour)})
 	b1, err := c1.Bytes()

@@ -18,7 +18,7 @@ import (
 // client ID different from the first request's". A later null client ID
 // and a later repeat of the first are not changes; legacy repeats are no
 // finding ("For legacy clients this is a statistic").
-func TestBlackboxClientIDChanged(t *testing.T) {
+func TestClientIDChanged(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), nil)
@@ -41,7 +41,7 @@ func TestBlackboxClientIDChanged(t *testing.T) {
 // SPEC 3.2 client-id-missing-first (warn): "the first request's client ID is
 // null or empty but a later request sets one"; 3.7: "a null first client
 // ID followed by a set one is client-id-missing-first only".
-func TestBlackboxClientIDMissingFirst(t *testing.T) {
+func TestClientIDMissingFirst(t *testing.T) {
 	for _, first := range []struct {
 		name string
 		cid  *string
@@ -65,7 +65,7 @@ func TestBlackboxClientIDMissingFirst(t *testing.T) {
 
 // SPEC 3.2, negative: null client IDs throughout are neither missing-first
 // nor changed (no later request sets one).
-func TestBlackboxClientIDAllNull(t *testing.T) {
+func TestClientIDAllNull(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, nil, nil)
@@ -82,7 +82,7 @@ func TestBlackboxClientIDAllNull(t *testing.T) {
 // field)." A v0-header ControlledShutdown first is no null first client ID:
 // the first client ID is the Metadata request's, and a later different one
 // is client-id-changed, not client-id-missing-first.
-func TestBlackboxClientIDFirstIsFirstV1(t *testing.T) {
+func TestClientIDFirstIsFirstV1(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, nil, nil)
@@ -104,7 +104,7 @@ func TestBlackboxClientIDFirstIsFirstV1(t *testing.T) {
 // IDs ... still repeats the client ID on later requests; the finding counts
 // the bytes that sending null would save"; 3.7: "once per connection, when
 // the connection ends, with the bytes saved". 3 later requests x 10 bytes.
-func TestBlackboxClientIDRepeated(t *testing.T) {
+func TestClientIDRepeated(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	for i := 0; i < 2; i++ {
 		cn := c.Conn(pcapgen.ConnOptions{Client: netip.MustParseAddrPort(fmt.Sprintf("10.1.0.1:%d", 40001+i))})
@@ -127,7 +127,7 @@ func TestBlackboxClientIDRepeated(t *testing.T) {
 
 // SPEC 3.2 client-id-repeated, negative: a KIP-1313 client that sends null
 // after its first request saves nothing; no finding.
-func TestBlackboxClientIDNotRepeated(t *testing.T) {
+func TestClientIDNotRepeated(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -143,7 +143,7 @@ func TestBlackboxClientIDNotRepeated(t *testing.T) {
 // SPEC 3.2 client-id-repeated: "repeats the client ID on later requests";
 // 3.7: the client-ID rules' requests are those "with header v1 or higher".
 // Later requests: null, v1 repeat, null, v2 repeat = 2 repeats x 10 bytes.
-func TestBlackboxClientIDRepeatedBytes(t *testing.T) {
+func TestClientIDRepeatedBytes(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -169,7 +169,7 @@ func TestBlackboxClientIDRepeatedBytes(t *testing.T) {
 // client-id-missing-first only" -- also for a KIP-1313 client (header
 // instance IDs), where the later set client ID must not also count as
 // client-id-repeated or client-id-changed.
-func TestBlackboxMissingFirstOnlyWithInstanceID(t *testing.T) {
+func TestClientIDMissingFirstOnlyWithInstanceID(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	bbPlay(c, pcapgen.ConnOptions{}, []bbStep{
 		{id: bbID(bbX), kind: "m"},
@@ -190,7 +190,7 @@ func TestBlackboxMissingFirstOnlyWithInstanceID(t *testing.T) {
 // once per offending request; after a null or empty first client ID, every
 // later request that sets one is client-id-missing-first only". Legacy
 // clients (no instance ID, so no client-id-repeated).
-func TestBB7ClientIDRulesPerRequest(t *testing.T) {
+func TestClientIDRulesPerRequest(t *testing.T) {
 	p := pcapgen.Ptr[string]
 	cases := []struct {
 		name  string
@@ -241,7 +241,7 @@ func TestBB7ClientIDRulesPerRequest(t *testing.T) {
 // client-id-changed "(but no repeat: there are no bytes to save)". A
 // KIP-1313 client repeats "orders-app" (10 bytes) on 3 later requests,
 // sends "" once and null once: 3 requests, 30 bytes.
-func TestBB7ClientIDRepeatedObserved(t *testing.T) {
+func TestClientIDRepeatedObserved(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb7X)
 	for _, cid := range []*string{pcapgen.Ptr("orders-app"), pcapgen.Ptr(""), pcapgen.Ptr("orders-app"), nil, pcapgen.Ptr("orders-app")} {

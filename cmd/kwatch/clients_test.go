@@ -15,14 +15,14 @@ import (
 	"time"
 )
 
-// TestBlackbox4Reference: the clean reference conversation. SPEC 3.1
+// TestClientReference: the clean reference conversation. SPEC 3.1
 // instance-id-changed "a later v2 request carries a non-zero instance ID
 // different from the first"; 3.2 client-id-changed "a later request carries
 // a non-null client ID different from the first request's"; 3.3 row 5
 // "H | R != H | INVALID_REQUEST | telemetry-id-mismatch"; 3.5
 // broker-accepted-invalid "answered without INVALID_REQUEST"; 3.4
 // member-id-empty "a join carries an empty member ID" (error from v1).
-func TestBlackbox4Reference(t *testing.T) {
+func TestClientReference(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	bb4Ref(c, pcapgen.ConnOptions{}).Close()
 	rep := bb4Run(t, c)
@@ -42,12 +42,12 @@ func TestBlackbox4Reference(t *testing.T) {
 	}
 }
 
-// TestBlackbox4Interleaved: SPEC 2 "The audit state is per TCP connection
+// TestClientInterleaved: SPEC 2 "The audit state is per TCP connection
 // (client ip:port to broker ip:port)". Three clients whose packets
 // interleave request by request each give exactly their own findings:
 // the reference client, a compliant one, and one whose only fault is
 // instance-id-late (from its 6th request on).
-func TestBlackbox4Interleaved(t *testing.T) {
+func TestClientInterleaved(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{Perturb: pcapgen.Perturb{MSS: 64, RetransmitEvery: 5}})
 	ref := c.Conn(pcapgen.ConnOptions{})
 	good := c.Conn(pcapgen.ConnOptions{})
@@ -97,14 +97,14 @@ func TestBlackbox4Interleaved(t *testing.T) {
 	bb4Cov(t, rep, "unmatched-response", 0)
 }
 
-// TestBlackbox4SeveralBrokers: SPEC 2 "The audit state is per TCP
+// TestClientSeveralBrokers: SPEC 2 "The audit state is per TCP
 // connection (client ip:port to broker ip:port)", and 3.1
 // instance-id-shared "one instance ID is used from two different client
 // hosts, or with two different client IDs". One process (same host, same
 // client ID, same instance ID) talking to three brokers is consistent on
 // each connection: no finding. A fourth connection whose first request
 // omits the instance ID is instance-id-late on that connection only.
-func TestBlackbox4SeveralBrokers(t *testing.T) {
+func TestClientSeveralBrokers(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	host := netip.MustParseAddr("10.7.0.5")
 	var conns []*pcapgen.Conn
@@ -143,14 +143,14 @@ func TestBlackbox4SeveralBrokers(t *testing.T) {
 	}
 }
 
-// TestBlackbox4Reconnect: SPEC 2 "The audit state is per TCP connection".
+// TestClientReconnect: SPEC 2 "The audit state is per TCP connection".
 // The same client reconnecting from a new port starts a new connection: its
 // first request there sets the state anew, so a consistent run with another
 // instance ID (a restarted process) is no instance-id-changed, and a first
 // request without an instance ID followed by none is compliant. The old
 // connection's client-id does not carry over either (client-id-changed
 // needs the same connection).
-func TestBlackbox4Reconnect(t *testing.T) {
+func TestClientReconnect(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	host := netip.MustParseAddr("10.7.0.6")
 	broker := netip.MustParseAddrPort("10.0.0.1:9092")
@@ -474,7 +474,7 @@ var bb6Zero [16]byte
 //     clients this is a statistic, not a finding".
 //
 // Spec requires: no finding at all.
-func TestBlackbox6JavaLegacyConsumerLifecycle(t *testing.T) {
+func TestClientJavaLegacyConsumerLifecycle(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	p := bb6Java(c, "10.20.0.5", 50100, "consumer-payments-1", "3.9.0", nil)
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x11))
@@ -570,7 +570,7 @@ func TestBlackbox6JavaLegacyConsumerLifecycle(t *testing.T) {
 // and joins with the same group.instance.id from a new connection. Two
 // processes one after the other: no member-id-changed (not the same client),
 // no collision (different member IDs). Spec requires: nothing.
-func TestBlackbox6JavaLegacyStaticMembershipRestart(t *testing.T) {
+func TestClientJavaLegacyStaticMembershipRestart(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	for gen := range 2 {
 		p := bb6Java(c, "10.20.0.6", uint16(50300+100*gen), "consumer-payments-static", "4.0.0", nil)
@@ -604,7 +604,7 @@ func TestBlackbox6JavaLegacyStaticMembershipRestart(t *testing.T) {
 // and back to the old, still-open coordinator connection (claimants are
 // instance IDs: one instance cannot collide with itself), leave -1.
 // Spec requires: nothing; one instance row naming everything.
-func TestBlackbox6JavaKIP1313ConsumerLifecycle(t *testing.T) {
+func TestClientJavaKIP1313ConsumerLifecycle(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	x := pcapgen.SeqUUID(0x41)
 	m := pcapgen.JavaString(x)
@@ -688,7 +688,7 @@ func TestBlackbox6JavaKIP1313ConsumerLifecycle(t *testing.T) {
 // and client ID. instance-id-shared is about ONE instance ID seen from two
 // hosts or client IDs: two instance IDs with the same client ID on one host
 // are two processes, not a shared UUID. Spec requires: nothing.
-func TestBlackbox6JavaKIP1313StaticRestart(t *testing.T) {
+func TestClientJavaKIP1313StaticRestart(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	ids := [][16]byte{pcapgen.SeqUUID(0x51), pcapgen.SeqUUID(0x61)}
 	for gen, id := range ids {
@@ -723,7 +723,7 @@ func TestBlackbox6JavaKIP1313StaticRestart(t *testing.T) {
 // already named itself), SaslAuthenticate v2 and Metadata with the instance
 // ID. And a legacy client doing the same with its client ID everywhere.
 // Spec requires: nothing.
-func TestBlackbox6SASLPlainLifecycle(t *testing.T) {
+func TestClientSASLPlainLifecycle(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	x := pcapgen.SeqUUID(0x71)
 	for _, inst := range []*[16]byte{&x, nil} {
@@ -760,7 +760,7 @@ func TestBlackbox6SASLPlainLifecycle(t *testing.T) {
 // with body B ("non-initial ... The client is using UUID-R for client
 // telemetry", answered 0 and NONE), and close() sends a terminating push
 // with B. Spec requires: nothing.
-func TestBlackbox6TelemetryLegacyLifecycle(t *testing.T) {
+func TestClientTelemetryLegacyLifecycle(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	b := pcapgen.SeqUUID(0x81)
 	p := bb6Java(c, "10.20.1.5", 51000, "producer-1", "3.9.0", nil)
@@ -795,7 +795,7 @@ func TestBlackbox6TelemetryLegacyLifecycle(t *testing.T) {
 // non-zero body ID answered with a non-zero ID (KIP-714 says 0)", once per
 // request (3.7). Nothing about the client: the echo is B, the client keeps
 // using B. Spec requires: broker-telemetry-id-echo x2, info.
-func TestBlackbox6TelemetryLegacyApacheBrokerEcho(t *testing.T) {
+func TestClientTelemetryLegacyApacheBrokerEcho(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	b := pcapgen.SeqUUID(0x82)
 	p := bb6Java(c, "10.20.1.6", 51100, "producer-1", "3.9.0", nil)
@@ -823,7 +823,7 @@ func TestBlackbox6TelemetryLegacyApacheBrokerEcho(t *testing.T) {
 // the connection that was given B (on another connection of a client
 // without instance ID it may be a restarted process)". Spec requires:
 // nothing.
-func TestBlackbox6TelemetryLegacyLostAssignment(t *testing.T) {
+func TestClientTelemetryLegacyLostAssignment(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	b1, b2 := pcapgen.SeqUUID(0x83), pcapgen.SeqUUID(0x84)
 	p := bb6Java(c, "10.20.1.7", 51200, "consumer-x", "3.9.0", nil)
@@ -845,7 +845,7 @@ func TestBlackbox6TelemetryLegacyLostAssignment(t *testing.T) {
 // body X, a terminating push with X. SPEC 3.3: mismatch needs "body ID
 // differs from a non-zero header ID"; requested-with-header needs body 0.
 // Spec requires: nothing; the row's telemetry ID is X.
-func TestBlackbox6TelemetryKIP1313Lifecycle(t *testing.T) {
+func TestClientTelemetryKIP1313Lifecycle(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	x := pcapgen.SeqUUID(0x85)
 	p := bb6Java(c, "10.20.1.8", 51300, "producer-2", "4.2.0", &x)
@@ -878,7 +878,7 @@ func TestBlackbox6TelemetryKIP1313Lifecycle(t *testing.T) {
 // rejoin with the same member ID, leave at -1. SPEC 3.4: share groups
 // "require it from v0"; both member IDs are set and Java-form v4.
 // Spec requires: nothing.
-func TestBlackbox6ShareGroupLifecycle(t *testing.T) {
+func TestClientShareGroupLifecycle(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	const g = "share-payments"
 	x := pcapgen.SeqUUID(0x91)
@@ -924,7 +924,7 @@ func TestBlackbox6ShareGroupLifecycle(t *testing.T) {
 // heartbeats, FENCED_MEMBER_EPOCH then rejoin with the same member ID,
 // leave at -1. SPEC 3.4: streams groups "require it from v0".
 // Spec requires: nothing.
-func TestBlackbox6StreamsGroupLifecycle(t *testing.T) {
+func TestClientStreamsGroupLifecycle(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	const g = "payments-streams-app"
 	x := pcapgen.SeqUUID(0xa1)
@@ -994,7 +994,7 @@ func bb6Rdkafka(c *pcapgen.Capture, host string, id [16]byte) string {
 // request is, for a legacy client, "a statistic, not a finding". README 7:
 // heartbeats moving to another open connection of the same host with an
 // epoch past the join are the same process. Spec requires: nothing.
-func TestBlackbox6LibrdkafkaLifecycle(t *testing.T) {
+func TestClientLibrdkafkaLifecycle(t *testing.T) {
 	var id [16]byte
 	for n := byte(0x01); ; n++ {
 		if id = pcapgen.SeqUUID(n); !strings.ContainsAny(pcapgen.StdBase64NoPad(id), "+/") {
@@ -1027,7 +1027,7 @@ func TestBlackbox6LibrdkafkaLifecycle(t *testing.T) {
 // two connections (before and after the coordinator move), so 2 findings,
 // warn, and no other rule (no misalignment without an instance ID, not
 // "not-uuid": it decodes to 16 bytes in a known encoding).
-func TestBlackbox6LibrdkafkaSlashMemberID(t *testing.T) {
+func TestClientLibrdkafkaSlashMemberID(t *testing.T) {
 	var id [16]byte
 	for n := byte(0xc0); ; n++ {
 		id = pcapgen.SeqUUID(n)
@@ -1049,7 +1049,7 @@ func TestBlackbox6LibrdkafkaSlashMemberID(t *testing.T) {
 // member-id-encoding, info (no '+' or '/'), once for its (connection, group,
 // member ID) however many heartbeats. Spec requires: member-id-encoding x1,
 // info.
-func TestBlackbox6KgoPaddedMemberID(t *testing.T) {
+func TestClientKgoPaddedMemberID(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	m := pcapgen.PaddedURL(pcapgen.SeqUUID(0xd1))
 	p := &bb6Proc{c: c, host: netip.MustParseAddr("10.20.4.7"), port: 54100, clientID: "kgo", sw: "kgo", swv: "v1.20.0", apiV: 4}
@@ -1084,7 +1084,7 @@ func TestBlackbox6KgoPaddedMemberID(t *testing.T) {
 // ghost-member needs "a different ID B"; member-id-collision needs the two
 // claimants "alive at the same time" (the old connection is closed).
 // Spec requires: nothing.
-func TestBlackbox6LegacyBrokerRestartReconnect(t *testing.T) {
+func TestClientLegacyBrokerRestartReconnect(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	p := bb6Java(c, "10.20.5.5", 55000, "consumer-payments-1", "4.0.0", nil)
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0xe1))
@@ -1116,7 +1116,7 @@ func TestBlackbox6LegacyBrokerRestartReconnect(t *testing.T) {
 // connections send the client ID on their first request again (seed 001:
 // "on the initial request on each connection") and the same instance ID.
 // Spec requires: nothing.
-func TestBlackbox6KIP1313BrokerRestartReconnect(t *testing.T) {
+func TestClientKIP1313BrokerRestartReconnect(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	x := pcapgen.SeqUUID(0xe2)
 	m := pcapgen.JavaString(x)
@@ -1167,7 +1167,7 @@ func TestBlackbox6KIP1313BrokerRestartReconnect(t *testing.T) {
 // instance-id-shared needs two hosts or two client IDs.
 // Spec requires: nothing; one legacy row and one instance row of 20
 // connections each.
-func TestBlackbox6ShortLivedAdminConnections(t *testing.T) {
+func TestClientShortLivedAdminConnections(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	x := pcapgen.SeqUUID(0xf1)
 	legacy := bb6Java(c, "10.20.6.5", 56000, "adminclient-1", "3.9.0", nil)
@@ -1206,7 +1206,7 @@ func TestBlackbox6ShortLivedAdminConnections(t *testing.T) {
 // Each instance is consistent with itself: no instance-id-shared (one ID,
 // one host, one client ID), no misalignment, no collision.
 // Spec requires: nothing; two rows with the right client IDs.
-func TestBlackbox6KIP1313ProducerAndConsumerOneJVM(t *testing.T) {
+func TestClientKIP1313ProducerAndConsumerOneJVM(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	pid, cid := pcapgen.SeqUUID(0x15), pcapgen.SeqUUID(0x25)
 	prod := bb6Java(c, "10.20.7.5", 57000, "producer-1", "4.2.0", &pid)
@@ -1248,7 +1248,7 @@ func TestBlackbox6KIP1313ProducerAndConsumerOneJVM(t *testing.T) {
 // member. SPEC 3.4: leave-without-member-id needs an empty member ID;
 // ghost-member needs a retried join with a different ID. The answers come
 // back in order. Spec requires: nothing.
-func TestBlackbox6CloseDuringJoinLeavesWithOwnID(t *testing.T) {
+func TestClientCloseDuringJoinLeavesWithOwnID(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x35))
 	p := bb6Java(c, "10.20.8.5", 58000, "consumer-payments-1", "4.0.0", nil)
@@ -1274,7 +1274,7 @@ func TestBlackbox6CloseDuringJoinLeavesWithOwnID(t *testing.T) {
 // "moving from an empty member ID to it is no member-id-changed, and the
 // member-ID property rules ... do not judge it". Spec requires:
 // member-id-empty x1, info.
-func TestBlackbox6JavaV0BrokerAssignedLifecycle(t *testing.T) {
+func TestClientJavaV0BrokerAssignedLifecycle(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	assigned := "broker-assigned-member-0001"
 	p := bb6Java(c, "10.20.8.6", 58100, "consumer-payments-1", "3.7.0", nil)
@@ -1304,7 +1304,7 @@ func TestBlackbox6JavaV0BrokerAssignedLifecycle(t *testing.T) {
 // instance IDs ...)" and README 7: "Claimants are instance IDs": one
 // instance ID is one claimant, so no collision. Exactly one finding; the
 // row of X names both hosts, five connections, and the finding.
-func TestBB8BVariantSharedHost(t *testing.T) {
+func TestClientVariantSharedHost(t *testing.T) {
 	c, fr := bb8bSession(map[string]bool{"shared-host": true})
 	rep, _ := bb8bRun(t, c)
 	bb8bExpect(t, rep, map[string]int{"instance-id-shared": 1})
@@ -1327,7 +1327,7 @@ func TestBB8BVariantSharedHost(t *testing.T) {
 // table row 4 ("H | 0 | INVALID_REQUEST"): telemetry-id-requested-with-header
 // (error), once for that request (3.7); the broker rejected it, so no
 // broker-accepted-invalid (3.5). The retry is row 3, aligned.
-func TestBB8BVariantTelemetryBodyZero(t *testing.T) {
+func TestClientVariantTelemetryBodyZero(t *testing.T) {
 	c, fr := bb8bSession(map[string]bool{"telemetry-body-zero": true})
 	rep, _ := bb8bRun(t, c)
 	bb8bExpect(t, rep, map[string]int{"telemetry-id-requested-with-header": 1})
@@ -1351,7 +1351,7 @@ func TestBB8BVariantTelemetryBodyZero(t *testing.T) {
 // correlation_id -1, frame the packet that ended the connection (its second
 // FIN); README 4: "its observed value gives the request count and the bytes
 // null would save" (3 requests, 3 x 10 bytes of "orders-svc").
-func TestBB8BVariantRepeatClientID(t *testing.T) {
+func TestClientVariantRepeatClientID(t *testing.T) {
 	c, fr := bb8bSession(map[string]bool{"repeat-client-id": true})
 	rep, _ := bb8bRun(t, c)
 	bb8bExpect(t, rep, map[string]int{"client-id-repeated": 1})
@@ -1378,7 +1378,7 @@ func TestBB8BVariantRepeatClientID(t *testing.T) {
 // member-id-empty or leave-without-member-id (and 3.5 rules), no other
 // member rule"; 3.5 broker-accepted-invalid covers "the error rules of 3.1,
 // 3.3, member-id-empty", not leaves (and the broker did reject it).
-func TestBB8BVariantStreamsLeaveEmpty(t *testing.T) {
+func TestClientVariantStreamsLeaveEmpty(t *testing.T) {
 	c, fr := bb8bSession(map[string]bool{"streams-leave-empty": true})
 	rep, _ := bb8bRun(t, c)
 	bb8bExpect(t, rep, map[string]int{"leave-without-member-id": 1})
@@ -1398,7 +1398,7 @@ func TestBB8BVariantStreamsLeaveEmpty(t *testing.T) {
 // ghost-member). The new ID is not Java(X): member-id-misaligned (warn),
 // once for its (connection, group, member ID). The row's member IDs by
 // group list both IDs of group "orders".
-func TestBB8BVariantRejoinNewID(t *testing.T) {
+func TestClientVariantRejoinNewID(t *testing.T) {
 	c, fr := bb8bSession(map[string]bool{"rejoin-new-id": true})
 	rep, _ := bb8bRun(t, c)
 	bb8bExpect(t, rep, map[string]int{"member-id-changed": 1, "member-id-misaligned": 1})
@@ -1421,7 +1421,7 @@ func TestBB8BVariantRejoinNewID(t *testing.T) {
 // for that request; the broker rejected it (no 3.5 finding). README 14:
 // "UUIDs in expected and observed are in Java's form": expected the header
 // ID P, observed the body ID X. The finding counts in the producer's row.
-func TestBB8BVariantPushMismatch(t *testing.T) {
+func TestClientVariantPushMismatch(t *testing.T) {
 	c, fr := bb8bSession(map[string]bool{"push-mismatch": true})
 	rep, _ := bb8bRun(t, c)
 	bb8bExpect(t, rep, map[string]int{"telemetry-id-mismatch": 1})
@@ -1443,7 +1443,7 @@ func TestBB8BVariantPushMismatch(t *testing.T) {
 // request (3.7); expected the connection's ID in Java form (README 14).
 // Fetch answers have no top-level error code among section 1's APIs, so no
 // 3.5 finding.
-func TestBB8BVariantFetchDropped(t *testing.T) {
+func TestClientVariantFetchDropped(t *testing.T) {
 	c, fr := bb8bSession(map[string]bool{"fetch-dropped": true})
 	rep, _ := bb8bRun(t, c)
 	bb8bExpect(t, rep, map[string]int{"instance-id-dropped": 1})
@@ -1865,18 +1865,18 @@ func bb8fCheckCoverage(t *testing.T, b bb8fBusy, rep bb7Report) {
 	}
 }
 
-// TestBB8FBusyClusterCompliant: a busy cluster joined mid-stream, compliant
+// TestClientBusyClusterCompliant: a busy cluster joined mid-stream, compliant
 // traffic only: zero findings, coverage only for what was lost.
-func TestBB8FBusyClusterCompliant(t *testing.T) {
+func TestClientBusyClusterCompliant(t *testing.T) {
 	b := bb8fBuildBusy(t, false)
 	rep := bb7Run(t, b.c)
 	bb7Expect(t, rep, map[string]int{})
 	bb8fCheckCoverage(t, b, rep)
 }
 
-// TestBB8FBusyClusterPlanted: the same capture with one planted violation
+// TestClientBusyClusterPlanted: the same capture with one planted violation
 // per rule family: exactly those, with SPEC/README confidence.
-func TestBB8FBusyClusterPlanted(t *testing.T) {
+func TestClientBusyClusterPlanted(t *testing.T) {
 	b := bb8fBuildBusy(t, true)
 	rep := bb7Run(t, b.c)
 	bb7Expect(t, rep, map[string]int{
@@ -1923,7 +1923,7 @@ func bb8gPush(s *pcapgen.Session, body [16]byte, sub int32, code int16) int {
 	return f
 }
 
-// TestBB8GJavaKIP1313FullLifecycle: the Java client after KIP-1313 end to
+// TestClientJavaKIP1313FullLifecycle: the Java client after KIP-1313 end to
 // end, including a reconnect to a second broker. seed 000: "If it specifies
 // the value in its request headers, every request on a connection must
 // specify the same value"; "(only SaslHandshake and OffsetDelete use the v1
@@ -1935,7 +1935,7 @@ func bb8gPush(s *pcapgen.Session, body [16]byte, sub int32, code int16) int {
 // "when a client-generated member ID is required for the group protocol, it
 // uses the client instance ID"; seed 003: "should not be reset or changed,
 // even if the consumer leaves and rejoins the group". Nothing to report.
-func TestBB8GJavaKIP1313FullLifecycle(t *testing.T) {
+func TestClientJavaKIP1313FullLifecycle(t *testing.T) {
 	c := bb8gNew()
 	m := bb7J(bb8gH)
 	_, s := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.1.0.9", 40001)}, "orders-app", bb8gH)
@@ -1963,7 +1963,7 @@ func TestBB8GJavaKIP1313FullLifecycle(t *testing.T) {
 	bb7Expect(t, rep, map[string]int{})
 }
 
-// TestBB8GTelemetryHeaderClientVariants: seed 004 (KIP-1313 GTS section):
+// TestClientTelemetryHeaderClientVariants: seed 004 (KIP-1313 GTS section):
 // "If the client sends a zero ClientInstanceId in the request body, it must
 // not send a ClientInstanceId in the request header"; "It is not permitted
 // to use one client instance ID for request headers and a different client
@@ -1972,7 +1972,7 @@ func TestBB8GJavaKIP1313FullLifecycle(t *testing.T) {
 // ClientInstanceId from the request header") is a broker that accepts: SPEC
 // 3.3 "kwatch follows the table", so that answer is broker-accepted-invalid
 // (SPEC wins over the earlier seed revision).
-func TestBB8GTelemetryHeaderClientVariants(t *testing.T) {
+func TestClientTelemetryHeaderClientVariants(t *testing.T) {
 	cases := []struct {
 		name string
 		run  func(s *pcapgen.Session)
@@ -2013,14 +2013,14 @@ func TestBB8GTelemetryHeaderClientVariants(t *testing.T) {
 	}
 }
 
-// TestBB8GTelemetryLegacyResubscribe: a pre-KIP-1313 client. seed 004 row 1:
+// TestClientTelemetryLegacyResubscribe: a pre-KIP-1313 client. seed 004 row 1:
 // "request.ClientInstanceId = 0 | response.ClientInstanceId = UUID-B ... The
 // client will henceforth use UUID-B for client telemetry"; row 2:
 // "request.ClientInstanceId = UUID-R | response.ClientInstanceId = 0". After
 // a subscription change (push answered UNKNOWN_SUBSCRIPTION_ID) the client
 // re-fetches with B. Variants: README rule 5, "so is asking again with body
 // 0 on the connection that was given B", and a re-fetch with another ID.
-func TestBB8GTelemetryLegacyResubscribe(t *testing.T) {
+func TestClientTelemetryLegacyResubscribe(t *testing.T) {
 	cases := []struct {
 		name  string
 		refID [16]byte
@@ -2052,13 +2052,13 @@ func TestBB8GTelemetryLegacyResubscribe(t *testing.T) {
 	}
 }
 
-// TestBB8GJoinResponseLostRetry: seed 003 test plan, "Ensure the client
+// TestClientJoinResponseLostRetry: seed 003 test plan, "Ensure the client
 // retries with the same UUID member ID if a heartbeat request fails"; the
 // join answered with an error (COORDINATOR_NOT_AVAILABLE) is retried with
 // the same ID: nothing. Variant: "the client will retry the heartbeat
 // request, leading potentially creating a new member each time" with a new
 // ID: ghost-member (SPEC 3.4), on all three heartbeat APIs.
-func TestBB8GJoinResponseLostRetry(t *testing.T) {
+func TestClientJoinResponseLostRetry(t *testing.T) {
 	for _, h := range []bb7HB{bb7CG, bb7SG, bb7ST} {
 		for _, ghost := range []bool{false, true} {
 			name := h.name + "/same-id"
@@ -2089,7 +2089,7 @@ func TestBB8GJoinResponseLostRetry(t *testing.T) {
 	}
 }
 
-// TestBB8GCloseBeforeJoinAnswerV0: seed 003 Motivation: "When an
+// TestClientCloseBeforeJoinAnswerV0: seed 003 Motivation: "When an
 // AsyncKafkaConsumer sends a join group heartbeat but closes before
 // receiving the response, it may attempt to send a leave group heartbeat
 // without a member ID. This results in ... UNKNOWN_MEMBER_ID". At
@@ -2097,7 +2097,7 @@ func TestBB8GJoinResponseLostRetry(t *testing.T) {
 // member-id-empty at info (SPEC 3.4) and the leave is
 // leave-without-member-id (error), with no broker rule (the leave is not in
 // SPEC 3.5's list).
-func TestBB8GCloseBeforeJoinAnswerV0(t *testing.T) {
+func TestClientCloseBeforeJoinAnswerV0(t *testing.T) {
 	c := bb8gNew()
 	_, s := bb7Legacy(c, pcapgen.ConnOptions{}, "old-consumer")
 	h := bb7CG.at(0)
@@ -2109,7 +2109,7 @@ func TestBB8GCloseBeforeJoinAnswerV0(t *testing.T) {
 	bb7Sev(t, rep, "leave-without-member-id", "error", "")
 }
 
-// TestBB8GStaticMembershipRestart: static membership (group.instance.id).
+// TestClientStaticMembershipRestart: static membership (group.instance.id).
 // seed 003: "The consumer instance must generate a member ID when it starts
 // ... It must remain the same until the process is completely stopped";
 // SPEC 3.7 "A static leave (epoch -2) is a leave". A restarted process has a
@@ -2117,7 +2117,7 @@ func TestBB8GCloseBeforeJoinAnswerV0(t *testing.T) {
 // nothing. Variants: the static leave without a member ID
 // (leave-without-member-id), and the same process rejoining after its static
 // leave with a new member ID (member-id-changed, plus misaligned).
-func TestBB8GStaticMembershipRestart(t *testing.T) {
+func TestClientStaticMembershipRestart(t *testing.T) {
 	static := func(h bb7HB, s *pcapgen.Session, member string, epoch int32, code int16) {
 		req := h.req("static-g", member, epoch)
 		switch r := req.(type) {
@@ -2160,12 +2160,12 @@ func TestBB8GStaticMembershipRestart(t *testing.T) {
 	}
 }
 
-// TestBB8GFencedRejoinNewIDStreamsShare: seed 003 "should not be reset or
+// TestClientFencedRejoinNewIDStreamsShare: seed 003 "should not be reset or
 // changed, even if the consumer leaves and rejoins the group"; SPEC 3.4
 // member-id-changed "across leave and rejoin and after fencing". Streams and
 // share groups (the consumer case is pinned elsewhere); one finding plus
 // misaligned (the new ID is not the header ID).
-func TestBB8GFencedRejoinNewIDStreamsShare(t *testing.T) {
+func TestClientFencedRejoinNewIDStreamsShare(t *testing.T) {
 	for _, h := range []bb7HB{bb7SG, bb7ST} {
 		t.Run(h.name, func(t *testing.T) {
 			c := bb8gNew()
@@ -2181,7 +2181,7 @@ func TestBB8GFencedRejoinNewIDStreamsShare(t *testing.T) {
 	}
 }
 
-// TestBB8GShareStdBase64Aligned: seed 000 "at least one other Kafka client
+// TestClientShareStdBase64Aligned: seed 000 "at least one other Kafka client
 // implementation uses a slightly different string encoding of the member ID
 // ... This is valid"; SPEC 3.4 member-id-encoding "warn if it holds '+' or
 // '/'" (share fetches broke before KAFKA-19846) and 3.7 "a member ID that
@@ -2189,7 +2189,7 @@ func TestBB8GFencedRejoinNewIDStreamsShare(t *testing.T) {
 // member-id-alignment-encoding (plus member-id-encoding), never
 // member-id-misaligned". Once per (connection, group, member ID) over a
 // whole share lifecycle.
-func TestBB8GShareStdBase64Aligned(t *testing.T) {
+func TestClientShareStdBase64Aligned(t *testing.T) {
 	c := bb8gNew()
 	_, s := bb7Modern(c, pcapgen.ConnOptions{}, "share-app", bb8gPlus)
 	m := pcapgen.StdBase64(bb8gPlus)
@@ -2205,14 +2205,14 @@ func TestBB8GShareStdBase64Aligned(t *testing.T) {
 	bb7Sev(t, rep, "member-id-alignment-encoding", "info", "")
 }
 
-// TestBB8GReconnectVariants: seed 000 "The initial client instance ID for
+// TestClientReconnectVariants: seed 000 "The initial client instance ID for
 // each connection will be cached by the broker": state is per connection.
 // A reconnect whose first request carries no instance ID and that then sends
 // one is instance-id-late on the new connection only; a reconnect that sends
 // its client ID only on a later request is client-id-missing-first (seed
 // 001 "sending the client ID only on the initial request on each
 // connection").
-func TestBB8GReconnectVariants(t *testing.T) {
+func TestClientReconnectVariants(t *testing.T) {
 	t.Run("late-on-second-connection", func(t *testing.T) {
 		c := bb8gNew()
 		cn, s := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.1.0.9", 40001)}, "orders-app", bb8gH)
@@ -2240,14 +2240,14 @@ func TestBB8GReconnectVariants(t *testing.T) {
 	})
 }
 
-// TestBB8GSaslFlowDroppedOnAuthenticate: seed 000 "any subsequent requests
+// TestClientSaslFlowDroppedOnAuthenticate: seed 000 "any subsequent requests
 // which are missing the client instance ID (with the exception of requests
 // using the v1 request header) ... will be rejected with error code
 // INVALID_REQUEST". SaslHandshake v1 (v1 header) without an ID is exempt;
 // SaslAuthenticate v2 (v2 header) without it is instance-id-dropped only:
 // SaslAuthenticate is not among SPEC section 1's decoded bodies, so README
 // rule 9 judges no broker-accepted-invalid on its answer.
-func TestBB8GSaslFlowDroppedOnAuthenticate(t *testing.T) {
+func TestClientSaslFlowDroppedOnAuthenticate(t *testing.T) {
 	c := bb8gNew()
 	_, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb8gH)
 	s.Header.InstanceID = nil
@@ -2257,13 +2257,13 @@ func TestBB8GSaslFlowDroppedOnAuthenticate(t *testing.T) {
 	bb7Expect(t, bb7Run(t, c), map[string]int{"instance-id-dropped": 1})
 }
 
-// TestBB8GTelemetryLegacyReconnect: seed 004 row 1 "The client will
+// TestClientTelemetryLegacyReconnect: seed 004 row 1 "The client will
 // henceforth use UUID-B for client telemetry" and row 2 (non-initial, body
 // UUID-R, answer 0 NONE). A legacy client reconnects (same host, no header
 // ID) and re-fetches with B: nothing. Asking with body 0 on the new
 // connection is README rule 5's "on another connection of a client without
 // instance ID it may be a restarted process": nothing either.
-func TestBB8GTelemetryLegacyReconnect(t *testing.T) {
+func TestClientTelemetryLegacyReconnect(t *testing.T) {
 	for _, again := range []bool{false, true} {
 		name := "refetch-with-B"
 		if again {
@@ -2288,12 +2288,12 @@ func TestBB8GTelemetryLegacyReconnect(t *testing.T) {
 	}
 }
 
-// TestBB8GPreKIPBrokerEchoesAlignedID: seed 004 "Pre-KIP-1313 - broker does
+// TestClientPreKIPBrokerEchoesAlignedID: seed 004 "Pre-KIP-1313 - broker does
 // not expect ClientInstanceId in request header and ignores it"; row 3
 // expects "response.ClientInstanceId = 0". A broker that answers the
 // Java client's aligned request (H, H) with a non-zero ID is
 // broker-telemetry-id-echo (info, SPEC 3.5); the client itself conforms.
-func TestBB8GPreKIPBrokerEchoesAlignedID(t *testing.T) {
+func TestClientPreKIPBrokerEchoesAlignedID(t *testing.T) {
 	c := bb8gNew()
 	_, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb8gH)
 	bb8gGTS(s, bb8gH, bb7ErrNone, bb8gH, 3)
@@ -2303,12 +2303,12 @@ func TestBB8GPreKIPBrokerEchoesAlignedID(t *testing.T) {
 	bb7Sev(t, rep, "broker-telemetry-id-echo", "info", "")
 }
 
-// TestBB8GHeartbeatEmptyMidSession: README rule 6, "An empty member ID on a
+// TestClientHeartbeatEmptyMidSession: README rule 6, "An empty member ID on a
 // heartbeat that is neither a join nor a leave gives no finding"; SPEC 3.7
 // "an empty member ID gives only member-id-empty or
 // leave-without-member-id". A KIP-1313 consumer's session with one such
 // heartbeat (answered UNKNOWN_MEMBER_ID) then a proper leave: nothing.
-func TestBB8GHeartbeatEmptyMidSession(t *testing.T) {
+func TestClientHeartbeatEmptyMidSession(t *testing.T) {
 	c := bb8gNew()
 	_, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb8gH)
 	m := bb7J(bb8gH)
@@ -2441,7 +2441,7 @@ func bb8hNew() *pcapgen.Capture {
 // same member ID. One process, one member ID (3.4, rule 6), one claimant
 // (rule 7: the claimant is the instance ID), one host and client ID (3.1
 // instance-id-shared: no).
-func TestBB8HKIPConsumerResetReconnect(t *testing.T) {
+func TestClientKIPConsumerResetReconnect(t *testing.T) {
 	c := bb8hNew()
 	x := pcapgen.SeqUUID(0x31)
 	m := pcapgen.JavaString(x)
@@ -2472,7 +2472,7 @@ func TestBB8HKIPConsumerResetReconnect(t *testing.T) {
 // Scenario 2: the coordinator moves: the same instance heartbeats on a
 // second broker's connection while the old one (also fetching) stays open,
 // then closes. Same instance = same claimant (rule 7), same member ID.
-func TestBB8HKIPCoordinatorMoves(t *testing.T) {
+func TestClientKIPCoordinatorMoves(t *testing.T) {
 	c := bb8hNew()
 	x := pcapgen.SeqUUID(0x41)
 	m := pcapgen.JavaString(x)
@@ -2502,7 +2502,7 @@ func TestBB8HKIPCoordinatorMoves(t *testing.T) {
 
 // Scenario 3: a producer instance with three broker connections open at
 // once, each naming itself once then sending null client IDs.
-func TestBB8HKIPProducerThreeBrokers(t *testing.T) {
+func TestClientKIPProducerThreeBrokers(t *testing.T) {
 	c := bb8hNew()
 	x := pcapgen.SeqUUID(0x51)
 	host := netip.MustParseAddr("10.5.0.9")
@@ -2532,7 +2532,7 @@ func TestBB8HKIPProducerThreeBrokers(t *testing.T) {
 
 // Scenario 4: 30 short-lived legacy admin connections from one host, one
 // after the other, same client ID. One legacy row (rule 11), no finding.
-func TestBB8HLegacyAdminChurn(t *testing.T) {
+func TestClientLegacyAdminChurn(t *testing.T) {
 	c := bb8hNew()
 	host := netip.MustParseAddr("10.5.0.10")
 	reqs := 0
@@ -2556,7 +2556,7 @@ func TestBB8HLegacyAdminChurn(t *testing.T) {
 // on a new connection from the same host while the first stays open
 // (librdkafka keeps one connection per broker): 3.7 the ID is the broker's
 // (no property rules, no member-id-changed), rule 7 one process.
-func TestBB8HLegacyBrokerAssignedCoordinatorMove(t *testing.T) {
+func TestClientLegacyBrokerAssignedCoordinatorMove(t *testing.T) {
 	for _, closeFirst := range []bool{false, true} {
 		t.Run(fmt.Sprintf("closeFirst=%v", closeFirst), func(t *testing.T) {
 			c := bb8hNew()
@@ -2592,7 +2592,7 @@ func TestBB8HLegacyBrokerAssignedCoordinatorMove(t *testing.T) {
 // Scenario 6: two legacy processes on one host (different ports), in
 // different groups at the same time, with the same member-ID string: a
 // collision needs the same group (3.4).
-func TestBB8HLegacySameMemberDifferentGroups(t *testing.T) {
+func TestClientLegacySameMemberDifferentGroups(t *testing.T) {
 	c := bb8hNew()
 	host := netip.MustParseAddr("10.5.0.12")
 	m := pcapgen.JavaString(pcapgen.MustUUID("0f1e2d3c-4b5a-4697-8877-665544332211"))
@@ -2616,7 +2616,7 @@ func TestBB8HLegacySameMemberDifferentGroups(t *testing.T) {
 // instance ID and a new member ID. Two instances, never alive together,
 // each with one member ID: no instance-id-shared (the two IDs differ), no
 // collision, no member-id-changed (different clients).
-func TestBB8HKIPRestartNewInstance(t *testing.T) {
+func TestClientKIPRestartNewInstance(t *testing.T) {
 	c := bb8hNew()
 	host := netip.MustParseAddr("10.5.0.13")
 	x1, x2 := pcapgen.SeqUUID(0x61), pcapgen.SeqUUID(0x71)
@@ -2651,7 +2651,7 @@ func TestBB8HKIPRestartNewInstance(t *testing.T) {
 // consumer with a client-generated v4 UUID member ID moves its coordinator
 // to a second broker and back again (rule 7: "moving back is one process
 // too"), its first connection open throughout.
-func TestBB8HLegacyCoordinatorMoveAndBack(t *testing.T) {
+func TestClientLegacyCoordinatorMoveAndBack(t *testing.T) {
 	c := bb8hNew()
 	host := netip.MustParseAddr("10.5.0.14")
 	m := pcapgen.JavaString(pcapgen.MustUUID("1a2b3c4d-5e6f-4a0b-8c1d-2e3f40516273"))

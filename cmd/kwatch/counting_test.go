@@ -10,7 +10,7 @@ import (
 
 // SPEC 3.1 instance-id-reserved (warn): "the instance ID is ONE_UUID"; 3.7:
 // "instance-id-reserved ... once per instance ID", across connections.
-func TestBlackboxReservedOncePerID(t *testing.T) {
+func TestCountingReservedOncePerID(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	one := pcapgen.OneUUID()
 	var first int
@@ -36,7 +36,7 @@ func TestBlackboxReservedOncePerID(t *testing.T) {
 // offending request: X,Y,Y is changed twice; X,Y,none is changed then
 // dropped (expected X both times); none,X,Y is late twice (never changed:
 // the first carried none).
-func TestBlackboxStateIsTheFirstRequest(t *testing.T) {
+func TestCountingStateIsTheFirstRequest(t *testing.T) {
 	a := pcapgen.Ptr("orders-app")
 	X, Y := bbID(bbX), bbID(bbY)
 	for _, tc := range []struct {
@@ -67,7 +67,7 @@ func TestBlackboxStateIsTheFirstRequest(t *testing.T) {
 // retransmitted: the frame is the one pcapgen reports as completing the
 // request, and retransmitted bytes never count a request twice (3.7 "once
 // per offending request").
-func TestBlackboxFrameUnderSegmentation(t *testing.T) {
+func TestCountingFrameUnderSegmentation(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{Seed: 3, Perturb: pcapgen.Perturb{MSS: 20, Reorder: 3, RetransmitEvery: 2, OverlapEvery: 5}})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -90,7 +90,7 @@ func TestBlackboxFrameUnderSegmentation(t *testing.T) {
 // of the known encodings"; 3.7 "once per (connection, group, member ID)".
 // Same ID in two groups on one connection = 2; repeated heartbeats add none;
 // another connection (sequential, different host) = 1 more.
-func TestBlackboxNotUUIDOncePerSubject(t *testing.T) {
+func TestCountingNotUUIDOncePerSubject(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	m := "consumer-7-1732894512"
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
@@ -115,7 +115,7 @@ func TestBlackboxNotUUIDOncePerSubject(t *testing.T) {
 // Section 5: "frame is the 1-based packet number ... of the packet that
 // completed the request". With 20-byte segments, retransmissions and a
 // pipelined pair, the ghost-member finding points at the completing packet.
-func TestBlackboxFrameOfSegmentedRequest(t *testing.T) {
+func TestCountingFrameOfSegmentedRequest(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{Perturb: pcapgen.Perturb{MSS: 20, RetransmitEvery: 3, ACKs: true}})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x69))
@@ -136,7 +136,7 @@ func TestBlackboxFrameOfSegmentedRequest(t *testing.T) {
 // (1, like client-id-repeated); either is accepted here and logged. The first
 // finding is at the first repeating request (3.7: "at the first request that
 // shows it").
-func TestBlackbox5RepeatedCount(t *testing.T) {
+func TestCountingRepeatedCount(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -183,7 +183,7 @@ func bb7V1(id [16]byte) [16]byte {
 // -alignment-encoding once per (connection, group, member ID)", "at the
 // first request that shows it". The same member ID in two groups of one
 // connection is two subjects; heartbeats and leaves add none.
-func TestBB7PropertyRulesOncePerGroup(t *testing.T) {
+func TestCountingPropertyRulesOncePerGroup(t *testing.T) {
 	v1 := bb7J(bb7V1(pcapgen.SeqUUID(0x05)))
 	cases := []struct {
 		name   string
@@ -232,7 +232,7 @@ func TestBB7PropertyRulesOncePerGroup(t *testing.T) {
 // has a header instance ID"; "Base64 is decoded strictly (non-zero trailing
 // bits are not a UUID); a 22- or 24-character string without + or / is read
 // as URL-safe" (so Java's form with '-' and '_' is Java's form).
-func TestBB7PropertyRulesCombine(t *testing.T) {
+func TestCountingPropertyRulesCombine(t *testing.T) {
 	dashUnderscore := pcapgen.SeqUUID(0x07)
 	dashUnderscore[0] = 0xfb // first character '-'
 	dashUnderscore[3] = 0xfc // fifth character '_'
@@ -294,7 +294,7 @@ func TestBB7PropertyRulesCombine(t *testing.T) {
 // "b": client-id-changed, but not a first client ID), null, and empty.
 // Not shared. And ONE_UUID from two hosts is both reserved and shared, each
 // "once per instance ID" (3.7).
-func TestBB7SharedCountsFirstClientIDs(t *testing.T) {
+func TestCountingSharedFirstClientIDs(t *testing.T) {
 	t.Run("later-client-id-is-not-a-second-client", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
 		for i, first := range []*string{pcapgen.Ptr("a"), pcapgen.Ptr("a"), nil, pcapgen.Ptr("")} {
@@ -341,7 +341,7 @@ func TestBB7SharedCountsFirstClientIDs(t *testing.T) {
 // tagged fields are well formed". Two malformed requests are two findings;
 // a malformed first request followed by one without an ID and then one with
 // X is instance-id-late (the well-formed request without an ID is first).
-func TestBB7MalformedCounts(t *testing.T) {
+func TestCountingMalformed(t *testing.T) {
 	bad := []byte{1, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8}
 	t.Run("twice", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})

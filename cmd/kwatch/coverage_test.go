@@ -17,7 +17,7 @@ import (
 // SPEC section 2: "A connection joined mid-stream still yields findings, but
 // any finding that depends on the first request carries "confidence":
 // "partial"." Also client-id-changed depends on the first request.
-func TestBlackboxMidstreamPartial(t *testing.T) {
+func TestCoverageMidstreamPartial(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -46,7 +46,7 @@ func TestBlackboxMidstreamPartial(t *testing.T) {
 // SPEC 3.7: "A connection is observed from its start when its SYN or its
 // SYN-ACK was captured": without the SYN but with the SYN-ACK, findings
 // are "full" and there is no midstream join.
-func TestBlackboxSynAckIsStart(t *testing.T) {
+func TestCoverageSynAckIsStart(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{SkipSYN: true})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -66,7 +66,7 @@ func TestBlackboxSynAckIsStart(t *testing.T) {
 // SPEC section 2: "A connection with lost bytes resyncs to the next
 // plausible frame; findings after a gap carry partial too." A finding
 // before the gap stays full.
-func TestBlackboxGapPartial(t *testing.T) {
+func TestCoverageGapPartial(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -95,7 +95,7 @@ func TestBlackboxGapPartial(t *testing.T) {
 // SPEC section 2: "any finding that depends on the first request carries
 // partial": findings that depend only on the request itself (reserved,
 // malformed, PushTelemetry mismatch) stay full on a mid-stream connection.
-func TestBlackboxMidstreamIndependentFull(t *testing.T) {
+func TestCoverageMidstreamIndependentFull(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
 	one := pcapgen.OneUUID()
@@ -116,7 +116,7 @@ func TestBlackboxMidstreamIndependentFull(t *testing.T) {
 
 // SPEC section 2: "findings after a gap carry partial too": a zero push
 // after lost bytes.
-func TestBlackboxGapPartialTelemetry(t *testing.T) {
+func TestCoverageGapPartialTelemetry(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), nil)
@@ -137,7 +137,7 @@ func TestBlackboxGapPartialTelemetry(t *testing.T) {
 // client ID once, before the capture started). Three PushTelemetry with
 // header X and body Y (telemetry-id-mismatch, which does not depend on the
 // first request), each answered NONE.
-func TestBlackboxMidstreamNullClientIDFrames(t *testing.T) {
+func TestCoverageMidstreamNullClientIDFrames(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
 	s := bbSession(cn, nil, bbID(bbX))
@@ -159,7 +159,7 @@ func TestBlackboxMidstreamNullClientIDFrames(t *testing.T) {
 // A mid-stream connection with one request (null client ID, header X, body
 // Y: telemetry-id-mismatch) answered NONE; with --port naming the broker
 // port it is Kafka by configuration, not by guess.
-func TestBlackboxMidstreamSingleRequest(t *testing.T) {
+func TestCoverageMidstreamSingleRequest(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
 	s := bbSession(cn, nil, bbID(bbX))
@@ -180,7 +180,7 @@ func TestBlackboxMidstreamSingleRequest(t *testing.T) {
 // SPEC 3.1 instance-id-malformed on a mid-stream connection of a KIP-1313
 // client (null client IDs): "A connection joined mid-stream still yields
 // findings".
-func TestBlackboxMidstreamMalformed(t *testing.T) {
+func TestCoverageMidstreamMalformed(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	bbPlay(c, pcapgen.ConnOptions{NoSYN: true}, []bbStep{
 		{id: bbID(bbX), kind: "m"},
@@ -202,7 +202,7 @@ func TestBlackboxMidstreamMalformed(t *testing.T) {
 // SYN-ACK was seen". With only the SYN-ACK (SkipSYN) there is no
 // midstream-join, and a finding depending on the first request
 // (instance-id-late) is "full".
-func TestBlackboxMSynAckIsStart(t *testing.T) {
+func TestCoverageSynAckIsStartMember(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{SkipSYN: true})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("app"), CorrelationID: 1})
@@ -223,7 +223,7 @@ func TestBlackboxMSynAckIsStart(t *testing.T) {
 // Section 2: "A connection joined mid-stream still yields findings, but any
 // finding that depends on the first request carries confidence partial";
 // 3.6 midstream-join is counted.
-func TestBlackboxMMidstreamPartial(t *testing.T) {
+func TestCoverageMidstreamPartialMember(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("app"), CorrelationID: 100})
@@ -249,7 +249,7 @@ func TestBlackboxMMidstreamPartial(t *testing.T) {
 
 // Section 2: "A connection with lost bytes resyncs to the next plausible
 // frame; findings after a gap carry partial too"; 3.6 stream-gap counted.
-func TestBlackboxMGapPartial(t *testing.T) {
+func TestCoverageGapPartialMember(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x62))
@@ -273,7 +273,7 @@ func TestBlackboxMGapPartial(t *testing.T) {
 }
 
 // 3.6 truncated-packet (snaplen): packets cut by the snaplen are counted.
-func TestBlackboxTruncatedPacket(t *testing.T) {
+func TestCoverageTruncatedPacket(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{Snaplen: 80})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	cgJoin(s, 1, bbGroup, pcapgen.JavaString(pcapgen.SeqUUID(0x68)))
@@ -292,7 +292,7 @@ func TestBlackboxTruncatedPacket(t *testing.T) {
 // requests by correlation id per connection"): the empty v1 join after the
 // gap is answered with a broker-assigned, non-UUID member ID, which the
 // client then uses.
-func TestBlackboxGapThenBrokerAssigned(t *testing.T) {
+func TestCoverageGapThenBrokerAssigned(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	s.RoundTrip(pcapgen.Metadata(12, "t"), pcapgen.MetadataResponse(12, "10.0.0.1", 9092))
@@ -314,13 +314,13 @@ func TestBlackboxGapThenBrokerAssigned(t *testing.T) {
 	}
 }
 
-// Same root cause as TestBlackboxGapThenBrokerAssigned, seen through
+// Same root cause as TestCoverageGapThenBrokerAssigned, seen through
 // ghost-member: "a join with member ID A got no response or an error, and
 // the client retried the join with a different ID B". After an early lost
 // segment the join with A is answered NONE (the capture holds the answer),
 // a heartbeat is fenced, and the client rejoins with B: that is
 // member-id-changed (warn, partial after the gap), not ghost-member (error).
-func TestBlackboxGapNoFalseGhost(t *testing.T) {
+func TestCoverageGapNoFalseGhost(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	cn.DropNext(1)
@@ -423,7 +423,7 @@ func bb4CheckMatched(t *testing.T, c *pcapgen.Capture, want []int, lost []int) {
 	}
 }
 
-// TestBlackbox4LossClientAcked: SPEC 2 "A connection with lost bytes
+// TestCoverageLossClientAcked: SPEC 2 "A connection with lost bytes
 // resyncs to the next plausible frame; findings after a gap carry partial
 // too"; 3.6 stream-gap. One lost stretch in the client direction (the
 // broker's answers acknowledge past it), whole segment at a frame boundary,
@@ -431,7 +431,7 @@ func bb4CheckMatched(t *testing.T, c *pcapgen.Capture, want []int, lost []int) {
 // decoded and matched with their answers, and every finding after the gap
 // is partial. With client IDs null after the first request (KIP-1313
 // clients) and with client IDs on every request.
-func TestBlackbox4LossClientAcked(t *testing.T) {
+func TestCoverageLossClientAcked(t *testing.T) {
 	for _, cidEvery := range []bool{false, true} {
 		for _, mode := range []string{"whole", "head", "tail", "middle"} {
 			t.Run(fmt.Sprintf("%s-cid%v", mode, cidEvery), func(t *testing.T) {
@@ -473,11 +473,11 @@ func TestBlackbox4LossClientAcked(t *testing.T) {
 	}
 }
 
-// TestBlackbox4LossClientUnacked: the same loss when the broker never sends
+// TestCoverageLossClientUnacked: the same loss when the broker never sends
 // another packet (nothing acknowledges past the hole; the capture just
 // ends). SPEC 2 "findings after a gap carry partial too": the requests after
 // the hole must still be decoded when the capture ends.
-func TestBlackbox4LossClientUnacked(t *testing.T) {
+func TestCoverageLossClientUnacked(t *testing.T) {
 	for _, mode := range []string{"whole", "tail"} {
 		t.Run(mode, func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -505,14 +505,14 @@ func TestBlackbox4LossClientUnacked(t *testing.T) {
 	}
 }
 
-// TestBlackbox4LossBroker: one lost stretch in the broker direction (an
+// TestCoverageLossBroker: one lost stretch in the broker direction (an
 // answer, whole or in part), acknowledged by the client's later requests or
 // not (the client pipelined everything before). SPEC 1 "Responses are
 // matched to requests by correlation id per connection"; 2 "resyncs to the
 // next plausible frame". The answers after the gap are matched (no
 // unmatched-response), so broker-accepted-invalid on the GTS answered after
 // the gap is still found.
-func TestBlackbox4LossBroker(t *testing.T) {
+func TestCoverageLossBroker(t *testing.T) {
 	for _, acked := range []bool{true, false} {
 		for _, mode := range []string{"whole", "head", "tail"} {
 			t.Run(fmt.Sprintf("%s-acked%v", mode, acked), func(t *testing.T) {
@@ -561,14 +561,14 @@ func TestBlackbox4LossBroker(t *testing.T) {
 	}
 }
 
-// TestBlackbox4MidstreamRef: SPEC 2 "A connection joined mid-stream still
+// TestCoverageMidstreamRef: SPEC 2 "A connection joined mid-stream still
 // yields findings, but any finding that depends on the first request
 // carries "confidence": "partial"." The reference conversation without any
 // handshake packet (at a frame boundary, and segmented/reordered): same
 // rules; the first-request rules (instance-id-changed, client-id-changed,
 // client-id-repeated) partial; the others (a request judged on its own, the
 // broker's answer to it) full. 3.6 midstream-join counted once.
-func TestBlackbox4MidstreamRef(t *testing.T) {
+func TestCoverageMidstreamRef(t *testing.T) {
 	for _, p := range []pcapgen.Perturb{{}, {MSS: 100, Reorder: 3, RetransmitEvery: 4}} {
 		t.Run(fmt.Sprintf("mss%d", p.MSS), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{Perturb: p})
@@ -607,7 +607,7 @@ func bb4MidSteps(cid *string) []bb4Step {
 	}
 }
 
-// TestBlackbox4MidstreamMidFrame: SPEC 2 "A connection joined mid-stream
+// TestCoverageMidstreamMidFrame: SPEC 2 "A connection joined mid-stream
 // still yields findings ... partial"; "resyncs to the next plausible frame".
 // The capture starts inside a Produce request (its tail, then its answer),
 // optionally preceded by the tail of a broker answer; the client's later
@@ -616,9 +616,9 @@ func bb4MidSteps(cid *string) []bb4Step {
 // the per-request telemetry rules.
 //
 // DISCREPANCY (cidnull variants): same root cause as
-// TestBlackbox4MidstreamFirstNullAnswered: the answer to the first
+// TestCoverageMidstreamFirstNullAnswered: the answer to the first
 // null-client-ID request after the join (corr 51) is lost silently.
-func TestBlackbox4MidstreamMidFrame(t *testing.T) {
+func TestCoverageMidstreamMidFrame(t *testing.T) {
 	for _, cidNull := range []bool{true, false} {
 		for _, brokerFirst := range []bool{false, true} {
 			t.Run(fmt.Sprintf("cidnull%v-brokerfirst%v", cidNull, brokerFirst), func(t *testing.T) {
@@ -670,13 +670,13 @@ func TestBlackbox4MidstreamMidFrame(t *testing.T) {
 	}
 }
 
-// TestBlackbox4MidstreamNullFirstAtBoundary: SPEC 2 mid-stream join; README
+// TestCoverageMidstreamNullFirstAtBoundary: SPEC 2 mid-stream join; README
 // 13 "a null-client-ID request is believed when it starts at the first byte
 // captured ... or when the next request follows it". A capture that starts
 // exactly at a null-client-ID request, segmented at 100 bytes, and one whose
 // first packet is a broker answer: instance-id-dropped (partial) is still
 // found, the connection yields all its requests.
-func TestBlackbox4MidstreamNullFirstAtBoundary(t *testing.T) {
+func TestCoverageMidstreamNullFirstAtBoundary(t *testing.T) {
 	for _, brokerFirst := range []bool{false, true} {
 		t.Run(fmt.Sprintf("brokerfirst%v", brokerFirst), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{Perturb: pcapgen.Perturb{MSS: 100}})
@@ -701,7 +701,7 @@ func TestBlackbox4MidstreamNullFirstAtBoundary(t *testing.T) {
 	}
 }
 
-// TestBlackbox4MidstreamFirstNullAnswered: SPEC 1 "Responses are matched to
+// TestCoverageMidstreamFirstNullAnswered: SPEC 1 "Responses are matched to
 // requests by correlation id per connection"; 3.5 broker-accepted-invalid
 // "was answered without INVALID_REQUEST"; 5 "frame is the 1-based packet
 // number ... of the packet that completed the request". A capture that
@@ -714,7 +714,7 @@ func TestBlackbox4MidstreamNullFirstAtBoundary(t *testing.T) {
 // request until the next one arrives (frame 5 instead of 3) and silently
 // drops the broker's answer sent in between: no broker-accepted-invalid, no
 // response, no unmatched-response.
-func TestBlackbox4MidstreamFirstNullAnswered(t *testing.T) {
+func TestCoverageMidstreamFirstNullAnswered(t *testing.T) {
 	for _, tc := range []struct {
 		cidNull, midFrame bool
 	}{{true, true}, {false, true}, {true, false}} {
@@ -749,12 +749,12 @@ func TestBlackbox4MidstreamFirstNullAnswered(t *testing.T) {
 	}
 }
 
-// TestBlackbox4Snaplen: SPEC 3.6 "truncated-packet (snaplen)": coverage
+// TestCoverageSnaplen: SPEC 3.6 "truncated-packet (snaplen)": coverage
 // events "keep a report honest about what it could not see". Packets cut at
 // 200 bytes (only the big Produce and its segments exceed it): no crash, the
 // truncation is counted, decoding resumes after it and the later
 // instance-id-changed is still found (after lost bytes: partial).
-func TestBlackbox4Snaplen(t *testing.T) {
+func TestCoverageSnaplen(t *testing.T) {
 	for _, link := range []pcapgen.Link{pcapgen.LinkEthernet, pcapgen.LinkSLL2} {
 		t.Run(link.String(), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{Snaplen: 200, Link: link})
@@ -775,7 +775,7 @@ func TestBlackbox4Snaplen(t *testing.T) {
 	}
 }
 
-// TestBlackbox4FirstRequestLost: SPEC 2 "findings after a gap carry partial
+// TestCoverageFirstRequestLost: SPEC 2 "findings after a gap carry partial
 // too" and "any finding that depends on the first request carries partial".
 // On a connection observed from its start, the client's very first request
 // (client ID and instance ID X) is lost; the later ones have a null client
@@ -786,7 +786,7 @@ func TestBlackbox4Snaplen(t *testing.T) {
 // DISCREPANCY (coverage): the lost bytes are counted nowhere: stream-gap 0,
 // and the answer to the lost request is neither decoded nor counted as
 // unmatched-response (findings are correctly partial).
-func TestBlackbox4FirstRequestLost(t *testing.T) {
+func TestCoverageFirstRequestLost(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb4Sess(cn, pcapgen.Ptr("orders-app"), bb4ID(bb4X))
@@ -809,11 +809,11 @@ func TestBlackbox4FirstRequestLost(t *testing.T) {
 	bb4CovAtLeast(t, rep, "stream-gap", 1)
 }
 
-// TestBlackbox4LossSpansFrames: SPEC 2 "resyncs to the next plausible
+// TestCoverageLossSpansFrames: SPEC 2 "resyncs to the next plausible
 // frame; findings after a gap carry partial too". One lost segment covers
 // the tail of one request and the head of the next (pipelined in one
 // write): the requests after both are decoded and their findings partial.
-func TestBlackbox4LossSpansFrames(t *testing.T) {
+func TestCoverageLossSpansFrames(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	steps := bb4LossSteps(false)
@@ -857,7 +857,7 @@ func TestBlackbox4LossSpansFrames(t *testing.T) {
 // SYN-ACK was captured. Three connections with v3 requests without ID: no
 // handshake (unobservable: no finding, counted), SYN-ACK only (observed:
 // missing-first, full), full handshake (missing-first).
-func TestBlackbox5MidstreamUnobservableCounted(t *testing.T) {
+func TestCoverageMidstreamUnobservableCounted(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	var frames []int
 	for _, o := range []pcapgen.ConnOptions{{NoSYN: true}, {SkipSYN: true}, {}} {
@@ -893,7 +893,7 @@ func TestBlackbox5MidstreamUnobservableCounted(t *testing.T) {
 // them); SPEC 4: an unobservable connection is "never non-compliant on that
 // ground". A mid-stream connection whose v3 requests all carry X: no error or
 // warn finding, and whatever fires is partial.
-func TestBlackbox5MidstreamRepeatsPartial(t *testing.T) {
+func TestCoverageMidstreamRepeatsPartial(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
 	s := bb5Sess(cn, nil)
@@ -919,7 +919,7 @@ func TestBlackbox5MidstreamRepeatsPartial(t *testing.T) {
 // lost (a stream gap): the first request was not seen, so the v3 requests
 // without ID after the gap are no instance-id-missing-first (not even
 // partial): the lost request may have carried the ID.
-func TestBlackbox5FirstRequestLostInGap(t *testing.T) {
+func TestCoverageFirstRequestLostInGap(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -944,7 +944,7 @@ func TestBlackbox5FirstRequestLostInGap(t *testing.T) {
 // -late/-repeated, client-id-*, member-id-changed, telemetry-id-not-adopted";
 // every other rule judges the request itself and stays full. Each scenario
 // on its own connection without a handshake.
-func TestBB7MidstreamConfidenceByRule(t *testing.T) {
+func TestCoverageMidstreamConfidenceByRule(t *testing.T) {
 	a := bb7J(pcapgen.SeqUUID(0x0b))
 	b := bb7J(pcapgen.SeqUUID(0x1b))
 	mid := pcapgen.ConnOptions{NoSYN: true}
@@ -1034,7 +1034,7 @@ func TestBB7MidstreamConfidenceByRule(t *testing.T) {
 // mid-stream connection whose first request carries Y: nothing to compare,
 // no finding; midstream-join counted once, and it counts as one more TCP
 // connection followed (README 14).
-func TestBB7IdleConnectionEnds(t *testing.T) {
+func TestCoverageIdleConnectionEnds(t *testing.T) {
 	for _, tc := range []struct {
 		idle  time.Duration
 		want  map[string]int
@@ -1076,7 +1076,7 @@ func TestBB7IdleConnectionEnds(t *testing.T) {
 // open") and README 12 (client-id-repeated's "frame is the connection's
 // last"), SPEC 3.7 (client-id-repeated "once per connection, when the
 // connection ends"). A third client keeps packet time moving.
-func TestBB7IdleEndsClaimsAndConnections(t *testing.T) {
+func TestCoverageIdleEndsClaimsAndConnections(t *testing.T) {
 	m := bb7J(pcapgen.SeqUUID(0x0e))
 	keepBusy := func(c *pcapgen.Capture, d time.Duration) {
 		cn, s := bb7Legacy(c, pcapgen.ConnOptions{Client: bb7Host("10.7.9.9", 41009)}, "busy-app")
@@ -1138,7 +1138,7 @@ func TestBB7IdleEndsClaimsAndConnections(t *testing.T) {
 // its connection, however it ends (README 7 "a claim is alive while the
 // claimant's latest connection is open"): after an RST, another host's join
 // with the same member ID is no collision.
-func TestBB7ConnectionEndsByReuseAndReset(t *testing.T) {
+func TestCoverageConnectionEndsByReuseAndReset(t *testing.T) {
 	// README 12: the first incarnation's finding has its own last packet,
 	// not the new SYN (the next connection's packet that ended it).
 	t.Run("client-id-repeated-tuple-reuse", func(t *testing.T) {
@@ -1211,7 +1211,7 @@ func bb8cLose(cn *pcapgen.Conn, d pcapgen.Dir, frame []byte, a, b int) {
 // requests after the Produce (X, then Y) give one instance-id-changed,
 // partial. One stream-gap; the Produce's own answer and the later ones are
 // matched.
-func TestBB8CGapInProduceBodyRecordsLookLikeRequests(t *testing.T) {
+func TestCoverageGapInProduceBodyRecordsLookLikeRequests(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8cModern(c, pcapgen.ConnOptions{}, "orders-app", bb8cX)
 	bb8cMeta(s) // corr 2
@@ -1247,7 +1247,7 @@ func TestBB8CGapInProduceBodyRecordsLookLikeRequests(t *testing.T) {
 // null-client-ID header with instance ID Y whose correlation ID (1) does not
 // follow the last request's (2): not a resync point. The real requests after
 // it (3 lost; 4 with X, 5 with X) give nothing: no finding at all.
-func TestBB8CGapScanRejectsOldCorrelationID(t *testing.T) {
+func TestCoverageGapScanRejectsOldCorrelationID(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8cModern(c, pcapgen.ConnOptions{}, "orders-app", bb8cX)
 	bb8cMeta(s) // corr 2
@@ -1280,7 +1280,7 @@ func TestBB8CGapScanRejectsOldCorrelationID(t *testing.T) {
 // instance-id-changed) and legacy (client ID on every request; request 5
 // names "other-app": client-id-changed). Each gives its one finding,
 // partial, at request 5's frame; one stream-gap; requests 4 and 5 matched.
-func TestBB8CGapPositionsInOneRequest(t *testing.T) {
+func TestCoverageGapPositionsInOneRequest(t *testing.T) {
 	for _, kind := range []string{"kip1313", "legacy"} {
 		for _, pos := range []string{"size-split", "header-after-size", "last-byte", "whole-frame"} {
 			t.Run(kind+"/"+pos, func(t *testing.T) {
@@ -1329,7 +1329,7 @@ func TestBB8CGapPositionsInOneRequest(t *testing.T) {
 // one the connection sent; it and request 9 (instance ID Y) are decoded:
 // instance-id-changed, partial, at request 9's frame; one stream-gap;
 // requests 8 and 9 matched with their answers.
-func TestBB8CGapFivePipelinedRequestsLost(t *testing.T) {
+func TestCoverageGapFivePipelinedRequestsLost(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8cModern(c, pcapgen.ConnOptions{Perturb: &pcapgen.Perturb{MSS: 60000}}, "orders-app", bb8cX)
 	bb8cMeta(s) // corr 2
@@ -1373,7 +1373,7 @@ func TestBB8CGapFivePipelinedRequestsLost(t *testing.T) {
 // "middle": the Fetch answer's size was captured (the next frame's place is
 // known); "head": its size was lost too (the decoder must scan);
 // "head-no-lookalike": the same with plain record bytes (the control).
-func TestBB8CResponseResyncMisalignedChunk(t *testing.T) {
+func TestCoverageResponseResyncMisalignedChunk(t *testing.T) {
 	for _, mode := range []string{"middle", "head", "head-no-lookalike"} {
 		t.Run(mode, func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -1427,7 +1427,7 @@ func TestBB8CResponseResyncMisalignedChunk(t *testing.T) {
 // answers to 4 and 5 (INVALID_REQUEST) and to a later Metadata (6) are
 // matched, nothing is unmatched, and the one finding is instance-id-changed
 // (error, full: the client's direction lost nothing).
-func TestBB8CResponseResyncInsideAnswerBody(t *testing.T) {
+func TestCoverageResponseResyncInsideAnswerBody(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8cModern(c, pcapgen.ConnOptions{Perturb: &pcapgen.Perturb{MSS: 60000}}, "orders-app", bb8cX)
 	bb8cMeta(s) // corr 2
@@ -1462,7 +1462,7 @@ func TestBB8CResponseResyncInsideAnswerBody(t *testing.T) {
 // Metadata Y (814, answered). With and without --port 9092: request 813 at
 // its own frame, matched with its answer; Y is instance-id-changed (error,
 // partial) at its frame.
-func TestBB8CMidstreamFirstRequestAnsweredWithPort(t *testing.T) {
+func TestCoverageMidstreamFirstRequestAnsweredWithPort(t *testing.T) {
 	for _, port := range []bool{false, true} {
 		t.Run(fmt.Sprintf("port=%v", port), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -1501,7 +1501,7 @@ func TestBB8CMidstreamFirstRequestAnsweredWithPort(t *testing.T) {
 // client IDs, answered): the new mid-stream connection's requests are
 // decoded (16 requests in all), and Y is instance-id-changed (error,
 // partial) at its frame.
-func TestBB8CIdleConnectionSpeaksAgain(t *testing.T) {
+func TestCoverageIdleConnectionSpeaksAgain(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8cModern(c, pcapgen.ConnOptions{Client: netip.MustParseAddrPort("10.8.4.1:41001")}, "orders-app", bb8cX)
 	bb8cMeta(s)
@@ -1535,7 +1535,7 @@ func TestBB8CIdleConnectionSpeaksAgain(t *testing.T) {
 // and matched with its answer, and Y is instance-id-changed (error,
 // partial) at its frame; with and without --port 9092. Control: the same
 // starting at a Metadata v12 (header v2).
-func TestBB8CMidstreamStartsAtNullClientIDV1(t *testing.T) {
+func TestCoverageMidstreamStartsAtNullClientIDV1(t *testing.T) {
 	for _, first := range []string{"sasl-reauth", "metadata-v8", "metadata-v12"} {
 		for _, port := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/port=%v", first, port), func(t *testing.T) {
@@ -1646,10 +1646,10 @@ func bb8fCheckCorrs(t *testing.T, c *pcapgen.Capture, want []int32) {
 	bb7Expect(t, rep, map[string]int{})
 }
 
-// TestBB8FMidstreamCutFirstWrite: the capture starts inside a Produce
+// TestCoverageMidstreamCutFirstWrite: the capture starts inside a Produce
 // (its first segment was before the capture); every later request, all
 // answered, is decoded and nothing is flagged.
-func TestBB8FMidstreamCutFirstWrite(t *testing.T) {
+func TestCoverageMidstreamCutFirstWrite(t *testing.T) {
 	for _, jump := range []int32{0, 11, 400} {
 		t.Run(fmt.Sprint("jump", jump), func(t *testing.T) {
 			c, want := bb8fMidstream(t, nil, true, jump)
@@ -1664,11 +1664,11 @@ func TestBB8FMidstreamCutFirstWrite(t *testing.T) {
 	}
 }
 
-// TestBB8FMidstreamReorderedStart: the capture's first segment of a
+// TestCoverageMidstreamReorderedStart: the capture's first segment of a
 // connection is the second of a reordered write (README 17: the stream
 // starts there). Requests wholly after that point, all answered, are
 // decoded; nothing is flagged.
-func TestBB8FMidstreamReorderedStart(t *testing.T) {
+func TestCoverageMidstreamReorderedStart(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		p     pcapgen.Perturb

@@ -869,12 +869,12 @@ func bb8eChangedWant(k *bb8eConn, f int) bb8eWant {
 		exp: bb8eJ(bb8eX), obs: bb8eJ(bb8eY), client: bb8eAP(k.cli), broker: bb8eAP(k.srv)}
 }
 
-// TestBB8ETransportQuirks runs the instance-id-changed conversation (SPEC
+// TestHandwrittenTransportQuirks runs the instance-id-changed conversation (SPEC
 // 3.1; its section 5 example) in one packet style per subtest: the finding
 // (rule, severity, confidence, frame, time, conn, expected/observed) must
 // not depend on how the packets were written. SPEC 2: no SYN/SYN-ACK =
 // joined mid-stream (partial, midstream-join); a handshake = full.
-func TestBB8ETransportQuirks(t *testing.T) {
+func TestHandwrittenTransportQuirks(t *testing.T) {
 	styles := []bb8eStyle{
 		{name: "handshake-isn0", handshake: true, pad: -1},
 		{name: "handshake-isn1", handshake: true, cISN: 1, sISN: 1, pad: -1},
@@ -930,7 +930,7 @@ func TestBB8ETransportQuirks(t *testing.T) {
 	}
 }
 
-// TestBB8EAuthorMistakesSpecSilent: two packet-writing mistakes SPEC.md
+// TestHandwrittenAuthorMistakesSpecSilent: two packet-writing mistakes SPEC.md
 // does not speak of, kept apart from the normative tests. (1) The IP total
 // length (IPv6 payload length) counts 14 bytes too many, though the pcap
 // record is whole (incl_len == orig_len, below the snaplen): SPEC 3.6
@@ -941,7 +941,7 @@ func TestBB8ETransportQuirks(t *testing.T) {
 // the connection should at least not vanish without a trace; the test
 // asks for the conversation, as a receiver that trims the overlapping
 // byte would lose only one byte of it.
-func TestBB8EAuthorMistakesSpecSilent(t *testing.T) {
+func TestHandwrittenAuthorMistakesSpecSilent(t *testing.T) {
 	styles := []bb8eStyle{
 		{name: "ip-length-plus-14", handshake: true, cISN: 100, sISN: 900, ipLen: 14, pad: -1},
 		{name: "ipv6-payload-length-plus-14", handshake: true, cISN: 100, sISN: 900, v6: true, ipLen: 14, pad: -1},
@@ -962,14 +962,14 @@ func TestBB8EAuthorMistakesSpecSilent(t *testing.T) {
 	}
 }
 
-// TestBB8EFourTupleReuse: the author opens every scenario's connection
+// TestHandwrittenFourTupleReuse: the author opens every scenario's connection
 // from the same client port, each with its own SYN, and never closes the
 // previous one (or closes it with FIN/RST). A new SYN starts a new TCP
 // connection (README 17 for a closed one; a SYN with a new initial
 // sequence number on an open one is a new connection too: the old one's
 // peer is gone). The second connection's first request sets its own
 // instance ID: no instance-id-changed across connections.
-func TestBB8EFourTupleReuse(t *testing.T) {
+func TestHandwrittenFourTupleReuse(t *testing.T) {
 	for _, end := range []string{"no-fin", "fin-both", "rst"} {
 		for _, st := range []bb8eStyle{bb8eScapy, bb8eGopkt} {
 			t.Run(end+"/"+st.name, func(t *testing.T) {
@@ -1002,13 +1002,13 @@ func TestBB8EFourTupleReuse(t *testing.T) {
 	}
 }
 
-// TestBB8EMidConversationStart: the author's capture starts after the
+// TestHandwrittenMidConversationStart: the author's capture starts after the
 // client named itself: its first captured request is a KIP-1313 request
 // with a null client ID, at the first byte captured (README 13: believed
 // there), with or without answers. SPEC 2: findings that depend on the
 // first request are partial; SPEC 5: the frame is the packet that
 // completed the request.
-func TestBB8EMidConversationStart(t *testing.T) {
+func TestHandwrittenMidConversationStart(t *testing.T) {
 	for _, v := range []string{"answered", "unanswered", "first-split", "first-two-in-one-packet"} {
 		for _, st := range []bb8eStyle{bb8eHand, bb8eOdd, {name: "nohs-v6-gopacket", v6: true, gopkt: true, cISN: 7, sISN: 9, pad: -1}} {
 			t.Run(v+"/"+st.name, func(t *testing.T) {
@@ -1042,12 +1042,12 @@ func TestBB8EMidConversationStart(t *testing.T) {
 	}
 }
 
-// TestBB8EFramesPerPacket: SPEC 1 (a stream is a sequence of frames; TCP
+// TestHandwrittenFramesPerPacket: SPEC 1 (a stream is a sequence of frames; TCP
 // segments do not matter) and SPEC 5 (frame = the packet that completed
 // the request). Several requests in one packet all point at that packet;
 // a request split over packets points at its last one; the size prefix
 // itself split; the two-byte first segment padded by an Ethernet trailer.
-func TestBB8EFramesPerPacket(t *testing.T) {
+func TestHandwrittenFramesPerPacket(t *testing.T) {
 	styles := append(bb8eStyles[:3:3],
 		bb8eStyle{name: "nohs-realack-step", cISN: 100, sISN: 900, pad: -1},
 		bb8eStyle{name: "nohs-pshonly-step", cISN: 100, sISN: 900, ack: bb8eAckNone, pad: -1},
@@ -1114,10 +1114,10 @@ func TestBB8EFramesPerPacket(t *testing.T) {
 	}
 }
 
-// TestBB8ERequestsOnly: a capture of requests only (the author never
+// TestHandwrittenRequestsOnly: a capture of requests only (the author never
 // wrote the broker's side, not even its SYN-ACK). Request rules of 3.1 and
 // 3.2 need no answers; nothing is an unmatched response.
-func TestBB8ERequestsOnly(t *testing.T) {
+func TestHandwrittenRequestsOnly(t *testing.T) {
 	for _, hs := range []bool{true, false} {
 		t.Run(fmt.Sprint("handshake=", hs), func(t *testing.T) {
 			w := bb8eNew(bb8eStyle{name: "requests-only", cISN: 1, sISN: 1, pad: -1})
@@ -1144,11 +1144,11 @@ func TestBB8ERequestsOnly(t *testing.T) {
 	}
 }
 
-// TestBB8EPorts: SPEC 6, "--port N (repeatable; default: every TCP port,
+// TestHandwrittenPorts: SPEC 6, "--port N (repeatable; default: every TCP port,
 // Kafka recognised by content)". A broker on any port is found without
 // --port, and with --port naming it; the client's port is whatever the
 // author typed. SPEC 2/5: conn.client is the client, conn.broker the broker.
-func TestBB8EPorts(t *testing.T) {
+func TestHandwrittenPorts(t *testing.T) {
 	cases := []struct {
 		name         string
 		cport, bport uint16
@@ -1223,12 +1223,12 @@ func TestBB8EPorts(t *testing.T) {
 	})
 }
 
-// TestBB8EConnectionEnd: client-id-repeated fires "once per connection,
+// TestHandwrittenConnectionEnd: client-id-repeated fires "once per connection,
 // when the connection ends" (SPEC 3.7) at "its second FIN or its RST, else
 // its own last packet" (README 12), never at another connection's packet.
 // A KIP-1313 client that repeats its client ID twice ("app" = 3 bytes):
 // observed names 2 requests and 6 bytes (README 4).
-func TestBB8EConnectionEnd(t *testing.T) {
+func TestHandwrittenConnectionEnd(t *testing.T) {
 	cases := []string{"no-fin", "fin-client-only", "fin-both", "rst-client", "fin-broker-only"}
 	for _, st := range bb8eStyles {
 		for _, end := range cases {
@@ -1277,12 +1277,12 @@ func TestBB8EConnectionEnd(t *testing.T) {
 	}
 }
 
-// TestBB8ESnaplen: a capture with snaplen 160 (IP total length larger than
+// TestHandwrittenSnaplen: a capture with snaplen 160 (IP total length larger than
 // the captured bytes). The truncated Produce (acks=0, no answer) is a
 // truncated-packet (SPEC 3.6) and a hole in the stream; the legacy client's
 // next request, with another client ID, is client-id-changed after a gap:
 // partial (SPEC 2). The requests before the hole are judged in full.
-func TestBB8ESnaplen(t *testing.T) {
+func TestHandwrittenSnaplen(t *testing.T) {
 	for _, st := range []bb8eStyle{bb8eScapy, bb8eGopkt} {
 		t.Run(st.name, func(t *testing.T) {
 			w := bb8eNew(st)
@@ -1339,7 +1339,7 @@ func bb8eRunCases(t *testing.T, cases []bb8eCase) {
 	}
 }
 
-func TestBB8EInstanceIDRules(t *testing.T) {
+func TestHandwrittenInstanceIDRules(t *testing.T) {
 	// tags builds a raw tagged-field section.
 	tags := func(fields ...[]byte) []byte {
 		b := []byte{byte(len(fields))}
@@ -1491,7 +1491,7 @@ func TestBB8EInstanceIDRules(t *testing.T) {
 
 // ============================================================ 3.2 client ID
 
-func TestBB8EClientIDRules(t *testing.T) {
+func TestHandwrittenClientIDRules(t *testing.T) {
 	x := bb8eX
 	cases := []bb8eCase{
 		{"changed-legacy", func(w *bb8eWorld) (int, []bb8eWant) {
@@ -1565,7 +1565,7 @@ const (
 	bb8eInvalid = 42
 )
 
-func TestBB8ETelemetryRules(t *testing.T) {
+func TestHandwrittenTelemetryRules(t *testing.T) {
 	x, y, b, c, zero := bb8eX, bb8eY, bb8eB, bb8eC, bb8eZero
 	cases := []bb8eCase{
 		{"row1-legacy-first-twin", func(w *bb8eWorld) (int, []bb8eWant) {
@@ -1642,10 +1642,10 @@ func TestBB8ETelemetryRules(t *testing.T) {
 
 // ============================================================ 3.4 member IDs
 
-// TestBB8EMemberRules: every member rule on ConsumerGroupHeartbeat v0 and
+// TestHandwrittenMemberRules: every member rule on ConsumerGroupHeartbeat v0 and
 // v1, ShareGroupHeartbeat and StreamsGroupHeartbeat, legacy clients (no
 // header instance ID, so no alignment rule can fire) unless named.
-func TestBB8EMemberRules(t *testing.T) {
+func TestHandwrittenMemberRules(t *testing.T) {
 	x, y := bb8eX, bb8eY
 	jx := bb8eJ(x)
 	ja, ja2 := bb8eJ(bb8eA), bb8eJ(bb8eA2)
@@ -1802,7 +1802,7 @@ func TestBB8EMemberRules(t *testing.T) {
 
 // ============================================================ 3.5 broker
 
-func TestBB8EBrokerRules(t *testing.T) {
+func TestHandwrittenBrokerRules(t *testing.T) {
 	x, y, b, zero := bb8eX, bb8eY, bb8eB, bb8eZero
 	const g = "orders-group"
 	cases := []bb8eCase{
@@ -1869,13 +1869,13 @@ func TestBB8EBrokerRules(t *testing.T) {
 
 // ============================================================ requests only, corr 0
 
-// TestBB8ERequestsOnlyRules: rules that need no answer, in a capture of
+// TestHandwrittenRequestsOnlyRules: rules that need no answer, in a capture of
 // requests only (every style). SPEC 3.4: a join that "got no response" and
 // a retry with another ID is ghost-member; a leave ends the member, so a
 // later join with another ID is member-id-changed (README 6); member-id-
 // empty at the required version with no answer has no 3.5 rule; telemetry
 // body rules are about the request alone.
-func TestBB8ERequestsOnlyRules(t *testing.T) {
+func TestHandwrittenRequestsOnlyRules(t *testing.T) {
 	x, y, zero := bb8eX, bb8eY, bb8eZero
 	ja, ja2 := bb8eJ(bb8eA), bb8eJ(bb8eA2)
 	const g = "g1"
@@ -1912,14 +1912,14 @@ func TestBB8ERequestsOnlyRules(t *testing.T) {
 	}
 }
 
-// TestBB8ECorrelationFromZero: Java's client numbers a connection's
+// TestHandwrittenCorrelationFromZero: Java's client numbers a connection's
 // requests from correlation ID 0; an author copying a real client does
 // the same. Rules that need the answer matched (SPEC 1: by correlation
 // ID) must fire as with IDs from 1: broker-accepted-invalid on the first
 // request (a malformed ApiVersions answered NONE, correlation ID 0),
 // ghost-member after an error answer, telemetry-id-not-adopted after B,
 // broker-generated-member-id.
-func TestBB8ECorrelationFromZero(t *testing.T) {
+func TestHandwrittenCorrelationFromZero(t *testing.T) {
 	x, b, c, zero := bb8eX, bb8eB, bb8eC, bb8eZero
 	ja, ja2 := bb8eJ(bb8eA), bb8eJ(bb8eA2)
 	for _, st := range bb8eStyles {
@@ -1954,7 +1954,7 @@ func TestBB8ECorrelationFromZero(t *testing.T) {
 	}
 }
 
-// TestBB8EApiVersionsFallback: a client opens with ApiVersions v4; the
+// TestHandwrittenApiVersionsFallback: a client opens with ApiVersions v4; the
 // broker, which knows only v0-v3, answers UNSUPPORTED_VERSION (35) in the
 // v0 layout, as Kafka brokers do (hence SPEC 1's "ApiVersions responses
 // always use v0" header), and the client retries with v3. The first
@@ -1964,7 +1964,7 @@ func TestBB8ECorrelationFromZero(t *testing.T) {
 // handshake. Both answers are matched (SPEC 1). The retry repeats the
 // client ID on a connection with header instance IDs: client-id-repeated
 // at the connection's last packet (SPEC 3.2, README 12).
-func TestBB8EApiVersionsFallback(t *testing.T) {
+func TestHandwrittenApiVersionsFallback(t *testing.T) {
 	x := bb8eX
 	for _, malformed := range []bool{true, false} {
 		for _, st := range bb8eStyles {
@@ -2004,12 +2004,12 @@ func TestBB8EApiVersionsFallback(t *testing.T) {
 
 // ============================================================ 4 accepted-2026
 
-// TestBB8EAccepted2026: SPEC 4. OffsetDelete v1 uses header v3, decoded as
+// TestHandwrittenAccepted2026: SPEC 4. OffsetDelete v1 uses header v3, decoded as
 // the v2 layout with tag 0; instance-id-missing-first (error) when the
 // first v3 request has none, instance-id-repeated (info) when a later one
 // repeats it; dropped and late are off. A connection joined mid-stream is
 // "identity unobservable": never missing-first.
-func TestBB8EAccepted2026(t *testing.T) {
+func TestHandwrittenAccepted2026(t *testing.T) {
 	x := bb8eX
 	od := func(k *bb8eConn, inst *[16]byte, cid *string) int {
 		return k.rt(bb8eH{hv: 3, inst: inst, cid: cid}, bb8eOffsetDelete(), bb8eOffsetDeleteResp())

@@ -14,7 +14,7 @@ import (
 // (client ID once, instance ID on every request, aligned telemetry, row 3
 // of 3.3 answered "0, NONE") gives no finding at all, exit 0 even with
 // --fail-on info.
-func TestBlackboxCompliantModern(t *testing.T) {
+func TestInstanceIDCompliantModern(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -50,7 +50,7 @@ func TestBlackboxCompliantModern(t *testing.T) {
 // ID; a later v2 request carries none (absent or zero)"; 3.7: "Request rules
 // (3.1 dropped/...) fire once per offending request". Section 5: frame is
 // the packet that completed the request.
-func TestBlackboxDroppedAbsentAndZero(t *testing.T) {
+func TestInstanceIDDroppedAbsentAndZero(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -80,7 +80,7 @@ func TestBlackboxDroppedAbsentAndZero(t *testing.T) {
 // SPEC 3.1 instance-id-changed: "a later v2 request carries a non-zero
 // instance ID different from the first"; once per offending request. A
 // later request that goes back to the first value is compliant.
-func TestBlackboxChangedPerRequest(t *testing.T) {
+func TestInstanceIDChangedPerRequest(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -110,7 +110,7 @@ func TestBlackboxChangedPerRequest(t *testing.T) {
 // SPEC 3.1 instance-id-late: "the first v2 request carried none; a later v2
 // request carries one", once per offending request (3.7). "A zero UUID and
 // an absent tag mean the same thing" (section 1): a zero first ID is none.
-func TestBlackboxLate(t *testing.T) {
+func TestInstanceIDLate(t *testing.T) {
 	for _, first := range []struct {
 		name string
 		id   *[16]byte
@@ -139,7 +139,7 @@ func TestBlackboxLate(t *testing.T) {
 // "A zero header instance ID is no claim of KIP-1313 support"; 3.2: "For
 // legacy clients this is a statistic, not a finding". A legacy client
 // mixing zero and absent IDs and repeating its client ID gives nothing.
-func TestBlackboxLegacyZeroAbsentMix(t *testing.T) {
+func TestInstanceIDLegacyZeroAbsentMix(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbZero))
@@ -157,7 +157,7 @@ func TestBlackboxLegacyZeroAbsentMix(t *testing.T) {
 
 // SPEC section 2: "The first request ... uses the v2 header": a v1 request
 // first, then a v2 request without instance ID, then v2 with one, is late.
-func TestBlackboxV1FirstThenLate(t *testing.T) {
+func TestInstanceIDV1FirstThenLate(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -176,7 +176,7 @@ func TestBlackboxV1FirstThenLate(t *testing.T) {
 // request whose tag 0 is malformed neither sets nor breaks the connection's
 // instance-ID state." A malformed first v2 request, then X, X: only the
 // malformed finding (the X request is the first that sets the state).
-func TestBlackboxMalformedFirstDoesNotSet(t *testing.T) {
+func TestInstanceIDMalformedFirstDoesNotSet(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), nil)
@@ -198,7 +198,7 @@ func TestBlackboxMalformedFirstDoesNotSet(t *testing.T) {
 // SPEC 3.7: a malformed tag 0 "neither sets nor breaks" the state: X,
 // malformed, X is only malformed; a later absent ID is still dropped (the
 // state is still X).
-func TestBlackboxMalformedMiddleDoesNotBreak(t *testing.T) {
+func TestInstanceIDMalformedMiddleDoesNotBreak(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -218,7 +218,7 @@ func TestBlackboxMalformedMiddleDoesNotBreak(t *testing.T) {
 
 // SPEC 3.1 instance-id-malformed: "duplicate tags, descending tags, or
 // tagged-field bytes that overrun the header". One connection each.
-func TestBlackboxMalformedVariants(t *testing.T) {
+func TestInstanceIDMalformedVariants(t *testing.T) {
 	x := bbX[:]
 	dup := append(append(append([]byte{2, 0, 16}, x...), 0, 16), x...)
 	desc := append([]byte{2, 3, 1, 0xaa, 0, 16}, x...)
@@ -257,7 +257,7 @@ func TestBlackboxMalformedVariants(t *testing.T) {
 
 // SPEC section 1: "Unknown tags are skipped, never fatal." Tag 0 = X plus
 // an unknown ascending tag 5 is well-formed and consistent with X.
-func TestBlackboxUnknownTagSkipped(t *testing.T) {
+func TestInstanceIDUnknownTagSkipped(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -274,7 +274,7 @@ func TestBlackboxUnknownTagSkipped(t *testing.T) {
 
 // SPEC 3.1 instance-id-shared (warn): "one instance ID is used from two
 // different client hosts"; once per instance ID (3.7), even with a third.
-func TestBlackboxSharedTwoHosts(t *testing.T) {
+func TestInstanceIDSharedTwoHosts(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	var shows int
 	for i := 1; i <= 3; i++ {
@@ -306,7 +306,7 @@ func TestBlackboxSharedTwoHosts(t *testing.T) {
 }
 
 // SPEC 3.1 instance-id-shared: "or with two different client IDs".
-func TestBlackboxSharedTwoClientIDs(t *testing.T) {
+func TestInstanceIDSharedTwoClientIDs(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	for i, cid := range []string{"orders-app", "payments-app"} {
 		cn := c.Conn(pcapgen.ConnOptions{Client: netip.MustParseAddrPort(fmt.Sprintf("10.1.0.1:%d", 40001+i))})
@@ -322,7 +322,7 @@ func TestBlackboxSharedTwoClientIDs(t *testing.T) {
 
 // SPEC 3.1 instance-id-shared, negative: one process (one host, one client
 // ID) on several connections, to several brokers, is not sharing.
-func TestBlackboxNotSharedSameProcess(t *testing.T) {
+func TestInstanceIDNotSharedSameProcess(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	for i := 0; i < 3; i++ {
 		cn := c.Conn(pcapgen.ConnOptions{
@@ -341,7 +341,7 @@ func TestBlackboxNotSharedSameProcess(t *testing.T) {
 
 // SPEC 3.1 reserved + changed: ONE_UUID first, later X: instance-id-changed
 // (X differs from the first) and instance-id-reserved once.
-func TestBlackboxReservedThenChanged(t *testing.T) {
+func TestInstanceIDReservedThenChanged(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	one := pcapgen.OneUUID()
@@ -365,7 +365,7 @@ func TestBlackboxReservedThenChanged(t *testing.T) {
 // malformed neither sets nor breaks the connection's instance-ID state".
 // First X, then the request under test, then X again. Ascending unknown
 // tags without tag 0 are well formed and carry no instance ID: dropped.
-func TestBB7MalformedTagVariants(t *testing.T) {
+func TestInstanceIDMalformedTagVariants(t *testing.T) {
 	seventeen := append([]byte{1, 0, 17}, make([]byte, 17)...)
 	seventeen[3] = 0x81
 	cases := []struct {

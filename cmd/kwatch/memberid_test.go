@@ -16,7 +16,7 @@ import (
 // string form of the same connection's header instance ID (KIP-1313: SHOULD
 // be equal)". A KIP-1313 + KIP-1082 consumer whose member ID is the Java form
 // of its instance ID, joining at v1, heartbeating and leaving, is compliant.
-func TestBlackboxCompliantAlignedConsumer(t *testing.T) {
+func TestMemberIDCompliantAlignedConsumer(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x30)
 	m := pcapgen.JavaString(inst)
@@ -48,7 +48,7 @@ func TestBlackboxCompliantAlignedConsumer(t *testing.T) {
 
 // Share (76) and streams (88) groups: "Share and streams groups require it
 // from v0". Aligned member IDs at v0/v1 are compliant.
-func TestBlackboxCompliantShareStreams(t *testing.T) {
+func TestMemberIDCompliantShareStreams(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x31)
 	m := pcapgen.JavaString(inst)
@@ -64,7 +64,7 @@ func TestBlackboxCompliantShareStreams(t *testing.T) {
 // 3.7: "Without a header instance ID, member-id-misaligned cannot fire."
 // and "A zero header instance ID is no claim of KIP-1313 support." A legacy
 // client and a client sending a zero tag 0 with a Java v4 member ID: nothing.
-func TestBlackboxNoMisalignedWithoutInstanceID(t *testing.T) {
+func TestMemberIDNoMisalignedWithoutInstanceID(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x40))
@@ -87,7 +87,7 @@ func TestBlackboxNoMisalignedWithoutInstanceID(t *testing.T) {
 // leave and rejoin and after fencing". Rejoining with the same ID after a
 // fenced heartbeat and after a static leave is compliant; a join retried with
 // the same ID after an error is compliant (not ghost-member).
-func TestBlackboxCompliantRejoinSameID(t *testing.T) {
+func TestMemberIDCompliantRejoinSameID(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x41))
@@ -112,7 +112,7 @@ func TestBlackboxCompliantRejoinSameID(t *testing.T) {
 // instance IDs, alive at the same time". Two legacy connections from the same
 // host, one after the other, with different member IDs are two clients that
 // never overlap: no finding.
-func TestBlackboxLegacySequentialDifferentIDs(t *testing.T) {
+func TestMemberIDLegacySequentialDifferentIDs(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	host := netip.MustParseAddr("10.9.0.1")
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{Client: netip.AddrPortFrom(host, 50001)})
@@ -128,7 +128,7 @@ func TestBlackboxLegacySequentialDifferentIDs(t *testing.T) {
 // info, and the broker assigning an ID is how v0 works: neither
 // broker-generated-member-id nor broker-accepted-invalid (both are "at or
 // above the required version"). The broker's ID is not judged (3.7).
-func TestBlackboxEmptyJoinV0Info(t *testing.T) {
+func TestMemberIDEmptyJoinV0Info(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	assigned := "consumer-1-9f8e"
@@ -142,7 +142,7 @@ func TestBlackboxEmptyJoinV0Info(t *testing.T) {
 
 // A conforming broker rejecting the empty v1 join with INVALID_REQUEST: only
 // member-id-empty (error), no 3.5 finding.
-func TestBlackboxEmptyJoinV1Rejected(t *testing.T) {
+func TestMemberIDEmptyJoinV1Rejected(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0), pcapgen.ConsumerGroupHeartbeatResponse(1, errInvalidRequest, nil, 0))
@@ -156,7 +156,7 @@ func TestBlackboxEmptyJoinV1Rejected(t *testing.T) {
 // v0 join and an empty StreamsGroupHeartbeat v0 join are errors. The share
 // join answered NONE with an assigned ID also gives both 3.5 rules; the
 // streams join is rejected with INVALID_REQUEST.
-func TestBlackboxEmptyJoinShareStreamsV0(t *testing.T) {
+func TestMemberIDEmptyJoinShareStreamsV0(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	assigned := pcapgen.JavaString(pcapgen.SeqUUID(0x44))
@@ -182,7 +182,7 @@ func TestBlackboxEmptyJoinShareStreamsV0(t *testing.T) {
 // with its aligned ID: only member-id-empty; the move from empty to an ID
 // is no member-id-changed and no ghost-member (the empty join is no "member
 // ID A").
-func TestBlackboxEmptyThenAligned(t *testing.T) {
+func TestMemberIDEmptyThenAligned(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x33)
 	m := pcapgen.JavaString(inst)
@@ -198,7 +198,7 @@ func TestBlackboxEmptyThenAligned(t *testing.T) {
 // 3.7 "A static leave (epoch -2) is a leave." and "an empty member ID gives
 // only ... leave-without-member-id". It is not version-dependent and not in
 // broker-accepted-invalid's list (UNKNOWN_MEMBER_ID answer is expected).
-func TestBlackboxLeaveWithoutMemberID(t *testing.T) {
+func TestMemberIDLeaveWithoutMemberID(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x34)
 	cn, s := bbModern(c, pcapgen.ConnOptions{}, inst)
@@ -222,7 +222,7 @@ func TestBlackboxLeaveWithoutMemberID(t *testing.T) {
 // empty v1 join answered with another error (COORDINATOR_NOT_AVAILABLE) is
 // still answered without INVALID_REQUEST; no member ID was assigned so no
 // broker-generated-member-id.
-func TestBlackboxEmptyJoinV1OtherError(t *testing.T) {
+func TestMemberIDEmptyJoinV1OtherError(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0), pcapgen.ConsumerGroupHeartbeatResponse(1, errCoordNotAvailable, nil, 0))
@@ -239,7 +239,7 @@ func TestBlackboxEmptyJoinV1OtherError(t *testing.T) {
 // "fire once per offending request". Leave then rejoin with B: one finding
 // at the rejoin; heartbeats with B are not re-reported... but a further
 // switch to C is another offending request.
-func TestBlackboxChangedAcrossLeave(t *testing.T) {
+func TestMemberIDChangedAcrossLeave(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x45))
@@ -286,7 +286,7 @@ func TestBlackboxChangedAcrossLeave(t *testing.T) {
 // "... after fencing": a heartbeat fenced with FENCED_MEMBER_EPOCH, the
 // client rejoins with a new ID B. The join with A succeeded, so this is not
 // ghost-member (which needs the join with A to get no response or an error).
-func TestBlackboxChangedAfterFencing(t *testing.T) {
+func TestMemberIDChangedAfterFencing(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x47))
@@ -304,7 +304,7 @@ func TestBlackboxChangedAfterFencing(t *testing.T) {
 // "once per offending request": A -> B -> C on one connection is two
 // offending requests; a different group is a different subject ("in the
 // same group"), so using A in group g2 is fine.
-func TestBlackboxChangedTwiceAndOtherGroup(t *testing.T) {
+func TestMemberIDChangedTwiceAndOtherGroup(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x49))
@@ -325,7 +325,7 @@ func TestBlackboxChangedTwiceAndOtherGroup(t *testing.T) {
 // same instance ID on a second connection uses a new member ID after leave
 // and reconnect: member-id-changed (plus member-id-misaligned, since the new
 // ID is not the Java form of the instance ID).
-func TestBlackboxChangedAcrossConnectionsByInstance(t *testing.T) {
+func TestMemberIDChangedAcrossConnectionsByInstance(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x35)
 	a := pcapgen.JavaString(inst)
@@ -348,7 +348,7 @@ func TestBlackboxChangedAcrossConnectionsByInstance(t *testing.T) {
 // 3.4 ghost-member "error | a join with member ID A got no response ... and
 // the client retried the join with a different ID B"; 3.7 "a retried join
 // that is a ghost-member is not also reported as member-id-changed".
-func TestBlackboxGhostNoResponse(t *testing.T) {
+func TestMemberIDGhostNoResponse(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x4d))
@@ -364,7 +364,7 @@ func TestBlackboxGhostNoResponse(t *testing.T) {
 
 // ghost-member "... got ... an error": the join with A answered
 // COORDINATOR_NOT_AVAILABLE, retried with B; on a share group too.
-func TestBlackboxGhostAfterError(t *testing.T) {
+func TestMemberIDGhostAfterError(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x4f))
@@ -393,7 +393,7 @@ func TestBlackboxGhostAfterError(t *testing.T) {
 // per (group, member ID, second claimant)". Two overlapping legacy
 // connections from different hosts, the second heartbeating several times:
 // one finding; a third claimant: a second finding.
-func TestBlackboxCollisionLegacy(t *testing.T) {
+func TestMemberIDCollisionLegacy(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x51))
 	cn1, s1 := bbLegacy(c, pcapgen.ConnOptions{})
@@ -424,7 +424,7 @@ func TestBlackboxCollisionLegacy(t *testing.T) {
 // Collision between two instance IDs using the same member ID at once; the
 // second claimant is also misaligned (its member ID is the first's instance
 // ID). The same member ID in a different group is no collision.
-func TestBlackboxCollisionInstances(t *testing.T) {
+func TestMemberIDCollisionInstances(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	i1, i2 := pcapgen.SeqUUID(0x36), pcapgen.SeqUUID(0x37)
 	m := pcapgen.JavaString(i1)
@@ -446,7 +446,7 @@ func TestBlackboxCollisionInstances(t *testing.T) {
 // Not alive at the same time: the first legacy connection closed before the
 // second one opened; the same member ID is no collision (the spec's legacy
 // claimants must be "alive at the same time").
-func TestBlackboxNoCollisionSequentialLegacy(t *testing.T) {
+func TestMemberIDNoCollisionSequentialLegacy(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x52))
 	cn1, s1 := bbLegacy(c, pcapgen.ConnOptions{})
@@ -462,7 +462,7 @@ func TestBlackboxNoCollisionSequentialLegacy(t *testing.T) {
 // Same instance ID on two concurrent connections with the same (aligned)
 // member ID: one client instance, no collision ("two different client
 // instances").
-func TestBlackboxNoCollisionSameInstance(t *testing.T) {
+func TestMemberIDNoCollisionSameInstance(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x38)
 	m := pcapgen.JavaString(inst)
@@ -480,7 +480,7 @@ func TestBlackboxNoCollisionSameInstance(t *testing.T) {
 // is 16 bytes in one of the other encodings of section 1, not Java's: padded
 // URL-safe base64, standard base64 ..., or hex". Each encoding on its own
 // legacy connection (no instance ID, so no alignment rules).
-func TestBlackboxEncodings(t *testing.T) {
+func TestMemberIDEncodings(t *testing.T) {
 	slash := pcapgen.SeqUUID(0x53)
 	slash[0] = 0xff // standard base64 starts with '/', URL-safe with '_'
 	plus := pcapgen.SeqUUID(0x54)
@@ -525,7 +525,7 @@ func TestBlackboxEncodings(t *testing.T) {
 // 3.4 member-id-not-v4 "info | the UUID is not version 4, or is reserved".
 // A version-1 UUID, ONE_UUID and the zero UUID in Java form, each on its own
 // connection (legacy, so nothing else applies).
-func TestBlackboxNotV4(t *testing.T) {
+func TestMemberIDNotV4(t *testing.T) {
 	for name, id := range map[string][16]byte{
 		"v1":   withVersion(pcapgen.SeqUUID(0x59), 1),
 		"v7":   withVersion(pcapgen.SeqUUID(0x5a), 7),
@@ -548,7 +548,7 @@ func TestBlackboxNotV4(t *testing.T) {
 
 // An aligned member ID whose instance ID is a version-1 UUID: aligned (no
 // misaligned), but member-id-not-v4 (info) once.
-func TestBlackboxAlignedButNotV4(t *testing.T) {
+func TestMemberIDAlignedButNotV4(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	inst := withVersion(pcapgen.SeqUUID(0x39), 1)
 	m := pcapgen.JavaString(inst)
@@ -562,7 +562,7 @@ func TestBlackboxAlignedButNotV4(t *testing.T) {
 // 3.4 member-id-misaligned "warn | the member ID is not the Java string
 // form of the same connection's header instance ID"; once per (connection,
 // group, member ID).
-func TestBlackboxMisaligned(t *testing.T) {
+func TestMemberIDMisaligned(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x3a)
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x5b))
@@ -586,7 +586,7 @@ func TestBlackboxMisaligned(t *testing.T) {
 // member ID that spells the instance ID's bytes in another encoding is
 // member-id-alignment-encoding (plus member-id-encoding), never
 // member-id-misaligned".
-func TestBlackboxAlignmentEncoding(t *testing.T) {
+func TestMemberIDAlignmentEncoding(t *testing.T) {
 	slash := pcapgen.SeqUUID(0x3b)
 	slash[0] = 0xff
 	cases := []struct {
@@ -619,7 +619,7 @@ func TestBlackboxAlignmentEncoding(t *testing.T) {
 // An instance ID that is ONE_UUID with the aligned member ID: instance-id-
 // reserved (warn, 3.1) and member-id-not-v4 (info, "or is reserved"), no
 // misaligned.
-func TestBlackboxReservedInstanceAligned(t *testing.T) {
+func TestMemberIDReservedInstanceAligned(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.OneUUID()
 	m := pcapgen.JavaString(inst)
@@ -634,7 +634,7 @@ func TestBlackboxReservedInstanceAligned(t *testing.T) {
 // 3.7 "Request rules (... member-id-empty ...) fire once per offending
 // request": an empty v1 join with no response, retried empty, is two
 // member-id-empty findings; with no response there is no 3.5 finding.
-func TestBlackboxEmptyJoinRetriedNoResponse(t *testing.T) {
+func TestMemberIDEmptyJoinRetriedNoResponse(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	s.Request(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0))
@@ -647,7 +647,7 @@ func TestBlackboxEmptyJoinRetriedNoResponse(t *testing.T) {
 
 // member-id-changed "uses a second member ID in the same group" also when the
 // switch happens in a plain heartbeat (epoch > 0), not a join.
-func TestBlackboxChangedInHeartbeat(t *testing.T) {
+func TestMemberIDChangedInHeartbeat(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x71))
@@ -663,7 +663,7 @@ func TestBlackboxChangedInHeartbeat(t *testing.T) {
 // 3.7 property rules "once per (connection, group, member ID)": the same
 // instance on two connections, both using the same misaligned member ID, is
 // two member-id-misaligned findings and no member-id-changed.
-func TestBlackboxMisalignedPerConnection(t *testing.T) {
+func TestMemberIDMisalignedPerConnection(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x73)
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x74))
@@ -685,7 +685,7 @@ func TestBlackboxMisalignedPerConnection(t *testing.T) {
 // member ID Java(I): aligned, not instance-id-late, and no collision (one
 // connection is one client; 3.4 collision needs "two different client
 // instances").
-func TestBlackboxMalformedTagThenAligned(t *testing.T) {
+func TestMemberIDMalformedTagThenAligned(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x75)
 	m := pcapgen.JavaString(inst)
@@ -706,7 +706,7 @@ func TestBlackboxMalformedTagThenAligned(t *testing.T) {
 
 // member-id-not-uuid for strings that look like an encoding but do not
 // decode to 16 bytes.
-func TestBlackboxNotUUIDShapes(t *testing.T) {
+func TestMemberIDNotUUIDShapes(t *testing.T) {
 	for name, m := range map[string]string{
 		"32-non-hex":       strings.Repeat("z", 32),
 		"36-dashed-nonhex": "zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz",
@@ -729,7 +729,7 @@ func TestBlackboxNotUUIDShapes(t *testing.T) {
 // member ID M, then (instance-id-late, once per offending request) sends
 // instance ID I with the same member ID M = Java(I). One connection is one
 // client: no member-id-collision with itself, no member-id-changed.
-func TestBlackboxLateInstanceNoSelfCollision(t *testing.T) {
+func TestMemberIDLateInstanceNoSelfCollision(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x77)
 	m := pcapgen.JavaString(inst)
@@ -748,7 +748,7 @@ func TestBlackboxLateInstanceNoSelfCollision(t *testing.T) {
 // Same as above with the instance ID dropped mid-connection
 // (instance-id-dropped, rejected with INVALID_REQUEST): the connection is
 // still one client, so its member ID does not collide with itself.
-func TestBlackboxDroppedInstanceNoSelfCollision(t *testing.T) {
+func TestMemberIDDroppedInstanceNoSelfCollision(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x78)
 	m := pcapgen.JavaString(inst)
@@ -765,7 +765,7 @@ func TestBlackboxDroppedInstanceNoSelfCollision(t *testing.T) {
 // Collision between a KIP-1313 instance and a legacy host:port claimant,
 // both alive: "two different client instances (different instance IDs, or
 // different client host:port without instance IDs ...)".
-func TestBlackboxCollisionInstanceAndLegacy(t *testing.T) {
+func TestMemberIDCollisionInstanceAndLegacy(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x36)
 	m := pcapgen.JavaString(inst)
@@ -788,7 +788,7 @@ func TestBlackboxCollisionInstanceAndLegacy(t *testing.T) {
 // the same instance rejoins with B on a new connection. ghost-member, not
 // member-id-changed ("a retried join that is a ghost-member is not also
 // reported as member-id-changed"); B is also misaligned.
-func TestBlackboxGhostAcrossReconnect(t *testing.T) {
+func TestMemberIDGhostAcrossReconnect(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x79)
 	a := pcapgen.JavaString(inst)
@@ -813,7 +813,7 @@ func TestBlackboxGhostAcrossReconnect(t *testing.T) {
 // heartbeats moved to another connection (its coordinator moved; README,
 // rules where SPEC.md is silent, 7). With a join on the second while the
 // first holds M, or both heartbeating on, it is a collision.
-func TestBlackboxCollisionLegacySameHostHeartbeat(t *testing.T) {
+func TestMemberIDCollisionLegacySameHostHeartbeat(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		join, both bool
@@ -863,7 +863,7 @@ func TestBlackboxCollisionLegacySameHostHeartbeat(t *testing.T) {
 // exempt from the header instance-ID rules". A SaslHandshake v1 (header v1)
 // precedes the KIP-1313 requests: no instance-id-late; the aligned consumer
 // is compliant.
-func TestBlackboxFirstIsFirstV2(t *testing.T) {
+func TestMemberIDFirstIsFirstV2(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x12)
 	m := pcapgen.JavaString(inst)
@@ -892,7 +892,7 @@ func TestBlackboxFirstIsFirstV2(t *testing.T) {
 // ShareGroupHeartbeat (76) and StreamsGroupHeartbeat (88)"; "Share and
 // streams groups require it from v0". The same scenario gives the same
 // findings, with the severities of the 3.4 table, on each API.
-func TestBB7MemberRulesOnAllHeartbeatAPIs(t *testing.T) {
+func TestMemberIDRulesOnAllHeartbeatAPIs(t *testing.T) {
 	a, b := bb7J(pcapgen.SeqUUID(0x01)), bb7J(pcapgen.SeqUUID(0x41))
 	scenarios := []struct {
 		name string
@@ -970,7 +970,7 @@ func TestBB7MemberRulesOnAllHeartbeatAPIs(t *testing.T) {
 // no other member rule" (so no member-id-changed either). Answered
 // UNKNOWN_MEMBER_ID (as a broker does) or NONE: no rule fired, so no 3.5
 // finding.
-func TestBB7EmptyMemberIDOnPlainHeartbeat(t *testing.T) {
+func TestMemberIDEmptyOnPlainHeartbeat(t *testing.T) {
 	m := bb7J(pcapgen.SeqUUID(0x02))
 	for _, h := range []bb7HB{bb7CG, bb7CG.at(0), bb7SG, bb7ST} {
 		for _, code := range []int16{bb7ErrUnknownMember, bb7ErrNone} {
@@ -998,7 +998,7 @@ func TestBB7EmptyMemberIDOnPlainHeartbeat(t *testing.T) {
 // member ID gives only member-id-empty ...". README 6: "A successful answer
 // to any heartbeat of A proves A's join ..., and a leave with A ends it: a
 // join with B after either is a rejoin, member-id-changed."
-func TestBB7GhostMemberBoundaries(t *testing.T) {
+func TestMemberIDGhostMemberBoundaries(t *testing.T) {
 	a := bb7J(pcapgen.SeqUUID(0x03))
 	b := bb7J(pcapgen.SeqUUID(0x13))
 	cc := bb7J(pcapgen.SeqUUID(0x23))
@@ -1059,7 +1059,7 @@ func TestBB7GhostMemberBoundaries(t *testing.T) {
 // client used A in the group, an empty join or an empty leave is no
 // member-id-changed; a KIP-1313 client's empty join is no
 // member-id-misaligned.
-func TestBB7EmptyMemberIDAfterAnID(t *testing.T) {
+func TestMemberIDEmptyAfterAnID(t *testing.T) {
 	a := bb7J(pcapgen.SeqUUID(0x04))
 	t.Run("empty-join-after-leave", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
@@ -1097,7 +1097,7 @@ func TestBB7EmptyMemberIDAfterAnID(t *testing.T) {
 // claimant whose connections had all closed and that comes back while
 // another claimant holds the ID collides too (once)". The member ID is
 // Java(I1), so I2 is also member-id-misaligned once per group.
-func TestBB7CollisionClaims(t *testing.T) {
+func TestMemberIDCollisionClaims(t *testing.T) {
 	i1, i2 := pcapgen.SeqUUID(0x0a), pcapgen.SeqUUID(0x1a)
 	m := bb7J(i1)
 	h1 := func(p uint16) pcapgen.ConnOptions { return pcapgen.ConnOptions{Client: bb7Host("10.7.2.1", p)} }
@@ -1154,7 +1154,7 @@ func TestBB7CollisionClaims(t *testing.T) {
 // answered afterwards: ghost-member at B. A join with A whose answer is
 // undecodable (a truncated body), then a join with B: no ghost-member; the
 // client still uses a second member ID (SPEC 3.4 member-id-changed).
-func TestBB7GhostPipelinedAndUndecodable(t *testing.T) {
+func TestMemberIDGhostPipelinedAndUndecodable(t *testing.T) {
 	a := bb7J(pcapgen.SeqUUID(0x0d))
 	b := bb7J(pcapgen.SeqUUID(0x1d))
 	t.Run("pipelined", func(t *testing.T) {
@@ -1186,7 +1186,7 @@ func TestBB7GhostPipelinedAndUndecodable(t *testing.T) {
 // consumers on two hosts, both below the required version (v0: empty joins
 // are member-id-empty, info), are given the same member ID by the broker
 // and heartbeat with it at the same time: one collision.
-func TestBB7BrokerAssignedCollision(t *testing.T) {
+func TestMemberIDBrokerAssignedCollision(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	dup := "broker-assigned-dup"
 	cn1, s1 := bb7Legacy(c, pcapgen.ConnOptions{Client: bb7Host("10.7.7.1", 41001)}, "app-1")
@@ -1211,7 +1211,7 @@ func TestBB7BrokerAssignedCollision(t *testing.T) {
 // change, not a collision; the second ID is also misaligned. (Whether the
 // first connection's next heartbeat with the first ID is a second
 // member-id-changed -- "A, B, A" -- SPEC leaves open: not asserted.)
-func TestBB7SameInstanceTwoMemberIDsAtOnce(t *testing.T) {
+func TestMemberIDSameInstanceTwoMemberIDsAtOnce(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn1, s1 := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.7.8.1", 41001)}, "app", bb7X)
 	cn2, s2 := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.7.8.1", 41002), Broker: bb7Host("10.0.0.2", 9092)}, "app", bb7X)
@@ -1242,7 +1242,7 @@ func TestBB7SameInstanceTwoMemberIDsAtOnce(t *testing.T) {
 // one collision (error) at Y's join, plus member-id-misaligned there (the
 // ID is not Java(Y)). Case "gone": X's fetch connection closed too before
 // Y's join: X is not alive, no collision, only the misalignment.
-func TestBB8BCollisionClaimLivesOnLatestConnection(t *testing.T) {
+func TestMemberIDCollisionClaimLivesOnLatestConnection(t *testing.T) {
 	for _, gone := range []bool{false, true} {
 		t.Run(fmt.Sprintf("gone=%v", gone), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -1293,7 +1293,7 @@ func TestBB8BCollisionClaimLivesOnLatestConnection(t *testing.T) {
 // A's connection is open: both alive, one collision at B's join. Case
 // "closed": A's connection closed before B connected: "not alive at the
 // same time", nothing.
-func TestBB8BCollisionLegacyLeftButOpen(t *testing.T) {
+func TestMemberIDCollisionLegacyLeftButOpen(t *testing.T) {
 	for _, closed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("closed=%v", closed), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -1336,7 +1336,7 @@ func TestBB8BCollisionLegacyLeftButOpen(t *testing.T) {
 // one member-id-collision at X's first heartbeat there, claimant X; 3.7
 // "once per (group, member ID, second claimant)": Y's and X's later
 // heartbeats add nothing.
-func TestBB8BCollisionClaimantComesBack(t *testing.T) {
+func TestMemberIDCollisionClaimantComesBack(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	x, y := bb8bX, bb8bY
 	m := bb8bJ(x)
@@ -1373,7 +1373,7 @@ func TestBB8BCollisionClaimantComesBack(t *testing.T) {
 // once, at its join (claimants are "client host:port without instance
 // IDs", README 7). Nothing else (no instance ID: no misalignment; M is a
 // Java-form v4 UUID).
-func TestBB8BCollisionSixPodsSameSecond(t *testing.T) {
+func TestMemberIDCollisionSixPodsSameSecond(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	m := bb8bJ(pcapgen.SeqUUID(0xb3))
 	type pod struct {

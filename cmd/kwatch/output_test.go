@@ -24,7 +24,7 @@ import (
 // SPEC section 2: "Requests with a v0/v1 header are exempt from the header
 // instance-ID rules: they neither set nor break the connection's state."
 // Section 5 totals: "requests by header version".
-func TestBlackboxV0V1HeadersExempt(t *testing.T) {
+func TestOutputV0V1HeadersExempt(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	// ControlledShutdown v0: header v0 (no client ID field).
@@ -61,7 +61,7 @@ func TestBlackboxV0V1HeadersExempt(t *testing.T) {
 
 // SPEC 5: "ndjson = one finding per line, the summary on stderr": the same
 // findings as the json report.
-func TestBlackboxNDJSONSameFindings(t *testing.T) {
+func TestOutputNDJSONSameFindings(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -184,7 +184,7 @@ func bb3CheckFinding(t *testing.T, c *pcapgen.Capture, f map[string]any, want ma
 // "confidence":"full","frame":1234,"conn":{"client":..,"broker":..},
 // "api":"Metadata","api_key":3,"api_version":12,"correlation_id":7,
 // "client_id":"orders-app","instance_id":..,"expected":..,"observed":..,"message":..}".
-func TestBlackbox3FindingChangedSchema(t *testing.T) {
+func TestOutputFindingChangedSchema(t *testing.T) {
 	c, frame, corr := bb3Changed(pcapgen.Options{})
 	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "changed.pcap"))
 	fs := bb3Findings(t, rep)
@@ -209,7 +209,7 @@ func TestBlackbox3FindingChangedSchema(t *testing.T) {
 // SPEC 1: "Java's Uuid.toString() is URL-safe base64 without padding (22
 // chars). This is the canonical string form kwatch prints for every UUID".
 // An ID whose bytes spell '-' and '_' must not come out as '+' and '/'.
-func TestBlackbox3InstanceIDJavaForm(t *testing.T) {
+func TestOutputInstanceIDJavaForm(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), InstanceID: bb3P(bb3Dash), CorrelationID: 1})
@@ -245,7 +245,7 @@ func TestBlackbox3InstanceIDJavaForm(t *testing.T) {
 // SPEC 5 finding fields on a non-flexible request: "client_id" and "api"
 // spelled as Kafka does ("SaslHandshake"); 3.2 client-id-changed "a later
 // request carries a non-null client ID different from the first request's".
-func TestBlackbox3FindingSaslHandshake(t *testing.T) {
+func TestOutputFindingSaslHandshake(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("first-app"), CorrelationID: 10})
@@ -273,7 +273,7 @@ func TestBlackbox3FindingSaslHandshake(t *testing.T) {
 // same field names" with "client_id (null when null)": a client that never
 // sends a client ID gets "client_id": null, not "" and not a missing key.
 // DISCREPANCY: kwatch omits "client_id" from the finding entirely.
-func TestBlackbox3FindingNullClientID(t *testing.T) {
+func TestOutputFindingNullClientID(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
 	s := cn.Session(pcapgen.RequestHeader{InstanceID: bb3P(bb3X), CorrelationID: 1})
@@ -289,7 +289,7 @@ func TestBlackbox3FindingNullClientID(t *testing.T) {
 // SPEC 3.3 rows 4 and 3.7 "PushTelemetry with a zero body ID is
 // telemetry-id-zero-push only"; SPEC 5 api names "GetTelemetrySubscriptions"
 // (71) and "PushTelemetry" (72), with expected/observed in Java's form.
-func TestBlackbox3FindingTelemetry(t *testing.T) {
+func TestOutputFindingTelemetry(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("tele-app"), InstanceID: bb3P(bb3X), CorrelationID: 1})
@@ -319,7 +319,7 @@ func TestBlackbox3FindingTelemetry(t *testing.T) {
 // SPEC 3.4 rules on the three heartbeats; SPEC 5 api names as Kafka spells
 // them: "ConsumerGroupHeartbeat" (68), "ShareGroupHeartbeat" (76),
 // "StreamsGroupHeartbeat" (88). leave-without-member-id is error, KIP-1082.
-func TestBlackbox3FindingHeartbeatAPIs(t *testing.T) {
+func TestOutputFindingHeartbeatAPIs(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("grp-app"), CorrelationID: 1})
@@ -353,7 +353,7 @@ func TestBlackbox3FindingHeartbeatAPIs(t *testing.T) {
 // frame is the connection's last"; SPEC 3.7 "once per connection, when the
 // connection ends, with the bytes saved". Ended by an RST (the RST is the
 // connection's last packet) and by the end of the capture.
-func TestBlackbox3FindingClientIDRepeated(t *testing.T) {
+func TestOutputFindingClientIDRepeated(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	var last []int
 	for i := 0; i < 2; i++ {
@@ -385,7 +385,7 @@ func TestBlackbox3FindingClientIDRepeated(t *testing.T) {
 
 // SPEC 2: "any finding that depends on the first request carries
 // "confidence": "partial"" for a connection joined mid-stream.
-func TestBlackbox3FindingPartialMidstream(t *testing.T) {
+func TestOutputFindingPartialMidstream(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA, NoSYN: true})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("mid-app"), InstanceID: bb3P(bb3X), CorrelationID: 1})
@@ -402,7 +402,7 @@ func TestBlackbox3FindingPartialMidstream(t *testing.T) {
 // requests by header version, coverage events)"; README 14: "connections
 // counts every TCP connection followed, Kafka or not (kafka_connections
 // those recognised as Kafka)".
-func TestBlackbox3ReportTotals(t *testing.T) {
+func TestOutputReportTotals(t *testing.T) {
 	c, info := bb3Fleet()
 	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "fleet.pcap"))
 	tot, ok := rep["totals"].(map[string]any)
@@ -468,7 +468,7 @@ func bb3Strings(v any) []string {
 // SPEC 5: "one row per client instance: instance ID, client IDs, client
 // software name/version, client hosts, brokers, connections, member IDs by
 // group, telemetry ID, findings by rule".
-func TestBlackbox3ReportInstanceRow(t *testing.T) {
+func TestOutputReportInstanceRow(t *testing.T) {
 	c, _ := bb3Fleet()
 	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "fleet.pcap"))
 	in := bb3Instance(t, rep, bb3J(bb3X))
@@ -498,7 +498,7 @@ func TestBlackbox3ReportInstanceRow(t *testing.T) {
 // README 11: "Clients without a header instance ID are grouped per (client
 // IP, first client ID) as "legacy" rows"; SPEC 1: only "ApiVersions (v3+
 // request has ClientSoftwareName/Version)" names the software.
-func TestBlackbox3ReportLegacyRow(t *testing.T) {
+func TestOutputReportLegacyRow(t *testing.T) {
 	c, _ := bb3Fleet()
 	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "fleet.pcap"))
 	var row map[string]any
@@ -531,7 +531,7 @@ func TestBlackbox3ReportLegacyRow(t *testing.T) {
 
 // README 14: "A report without findings has "findings": []" (SPEC 5: the
 // findings are "an array in a report"), also for a capture with no packets.
-func TestBlackbox3ReportEmptyFindingsArray(t *testing.T) {
+func TestOutputReportEmptyFindingsArray(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("ok-app"), CorrelationID: 1})
@@ -555,7 +555,7 @@ func TestBlackbox3ReportEmptyFindingsArray(t *testing.T) {
 }
 
 // SPEC 3.6 coverage events "always reported in totals", counted per name.
-func TestBlackbox3ReportCoverageCounts(t *testing.T) {
+func TestOutputReportCoverageCounts(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	// midstream-join
 	cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
@@ -613,7 +613,7 @@ func bb3CheckPDU(t *testing.T, o map[string]any) {
 // header_version, correlation_id, and requests client_id (null when null)
 // and instance_id (absent when absent or zero)". SPEC 1: header versions
 // v0 (ControlledShutdown v0), v1, v2; ApiVersions responses always v0.
-func TestBlackbox3DumpCommonFields(t *testing.T) {
+func TestOutputDumpCommonFields(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("dump-app"), InstanceID: bb3P(bb3X), CorrelationID: 1})
@@ -684,7 +684,7 @@ func TestBlackbox3DumpCommonFields(t *testing.T) {
 // SPEC 5: "decoded bodies add group, member_id, member_epoch,
 // telemetry_instance_id, subscription_id, error_code, client_software_name,
 // client_software_version where they apply".
-func TestBlackbox3DumpBodyFields(t *testing.T) {
+func TestOutputDumpBodyFields(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("body-app"), CorrelationID: 1})
@@ -747,7 +747,7 @@ func TestBlackbox3DumpBodyFields(t *testing.T) {
 }
 
 // SPEC 5: "events carry event (the names of 3.6) and conn", kind "event".
-func TestBlackbox3DumpEvents(t *testing.T) {
+func TestOutputDumpEvents(t *testing.T) {
 	cases := []struct {
 		event string
 		build func(c *pcapgen.Capture)
@@ -832,7 +832,7 @@ func TestBlackbox3DumpEvents(t *testing.T) {
 
 // SPEC 5 / README: dump --format json holds the same objects as ndjson
 // (one object per decoded PDU or coverage event).
-func TestBlackbox3DumpJSONMatchesNDJSON(t *testing.T) {
+func TestOutputDumpJSONMatchesNDJSON(t *testing.T) {
 	c, _ := bb3Fleet()
 	path := bbCaptureFile(t, c, "fleet.pcap")
 	nd := bb3Dump(t, path)
@@ -860,7 +860,7 @@ func TestBlackbox3DumpJSONMatchesNDJSON(t *testing.T) {
 // ------------------------------------------------------------ read formats
 
 // SPEC 6: "ndjson = one finding per line, the summary on stderr".
-func TestBlackbox3ReadNDJSON(t *testing.T) {
+func TestOutputReadNDJSON(t *testing.T) {
 	c, _ := bb3Fleet()
 	path := bbCaptureFile(t, c, "fleet.pcap")
 	rep := bb3ReadJSON(t, path)
@@ -888,7 +888,7 @@ func TestBlackbox3ReadNDJSON(t *testing.T) {
 }
 
 // SPEC 6 ndjson with no finding: nothing on stdout, exit 0.
-func TestBlackbox3ReadNDJSONNoFindings(t *testing.T) {
+func TestOutputReadNDJSONNoFindings(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	bb3Meta(cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("ok"), CorrelationID: 1}))
@@ -901,7 +901,7 @@ func TestBlackbox3ReadNDJSONNoFindings(t *testing.T) {
 
 // SPEC 5 time format with a nanosecond pcapng capture: the spec's
 // "2026-11-29T16:49:25.123456Z" form (microseconds, UTC, 'Z').
-func TestBlackbox3TimeFormatNanos(t *testing.T) {
+func TestOutputTimeFormatNanos(t *testing.T) {
 	start := time.Date(2026, 11, 29, 16, 49, 25, 123456789, time.FixedZone("X", 3600))
 	c, frame, _ := bb3Changed(pcapgen.Options{Start: start})
 	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "ns.pcapng"))
@@ -912,7 +912,7 @@ func TestBlackbox3TimeFormatNanos(t *testing.T) {
 
 // SPEC 5 conn object "client":"10.0.0.5:53122": an IPv6 endpoint is
 // written so that it still parses as ip:port ("[addr]:port").
-func TestBlackbox3IPv6Conn(t *testing.T) {
+func TestOutputIPv6Conn(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cl, br := netip.MustParseAddrPort("[fd00::5]:53122"), netip.MustParseAddrPort("[fd00::9]:9092")
 	cn := c.Conn(pcapgen.ConnOptions{Client: cl, Broker: br})
@@ -934,7 +934,7 @@ func TestBlackbox3IPv6Conn(t *testing.T) {
 // SPEC 5 row "telemetry ID" and "findings by rule" for a client without
 // instance ID (README 11 legacy row): 3.3 row 1 "remember B as the
 // connection's telemetry ID".
-func TestBlackbox3LegacyRowTelemetryAndFindings(t *testing.T) {
+func TestOutputLegacyRowTelemetryAndFindings(t *testing.T) {
 	b := pcapgen.SeqUUID(0x40)
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
@@ -968,7 +968,7 @@ func TestBlackbox3LegacyRowTelemetryAndFindings(t *testing.T) {
 // goroutines ...; the report is byte for byte the same for any N)". A capture
 // of interleaved connections with findings of every kind, read with 1, 2, 3
 // and 4 workers, in json and ndjson.
-func TestBB7WorkersSameReport(t *testing.T) {
+func TestOutputWorkersSameReport(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{Perturb: pcapgen.Perturb{MSS: 40}})
 	type cl struct {
 		cn *pcapgen.Conn
@@ -1035,7 +1035,7 @@ func TestBB7WorkersSameReport(t *testing.T) {
 // connections, member IDs by group, telemetry ID, findings by rule". SPEC 1:
 // Produce v8 is non-flexible, header v1; everything else here is flexible.
 // README 14: "connections counts every TCP connection followed".
-func TestBB8BReferenceSessionRows(t *testing.T) {
+func TestOutputReferenceSessionRows(t *testing.T) {
 	c, _ := bb8bSession(nil)
 	rep, path := bb8bRun(t, c)
 	bb8bExpect(t, rep, nil)
@@ -1107,7 +1107,7 @@ func bb8bTextBlock(out, head string) string {
 // for every UUID (with the 8-4-4-4-12 hex form beside it where a person
 // reads it)", SPEC 1), client IDs, software name/version, hosts, brokers,
 // connections, member IDs by group, telemetry ID and findings.
-func TestBB8BReferenceSessionText(t *testing.T) {
+func TestOutputReferenceSessionText(t *testing.T) {
 	c, _ := bb8bSession(nil)
 	path := bbCaptureFile(t, c, "")
 	code, out, errOut := runKwatch("read", path)
@@ -1207,7 +1207,7 @@ func bb8bLegacyFleet() (*pcapgen.Capture, string, string) {
 // totals count the 12 repeats (96 bytes: 10 x "legacy-c", 2 x "legacy-p").
 // The two consumers are alive at the same time with different member IDs:
 // no collision.
-func TestBB8BLegacyRowsByHostAndClientID(t *testing.T) {
+func TestOutputLegacyRowsByHostAndClientID(t *testing.T) {
 	c, m1, m2 := bb8bLegacyFleet()
 	rep, _ := bb8bRun(t, c)
 	bb8bExpect(t, rep, nil)
@@ -1292,7 +1292,7 @@ func TestBB8BLegacyRowsByHostAndClientID(t *testing.T) {
 // and body X answered INVALID_REQUEST, PushTelemetry answered
 // UNKNOWN_SUBSCRIPTION_ID, SaslHandshake answered
 // UNSUPPORTED_SASL_MECHANISM.
-func TestBB8BDumpBodyFieldsEveryBody(t *testing.T) {
+func TestOutputDumpBodyFieldsEveryBody(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	x := bb8bX
 	m := bb8bJ(x)
@@ -1370,7 +1370,7 @@ func TestBB8BDumpBodyFieldsEveryBody(t *testing.T) {
 // connection with an instance-id-changed (error); both are reported, at the
 // frame numbers of the merged file (SPEC 5: "the 1-based packet number in
 // the capture file (as Wireshark numbers it)").
-func TestBB8BPcapngTwoInterfaces(t *testing.T) {
+func TestOutputPcapngTwoInterfaces(t *testing.T) {
 	mk := func(link pcapgen.Link, host string, x, y [16]byte) (*pcapgen.Capture, int) {
 		c := pcapgen.New(pcapgen.Options{Link: link, Start: pcapgen.BaseTime(), Step: 2 * time.Millisecond})
 		cn := c.Conn(pcapgen.ConnOptions{Client: netip.MustParseAddrPort(host), Broker: bb8bB1})
@@ -1443,7 +1443,7 @@ func TestBB8BPcapngTwoInterfaces(t *testing.T) {
 // other (never alive at the same time: no collision), each with its own
 // random member ID, joining and leaving the group. One legacy row of twelve
 // connections whose member IDs by group name all twelve IDs.
-func TestBB8BLegacyRowCronConsumers(t *testing.T) {
+func TestOutputLegacyRowCronConsumers(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	var ids []string
 	for i := 0; i < 12; i++ {
@@ -1477,7 +1477,7 @@ func TestBB8BLegacyRowCronConsumers(t *testing.T) {
 // (warn) once per offending request (3.7): 40; member-id-misaligned once
 // per (connection, group, member ID): the 40 (group, Java(Y)) pairs.
 // Reading the capture five times must give five identical reports.
-func TestBB8BManyGroupsDeterministic(t *testing.T) {
+func TestOutputManyGroupsDeterministic(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	x := bb8bX
 	p := &bb8bProc{c: c, host: netip.MustParseAddr("10.63.0.5"), port: 49500, clientID: "hb-proxy", inst: &x, sw: "apache-kafka-java", swv: "4.2.0"}
@@ -1502,11 +1502,11 @@ func TestBB8BManyGroupsDeterministic(t *testing.T) {
 
 // ---------------------------------------------------- finding JSON text
 
-// TestBB8DTimeWholeSeconds: SPEC 5's time "2026-11-29T16:49:25.123456Z"
+// TestOutputTimeWholeSeconds: SPEC 5's time "2026-11-29T16:49:25.123456Z"
 // has six fractional digits. Packets on whole seconds keep them
 // (".000000Z", not RFC 3339's shortest "16:49:25Z"), in the json report,
 // ndjson and dump.
-func TestBB8DTimeWholeSeconds(t *testing.T) {
+func TestOutputTimeWholeSeconds(t *testing.T) {
 	c, early, _ := bb8dBase(pcapgen.Options{Start: time.Date(2026, 11, 29, 16, 49, 25, 0, time.UTC), Step: time.Second})
 	path := bbCaptureFile(t, c, "secs.pcap")
 	rep, _ := bbReadAs[bb8dReport](t, path)
@@ -1543,7 +1543,7 @@ func TestBB8DTimeWholeSeconds(t *testing.T) {
 	}
 }
 
-// TestBB8DHostileClientIDs: the client ID is any bytes a client sends
+// TestOutputHostileClientIDs: the client ID is any bytes a client sends
 // (int16-length string). Standard: bad input never breaks the output, and
 // "stdout carries only the report": the JSON report, ndjson and dump stay
 // valid JSON in valid UTF-8 (README: the encoder is "held byte for byte to
@@ -1551,7 +1551,7 @@ func TestBB8DTimeWholeSeconds(t *testing.T) {
 // client_id is the client ID as encoding/json would give it, and the text
 // report and dump text are readable: no terminal escape or other control
 // byte from the capture, no line forged by a newline inside a client ID.
-func TestBB8DHostileClientIDs(t *testing.T) {
+func TestOutputHostileClientIDs(t *testing.T) {
 	hostile := "evil\"\\\x01\x1b[2J\x1b]0;owned\x07\r\nFAKE finding line\u2028<&>\xff\x7f"
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb8dAP("10.8.6.1:46000"), Broker: bb8dAP("10.0.0.9:9092")})
@@ -1721,7 +1721,7 @@ func bb8dFleet() *pcapgen.Capture {
 	return c
 }
 
-// TestBB8DWorkersByteIdentical: README "--workers N (connections sharded
+// TestOutputWorkersByteIdentical: README "--workers N (connections sharded
 // by flow over N goroutines ...; the report is byte for byte the same for
 // any N)"; standard "The same capture gives the same report, byte for byte,
 // whether it runs on one goroutine or is sharded by connection across
@@ -1730,7 +1730,7 @@ func bb8dFleet() *pcapgen.Capture {
 // telemetry-id-not-adopted) and end-of-connection findings
 // (client-id-repeated), read with --workers 1, 2, 3 and 8: stdout (json,
 // ndjson, text) and the ndjson summary on stderr are identical; dump too.
-func TestBB8DWorkersByteIdentical(t *testing.T) {
+func TestOutputWorkersByteIdentical(t *testing.T) {
 	c := bb8dFleet()
 	path := bbCaptureFile(t, c, "fleet.pcap")
 	rep, _ := bbReadAs[bb8dReport](t, path, "--workers", "1")
@@ -1772,7 +1772,7 @@ func TestBB8DWorkersByteIdentical(t *testing.T) {
 	}
 }
 
-// TestBB8DWorkersOrderSensitive: README 7 "an instance is alive while any
+// TestOutputWorkersOrderSensitive: README 7 "an instance is alive while any
 // connection that carried its instance ID is open ...; a client without one
 // while the connection it last used the member ID on is open", so whether
 // two claimants collide depends on the order of one connection's close and
@@ -1787,7 +1787,7 @@ func TestBB8DWorkersByteIdentical(t *testing.T) {
 // repeats its client ID goes idle for 11 minutes (README 16) while others
 // go on. Standard: byte-identical reports for --workers 1, 2, 3, 8, with
 // exactly 5+1 member-id-collision findings in each.
-func TestBB8DWorkersOrderSensitive(t *testing.T) {
+func TestOutputWorkersOrderSensitive(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	hb := func(s *pcapgen.Session, member string, epoch int32) {
 		s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, "g", member, epoch), pcapgen.ConsumerGroupHeartbeatResponse(1, 0, pcapgen.Ptr(member), epoch+1))

@@ -13,7 +13,7 @@ import (
 // connection and omits it afterwards"; "instance-id-dropped and
 // instance-id-late are off, and instance-id-missing-first (error: the first
 // v3 request has none) and instance-id-repeated (info) run instead".
-func TestBlackboxAccepted2026V3(t *testing.T) {
+func TestProfileV3(t *testing.T) {
 	t.Run("compliant", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
 		cn := c.Conn(pcapgen.ConnOptions{})
@@ -64,7 +64,7 @@ func TestBlackboxAccepted2026V3(t *testing.T) {
 // SPEC section 4: under accepted-2026 "instance-id-dropped and
 // instance-id-late are off" (unconditionally), while the seed profile
 // reports them on the same capture.
-func TestBlackboxAccepted2026DroppedLateOff(t *testing.T) {
+func TestProfileDroppedLateOff(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -95,7 +95,7 @@ func TestBlackboxAccepted2026DroppedLateOff(t *testing.T) {
 // SPEC section 4: "A connection whose first request was not seen is
 // "identity unobservable" under this profile: never non-compliant on that
 // ground."
-func TestBlackboxAccepted2026Unobservable(t *testing.T) {
+func TestProfileUnobservable(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
 	s := bbSession(cn, nil, nil)
@@ -108,7 +108,7 @@ func TestBlackboxAccepted2026Unobservable(t *testing.T) {
 
 // SPEC 6 "--profile seed|accepted-2026"; SPEC 4: "Under this profile
 // instance-id-dropped and instance-id-late are off".
-func TestBlackbox3ProfileFlag(t *testing.T) {
+func TestProfileFlag(t *testing.T) {
 	c, _ := bb3Fleet()
 	path := bbCaptureFile(t, c, "fleet.pcap")
 	seed := bb3ReadJSON(t, path)
@@ -130,7 +130,7 @@ func TestBlackbox3ProfileFlag(t *testing.T) {
 // SPEC 4 / README 10: under accepted-2026 the header version comes from a
 // table ("the first v3 user is OffsetDelete v1"); SPEC 5 totals count
 // "requests by header version", so the v3 requests are counted as v3.
-func TestBlackbox3Accepted2026HeaderV3Counted(t *testing.T) {
+func TestProfileHeaderV3Counted(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("od-app"), CorrelationID: 1})
@@ -214,7 +214,7 @@ func bb5Instance(rep bb5Report, id [16]byte) map[string]any {
 // even with --fail-on info; the instance row of X carries its member ID and
 // software (SPEC 5). Under seed OffsetDelete v1 is non-flexible, so header v1
 // (SPEC 1 table): X is never seen, no instance row for X, no finding either.
-func TestBlackbox5CompliantModernMixed(t *testing.T) {
+func TestProfileCompliantModernMixed(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -269,7 +269,7 @@ func TestBlackbox5CompliantModernMixed(t *testing.T) {
 // is the request's packet (SPEC 5), confidence full (observed from its SYN),
 // exit 1 by default. Seed: the same bytes are v1 headers, exempt (SPEC 2):
 // no finding, exit 0.
-func TestBlackbox5MissingFirstAfterV2(t *testing.T) {
+func TestProfileMissingFirstAfterV2(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -302,7 +302,7 @@ func TestBlackbox5MissingFirstAfterV2(t *testing.T) {
 // SPEC 1: "A zero UUID and an absent tag mean the same thing"; SPEC 4:
 // missing-first when "the first v3 request has none". A first v3 request
 // with an explicit zero UUID is missing-first.
-func TestBlackbox5MissingFirstZeroUUID(t *testing.T) {
+func TestProfileMissingFirstZeroUUID(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -319,7 +319,7 @@ func TestBlackbox5MissingFirstZeroUUID(t *testing.T) {
 // with v2 headers only has none: under accepted-2026 neither "X then none"
 // (seed: instance-id-dropped) nor "none, none" gives a finding, since
 // "instance-id-dropped and instance-id-late are off".
-func TestBlackbox5V2OnlyConnections(t *testing.T) {
+func TestProfileV2OnlyConnections(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -342,7 +342,7 @@ func TestBlackbox5V2OnlyConnections(t *testing.T) {
 // v0/v1 header are exempt". A v2 request first (with or without X) and then
 // a v3 request carrying X is compliant: instance-id-late is off and the
 // first v3 request has one.
-func TestBlackbox5V2FirstThenV3WithID(t *testing.T) {
+func TestProfileV2FirstThenV3WithID(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -358,7 +358,7 @@ func TestBlackbox5V2FirstThenV3WithID(t *testing.T) {
 // header instance ID is no claim of KIP-1313 support". After a first v3
 // request with X, later v3 requests with a zero UUID are omissions, not
 // repeats and not changes: no finding.
-func TestBlackbox5ZeroLaterIsOmission(t *testing.T) {
+func TestProfileZeroLaterIsOmission(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -377,7 +377,7 @@ func TestBlackbox5ZeroLaterIsOmission(t *testing.T) {
 // runs, once per offending request (3.7), expected = first ID. A request that
 // changes the ID does not repeat the first one: no instance-id-repeated ("one
 // problem gives one finding"). Seed: v1 headers, nothing.
-func TestBlackbox5ChangedV3(t *testing.T) {
+func TestProfileChangedV3(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -409,7 +409,7 @@ func TestBlackbox5ChangedV3(t *testing.T) {
 // malformed, then X, then none: malformed only. Case B: malformed, then none:
 // malformed plus missing-first on the second request. Seed: v1 headers, the
 // tag bytes are body bytes: nothing.
-func TestBlackbox5MalformedV3(t *testing.T) {
+func TestProfileMalformedV3(t *testing.T) {
 	bad := []byte{1, 0, 3, 1, 2, 3} // tag 0, size 3
 	for _, tc := range []struct {
 		name string
@@ -444,7 +444,7 @@ func TestBlackbox5MalformedV3(t *testing.T) {
 // "once per instance ID". Under accepted-2026 two connections whose first v3
 // request carries ONE_UUID: one reserved finding, and ONE_UUID is non-zero,
 // so no missing-first.
-func TestBlackbox5ReservedV3(t *testing.T) {
+func TestProfileReservedV3(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	one := pcapgen.OneUUID()
 	var f1 int
@@ -470,7 +470,7 @@ func TestBlackbox5ReservedV3(t *testing.T) {
 // different client hosts"; 3.7 once per instance ID. Under accepted-2026 the
 // ID travels once per connection, on the v3 request: two hosts, two
 // connections each, all with X on the first request: one shared finding.
-func TestBlackbox5SharedV3(t *testing.T) {
+func TestProfileSharedV3(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	hosts := []string{"10.9.0.1", "10.9.0.2"}
 	for i := 0; i < 4; i++ {
@@ -500,7 +500,7 @@ func TestBlackbox5SharedV3(t *testing.T) {
 // comes from its first v3 request, while the heartbeat itself (header v2)
 // omits it. Seed: no header instance ID is seen ("Without a header instance
 // ID, member-id-misaligned cannot fire").
-func TestBlackbox5MemberAlignmentUsesConnectionID(t *testing.T) {
+func TestProfileMemberAlignmentUsesConnectionID(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		member    string
@@ -537,7 +537,7 @@ func TestBlackbox5MemberAlignmentUsesConnectionID(t *testing.T) {
 // SPEC 3.7: "Without a header instance ID, member-id-misaligned cannot
 // fire". A connection whose first v3 request has no ID (missing-first) has no
 // instance ID: its heartbeat with an unrelated member ID is not misaligned.
-func TestBlackbox5MissingFirstNoMisaligned(t *testing.T) {
+func TestProfileMissingFirstNoMisaligned(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -555,7 +555,7 @@ func TestBlackbox5MissingFirstNoMisaligned(t *testing.T) {
 // second member ID is member-id-changed (and misaligned, being not Java(X)).
 // Seed: no instance ID is seen, the connections are separate clients:
 // nothing.
-func TestBlackbox5MemberChangedAcrossConnections(t *testing.T) {
+func TestProfileMemberChangedAcrossConnections(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb5Host(0)})
 	s := bb5Sess(cn, bb5App)
@@ -585,7 +585,7 @@ func TestBlackbox5MemberChangedAcrossConnections(t *testing.T) {
 // connection (3.7). Under accepted-2026 the v3 request names X, so repeating
 // the client ID afterwards is a finding; under seed the same bytes are a v1
 // header without instance ID: a legacy client, no finding.
-func TestBlackbox5ClientIDRepeatedNeedsV3ID(t *testing.T) {
+func TestProfileClientIDRepeatedNeedsV3ID(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -609,7 +609,7 @@ func TestBlackbox5ClientIDRepeatedNeedsV3ID(t *testing.T) {
 // answered NONE is missing-first only, and answered INVALID_REQUEST likewise.
 // (Spec gap: under accepted-2026 broker-accepted-invalid can thus never
 // answer instance-id-missing-first.)
-func TestBlackbox5MissingFirstAnsweredNone(t *testing.T) {
+func TestProfileMissingFirstAnsweredNone(t *testing.T) {
 	for _, code := range []int16{0, 42} {
 		t.Run(fmt.Sprint(code), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -632,7 +632,7 @@ func TestBlackbox5MissingFirstAnsweredNone(t *testing.T) {
 // override list for v3 (the first v3 user is OffsetDelete v1)". OffsetDelete
 // v0 stays header v1 (exempt, SPEC 2), so the v1 request after it is the
 // first v3 request: missing-first there, and totals count v1:1 v3:2.
-func TestBlackbox5TableOffsetDeleteV0IsV1(t *testing.T) {
+func TestProfileTableOffsetDeleteV0IsV1(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -659,7 +659,7 @@ func TestBlackbox5TableOffsetDeleteV0IsV1(t *testing.T) {
 // ports, X on each first v3 request) both join with Java(X): one claimant,
 // no collision, no finding. Under seed no instance ID is seen: two host:port
 // claimants, the second starting with a join: one collision.
-func TestBlackbox5CollisionClaimantIsConnectionID(t *testing.T) {
+func TestProfileCollisionClaimantIsConnectionID(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn1 := c.Conn(pcapgen.ConnOptions{Client: bb5Host(0)})
 	s1 := bb5Sess(cn1, bb5App)
@@ -686,7 +686,7 @@ func TestBlackbox5CollisionClaimantIsConnectionID(t *testing.T) {
 // (b) GetTelemetrySubscriptions without header ID and body 0 on a connection
 // whose first v3 request named X (row 1 by the request header, row 4 by the
 // connection's ID); (c) a v2 request with Y after the v3 one with X.
-func TestBlackbox5ProbeAmbiguities(t *testing.T) {
+func TestProfileProbeAmbiguities(t *testing.T) {
 	run := func(name string, body func(s *pcapgen.Session)) {
 		c := pcapgen.New(pcapgen.Options{})
 		cn := c.Conn(pcapgen.ConnOptions{})
@@ -718,7 +718,7 @@ func TestBlackbox5ProbeAmbiguities(t *testing.T) {
 // and their severity, never their meaning": still no finding, exit 0 with
 // --fail-on info, the same totals, no connection unobservable (all start
 // with a SYN).
-func TestBB8BAccepted2026ReferenceSession(t *testing.T) {
+func TestProfileReferenceSession(t *testing.T) {
 	c, _ := bb8bSession(nil)
 	rep, path := bb8bRun(t, c, "--profile", "accepted-2026")
 	bb8bExpect(t, rep, nil)
@@ -770,7 +770,7 @@ func bb8bOffsetDelete(s *pcapgen.Session, id *[16]byte) int {
 //
 // Exit 1 by default (an error finding), 0 with --fail-on never. Under seed
 // OffsetDelete v1 is non-flexible, header v1 (exempt, SPEC 2): no finding.
-func TestBB8BAccepted2026AdminEndToEnd(t *testing.T) {
+func TestProfileAdminEndToEnd(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	x := bb8bX
 	host := netip.MustParseAddr("10.70.0.5")
@@ -829,7 +829,7 @@ func TestBB8BAccepted2026AdminEndToEnd(t *testing.T) {
 // keeps header v1; under seed OffsetDelete v1 is header v1 (non-flexible),
 // so no instance_id, and the client ID is read all the same (SPEC 1: "v1 =
 // v0 + client_id").
-func TestBB8BDumpHeaderV3ByProfile(t *testing.T) {
+func TestProfileDumpHeaderV3(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	x := bb8bX
 	cn := c.Conn(pcapgen.ConnOptions{Client: netip.MustParseAddrPort("10.81.0.5:46100"), Broker: bb8bB1})
@@ -869,7 +869,7 @@ func TestBB8BDumpHeaderV3ByProfile(t *testing.T) {
 	}
 }
 
-// TestBB8GAccepted2026Flow: SPEC section 4, "the revision accepted in Aug
+// TestProfileClientFlow: SPEC section 4, "the revision accepted in Aug
 // 2026 puts the instance ID in a new request header v3, requires it on the
 // first request of a connection and omits it afterwards, as with the client
 // ID"; under the profile "instance-id-dropped and instance-id-late are off".
@@ -877,7 +877,7 @@ func TestBB8BDumpHeaderV3ByProfile(t *testing.T) {
 // OffsetDelete v1 (v3) with the ID first, then without: nothing (README
 // rule 10: "Only v3 requests feed the instance-ID state"). Variant: the ID
 // repeated on a later v3 request is instance-id-repeated (info).
-func TestBB8GAccepted2026Flow(t *testing.T) {
+func TestProfileClientFlow(t *testing.T) {
 	c := bb8gNew()
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, pcapgen.Ptr("admin-app"))

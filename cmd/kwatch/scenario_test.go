@@ -2405,7 +2405,7 @@ func bb8dAP(s string) netip.AddrPort { return netip.MustParseAddrPort(s) }
 func bb8dExec(t *testing.T, stdin []byte, args ...string) (int, string, string) {
 	t.Helper()
 	enc, _ := json.Marshal(args)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBB8DHelperProcess$", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCaptureFileHelperProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "BB8D_HELPER_ARGS="+string(enc))
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)

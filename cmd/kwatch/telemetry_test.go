@@ -13,7 +13,7 @@ import (
 // SPEC 3.3 rows 1 and 2: "absent or 0 | 0 | B != 0, NONE | legacy first
 // request: remember B"; "absent or 0 | R != 0 | 0, NONE | legacy later
 // request". Pushing with B is compliant.
-func TestBlackboxTelemetryLegacyCompliant(t *testing.T) {
+func TestTelemetryLegacyCompliant(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), nil)
@@ -28,7 +28,7 @@ func TestBlackboxTelemetryLegacyCompliant(t *testing.T) {
 
 // SPEC 3.3 row 4: "H | 0 | INVALID_REQUEST | telemetry-id-requested-with-
 // header (error)". Answered 42: no broker rule.
-func TestBlackboxTelemetryRequestedWithHeader(t *testing.T) {
+func TestTelemetryRequestedWithHeader(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -49,7 +49,7 @@ func TestBlackboxTelemetryRequestedWithHeader(t *testing.T) {
 // Row 4 answered NONE (with a B, or with 0): the row is not the legacy
 // first request, so no broker-telemetry-id-missing ("rows ... are
 // exclusive") and no echo (body ID is 0).
-func TestBlackboxTelemetryRequestedWithHeaderAccepted(t *testing.T) {
+func TestTelemetryRequestedWithHeaderAccepted(t *testing.T) {
 	for _, b := range []struct {
 		name string
 		id   [16]byte
@@ -70,7 +70,7 @@ func TestBlackboxTelemetryRequestedWithHeaderAccepted(t *testing.T) {
 }
 
 // SPEC 3.3 row 5: "H | R != H | INVALID_REQUEST | telemetry-id-mismatch".
-func TestBlackboxTelemetryMismatchGTS(t *testing.T) {
+func TestTelemetryMismatchGTS(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -87,7 +87,7 @@ func TestBlackboxTelemetryMismatchGTS(t *testing.T) {
 }
 
 // SPEC 3.5: row 5 answered NONE with 0 is broker-accepted-invalid too.
-func TestBlackboxTelemetryMismatchAccepted(t *testing.T) {
+func TestTelemetryMismatchAccepted(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -102,7 +102,7 @@ func TestBlackboxTelemetryMismatchAccepted(t *testing.T) {
 // SPEC 3.5 broker-telemetry-id-echo (info): "GetTelemetrySubscriptions with
 // non-zero body ID answered with a non-zero ID (KIP-714 says 0)": aligned
 // row 3 and legacy row 2 both.
-func TestBlackboxBrokerTelemetryEcho(t *testing.T) {
+func TestTelemetryBrokerEcho(t *testing.T) {
 	t.Run("aligned", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
 		cn := c.Conn(pcapgen.ConnOptions{})
@@ -130,7 +130,7 @@ func TestBlackboxBrokerTelemetryEcho(t *testing.T) {
 // SPEC 3.5 broker-telemetry-id-missing (error): "a legacy first
 // GetTelemetrySubscriptions (body 0) answered NONE with a zero ID". A zero
 // header counts as "absent or 0". An error answer is no NONE answer.
-func TestBlackboxBrokerTelemetryMissing(t *testing.T) {
+func TestTelemetryBrokerMissing(t *testing.T) {
 	for _, h := range []struct {
 		name string
 		id   *[16]byte
@@ -165,7 +165,7 @@ func TestBlackboxBrokerTelemetryMissing(t *testing.T) {
 // from a non-zero header ID"; telemetry-id-zero-push: "PushTelemetry with a
 // zero ClientInstanceId"; 3.7: "PushTelemetry with a zero body ID is
 // telemetry-id-zero-push only". Answered 42: no broker rule.
-func TestBlackboxPushTelemetryRejected(t *testing.T) {
+func TestTelemetryPushRejected(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -189,7 +189,7 @@ func TestBlackboxPushTelemetryRejected(t *testing.T) {
 
 // SPEC 3.5: the same PushTelemetry violations answered NONE are
 // broker-accepted-invalid, once per offending request (3.7).
-func TestBlackboxPushTelemetryAccepted(t *testing.T) {
+func TestTelemetryPushAccepted(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -206,7 +206,7 @@ func TestBlackboxPushTelemetryAccepted(t *testing.T) {
 // (legacy flow), a later telemetry request from the same client instance
 // uses an ID other than B"; a request rule of 3.3, once per offending
 // request.
-func TestBlackboxTelemetryNotAdopted(t *testing.T) {
+func TestTelemetryNotAdopted(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), nil)
@@ -229,7 +229,7 @@ func TestBlackboxTelemetryNotAdopted(t *testing.T) {
 
 // SPEC 3.3 row 3 with a changed header: H=Y, R=Y is aligned for telemetry
 // (no 3.3 finding), but the header is instance-id-changed (3.1).
-func TestBlackboxChangedHeaderAlignedTelemetry(t *testing.T) {
+func TestTelemetryChangedHeaderAligned(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -245,7 +245,7 @@ func TestBlackboxChangedHeaderAlignedTelemetry(t *testing.T) {
 // SPEC 3.1 dropped on PushTelemetry: first X, a push with no header ID and
 // body X answered NONE: dropped + broker-accepted-invalid; no mismatch
 // ("needs two non-zero IDs") and no zero-push.
-func TestBlackboxDroppedOnPush(t *testing.T) {
+func TestTelemetryDroppedOnPush(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -260,7 +260,7 @@ func TestBlackboxDroppedOnPush(t *testing.T) {
 
 // SPEC 3.5 broker-telemetry-id-missing then a zero push: the client had no
 // ID to push with; both findings stand (answered 42: no broker-accepted).
-func TestBlackboxMissingThenZeroPush(t *testing.T) {
+func TestTelemetryMissingThenZeroPush(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), nil)
@@ -273,7 +273,7 @@ func TestBlackboxMissingThenZeroPush(t *testing.T) {
 
 // SPEC 3.3 row 2 without a prior assignment: "legacy later request: R is
 // the telemetry ID": no finding (nothing was assigned, so nothing to adopt).
-func TestBlackboxLegacyLaterWithoutAssignment(t *testing.T) {
+func TestTelemetryLegacyLaterWithoutAssignment(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), nil)
@@ -291,7 +291,7 @@ func TestBlackboxLegacyLaterWithoutAssignment(t *testing.T) {
 // client names X on its first v3 request and then sends GetTelemetry-
 // Subscriptions (header v2, no ID) with body X, answered "0, NONE", and
 // PushTelemetry with body X: no finding.
-func TestBlackbox5TelemetryBodyWithoutHeader(t *testing.T) {
+func TestTelemetryBodyWithoutHeader(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -311,7 +311,7 @@ func TestBlackbox5TelemetryBodyWithoutHeader(t *testing.T) {
 // answered INVALID_REQUEST is zero-push only. Both answered 42: no
 // broker-accepted-invalid. (Whether the v2 header's X also counts as a
 // repeat is not asserted.)
-func TestBlackbox5TelemetryRulesStillApply(t *testing.T) {
+func TestTelemetryRulesStillApply(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -341,7 +341,7 @@ func TestBlackbox5TelemetryRulesStillApply(t *testing.T) {
 // request header has no H), and on the second connection of the same
 // instance a body Y != B is not-adopted. Seed: no instance ID is seen, and
 // README 5 exempts another connection of a client without instance ID.
-func TestBlackbox5TelemetryNotAdoptedAcrossConnections(t *testing.T) {
+func TestTelemetryNotAdoptedAcrossConnections(t *testing.T) {
 	B := pcapgen.SeqUUID(0x44)
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb5Host(0)})
@@ -371,7 +371,7 @@ func TestBlackbox5TelemetryNotAdoptedAcrossConnections(t *testing.T) {
 // other than B"; README 5: "and so is asking again with body 0 on the
 // connection that was given B"; 3.7: "PushTelemetry with a zero body ID is
 // telemetry-id-zero-push only".
-func TestBB7TelemetryAskAgainWithZero(t *testing.T) {
+func TestTelemetryAskAgainWithZero(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
 	s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb7Zero), pcapgen.GetTelemetrySubscriptionsResponse(bb7ErrNone, bb7B, 7))
@@ -403,7 +403,7 @@ func TestBB7TelemetryAskAgainWithZero(t *testing.T) {
 // connection 2 of the same instance PushTelemetry with B is adopted
 // (nothing), PushTelemetry with R is not-adopted (warn, full, at its frame,
 // expected B, observed R).
-func TestBB8CTelemetryPushAcrossConnections(t *testing.T) {
+func TestTelemetryPushAcrossConnections(t *testing.T) {
 	od := func(s *pcapgen.Session) {
 		s.Header.HeaderVersion = 3
 		s.Header.InstanceID = bb8cID(bb8cX)
@@ -451,7 +451,7 @@ func TestBB8CTelemetryPushAcrossConnections(t *testing.T) {
 // broker-accepted-invalid (warn); answered NONE with 0 also
 // broker-telemetry-id-missing (error). README 9: the 3.5 findings carry the
 // request's frame.
-func TestBB8CTelemetryRequestDroppingHeaderID(t *testing.T) {
+func TestTelemetryRequestDroppingHeaderID(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		code int16
@@ -489,7 +489,7 @@ func TestBB8CTelemetryRequestDroppingHeaderID(t *testing.T) {
 // body ID answered with a non-zero ID", broker-telemetry-id-missing (error)
 // for row 1 answered NONE with zero. README 9: every 3.5 finding carries the
 // request's frame.
-func TestBB8CTelemetryTableRowsAndAnswers(t *testing.T) {
+func TestTelemetryTableRowsAndAnswers(t *testing.T) {
 	type row struct {
 		name   string
 		header *[16]byte
@@ -539,7 +539,7 @@ func TestBB8CTelemetryTableRowsAndAnswers(t *testing.T) {
 // 0. A legacy client asks with body 0, gets NONE and 0 (missing, error,
 // full), asks again with body 0, gets B, and pushes with B: nothing more (it
 // was never given an ID before; no telemetry-id-not-adopted).
-func TestBB8CTelemetryMissingThenAssigned(t *testing.T) {
+func TestTelemetryMissingThenAssigned(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("tele-app"), CorrelationID: 1})

@@ -15,12 +15,12 @@ import (
 	"time"
 )
 
-// TestBlackbox4TransportVariants: pcapgen doc: "Perturbations never change
+// TestTransportVariants: pcapgen doc: "Perturbations never change
 // payload bytes ... so a perturbed capture must decode to the same Kafka
 // frames as the clean one". SPEC 5: "kwatch read [flags] FILE... offline:
 // pcap or pcapng (also .gz)". Section 2: a connection is observed from its
 // start when its SYN was seen, so every finding stays "full".
-func TestBlackbox4TransportVariants(t *testing.T) {
+func TestTransportVariants(t *testing.T) {
 	v6 := pcapgen.ConnOptions{
 		Client: netip.MustParseAddrPort("[fd00::1:2]:41000"),
 		Broker: netip.MustParseAddrPort("[fd00::9]:9092"),
@@ -75,13 +75,13 @@ func TestBlackbox4TransportVariants(t *testing.T) {
 	}
 }
 
-// TestBlackbox4TupleReuse: SPEC 2 "The audit state is per TCP connection"
+// TestTransportTupleReuse: SPEC 2 "The audit state is per TCP connection"
 // and "A connection is observed from its start when its SYN or SYN-ACK was
 // seen". A new SYN on a 4-tuple whose previous connection ended (FIN, or
 // RST) is a new connection: its first request sets a new state. Each
 // incarnation uses one instance ID throughout, so nothing fires; a new
 // incarnation that breaks its own first request still does (changed).
-func TestBlackbox4TupleReuse(t *testing.T) {
+func TestTransportTupleReuse(t *testing.T) {
 	for _, rst := range []bool{false, true} {
 		t.Run(fmt.Sprintf("rst=%v", rst), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{Seed: 11})
@@ -115,12 +115,12 @@ func TestBlackbox4TupleReuse(t *testing.T) {
 	}
 }
 
-// TestBlackbox4TupleReuseNoClose: SPEC 2 "A connection is observed from its
+// TestTransportTupleReuseNoClose: SPEC 2 "A connection is observed from its
 // start when its SYN or SYN-ACK was seen (both give the client's initial
 // sequence number)". A fresh SYN with a new ISN on a 4-tuple whose previous
 // connection was never seen to end (crash, FIN not captured) starts a new
 // connection: its own first request sets the state, so nothing fires.
-func TestBlackbox4TupleReuseNoClose(t *testing.T) {
+func TestTransportTupleReuseNoClose(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{Seed: 5})
 	o := pcapgen.ConnOptions{Client: netip.MustParseAddrPort("10.7.0.8:52001"), Broker: netip.MustParseAddrPort("10.0.0.1:9092")}
 	for i, id := range [][16]byte{bb4X, bb4Y} {
@@ -272,7 +272,7 @@ func bb8aPDUFrames(dump []map[string]any) []string {
 	return out
 }
 
-// TestBB8AKeepaliveProbes: TCP keepalive probes between requests (seq =
+// TestTransportKeepaliveProbes: TCP keepalive probes between requests (seq =
 // next-1 with no byte, Linux; or with one byte, the real last byte or a
 // garbage 0x00 as some stacks send) and their ACKs, from either side,
 // also across a sequence-number wrap; tiny frames padded to 60 bytes as on
@@ -282,7 +282,7 @@ func bb8aPDUFrames(dump []map[string]any) []string {
 // request"), at SPEC 5 "the packet that completed the request", full (the
 // connection was "observed from its start", SPEC 2); no coverage event
 // (3.6: the events say what kwatch "could not see"; it saw everything).
-func TestBB8AKeepaliveProbes(t *testing.T) {
+func TestTransportKeepaliveProbes(t *testing.T) {
 	probes := map[string]func(f *bb8aFlow, last []byte){
 		"client-zero-byte": func(f *bb8aFlow, _ []byte) {
 			f.seg(bb8aToBroker, f.next[0]-1, f.next[1], bb8aACK, 502, nil)
@@ -349,13 +349,13 @@ func TestBB8AKeepaliveProbes(t *testing.T) {
 	}
 }
 
-// TestBB8AKeepalivesKeepConnectionAlive: README 16 "Idle connections are
+// TestTransportKeepalivesKeepConnectionAlive: README 16 "Idle connections are
 // ended after 10 minutes of packet time without a packet". A connection
 // with no Kafka traffic for 20 minutes but a keepalive probe (or a window
 // update) every 4 minutes never goes 10 minutes without a packet: it is the
 // same connection, so the request with Y is instance-id-changed against
 // its first request (full), no midstream-join, one connection.
-func TestBB8AKeepalivesKeepConnectionAlive(t *testing.T) {
+func TestTransportKeepalivesKeepConnectionAlive(t *testing.T) {
 	cases := map[string]func(f *bb8aFlow){
 		"client-probes": func(f *bb8aFlow) {
 			f.seg(bb8aToBroker, f.next[0]-1, f.next[1], bb8aACK, 502, nil)
@@ -396,14 +396,14 @@ func TestBB8AKeepalivesKeepConnectionAlive(t *testing.T) {
 
 // ------------------------------------------------------- zero-window probes
 
-// TestBB8AZeroWindowProbe: while the broker advertises a zero window the
+// TestTransportZeroWindowProbe: while the broker advertises a zero window the
 // client probes with the next byte of its request (Windows and BSD stacks);
 // the broker either does not take it (ack unchanged, the byte is sent again
 // with the whole request) or takes it (ack + 1, the rest follows). Linux
 // probes like a keepalive (seq = next-1, no byte). No byte is lost and none
 // is new twice: the request is decoded once, and SPEC 5's frame is "the
 // packet that completed the request", the one that brings its last bytes.
-func TestBB8AZeroWindowProbe(t *testing.T) {
+func TestTransportZeroWindowProbe(t *testing.T) {
 	for _, mode := range []string{"probe-refused", "probe-accepted", "linux-probe"} {
 		t.Run(mode, func(t *testing.T) {
 			c := bb8aNew()
@@ -457,14 +457,14 @@ func TestBB8AZeroWindowProbe(t *testing.T) {
 
 // ------------------------------------------------ repacketized retransmits
 
-// TestBB8ARepacketizedRetransmit: Linux coalesces retransmissions, so a
+// TestTransportRepacketizedRetransmit: Linux coalesces retransmissions, so a
 // retransmitted segment covers old bytes and new ones: [0,100) then
 // [50,n); [0,100), [200,n) (a hole at [100,200), the broker's duplicate
 // ACK with SACK), then [50,250); [100,n) before [0,150) (out of order);
 // [0,100) then [0,n); the whole then a prefix again. The bytes are the
 // same, nothing is lost for good: one request, decoded at "the packet that
 // completed the request" (SPEC 5), full, and no stream-gap.
-func TestBB8ARepacketizedRetransmit(t *testing.T) {
+func TestTransportRepacketizedRetransmit(t *testing.T) {
 	type piece struct{ a, b int } // b < 0: n + b
 	cases := []struct {
 		name     string
@@ -520,14 +520,14 @@ func TestBB8ARepacketizedRetransmit(t *testing.T) {
 	}
 }
 
-// TestBB8ASpuriousRetransmitAfterAnswer: a spurious retransmission (RTO
+// TestTransportSpuriousRetransmitAfterAnswer: a spurious retransmission (RTO
 // fired, the original was not lost) of an old request, whole or its tail,
 // captured after its answer and after the next request; and the broker's
 // spurious retransmission of an old answer. These bytes were seen already:
 // no second request or response (SPEC 1 "Responses are matched to
 // requests by correlation id"; no unmatched-response), no framing error,
 // and the findings stay where they were.
-func TestBB8ASpuriousRetransmitAfterAnswer(t *testing.T) {
+func TestTransportSpuriousRetransmitAfterAnswer(t *testing.T) {
 	for _, mode := range []string{"whole", "tail", "answer"} {
 		t.Run(mode, func(t *testing.T) {
 			c := bb8aNew()
@@ -559,7 +559,7 @@ func TestBB8ASpuriousRetransmitAfterAnswer(t *testing.T) {
 
 // ------------------------------------------------------ duplicated packets
 
-// TestBB8ADuplicatedPackets: "tcpdump -i any" on lo sees every packet
+// TestTransportDuplicatedPackets: "tcpdump -i any" on lo sees every packet
 // twice (sent, then received: SLL packet types OUTGOING and HOST), and a
 // badly configured SPAN port doubles every Ethernet frame; the SYN, the
 // FINs and every data segment included. The second copy brings nothing
@@ -569,7 +569,7 @@ func TestBB8ASpuriousRetransmitAfterAnswer(t *testing.T) {
 // "second FIN", which is the first copy of the broker's FIN, not the
 // duplicate of the client's. Counts and coverage as without duplicates,
 // one connection (README 14: every TCP connection followed).
-func TestBB8ADuplicatedPackets(t *testing.T) {
+func TestTransportDuplicatedPackets(t *testing.T) {
 	for _, link := range []string{"sll", "eth"} {
 		t.Run(link, func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{Perturb: pcapgen.Perturb{ACKs: true}})
@@ -609,7 +609,7 @@ func TestBB8ADuplicatedPackets(t *testing.T) {
 
 // ------------------------------------------------------ handshake variants
 
-// TestBB8AHandshakeRetransmits: SPEC 2 "A connection is observed from its
+// TestTransportHandshakeRetransmits: SPEC 2 "A connection is observed from its
 // start when its SYN or SYN-ACK was seen (both give the client's initial
 // sequence number)". Retransmitted SYNs (the first SYN-ACK lost), a
 // SYN-ACK retransmitted before the client's ACK or after the client's
@@ -617,7 +617,7 @@ func TestBB8ADuplicatedPackets(t *testing.T) {
 // request), no pure ACK at all (the request carries it), and a capture that
 // starts at a SYN-ACK seen twice: each is one connection observed from its
 // start, so its findings are full and there is no midstream-join.
-func TestBB8AHandshakeRetransmits(t *testing.T) {
+func TestTransportHandshakeRetransmits(t *testing.T) {
 	cases := []struct {
 		name string
 		open func(c *bb8aCap, f *bb8aFlow) (hello func(k *bb8aKafka))
@@ -698,7 +698,7 @@ func TestBB8AHandshakeRetransmits(t *testing.T) {
 
 // ------------------------------------------------------------- closing
 
-// TestBB8ACloseFrames: SPEC 3.7 client-id-repeated "once per connection,
+// TestTransportCloseFrames: SPEC 3.7 client-id-repeated "once per connection,
 // when the connection ends"; README 12: "its frame and time are those of
 // the packet that ended the connection: its second FIN or its RST". A
 // KIP-1313 client that repeats its client ID, closed in the ways real
@@ -706,7 +706,7 @@ func TestBB8AHandshakeRetransmits(t *testing.T) {
 // (connections.max.idle.ms); the broker's FIN on its last answer; the
 // client's FIN retransmitted before the broker's (a retransmitted FIN is
 // not a second FIN); the broker's FIN answered by the client's RST.
-func TestBB8ACloseFrames(t *testing.T) {
+func TestTransportCloseFrames(t *testing.T) {
 	cases := []struct {
 		name string
 		end  func(k *bb8aKafka) int // plays the last request and the close; returns the ending frame
@@ -801,7 +801,7 @@ func TestBB8ACloseFrames(t *testing.T) {
 	}
 }
 
-// TestBB8AAnswerAroundFIN: SPEC 3.5 broker-accepted-invalid "a request
+// TestTransportAnswerAroundFIN: SPEC 3.5 broker-accepted-invalid "a request
 // that a conforming broker rejects ... was answered without
 // INVALID_REQUEST"; SPEC 1 "Responses are matched to requests by
 // correlation id per connection". A client half-closes right after a
@@ -810,7 +810,7 @@ func TestBB8ACloseFrames(t *testing.T) {
 // own FIN: the answer counts and is judged. A broker that rejects the
 // request and closes at once (the answer and the FIN in one segment) gives
 // no 3.5 finding. README 9: the 3.5 finding's frame is the request's.
-func TestBB8AAnswerAroundFIN(t *testing.T) {
+func TestTransportAnswerAroundFIN(t *testing.T) {
 	for _, mode := range []string{"answer-after-client-fin", "answer-with-broker-fin", "rejected-with-broker-fin"} {
 		t.Run(mode, func(t *testing.T) {
 			c := bb8aNew()
@@ -849,14 +849,14 @@ func TestBB8AAnswerAroundFIN(t *testing.T) {
 	}
 }
 
-// TestBB8AResetMidRequest: a connection reset while a request is half
+// TestTransportResetMidRequest: a connection reset while a request is half
 // sent (the broker restarts, or the client gives up). SPEC 5 puts a finding
 // at "the packet that completed the request"; a request never completed
 // gives none (its Y would otherwise be instance-id-changed) and is not a
 // request. The connection ends at the RST: client-id-repeated there
 // (README 12 "its second FIN or its RST"), full. Nothing was lost from the
 // capture, nothing is a framing error.
-func TestBB8AResetMidRequest(t *testing.T) {
+func TestTransportResetMidRequest(t *testing.T) {
 	for _, who := range []int{bb8aToClient, bb8aToBroker} {
 		name := "broker-resets"
 		if who == bb8aToBroker {
@@ -887,7 +887,7 @@ func TestBB8AResetMidRequest(t *testing.T) {
 
 // ------------------------------------------------------ 4-tuple reuse
 
-// TestBB8ATupleReuseWithoutSYN: SPEC 2 "The audit state is per TCP
+// TestTransportTupleReuseWithoutSYN: SPEC 2 "The audit state is per TCP
 // connection"; "A connection is observed from its start when its SYN or
 // SYN-ACK was seen"; "A connection joined mid-stream still yields
 // findings, but any finding that depends on the first request carries
@@ -906,7 +906,7 @@ func TestBB8AResetMidRequest(t *testing.T) {
 // (reassembly/conn.go ReassemblyComplete keeps it "so that trailing ACKs
 // and retransmitted FINs do not open a new connection") and Accept refuses
 // every non-SYN segment on it; after 11 minutes the same capture works.
-func TestBB8ATupleReuseWithoutSYN(t *testing.T) {
+func TestTransportTupleReuseWithoutSYN(t *testing.T) {
 	for _, end := range []string{"fin", "rst"} {
 		for _, start := range []string{"synack-only", "no-handshake"} {
 			t.Run(end+"/"+start, func(t *testing.T) {
@@ -950,7 +950,7 @@ func TestBB8ATupleReuseWithoutSYN(t *testing.T) {
 	}
 }
 
-// TestBB8ATupleReuseCorrelationIDs: SPEC 1 "Responses are matched to
+// TestTransportTupleReuseCorrelationIDs: SPEC 1 "Responses are matched to
 // requests by correlation id per connection". The first connection's
 // GetTelemetrySubscriptions (header X, body Y: 3.3 row 5,
 // telemetry-id-mismatch) is never answered: the connection ends (RST, FIN,
@@ -958,7 +958,7 @@ func TestBB8ATupleReuseWithoutSYN(t *testing.T) {
 // requests from 1 again; its own correlation ID 2 is an aligned request
 // answered NONE. That answer is the new request's: no
 // broker-accepted-invalid for the old one, no unmatched-response.
-func TestBB8ATupleReuseCorrelationIDs(t *testing.T) {
+func TestTransportTupleReuseCorrelationIDs(t *testing.T) {
 	for _, end := range []string{"rst", "fin", "new-syn", "fin-lower-isn", "new-syn-lower-isn"} {
 		t.Run(end, func(t *testing.T) {
 			c := bb8aNew()
@@ -1062,14 +1062,14 @@ func bb8aTwoClientsCheck(t *testing.T, rep bb7Report, frames [2]int, v6 bool) {
 	bb8aConns(t, rep, 2, 2)
 }
 
-// TestBB8AVLANStacks: an Ethernet capture on a trunk: one connection's
+// TestTransportVLANStacks: an Ethernet capture on a trunk: one connection's
 // requests carry 802.1ad + 802.1Q tags (QinQ) and its answers one 802.1Q
 // tag (the switch pops the outer one), with priority and DEI bits set; the
 // other connection is priority-tagged (802.1p: VLAN ID 0); every frame
 // under 60 bytes padded. kwatch reads "pcap or pcapng" (SPEC
 // 6) and decodes TCP whatever the link layer carries: each connection's
 // own finding, full, all requests and responses.
-func TestBB8AVLANStacks(t *testing.T) {
+func TestTransportVLANStacks(t *testing.T) {
 	c, frames := bb8aTwoClients(false)
 	pkts := bb8aFromGen(c)
 	for i := range pkts {
@@ -1113,11 +1113,11 @@ func bb8aIPv6Ext(ip []byte) []byte {
 	return append(h, ip[40:]...)
 }
 
-// TestBB8AIPOptionsAndExtensionHeaders: IPv4 packets with options (Router
+// TestTransportIPOptionsAndExtensionHeaders: IPv4 packets with options (Router
 // Alert, NOPs, a record-route: a 32-byte header) and IPv6 packets with a
 // hop-by-hop and a destination options header before TCP. The TCP
 // segments are the same: the same findings, frames and counts.
-func TestBB8AIPOptionsAndExtensionHeaders(t *testing.T) {
+func TestTransportIPOptionsAndExtensionHeaders(t *testing.T) {
 	t.Run("ipv4-options", func(t *testing.T) {
 		c, frames := bb8aTwoClients(false)
 		pkts := bb8aFromGen(c)
@@ -1147,13 +1147,13 @@ func TestBB8AIPOptionsAndExtensionHeaders(t *testing.T) {
 	})
 }
 
-// TestBB8AChecksumOffload: captured on the client host, the packets it
+// TestTransportChecksumOffload: captured on the client host, the packets it
 // sends have not had their checksums computed yet (offloaded to the NIC):
 // TCP checksum 0, IPv4 header checksum 0 or wrong; the broker's arrive
 // intact, or, on a GRO'd receive path, with checksums that no longer add
 // up. Real captures are full of them, and the bytes are the ones sent: the
 // same findings, frames and counts.
-func TestBB8AChecksumOffload(t *testing.T) {
+func TestTransportChecksumOffload(t *testing.T) {
 	for _, mode := range []string{"sent-zero", "all-wrong"} {
 		t.Run(mode, func(t *testing.T) {
 			c, frames := bb8aTwoClients(false)
@@ -1195,12 +1195,12 @@ func bb8aLinuxOpts(tsval *uint32) func(flags uint8) []byte {
 	}
 }
 
-// TestBB8ALinuxTCPOptions: every segment with Linux's timestamp option (a
+// TestTransportLinuxTCPOptions: every segment with Linux's timestamp option (a
 // 32-byte TCP header; 40 bytes on SYNs), ECN (ECE and CWR on data
 // segments), duplicate ACKs with SACK blocks, a request cut into 100-byte
 // segments. The payload starts after the data offset: the same findings,
 // frames and counts as without options.
-func TestBB8ALinuxTCPOptions(t *testing.T) {
+func TestTransportLinuxTCPOptions(t *testing.T) {
 	c := bb8aNew()
 	var ts uint32 = 1000
 	f := c.flow("10.8.14.1:45014", "10.0.0.1:9092", 31_000, 62_000)
@@ -1232,7 +1232,7 @@ func TestBB8ALinuxTCPOptions(t *testing.T) {
 	bb8aTotals(t, rep, 4, 4, nil)
 }
 
-// TestBB8APcapngInterfaces: dumpcap on several interfaces writes one
+// TestTransportPcapngInterfaces: dumpcap on several interfaces writes one
 // pcapng with an interface block each, of different link types and
 // timestamp resolutions. SPEC 5: frame is "the 1-based packet number in
 // the capture file (as Wireshark numbers it)" (across interfaces) and
@@ -1242,7 +1242,7 @@ func TestBB8ALinuxTCPOptions(t *testing.T) {
 // packet seen twice, on a VLAN-tagged parent interface and on its untagged
 // VLAN sub-interface (dumpcap -i eth0 -i eth0.100): the second copy adds
 // nothing; (3) an extra 802.11 interface whose packets are not Ethernet.
-func TestBB8APcapngInterfaces(t *testing.T) {
+func TestTransportPcapngInterfaces(t *testing.T) {
 	t.Run("split-by-direction", func(t *testing.T) {
 		c, frames := bb8aTwoClients(false)
 		pkts := bb8aFromGen(c)
@@ -1294,7 +1294,7 @@ func TestBB8APcapngInterfaces(t *testing.T) {
 
 // ------------------------------------------------------ mid-stream starts
 
-// TestBB8AMidstreamStartsWithKeepalive: a capture started on an idle
+// TestTransportMidstreamStartsWithKeepalive: a capture started on an idle
 // connection: its first packets are a keepalive probe (seq = next-1, no
 // byte or one garbage byte) and its ACK, from the client or the broker;
 // then the client's requests follow, each at the start of its segment.
@@ -1315,7 +1315,7 @@ func TestBB8APcapngInterfaces(t *testing.T) {
 // seq (next-1) though the probe carries no byte (reassembly/conn.go
 // Accept, "Mid-stream: start at once": h.pos = sq; tcpasm general():
 // half.nextSeq = seq), so the byte at next-1 is a hole, given up as lost.
-func TestBB8AMidstreamStartsWithKeepalive(t *testing.T) {
+func TestTransportMidstreamStartsWithKeepalive(t *testing.T) {
 	cases := map[string]func(f *bb8aFlow){
 		"client-probe-empty": func(f *bb8aFlow) {
 			f.seg(bb8aToBroker, f.next[0]-1, f.next[1], bb8aACK, 502, nil)
@@ -1370,7 +1370,7 @@ func TestBB8AMidstreamStartsWithKeepalive(t *testing.T) {
 
 // ------------------------------------------------------ GRO and snap length
 
-// TestBB8AGROSegmentsCutBySnaplen: captured with "tcpdump -s 1514" on a
+// TestTransportGROSegmentsCutBySnaplen: captured with "tcpdump -s 1514" on a
 // host with GRO, a 4000-byte Produce request (or a 6000-byte Fetch answer)
 // arrives as one coalesced segment and is cut at 1514 bytes. SPEC 3.6
 // truncated-packet (snaplen) counts it; the bytes it lost are lost bytes
@@ -1379,7 +1379,7 @@ func TestBB8AMidstreamStartsWithKeepalive(t *testing.T) {
 // each at the start of its own segment, are decoded: Y is
 // instance-id-changed, partial, at its own packet; their answers are
 // matched (SPEC 1), no framing error.
-func TestBB8AGROSegmentsCutBySnaplen(t *testing.T) {
+func TestTransportGROSegmentsCutBySnaplen(t *testing.T) {
 	for _, which := range []string{"produce-request", "fetch-answer"} {
 		t.Run(which, func(t *testing.T) {
 			c := bb8aNew()
@@ -1426,7 +1426,7 @@ func TestBB8AGROSegmentsCutBySnaplen(t *testing.T) {
 
 // ------------------------------------------------ large out-of-order windows
 
-// TestBB8ALargeOutOfOrderRecovery: on a fast link the sender's window
+// TestTransportLargeOutOfOrderRecovery: on a fast link the sender's window
 // holds megabytes (10 Gbit/s at 2 ms RTT: 2.5 MB in flight). One early
 // segment of a 1 MiB Produce (the Java client's max.request.size) is lost
 // on the way to the capture point's host and retransmitted after the rest
@@ -1445,7 +1445,7 @@ func TestBB8AGROSegmentsCutBySnaplen(t *testing.T) {
 // (reassembly/reassembly.go, 1024 pages, about 1024 segments), a limit
 // SPEC.md and README.md do not mention; past it the hole is given up as
 // lost though its retransmission follows.
-func TestBB8ALargeOutOfOrderRecovery(t *testing.T) {
+func TestTransportLargeOutOfOrderRecovery(t *testing.T) {
 	const mss = 1448
 	recs := make([]byte, 2<<20)
 	for i := range recs {
@@ -1626,7 +1626,7 @@ func bb8aDumpcapNg(t *testing.T, pkts []bb8aPkt, sections int) string {
 	return path
 }
 
-// TestBB8ADumpcapPcapng: SPEC 6 "kwatch read [flags] FILE... offline:
+// TestTransportDumpcapPcapng: SPEC 6 "kwatch read [flags] FILE... offline:
 // pcap or pcapng". A pcapng as dumpcap writes it (block options, name
 // resolution, per-packet flags and comments, an interface announced
 // mid-section, statistics and custom blocks), and three such files joined
@@ -1634,7 +1634,7 @@ func bb8aDumpcapNg(t *testing.T, pkts []bb8aPkt, sections int) string {
 // 0). Only packet blocks are packets: frames are numbered 1, 2, ... over
 // the packets of every section (SPEC 5 "as Wireshark numbers it"), and
 // the findings and counts are those of the plain capture.
-func TestBB8ADumpcapPcapng(t *testing.T) {
+func TestTransportDumpcapPcapng(t *testing.T) {
 	for _, sections := range []int{1, 3} {
 		t.Run(fmt.Sprintf("sections=%d", sections), func(t *testing.T) {
 			c, frames := bb8aTwoClients(false)
@@ -1648,7 +1648,7 @@ func TestBB8ADumpcapPcapng(t *testing.T) {
 	}
 }
 
-// TestBB8ATimestampSkew: a pcapng from two interfaces holds packets in
+// TestTransportTimestampSkew: a pcapng from two interfaces holds packets in
 // arrival order, but each interface stamps them with its own clock: the
 // answers' interface runs 3 ms behind, so every answer is stamped before
 // its request. README: "Time comes from packets only"; SPEC 5: frame is the
@@ -1656,7 +1656,7 @@ func TestBB8ADumpcapPcapng(t *testing.T) {
 // findings at the same frames, each with its own packet's time; idle
 // handling (README 16, 10 minutes) is not disturbed by time running
 // backwards by milliseconds.
-func TestBB8ATimestampSkew(t *testing.T) {
+func TestTransportTimestampSkew(t *testing.T) {
 	c, frames := bb8aTwoClients(false)
 	pkts := bb8aFromGen(c)
 	for i := range pkts {
@@ -1674,12 +1674,12 @@ func TestBB8ATimestampSkew(t *testing.T) {
 	}
 }
 
-// TestBB8AEthernetTrailers: captures from hardware taps and from NICs with
+// TestTransportEthernetTrailers: captures from hardware taps and from NICs with
 // rx-fcs on keep the 4-byte FCS after every Ethernet frame (and the
 // padding of frames under 60 bytes before it): bytes after the IP
 // packet's total length are no TCP payload. The same findings, frames and
 // counts as the plain capture.
-func TestBB8AEthernetTrailers(t *testing.T) {
+func TestTransportEthernetTrailers(t *testing.T) {
 	c, frames := bb8aTwoClients(false)
 	pkts := bb8aFromGen(c)
 	for i := range pkts {
@@ -1689,7 +1689,7 @@ func TestBB8AEthernetTrailers(t *testing.T) {
 	bb8aTwoClientsCheck(t, rep, frames, false)
 }
 
-// TestBB8ANonTCPInterleaved: an Ethernet capture without a filter holds
+// TestTransportNonTCPInterleaved: an Ethernet capture without a filter holds
 // ARP, LLDP, IPv6 neighbour discovery, DNS over UDP, an ICMP "fragmentation
 // needed" that quotes the head of a Kafka segment, and an IPv4 fragment,
 // between the Kafka packets. SPEC 5: frame is "the 1-based packet number
@@ -1697,7 +1697,7 @@ func TestBB8AEthernetTrailers(t *testing.T) {
 // they carry no TCP stream (README 14: connections counts "every TCP
 // connection followed"): the findings are those of the plain capture, at
 // frames shifted by the packets inserted before them.
-func TestBB8ANonTCPInterleaved(t *testing.T) {
+func TestTransportNonTCPInterleaved(t *testing.T) {
 	c, frames := bb8aTwoClients(false)
 	gen := bb8aFromGen(c)
 	ipv4 := func(proto byte, payload []byte, src, dst string) []byte {
@@ -1754,7 +1754,7 @@ func TestBB8ANonTCPInterleaved(t *testing.T) {
 	}
 }
 
-// TestBB8ARequestAfterBrokerFIN: the broker closes an idle connection
+// TestTransportRequestAfterBrokerFIN: the broker closes an idle connection
 // (connections.max.idle.ms) just as the client sends a request: the
 // broker's FIN, then the client's whole request (the client has not
 // noticed yet; its side is still open), then the broker's RST. SPEC 5: a
@@ -1762,7 +1762,7 @@ func TestBB8ANonTCPInterleaved(t *testing.T) {
 // request was completed on the wire: instance-id-changed (Y after X) at
 // its packet, full; no answer, so no 3.5 finding and no unmatched
 // response. The RST ends the connection (README 12).
-func TestBB8ARequestAfterBrokerFIN(t *testing.T) {
+func TestTransportRequestAfterBrokerFIN(t *testing.T) {
 	c := bb8aNew()
 	f := c.flow("10.8.18.1:45018", "10.0.0.1:9092", 1_000, 2_000)
 	f.open()
@@ -1779,14 +1779,14 @@ func TestBB8ARequestAfterBrokerFIN(t *testing.T) {
 	bb8aTotals(t, rep, 3, 2, nil)
 }
 
-// TestBB8AOneDirectionCaptured: asymmetric routing (or a mirror of one
+// TestTransportOneDirectionCaptured: asymmetric routing (or a mirror of one
 // port's ingress only) puts only the client's packets in the capture: its
 // SYN, every request, its FIN. SPEC 2: the connection is "observed from
 // its start when its SYN ... was seen", and it is recognised as Kafka by
 // its client's first frame (README 13): every request is decoded and the
 // request rules run, full; there is no answer to match (no response, no
 // unmatched-response, no 3.5 finding).
-func TestBB8AOneDirectionCaptured(t *testing.T) {
+func TestTransportOneDirectionCaptured(t *testing.T) {
 	c := bb8aNew()
 	f := c.flow("10.8.19.1:45019", "10.0.0.1:9092", 5_000, 6_000)
 	f.open()
@@ -1813,7 +1813,7 @@ func TestBB8AOneDirectionCaptured(t *testing.T) {
 	bb8aConns(t, rep, 1, 1)
 }
 
-// TestBB8AFirstAnswerReordered: the broker's first answer (ApiVersions,
+// TestTransportFirstAnswerReordered: the broker's first answer (ApiVersions,
 // over 200 bytes, cut into 3 segments) reaches the capture point in
 // reverse order. With the SYN-ACK captured, the broker's first byte is
 // known; with only the SYN and the client's ACK captured (the SYN-ACK
@@ -1830,7 +1830,7 @@ func TestBB8AOneDirectionCaptured(t *testing.T) {
 // The broker half starts mid-stream at the first broker segment captured
 // (reassembly/conn.go Accept); the client's ACK (ack = broker ISN + 1) is
 // not used, as the SYN-ACK's ack is for the other direction.
-func TestBB8AFirstAnswerReordered(t *testing.T) {
+func TestTransportFirstAnswerReordered(t *testing.T) {
 	for _, tc := range []struct {
 		synack, reorder bool
 	}{{true, true}, {false, false}, {false, true}} {
@@ -1870,7 +1870,7 @@ func TestBB8AFirstAnswerReordered(t *testing.T) {
 	}
 }
 
-// TestBB8AFirstRequestReordered: the client's first request (ApiVersions
+// TestTransportFirstRequestReordered: the client's first request (ApiVersions
 // with its client ID and X, cut into 3 segments) reaches the capture point
 // in reverse order, on a connection whose SYN, or only whose SYN-ACK, was
 // captured. SPEC 2: "A connection is observed from its start when its SYN
@@ -1878,7 +1878,7 @@ func TestBB8AFirstAnswerReordered(t *testing.T) {
 // the first request is known to start at ISN+1 and is the connection's
 // first request, so a later Y is instance-id-changed, full, with no
 // midstream-join and no coverage event, and every answer is matched.
-func TestBB8AFirstRequestReordered(t *testing.T) {
+func TestTransportFirstRequestReordered(t *testing.T) {
 	for _, start := range []string{"syn", "synack-only", "syn-and-synack"} {
 		t.Run(start, func(t *testing.T) {
 			c := bb8aNew()
@@ -1911,7 +1911,7 @@ func TestBB8AFirstRequestReordered(t *testing.T) {
 	}
 }
 
-// TestBB8AFINBeforeLastData: a client sends its last request and closes
+// TestTransportFINBeforeLastData: a client sends its last request and closes
 // at once; the FIN segment overtakes the request's segments (multi-queue
 // NICs reorder), or the request's last segment is lost and retransmitted
 // after the FIN. The FIN's sequence number says the stream ends after the
@@ -1919,7 +1919,7 @@ func TestBB8AFirstRequestReordered(t *testing.T) {
 // 5; Y: instance-id-changed, full) and answered; the broker's FIN is the
 // second FIN that ends the connection (README 12), where the repeated
 // client ID is reported (3.7). No coverage event: nothing was lost.
-func TestBB8AFINBeforeLastData(t *testing.T) {
+func TestTransportFINBeforeLastData(t *testing.T) {
 	for _, mode := range []string{"fin-first", "last-segment-after-fin"} {
 		t.Run(mode, func(t *testing.T) {
 			c := bb8aNew()
@@ -1958,7 +1958,7 @@ func TestBB8AFINBeforeLastData(t *testing.T) {
 	}
 }
 
-// TestBB8AIdleThenKeepalive: README 16 "Idle connections are ended after
+// TestTransportIdleThenKeepalive: README 16 "Idle connections are ended after
 // 10 minutes of packet time without a packet ...; a connection that speaks
 // again later is a new, mid-stream connection." A connection (X) falls
 // silent for 11 minutes; then the client's kernel sends a keepalive probe
@@ -1970,10 +1970,10 @@ func TestBB8AFINBeforeLastData(t *testing.T) {
 // midstream-join, no stream-gap (no byte after the join was lost); two
 // connections (README 14).
 //
-// DISCREPANCY: same root cause as TestBB8AMidstreamStartsWithKeepalive
+// DISCREPANCY: same root cause as TestTransportMidstreamStartsWithKeepalive
 // (the new mid-stream connection starts at the probe's seq): a phantom
 // stream-gap, and the telemetry and 3.5 findings partial.
-func TestBB8AIdleThenKeepalive(t *testing.T) {
+func TestTransportIdleThenKeepalive(t *testing.T) {
 	c := bb8aNew()
 	f := c.flow("10.8.24.1:45024", "10.0.0.1:9092", 18_000, 19_000)
 	f.open()

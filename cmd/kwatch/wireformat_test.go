@@ -17,7 +17,7 @@ import (
 // SASL tokens without Kafka headers until authentication ends: skip them,
 // do not flag them". The tokens are no requests and do not touch the
 // instance-ID state: a later request without the ID is still dropped.
-func TestBlackboxSaslTokensSkipped(t *testing.T) {
+func TestWireSaslTokensSkipped(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -39,7 +39,7 @@ func TestBlackboxSaslTokensSkipped(t *testing.T) {
 
 // Section 1: "A frame size < 8 ... is a framing error, never a panic"; 3.6
 // framing-error counted.
-func TestBlackboxFramingError(t *testing.T) {
+func TestWireFramingError(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	cgJoin(s, 1, bbGroup, pcapgen.JavaString(pcapgen.SeqUUID(0x64)))
@@ -54,7 +54,7 @@ func TestBlackboxFramingError(t *testing.T) {
 
 // Section 2: "TLS traffic (first client byte 0x16) cannot be audited: it is
 // counted and reported, never decoded as Kafka."
-func TestBlackboxTLS(t *testing.T) {
+func TestWireTLSCounted(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Broker: netip.MustParseAddrPort("10.0.0.1:9093")})
 	cn.Raw(pcapgen.ToBroker, pcapgen.TLSClientHello())
@@ -74,7 +74,7 @@ func TestBlackboxTLS(t *testing.T) {
 // Kafka headers until authentication ends: skip them, do not flag them";
 // 3.6 sasl-raw-tokens. The broker's empty (size 0) token answer must not be
 // a framing error; member rules run after authentication.
-func TestBlackboxSaslV0RawTokens(t *testing.T) {
+func TestWireSaslV0RawTokens(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("sasl-app"), CorrelationID: 1})
@@ -102,7 +102,7 @@ func TestBlackboxSaslV0RawTokens(t *testing.T) {
 
 // 3.6 unmatched-response: "Responses are matched to requests by correlation
 // id per connection"; a response to no request is counted.
-func TestBlackboxUnmatchedResponse(t *testing.T) {
+func TestWireUnmatchedResponse(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	s.Respond(999, pcapgen.MetadataResponse(12, "10.0.0.1", 9092))
@@ -135,11 +135,11 @@ func bb4PlayBatches(cn *pcapgen.Conn, steps []bb4Step, n int, rev bool) {
 	}
 }
 
-// TestBlackbox4Pipelined: SPEC 1 "Responses are matched to requests by
+// TestWirePipelined: SPEC 1 "Responses are matched to requests by
 // correlation id per connection (a broker answers in order, but never rely
 // on it alone)". The reference conversation with several requests in flight
 // (and answers in reverse order) gives the same findings as one at a time.
-func TestBlackbox4Pipelined(t *testing.T) {
+func TestWirePipelined(t *testing.T) {
 	for _, tc := range []struct {
 		n   int
 		rev bool
@@ -155,13 +155,13 @@ func TestBlackbox4Pipelined(t *testing.T) {
 	}
 }
 
-// TestBlackbox4GarbageInStream: SPEC 1 "A frame size < 8 or > 100 MiB ... is
+// TestWireGarbageInStream: SPEC 1 "A frame size < 8 or > 100 MiB ... is
 // a framing error, never a panic"; 2 "resyncs to the next plausible frame".
 // Garbage bytes between two requests of a Kafka connection (text whose first
 // four bytes read as a 1.2 GB size, and a tiny size) are framing errors and
 // the later requests are decoded; a second connection on port 9092 that
 // carries only HTTP gives no finding.
-func TestBlackbox4GarbageInStream(t *testing.T) {
+func TestWireGarbageInStream(t *testing.T) {
 	for _, garbage := range [][]byte{[]byte("GARBAGE GARBAGE GARBAGE\r\n"), {0, 0, 0, 2, 0xff, 0xff}} {
 		t.Run(fmt.Sprintf("%x", garbage[:4]), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -188,14 +188,14 @@ func TestBlackbox4GarbageInStream(t *testing.T) {
 	}
 }
 
-// TestBlackbox4TLS: SPEC 2 "TLS traffic (first client byte 0x16) cannot be
+// TestWireTLSBesideKafka: SPEC 2 "TLS traffic (first client byte 0x16) cannot be
 // audited: it is counted and reported, never decoded as Kafka"; 6 "--port N
 // (repeatable; default: every TCP port, Kafka recognised by content)". A TLS
 // connection on 9093 beside the reference connection on 9092, with no
 // --port, with --port 9092 --port 9093, and the TLS connection joined
 // mid-stream (broker's record first): one tls-connection, and the reference
 // findings unchanged.
-func TestBlackbox4TLS(t *testing.T) {
+func TestWireTLSBesideKafka(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		noSYN bool
@@ -224,14 +224,14 @@ func TestBlackbox4TLS(t *testing.T) {
 	}
 }
 
-// TestBlackbox4SaslRawKIP1313: SPEC 1 "after a v0 handshake the client sends
+// TestWireSaslRawKIP1313: SPEC 1 "after a v0 handshake the client sends
 // raw SASL tokens without Kafka headers until authentication ends: skip
 // them, do not flag them"; 3.6 sasl-raw-tokens. A KIP-1313 client names
 // itself once (on the handshake, header v1), sends raw tokens (segmented at
 // 5 bytes in one variant), then null-client-ID v2 requests: the header
 // rules run as usual (one instance-id-changed, full) and nothing else is
 // flagged (no client-id-missing-first: the first v1+ request set it).
-func TestBlackbox4SaslRawKIP1313(t *testing.T) {
+func TestWireSaslRawKIP1313(t *testing.T) {
 	for _, mss := range []int{0, 5} {
 		t.Run(fmt.Sprintf("mss%d", mss), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{Perturb: pcapgen.Perturb{MSS: mss}})
@@ -258,11 +258,11 @@ func TestBlackbox4SaslRawKIP1313(t *testing.T) {
 	}
 }
 
-// TestBlackbox4SaslHandshakeV1NoRaw: SPEC 1 raw tokens only "after a v0
+// TestWireSaslHandshakeV1NoRaw: SPEC 1 raw tokens only "after a v0
 // handshake". After SaslHandshake v1 the client authenticates with
 // SaslAuthenticate requests (key 36, Kafka headers): no sasl-raw-tokens,
 // and they are ordinary requests.
-func TestBlackbox4SaslHandshakeV1NoRaw(t *testing.T) {
+func TestWireSaslHandshakeV1NoRaw(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb4Sess(cn, pcapgen.Ptr("orders-app"), nil)
@@ -286,13 +286,13 @@ func TestBlackbox4SaslHandshakeV1NoRaw(t *testing.T) {
 	}
 }
 
-// TestBlackbox4ApiVersionsFallback: SPEC 1 "Response header: v0 = ...
+// TestWireApiVersionsFallback: SPEC 1 "Response header: v0 = ...
 // except ApiVersions responses, which always use v0"; "Responses are matched
 // to requests by correlation id". A client tries ApiVersions v5 (newer than
 // the broker knows); the broker answers at v0 with UNSUPPORTED_VERSION (35)
 // and the client retries at v3. The v0 answer to a v5 request is matched, no
 // framing error, and later rules run as usual.
-func TestBlackbox4ApiVersionsFallback(t *testing.T) {
+func TestWireApiVersionsFallback(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb4Sess(cn, pcapgen.Ptr("orders-app"), bb4ID(bb4X))
@@ -327,14 +327,14 @@ func TestBlackbox4ApiVersionsFallback(t *testing.T) {
 	}
 }
 
-// TestBlackbox4HeaderV0: SPEC 1 "v0 | api_key int16, api_version int16,
+// TestWireHeaderV0: SPEC 1 "v0 | api_key int16, api_version int16,
 // correlation_id int32 | ControlledShutdown v0 only"; 3.7 "The client-ID
 // rules' "first request" is the connection's first request with header v1
 // or higher"; 2 "Requests with a v0/v1 header are exempt from the header
 // instance-ID rules". A ControlledShutdown v0 first (8-byte header, no
 // client ID) then Metadata with "a-app" then "b-app": client-id-changed
 // once; header v0 counted in totals; no framing error.
-func TestBlackbox4HeaderV0(t *testing.T) {
+func TestWireHeaderV0(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{Perturb: pcapgen.Perturb{MSS: 3}})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb4Sess(cn, pcapgen.Ptr("ignored"), nil)
@@ -366,7 +366,7 @@ func TestBlackbox4HeaderV0(t *testing.T) {
 // v0 is 8 bytes); a real response can be shorter (Heartbeat v0: correlation
 // ID and error code, 6 bytes), so only responses under 4 bytes are framing
 // errors." SPEC 1: responses are matched by correlation ID.
-func TestBB7ShortResponses(t *testing.T) {
+func TestWireShortResponses(t *testing.T) {
 	hb := func() *kmsg.HeartbeatRequest {
 		r := kmsg.NewPtrHeartbeatRequest()
 		r.Version = 0
@@ -418,7 +418,7 @@ func TestBB7ShortResponses(t *testing.T) {
 // frame (another client ID, another instance ID) and a Fetch response whose
 // records are copies of a response frame, cut into 64-byte segments: the
 // copies are payload, not requests or responses.
-func TestBB7PayloadsSkippedByLength(t *testing.T) {
+func TestWirePayloadsSkippedByLength(t *testing.T) {
 	fakeReq := pcapgen.EncodeRequest(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("evil"), InstanceID: &bb7Y, CorrelationID: 999}, pcapgen.Metadata(12, "x"))
 	fakeResp := pcapgen.EncodeResponse(4242, 12, pcapgen.MetadataResponse(12, "10.9.9.9", 9092))
 	var reqs, resps []byte
@@ -444,7 +444,7 @@ func TestBB7PayloadsSkippedByLength(t *testing.T) {
 	}
 }
 
-// TestBB8AProduceAcksZero: a producer with acks=0 gets no answer to its
+// TestWireProduceAcksZero: a producer with acks=0 gets no answer to its
 // Produce requests, ever (Kafka sends none); its connection carries
 // thousands of them, pipelined many to a segment, between answered
 // requests. SPEC 1 "Responses are matched to requests by correlation id
@@ -452,7 +452,7 @@ func TestBB7PayloadsSkippedByLength(t *testing.T) {
 // unanswered ones came before (no unmatched-response), so the ApiVersions
 // with Y answered NONE is instance-id-changed and broker-accepted-invalid
 // (3.5), each at the request's packet (README 9).
-func TestBB8AProduceAcksZero(t *testing.T) {
+func TestWireProduceAcksZero(t *testing.T) {
 	c := bb8aNew()
 	f := c.flow("10.8.20.1:45020", "10.0.0.1:9092", 8_000, 9_000)
 	f.open()
@@ -497,7 +497,7 @@ func TestBB8AProduceAcksZero(t *testing.T) {
 // full, at its frame), and no broker-accepted-invalid: SaslAuthenticate is
 // not among the APIs of section 1 (README 9: "ApiVersions, SaslHandshake,
 // the group heartbeats, telemetry").
-func TestBB8CSaslReauthentication(t *testing.T) {
+func TestWireSaslReauthentication(t *testing.T) {
 	for _, drop := range []bool{false, true} {
 		t.Run(fmt.Sprintf("reauth-drops-id=%v", drop), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -550,7 +550,7 @@ func TestBB8CSaslReauthentication(t *testing.T) {
 // every request; the last one names another: client-id-changed, full).
 // No framing error, stream gap or unmatched response; 4 requests and 4
 // responses.
-func TestBB8CSaslV0ScramTwoRounds(t *testing.T) {
+func TestWireSaslV0ScramTwoRounds(t *testing.T) {
 	for _, kind := range []string{"kip1313", "legacy"} {
 		t.Run(kind, func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -595,7 +595,7 @@ func TestBB8CSaslV0ScramTwoRounds(t *testing.T) {
 // client-id-repeated (info) "once per connection, when the connection
 // ends"; README 12: its frame is "the packet that ended the connection: its
 // second FIN".
-func TestBB8CSaslHandshakeFirstNamesClient(t *testing.T) {
+func TestWireSaslHandshakeFirstNamesClient(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), CorrelationID: 1})
@@ -626,7 +626,7 @@ func TestBB8CSaslHandshakeFirstNamesClient(t *testing.T) {
 // Metadata twice. No finding, no framing error, gap or unmatched response;
 // 4 requests, 4 responses; the first answer (error 35) matched to the v4
 // request; the instance's row names the software from the request.
-func TestBB8CApiVersionsV4UnsupportedThenV3(t *testing.T) {
+func TestWireApiVersionsV4UnsupportedThenV3(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), InstanceID: bb8cID(bb8cX), CorrelationID: 1})
@@ -671,7 +671,7 @@ func TestBB8CApiVersionsV4UnsupportedThenV3(t *testing.T) {
 // then Metadata v1 (header v1) with the same client ID and one with another
 // (client-id-changed, warn, full). No framing error or unmatched response;
 // the dump's ApiVersions requests carry no client_software_name.
-func TestBB8CApiVersionsOldVersions(t *testing.T) {
+func TestWireApiVersionsOldVersions(t *testing.T) {
 	for _, v := range []int16{0, 1, 2} {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -718,7 +718,7 @@ func TestBB8CApiVersionsOldVersions(t *testing.T) {
 // nothing; ControlledShutdown v3 (flexible, header v2) without X is
 // instance-id-dropped (error, full), and no broker-accepted-invalid
 // (ControlledShutdown is not an API of section 1).
-func TestBB8CControlledShutdownHeaders(t *testing.T) {
+func TestWireControlledShutdownHeaders(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("broker-3"), InstanceID: bb8cID(bb8cX), CorrelationID: 1})
@@ -762,7 +762,7 @@ func TestBB8CControlledShutdownHeaders(t *testing.T) {
 // it are decoded, no bytes were lost (no stream-gap) and the later
 // instance-id-changed (Y) is full at its frame. Reported: framing-error and
 // what the dump shows for the unknown request (README is silent on it).
-func TestBB8CUnknownKeyAndVersion(t *testing.T) {
+func TestWireUnknownKeyAndVersion(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		key, ver int16
@@ -802,7 +802,7 @@ func TestBB8CUnknownKeyAndVersion(t *testing.T) {
 // tag 300) and a 16-byte tag 1 holding Y, are skipped: X throughout, no
 // finding. A first request whose only tags are unknown (1 and 2) carries no
 // instance ID, so a later X is instance-id-late (error, full).
-func TestBB8CUnknownHeaderTags(t *testing.T) {
+func TestWireUnknownHeaderTags(t *testing.T) {
 	tag0 := append([]byte{0, 16}, bb8cX[:]...)
 	big := append([]byte{2, 0xc8, 0x01}, bytes.Repeat([]byte{0xee}, 200)...)
 	cases := []struct {
@@ -855,7 +855,7 @@ func TestBB8CUnknownHeaderTags(t *testing.T) {
 // says exactly 100 MiB (104857600) is no framing error, 100 MiB + 1 is one;
 // both are followed by the end of the connection (the client sent 2 KB of
 // it). The client-id-changed finding before them is unaffected.
-func TestBB8CRequestFrameSizes(t *testing.T) {
+func TestWireRequestFrameSizes(t *testing.T) {
 	withSize := func(frame []byte, size uint32) []byte {
 		out := slices.Clone(frame)
 		binary.BigEndian.PutUint32(out, size)
@@ -940,7 +940,7 @@ func TestBB8CRequestFrameSizes(t *testing.T) {
 // instance-id-changed) still keeps broker-accepted-invalid away. With
 // --max-frame 2000 a 3000-byte Fetch answer is a framing error and the
 // answers after it are matched.
-func TestBB8CResponseFrameSizes(t *testing.T) {
+func TestWireResponseFrameSizes(t *testing.T) {
 	t.Run("4-bytes", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
 		cn, s := bb8cModern(c, pcapgen.ConnOptions{}, "orders-app", bb8cX)
@@ -1006,7 +1006,7 @@ func TestBB8CResponseFrameSizes(t *testing.T) {
 // 100 MiB, of which the capture holds 3 KB before the connection ends: the
 // run allocates about as much as when they claim 8 KB (within 16 MiB), and
 // neither is a framing error.
-func TestBB8CHugeFrameClaimThenEnd(t *testing.T) {
+func TestWireHugeFrameClaimThenEnd(t *testing.T) {
 	build := func(claim uint32) string {
 		c := pcapgen.New(pcapgen.Options{})
 		cn, s := bb8cModern(c, pcapgen.ConnOptions{}, "orders-app", bb8cX)
@@ -1045,7 +1045,7 @@ func TestBB8CHugeFrameClaimThenEnd(t *testing.T) {
 // Out of order: the broker answers a later compliant request first, then
 // the violating one NONE. The 3.5 finding is about the violating request
 // (its frame and correlation ID), and every answer is matched.
-func TestBB8IOutOfOrderAnswers(t *testing.T) {
+func TestWireOutOfOrderAnswers(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8iModern(c)
 	s.Header.InstanceID = bbID(bb8iY)
@@ -1070,7 +1070,7 @@ func TestBB8IOutOfOrderAnswers(t *testing.T) {
 // A response whose correlation ID was never requested, arriving while a
 // violating request waits, must not be taken for its answer; the real
 // answer (INVALID_REQUEST) then matches: no 3.5 finding, one unmatched.
-func TestBB8IUnknownCorrelationNotTakenInOrder(t *testing.T) {
+func TestWireUnknownCorrelationNotTakenInOrder(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8iModern(c)
 	s.Header.InstanceID = bbID(bb8iY)
@@ -1089,7 +1089,7 @@ func TestBB8IUnknownCorrelationNotTakenInOrder(t *testing.T) {
 // (counted in state_limited), and the later request replaces the earlier:
 // the second answer matches none (one unmatched-response). A finding that
 // may be wrong is worse than none.
-func TestBB8IDuplicateCorrelation(t *testing.T) {
+func TestWireDuplicateCorrelation(t *testing.T) {
 	for _, badFirst := range []bool{true, false} {
 		name := "badFirst"
 		if !badFirst {
@@ -1135,7 +1135,7 @@ func TestBB8IDuplicateCorrelation(t *testing.T) {
 // answered NONE. README 18: 16 requests await an answer per connection, the
 // oldest dropped, counted in state_limited. So 16 broker-accepted-invalid
 // (the newest 16) and the 4 skipped judgements counted, never silent.
-func TestBB8IPendingBound(t *testing.T) {
+func TestWirePendingBound(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8iModern(c)
 	s.Header.InstanceID = bbID(bb8iY)
@@ -1166,7 +1166,7 @@ func TestBB8IPendingBound(t *testing.T) {
 
 // 16 pipelined violating requests fit the bound: all 16 judged, nothing
 // state-limited, nothing unmatched.
-func TestBB8IPendingAtBound(t *testing.T) {
+func TestWirePendingAtBound(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8iModern(c)
 	s.Header.InstanceID = bbID(bb8iY)
@@ -1190,7 +1190,7 @@ func TestBB8IPendingAtBound(t *testing.T) {
 // An answer kwatch cannot decode (truncated body, or trailing bytes of a
 // "v1-looking" body) gives no broker finding and no crash; the answer is
 // still matched (not unmatched).
-func TestBB8IUndecodableAnswers(t *testing.T) {
+func TestWireUndecodableAnswers(t *testing.T) {
 	full := bb8iGTSBody(0, bb8iZero)
 	cases := []struct {
 		name   string
@@ -1235,7 +1235,7 @@ func TestBB8IUndecodableAnswers(t *testing.T) {
 // answers the compliant request (README rule 9: with a reused correlation
 // ID the answer is not judged; the later request replaced the earlier, so
 // the second answer matches none).
-func TestBB8IDuplicateCorrelationConformingBroker(t *testing.T) {
+func TestWireDuplicateCorrelationConformingBroker(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8iModern(c)
 	dup := s.Header.CorrelationID
