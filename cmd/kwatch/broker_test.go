@@ -1,5 +1,11 @@
 package main
 
+// SPEC.md section 3.5: broker conformance as seen from the responses:
+// broker-accepted-invalid (scope, kip, frame), broker-generated-member-id and
+// the telemetry echo rows.
+// Expectations come from SPEC.md and README.md's "Rules: where SPEC.md is
+// silent" only, never from kwatch's implementation.
+
 import (
 	"bytes"
 	"encoding/binary"

@@ -1,5 +1,14 @@
 package main
 
+// Malformed and hostile capture files (README "Commands", SPEC.md sections 5
+// and 6): truncated, damaged, odd byte orders, pcapng blocks, link types. Bad
+// input gets a one-line error or a coverage event, never a panic, and nothing
+// already analysed is lost. Hostile inputs run kwatch in a child process (the
+// test binary re-run as TestCaptureFileHelperProcess), so that a panic shows
+// as a failed test with its trace instead of ending the test binary.
+// Expectations come from SPEC.md and README.md's "Rules: where SPEC.md is
+// silent" only, never from kwatch's implementation.
+
 import (
 	"bytes"
 	"compress/gzip"

@@ -1,5 +1,11 @@
 package main
 
+// SPEC.md section 6 and README "Commands": flags (--fail-on, --port,
+// --max-frame, --profile, --member-id-required-from, numeric flags), exit
+// statuses, several FILE arguments, standard input, gzip, kwatch rules.
+// Expectations come from SPEC.md and README.md's "Rules: where SPEC.md is
+// silent" only, never from kwatch's implementation.
+
 import (
 	"bytes"
 	"compress/gzip"
@@ -940,7 +946,7 @@ func TestCLISeveralFilesOneBad(t *testing.T) {
 // their values (--format text|json|ndjson, --port N, --max-frame BYTES,
 // "kwatch rules [RULE]"); README --workers N. Every mistake below exits 2
 // with one line on stderr and nothing on stdout (standard: "stdout carries
-// only the report"). Mistakes not pinned by earlier batches: yaml, port
+// only the report"). Mistakes not pinned by TestCLICommandLineErrors: yaml, port
 // -1/65536/empty, --max-frame 0 (SPEC 1: a frame under 8 bytes is already
 // an error, so no frame could pass) and past int64, --workers -1, a
 // flag without its value, a directory as FILE, `rules` with an extra

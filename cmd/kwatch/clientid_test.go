@@ -1,5 +1,10 @@
 package main
 
+// SPEC.md section 3.2: the client ID sent once (KIP-1313): client-id-changed,
+// client-id-missing-first and client-id-repeated with the bytes it would save.
+// Expectations come from SPEC.md and README.md's "Rules: where SPEC.md is
+// silent" only, never from kwatch's implementation.
+
 import (
 	"fmt"
 	"github.com/kwatch/kwatch/internal/pcapgen"

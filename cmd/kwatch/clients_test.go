@@ -1,5 +1,14 @@
 package main
 
+// Whole sessions of real client libraries (Java with and without KIP-1313,
+// librdkafka, kgo, Streams, share groups) over several connections and
+// brokers: bootstrap, coordinator moves, fencing, static membership,
+// telemetry, restarts, admin churn, a busy cluster. A well-behaved client must
+// give exactly the findings SPEC.md requires (usually none), and each variant
+// that breaks one rule gives that rule only.
+// Expectations come from SPEC.md and README.md's "Rules: where SPEC.md is
+// silent" only, never from kwatch's implementation.
+
 import (
 	"encoding/json"
 	"fmt"

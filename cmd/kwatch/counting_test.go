@@ -1,5 +1,11 @@
 package main
 
+// SPEC.md section 3.7: counting and precedence: once per request, per
+// connection, per instance ID or per (connection, group, member ID); which
+// request is first; the frame of a finding under segmentation.
+// Expectations come from SPEC.md and README.md's "Rules: where SPEC.md is
+// silent" only, never from kwatch's implementation.
+
 import (
 	"fmt"
 	"github.com/kwatch/kwatch/internal/pcapgen"

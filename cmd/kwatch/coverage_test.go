@@ -1,5 +1,12 @@
 package main
 
+// SPEC.md sections 2 and 3.6: what "first" means when a connection is joined
+// mid-stream or loses bytes (confidence partial), the coverage events
+// (midstream-join, stream-gap, truncated-packet), resynchronisation after gaps
+// in either direction, and when a connection ends (idle, reuse, reset).
+// Expectations come from SPEC.md and README.md's "Rules: where SPEC.md is
+// silent" only, never from kwatch's implementation.
+
 import (
 	"encoding/json"
 	"fmt"

@@ -1,5 +1,15 @@
 package main
 
+// Captures written the way a hurried scenario author writes them from SPEC.md
+// alone: a hand-written pcap writer and hand-built (or gopacket-built)
+// Ethernet, IPv4, IPv6 and TCP, never internal/pcapgen. No handshake,
+// sequence numbers from 0 or 1, missing ACK flags, odd timestamps, several
+// frames per packet, requests without responses, odd ports, no FIN, snaplen.
+// Every rule family of SPEC.md section 3 runs in each packet style, with a
+// compliant twin.
+// Expectations come from SPEC.md and README.md's "Rules: where SPEC.md is
+// silent" only, never from kwatch's implementation.
+
 import (
 	"encoding/base64"
 	"encoding/binary"

@@ -1,5 +1,11 @@
 package main
 
+// SPEC.md section 3.1: the client instance ID in the request header (KIP-1313):
+// dropped, changed, late, malformed, reserved and shared, on one connection and
+// across connections.
+// Expectations come from SPEC.md and README.md's "Rules: where SPEC.md is
+// silent" only, never from kwatch's implementation.
+
 import (
 	"fmt"
 	"github.com/kwatch/kwatch/internal/pcapgen"

@@ -1,5 +1,11 @@
 package main
 
+// SPEC.md section 3.4: member IDs (KIP-1082) and their alignment with the
+// instance ID (KIP-1313): empty, changed, ghost, collision, encodings, not-uuid,
+// not-v4 and misaligned, on all three heartbeat APIs.
+// Expectations come from SPEC.md and README.md's "Rules: where SPEC.md is
+// silent" only, never from kwatch's implementation.
+
 import (
 	"encoding/json"
 	"fmt"

@@ -1,5 +1,11 @@
 package main
 
+// SPEC.md section 5: the finding object, the report (totals, instance rows,
+// legacy rows, coverage counts), kwatch dump's objects, json/ndjson/text, time
+// format, hostile strings, and byte-identical reports across --workers.
+// Expectations come from SPEC.md and README.md's "Rules: where SPEC.md is
+// silent" only, never from kwatch's implementation.
+
 import (
 	"encoding/json"
 	"fmt"

@@ -1,5 +1,11 @@
 package main
 
+// SPEC.md section 4: the accepted-2026 profile (header v3, instance-id-missing-
+// first, instance-id-repeated, identity unobservable), each scenario also run
+// under the default seed profile for contrast.
+// Expectations come from SPEC.md and README.md's "Rules: where SPEC.md is
+// silent" only, never from kwatch's implementation.
+
 import (
 	"encoding/json"
 	"fmt"

@@ -1,5 +1,9 @@
 package main
 
+// Helpers shared by the black-box scenario tests: captures built with
+// internal/pcapgen (or by hand) and run through the CLI in-process with
+// runKwatch, asserting on the JSON report or the dump.
+
 import (
 	"bytes"
 	"encoding/binary"
@@ -2772,9 +2776,6 @@ func bb8iGTSBody(code int16, id [16]byte) []byte {
 	r.SetVersion(0)
 	return r.AppendTo(nil)
 }
-
-// Helpers shared by the black-box scenario tests (blackbox*_test.go):
-// captures written from SPEC.md alone and run through the CLI in-process.
 
 // bbCaptureFile writes c to a temporary file named name, or after the test
 // when name is "" (the extension picks the format).

@@ -1,5 +1,11 @@
 package main
 
+// SPEC.md section 3.3: the telemetry client instance ID of KIP-714 as changed
+// by KIP-1313 (the GetTelemetrySubscriptions table, PushTelemetry), and the
+// broker echoes of section 3.5 that follow from it.
+// Expectations come from SPEC.md and README.md's "Rules: where SPEC.md is
+// silent" only, never from kwatch's implementation.
+
 import (
 	"github.com/kwatch/kwatch/internal/pcapgen"
 	"github.com/twmb/franz-go/pkg/kmsg"

@@ -1,5 +1,14 @@
 package main
 
+// SPEC.md section 2.1, captures as operators take them: the same Kafka
+// conversation under TCP and link-layer realism (keepalive and zero-window
+// probes, retransmissions, duplicates, every way of closing, reused 4-tuples,
+// VLAN stacks, IP options, checksum offload, pcapng interfaces, GRO segments,
+// reordering). Packets are built byte by byte where pcapgen has no knob for
+// them; Kafka frames come from pcapgen.
+// Expectations come from SPEC.md and README.md's "Rules: where SPEC.md is
+// silent" only, never from kwatch's implementation.
+
 import (
 	"encoding/binary"
 	"encoding/json"

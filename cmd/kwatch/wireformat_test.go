@@ -1,5 +1,13 @@
 package main
 
+// SPEC.md section 1, the wire format: framing errors and frame-size limits,
+// TLS and non-Kafka bytes, SASL (raw v0 tokens, v1 handshakes,
+// re-authentication), ApiVersions fallbacks, header v0, unknown keys, versions
+// and tags, payloads skipped by length, and response matching by correlation
+// ID (out of order, duplicated, unknown, the pending bound).
+// Expectations come from SPEC.md and README.md's "Rules: where SPEC.md is
+// silent" only, never from kwatch's implementation.
+
 import (
 	"bytes"
 	"encoding/binary"
