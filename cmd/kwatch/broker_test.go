@@ -504,7 +504,7 @@ func TestBrokerGTSWrongResponseHeader(t *testing.T) {
 	rep := bb8iRun(t, c)
 	for _, f := range rep.Findings {
 		if f.Rule == "broker-telemetry-id-missing" || f.Rule == "broker-accepted-invalid" {
-			t.Errorf("unexpected %s\n%s", f.Rule, rep.b7().summary())
+			t.Errorf("unexpected %s\n%s", f.Rule, rep.summary())
 		}
 	}
 }

@@ -184,7 +184,7 @@ func TestCaptureFileTruncatedPcap(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := bb8dWrite(t, "cut.pcap", whole[:tc.cut])
 			code, out, errOut := bb8dReadFile(t, nil, path)
-			var rep bb8dReport
+			var rep bbFindingsReport
 			var ok bool
 			if tc.clean {
 				if code != 1 || errOut != "" {
@@ -645,7 +645,7 @@ func TestCaptureFilePcapngPacketWithoutInterface(t *testing.T) {
 func TestCaptureFileOtherByteOrder(t *testing.T) {
 	start := time.Date(2026, 11, 29, 16, 49, 25, 123456000, time.UTC)
 	c, early, late := bb8dBase(pcapgen.Options{Start: start})
-	wantRep, _ := bbReadAs[bb8dReport](t, bbCaptureFile(t, c, "ref.pcap"))
+	wantRep, _ := bbReadAs[bbFindingsReport](t, bbCaptureFile(t, c, "ref.pcap"))
 	if got := bb8dFrames(wantRep); !slices.Equal(got, []string{fmt.Sprintf("instance-id-changed@%d", early), fmt.Sprintf("client-id-changed@%d", late)}) {
 		t.Fatalf("reference findings %v", got)
 	}

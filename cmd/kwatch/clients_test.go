@@ -203,31 +203,13 @@ var (
 
 const bb6Group = "payments"
 
-type bb6Report struct {
-	Totals struct {
-		Packets             int            `json:"packets"`
-		Connections         int            `json:"connections"`
-		KafkaConnections    int            `json:"kafka_connections"`
-		Requests            int            `json:"requests"`
-		Responses           int            `json:"responses"`
-		ByHeaderVersion     map[string]int `json:"requests_by_header_version"`
-		Coverage            map[string]int `json:"coverage"`
-		Findings            int            `json:"findings"`
-		ByRule              map[string]int `json:"findings_by_rule"`
-		ClientIDRepeats     int            `json:"client_id_repeats"`
-		ClientIDRepeatBytes int            `json:"client_id_repeat_bytes"`
-	} `json:"totals"`
-	Instances []map[string]any `json:"instances"`
-	Findings  []map[string]any `json:"findings"`
-}
-
 // bb6Run writes c and analyses it with `kwatch read --format json`.
-func bb6Run(t *testing.T, c *pcapgen.Capture) bb6Report {
+func bb6Run(t *testing.T, c *pcapgen.Capture) bbReport {
 	t.Helper()
 	if err := c.Err(); err != nil {
 		t.Fatalf("scenario: %v", err)
 	}
-	rep, _ := bbReadAs[bb6Report](t, bbCaptureFile(t, c, "lifecycle.pcap"))
+	rep, _ := bbReadAs[bbReport](t, bbCaptureFile(t, c, "lifecycle.pcap"))
 	if rep.Totals.Packets != c.Frames() {
 		t.Errorf("totals.packets %d, capture has %d", rep.Totals.Packets, c.Frames())
 	}
@@ -244,7 +226,7 @@ func bb6Run(t *testing.T, c *pcapgen.Capture) bb6Report {
 	return rep
 }
 
-func bb6Sum(rep bb6Report) string {
+func bb6Sum(rep bbReport) string {
 	var b strings.Builder
 	for _, f := range rep.Findings {
 		fmt.Fprintf(&b, "  %v %v frame=%v conf=%v conn=%v api=%v corr=%v exp=%v obs=%v\n", f["rule"], f["severity"], f["frame"],
@@ -254,7 +236,7 @@ func bb6Sum(rep bb6Report) string {
 }
 
 // bb6Expect asserts the exact multiset of rules (nil = no finding at all).
-func bb6Expect(t *testing.T, rep bb6Report, want map[string]int) {
+func bb6Expect(t *testing.T, rep bbReport, want map[string]int) {
 	t.Helper()
 	got := map[string]int{}
 	for _, f := range rep.Findings {
@@ -264,7 +246,7 @@ func bb6Expect(t *testing.T, rep bb6Report, want map[string]int) {
 }
 
 // bb6Sev asserts the severity of every finding of rule.
-func bb6Sev(t *testing.T, rep bb6Report, rule, sev string) {
+func bb6Sev(t *testing.T, rep bbReport, rule, sev string) {
 	t.Helper()
 	for _, f := range rep.Findings {
 		if f["rule"] == rule && f["severity"] != sev {
@@ -274,7 +256,7 @@ func bb6Sev(t *testing.T, rep bb6Report, rule, sev string) {
 }
 
 // bb6Hdr asserts requests_by_header_version.
-func bb6Hdr(t *testing.T, rep bb6Report, v0, v1, v2 int) {
+func bb6Hdr(t *testing.T, rep bbReport, v0, v1, v2 int) {
 	t.Helper()
 	h := rep.Totals.ByHeaderVersion
 	if h["v0"] != v0 || h["v1"] != v1 || h["v2"] != v2 {
@@ -285,7 +267,7 @@ func bb6Hdr(t *testing.T, rep bb6Report, v0, v1, v2 int) {
 	}
 }
 
-func bb6Conns(t *testing.T, rep bb6Report, n int) {
+func bb6Conns(t *testing.T, rep bbReport, n int) {
 	t.Helper()
 	if rep.Totals.Connections != n || rep.Totals.KafkaConnections != n {
 		t.Errorf("connections %d kafka_connections %d, want %d", rep.Totals.Connections, rep.Totals.KafkaConnections, n)
@@ -303,7 +285,7 @@ func bb6Strs(v any) []string {
 }
 
 // bb6Row returns the instance row of id (Java form), failing if absent.
-func bb6Row(t *testing.T, rep bb6Report, id [16]byte) map[string]any {
+func bb6Row(t *testing.T, rep bbReport, id [16]byte) map[string]any {
 	t.Helper()
 	want := pcapgen.JavaString(id)
 	for _, in := range rep.Instances {
@@ -316,7 +298,7 @@ func bb6Row(t *testing.T, rep bb6Report, id [16]byte) map[string]any {
 }
 
 // bb6Legacy returns the legacy rows (no header instance ID).
-func bb6Legacy(rep bb6Report) []map[string]any {
+func bb6Legacy(rep bbReport) []map[string]any {
 	var out []map[string]any
 	for _, in := range rep.Instances {
 		if in["legacy"] == true {
@@ -1153,7 +1135,7 @@ func TestClientKIP1313BrokerRestartReconnect(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var rep bb6Report
+	var rep bbReport
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -1847,7 +1829,7 @@ func b2i(b bool) int16 {
 	return 0
 }
 
-func bb8fCheckCoverage(t *testing.T, b bb8fBusy, rep bb7Report) {
+func bb8fCheckCoverage(t *testing.T, b bb8fBusy, rep bbFindingsReport) {
 	t.Helper()
 	w := b.w
 	if got := rep.Totals.Coverage["midstream-join"]; got != w.mids {
@@ -2349,30 +2331,6 @@ type bb8hRow struct {
 	Connections int                 `json:"connections"`
 	MemberIDs   map[string][]string `json:"member_ids"`
 	Findings    map[string]int      `json:"findings"`
-}
-
-type bb8hReport struct {
-	Totals struct {
-		Packets          int            `json:"packets"`
-		Connections      int            `json:"connections"`
-		KafkaConnections int            `json:"kafka_connections"`
-		Requests         int            `json:"requests"`
-		Responses        int            `json:"responses"`
-		Coverage         map[string]int `json:"coverage"`
-		Findings         int            `json:"findings"`
-	} `json:"totals"`
-	Instances []bb8hRow   `json:"instances"`
-	Findings  []bbFinding `json:"findings"`
-}
-
-func (r bb8hReport) summary() string {
-	var b strings.Builder
-	for _, f := range r.Findings {
-		fmt.Fprintf(&b, "  %s %s conf=%s frame=%d api=%s corr=%d conn=%s->%s inst=%q exp=%q obs=%q msg=%q\n",
-			f.Rule, f.Severity, f.Confidence, f.Frame, f.API, f.CorrelationID, f.Conn.Client, f.Conn.Broker,
-			f.InstanceID, f.Expected, f.Observed, f.Message)
-	}
-	return b.String()
 }
 
 // bb8hRun writes c, reads it and checks exact rule counts and totals.

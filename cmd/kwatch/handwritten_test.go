@@ -715,35 +715,9 @@ func bb8eHex(u [16]byte) string {
 
 // ------------------------------------------------------------ report
 
-type bb8eReport struct {
-	Totals struct {
-		Packets          int            `json:"packets"`
-		Connections      int            `json:"connections"`
-		KafkaConnections int            `json:"kafka_connections"`
-		Requests         int            `json:"requests"`
-		Responses        int            `json:"responses"`
-		ByHeader         map[string]int `json:"requests_by_header_version"`
-		Coverage         map[string]int `json:"coverage"`
-		Unobservable     int            `json:"unobservable_connections"`
-	} `json:"totals"`
-	Findings []bbFinding `json:"findings"`
-}
-
-func (r bb8eReport) summary() string {
-	var b strings.Builder
-	for _, f := range r.Findings {
-		fmt.Fprintf(&b, "  %s %s conf=%s frame=%d time=%s api=%s corr=%d conn=%s->%s exp=%q obs=%q\n",
-			f.Rule, f.Severity, f.Confidence, f.Frame, f.Time, f.API, f.CorrelationID, f.Conn.Client, f.Conn.Broker, f.Expected, f.Observed)
-	}
-	if len(r.Findings) == 0 {
-		b.WriteString("  (none)\n")
-	}
-	return b.String()
-}
-
-func (w *bb8eWorld) run(t *testing.T, extra ...string) bb8eReport {
+func (w *bb8eWorld) run(t *testing.T, extra ...string) bbFindingsReport {
 	t.Helper()
-	rep, _ := bbReadAs[bb8eReport](t, w.cap.write(t), extra...)
+	rep, _ := bbReadAs[bbFindingsReport](t, w.cap.write(t), extra...)
 	if rep.Totals.Packets != len(w.cap.recs) {
 		t.Errorf("totals.packets %d, the capture has %d", rep.Totals.Packets, len(w.cap.recs))
 	}
@@ -767,7 +741,7 @@ func (w *bb8eWorld) timeOf(frame int) string {
 }
 
 // check asserts the findings are exactly wants (by rule and frame).
-func (w *bb8eWorld) check(t *testing.T, rep bb8eReport, wants ...bb8eWant) {
+func (w *bb8eWorld) check(t *testing.T, rep bbFindingsReport, wants ...bb8eWant) {
 	t.Helper()
 	got, want := map[string]int{}, map[string]int{}
 	for _, f := range rep.Findings {
@@ -827,7 +801,7 @@ func (w *bb8eWorld) check(t *testing.T, rep bb8eReport, wants ...bb8eWant) {
 
 // coverage asserts midstream-join matches the style (one per connection
 // without a handshake) and no other coverage event but those in allow.
-func (w *bb8eWorld) coverage(t *testing.T, rep bb8eReport, conns int, allow map[string]int) {
+func (w *bb8eWorld) coverage(t *testing.T, rep bbFindingsReport, conns int, allow map[string]int) {
 	t.Helper()
 	want := map[string]int{}
 	for k, v := range allow {
@@ -2039,8 +2013,8 @@ func TestHandwrittenAccepted2026(t *testing.T) {
 					t.Errorf("unobservable_connections %d, want 1", rep.Totals.Unobservable)
 				}
 			}
-			if rep.Totals.ByHeader["v3"] != 2 {
-				t.Errorf("requests_by_header_version %v, want v3: 2", rep.Totals.ByHeader)
+			if rep.Totals.ByHeaderVersion["v3"] != 2 {
+				t.Errorf("requests_by_header_version %v, want v3: 2", rep.Totals.ByHeaderVersion)
 			}
 		})
 		t.Run("repeated/"+st.name, func(t *testing.T) {
@@ -2060,8 +2034,8 @@ func TestHandwrittenAccepted2026(t *testing.T) {
 			od(k, nil, nil)
 			rep := w.run(t, "--profile", "accepted-2026")
 			w.check(t, rep)
-			if rep.Totals.ByHeader["v3"] != 3 {
-				t.Errorf("requests_by_header_version %v, want v3: 3", rep.Totals.ByHeader)
+			if rep.Totals.ByHeaderVersion["v3"] != 3 {
+				t.Errorf("requests_by_header_version %v, want v3: 3", rep.Totals.ByHeaderVersion)
 			}
 		})
 		t.Run("v2-headers-do-not-count/"+st.name, func(t *testing.T) {

@@ -7,7 +7,6 @@ package main
 // silent" only, never from kwatch's implementation.
 
 import (
-	"encoding/json"
 	"fmt"
 	"github.com/kwatch/kwatch/internal/pcapgen"
 	"net/netip"
@@ -39,8 +38,8 @@ func TestMemberIDCompliantAlignedConsumer(t *testing.T) {
 	if rep.Totals.Requests != 6 || rep.Totals.Responses != 6 {
 		t.Errorf("requests %d responses %d, want 6 and 6", rep.Totals.Requests, rep.Totals.Responses)
 	}
-	if rep.Totals.RequestsByHeaderVersion["v2"] != 6 {
-		t.Errorf("requests_by_header_version %v, want 6 v2", rep.Totals.RequestsByHeaderVersion)
+	if rep.Totals.ByHeaderVersion["v2"] != 6 {
+		t.Errorf("requests_by_header_version %v, want 6 v2", rep.Totals.ByHeaderVersion)
 	}
 	if rep.Totals.Connections != 1 || rep.Totals.KafkaConnections != 1 {
 		t.Errorf("connections %d kafka %d, want 1", rep.Totals.Connections, rep.Totals.KafkaConnections)
@@ -278,13 +277,9 @@ func TestMemberIDChangedAcrossLeave(t *testing.T) {
 			t.Errorf("kip %q", f.KIP)
 		}
 	}
-	var whole struct {
-		Findings []map[string]any `json:"findings"`
-	}
-	json.Unmarshal([]byte(rep.raw), &whole)
-	for _, f := range whole.Findings {
-		if f["time"] != wantTime {
-			t.Errorf("finding time %v, want %s (the time of frame %d)", f["time"], wantTime, jf)
+	for _, f := range rep.Findings {
+		if f.Time != wantTime {
+			t.Errorf("finding time %v, want %s (the time of frame %d)", f.Time, wantTime, jf)
 		}
 	}
 }
@@ -884,8 +879,8 @@ func TestMemberIDFirstIsFirstV2(t *testing.T) {
 	cn.Close()
 	rep := bbRun2(t, c)
 	bbExpect2(t, rep, nil)
-	if rep.Totals.RequestsByHeaderVersion["v1"] != 1 || rep.Totals.RequestsByHeaderVersion["v2"] != 3 {
-		t.Errorf("requests_by_header_version %v, want v1:1 v2:3", rep.Totals.RequestsByHeaderVersion)
+	if rep.Totals.ByHeaderVersion["v1"] != 1 || rep.Totals.ByHeaderVersion["v2"] != 3 {
+		t.Errorf("requests_by_header_version %v, want v1:1 v2:3", rep.Totals.ByHeaderVersion)
 	}
 	if n := rep.Totals.Coverage["sasl-raw-tokens"]; n != 0 {
 		t.Errorf("sasl-raw-tokens %d after a v1 handshake, want 0", n)

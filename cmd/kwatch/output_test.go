@@ -1515,7 +1515,7 @@ func TestOutputManyGroupsDeterministic(t *testing.T) {
 func TestOutputTimeWholeSeconds(t *testing.T) {
 	c, early, _ := bb8dBase(pcapgen.Options{Start: time.Date(2026, 11, 29, 16, 49, 25, 0, time.UTC), Step: time.Second})
 	path := bbCaptureFile(t, c, "secs.pcap")
-	rep, _ := bbReadAs[bb8dReport](t, path)
+	rep, _ := bbReadAs[bbFindingsReport](t, path)
 	want := c.Packets()[early-1].Time.UTC().Format("2006-01-02T15:04:05.000000Z")
 	if len(rep.Findings) == 0 || rep.Findings[0].Time != want {
 		t.Errorf("json: first finding %+v, want time %s", rep.Findings, want)
@@ -1739,7 +1739,7 @@ func bb8dFleet() *pcapgen.Capture {
 func TestOutputWorkersByteIdentical(t *testing.T) {
 	c := bb8dFleet()
 	path := bbCaptureFile(t, c, "fleet.pcap")
-	rep, _ := bbReadAs[bb8dReport](t, path, "--workers", "1")
+	rep, _ := bbReadAs[bbFindingsReport](t, path, "--workers", "1")
 	got := map[string]int{}
 	for _, f := range rep.Findings {
 		got[f.Rule]++

@@ -199,7 +199,7 @@ func bb5CGH(s *pcapgen.Session, member string, epoch int32) int {
 	return f
 }
 
-func bb5Instance(rep bb5Report, id [16]byte) map[string]any {
+func bb5Instance(rep bbReport, id [16]byte) map[string]any {
 	for _, in := range rep.Instances {
 		if in["instance_id"] == bb5J(id) {
 			return in

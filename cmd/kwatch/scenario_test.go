@@ -27,25 +27,6 @@ import (
 	"time"
 )
 
-type bbReport struct {
-	Profile string `json:"profile"`
-	Totals  struct {
-		Packets          int            `json:"packets"`
-		Bytes            int            `json:"bytes"`
-		Connections      int            `json:"connections"`
-		Requests         int            `json:"requests"`
-		ByHeaderVersion  map[string]int `json:"requests_by_header_version"`
-		Coverage         map[string]int `json:"coverage"`
-		Findings         int            `json:"findings"`
-		BySeverity       map[string]int `json:"findings_by_severity"`
-		ByRule           map[string]int `json:"findings_by_rule"`
-		Unobservable     int            `json:"unobservable_connections"`
-		KafkaConnections int            `json:"kafka_connections"`
-	} `json:"totals"`
-	Instances []map[string]any `json:"instances"`
-	Findings  []map[string]any `json:"findings"`
-}
-
 var (
 	bbX    = pcapgen.SeqUUID(0x10)
 	bbY    = pcapgen.SeqUUID(0x20)
@@ -211,45 +192,19 @@ func bbPlay(c *pcapgen.Capture, o pcapgen.ConnOptions, steps []bbStep) {
 	cn.Close()
 }
 
-type bbReport2 struct {
-	Totals struct {
-		Packets                 int            `json:"packets"`
-		Connections             int            `json:"connections"`
-		KafkaConnections        int            `json:"kafka_connections"`
-		Requests                int            `json:"requests"`
-		Responses               int            `json:"responses"`
-		RequestsByHeaderVersion map[string]int `json:"requests_by_header_version"`
-		Coverage                map[string]int `json:"coverage"`
-		Findings                int            `json:"findings"`
-		FindingsBySeverity      map[string]int `json:"findings_by_severity"`
-		FindingsByRule          map[string]int `json:"findings_by_rule"`
-	} `json:"totals"`
-	Findings []bbFinding `json:"findings"`
-	raw      string
-}
-
 // bbRun2 writes c and analyses it with `kwatch read --format json`.
-func bbRun2(t *testing.T, c *pcapgen.Capture, extra ...string) bbReport2 {
+func bbRun2(t *testing.T, c *pcapgen.Capture, extra ...string) bbFindingsReport {
 	t.Helper()
 	path := bbCaptureFile(t, c, "scenario.pcap")
-	rep, out := bbReadAs[bbReport2](t, path, extra...)
-	rep.raw = out
+	rep, _ := bbReadAs[bbFindingsReport](t, path, extra...)
 	if rep.Totals.Packets != c.Frames() {
 		t.Errorf("totals.packets %d, capture has %d", rep.Totals.Packets, c.Frames())
 	}
 	return rep
 }
 
-func (r bbReport2) summary() string {
-	var b strings.Builder
-	for _, f := range r.Findings {
-		fmt.Fprintf(&b, "  %s %s conf=%s frame=%d conn=%s exp=%q obs=%q\n", f.Rule, f.Severity, f.Confidence, f.Frame, f.Conn.Client, f.Expected, f.Observed)
-	}
-	return b.String()
-}
-
 // bbExpect2 asserts exactly these rule counts (every other rule: zero).
-func bbExpect2(t *testing.T, rep bbReport2, want map[string]int) {
+func bbExpect2(t *testing.T, rep bbFindingsReport, want map[string]int) {
 	t.Helper()
 	got := map[string]int{}
 	for _, f := range rep.Findings {
@@ -259,7 +214,7 @@ func bbExpect2(t *testing.T, rep bbReport2, want map[string]int) {
 }
 
 // bbAll returns the findings of rule.
-func bbAll(rep bbReport2, rule string) []bbFinding {
+func bbAll(rep bbFindingsReport, rule string) []bbFinding {
 	var out []bbFinding
 	for _, f := range rep.Findings {
 		if f.Rule == rule {
@@ -271,7 +226,7 @@ func bbAll(rep bbReport2, rule string) []bbFinding {
 
 // bbCheck asserts severity (and frame, confidence when non-zero) of every
 // finding of rule.
-func bbCheck(t *testing.T, rep bbReport2, rule, severity, confidence string, frame int) {
+func bbCheck(t *testing.T, rep bbFindingsReport, rule, severity, confidence string, frame int) {
 	t.Helper()
 	for _, f := range bbAll(rep, rule) {
 		if f.Severity != severity {
@@ -556,21 +511,6 @@ var (
 	bb4Z = pcapgen.SeqUUID(0xc0)
 )
 
-type bb4Report struct {
-	Totals struct {
-		Packets          int            `json:"packets"`
-		Connections      int            `json:"connections"`
-		KafkaConnections int            `json:"kafka_connections"`
-		Requests         int            `json:"requests"`
-		Responses        int            `json:"responses"`
-		ByHeaderVersion  map[string]int `json:"requests_by_header_version"`
-		Coverage         map[string]int `json:"coverage"`
-		Findings         int            `json:"findings"`
-		ByRule           map[string]int `json:"findings_by_rule"`
-	} `json:"totals"`
-	Findings []map[string]any `json:"findings"`
-}
-
 // bb4Path writes c under a temp dir with the given file name.
 func bb4Path(t *testing.T, c *pcapgen.Capture, name string) string {
 	t.Helper()
@@ -580,13 +520,13 @@ func bb4Path(t *testing.T, c *pcapgen.Capture, name string) string {
 	return bbCaptureFile(t, c, name)
 }
 
-func bb4ReadPath(t *testing.T, path string, extra ...string) bb4Report {
+func bb4ReadPath(t *testing.T, path string, extra ...string) bbReport {
 	t.Helper()
-	rep, _ := bbReadAs[bb4Report](t, path, extra...)
+	rep, _ := bbReadAs[bbReport](t, path, extra...)
 	return rep
 }
 
-func bb4Run(t *testing.T, c *pcapgen.Capture, extra ...string) bb4Report {
+func bb4Run(t *testing.T, c *pcapgen.Capture, extra ...string) bbReport {
 	t.Helper()
 	return bb4ReadPath(t, bb4Path(t, c, ""), extra...)
 }
@@ -614,7 +554,7 @@ func bb4Dump(t *testing.T, c *pcapgen.Capture, extra ...string) []map[string]any
 	return out
 }
 
-func bb4Sum(rep bb4Report) string {
+func bb4Sum(rep bbReport) string {
 	var b strings.Builder
 	for _, f := range rep.Findings {
 		fmt.Fprintf(&b, "  %v %v frame=%v conf=%v conn=%v corr=%v exp=%v obs=%v\n", f["rule"], f["severity"], f["frame"], f["confidence"], f["conn"], f["correlation_id"], f["expected"], f["observed"])
@@ -625,7 +565,7 @@ func bb4Sum(rep bb4Report) string {
 
 // bb4Rules is the multiset of rules, each suffixed with its confidence when
 // withConf.
-func bb4Rules(rep bb4Report, withConf bool) map[string]int {
+func bb4Rules(rep bbReport, withConf bool) map[string]int {
 	m := map[string]int{}
 	for _, f := range rep.Findings {
 		k := f["rule"].(string)
@@ -638,32 +578,32 @@ func bb4Rules(rep bb4Report, withConf bool) map[string]int {
 }
 
 // bb4Expect asserts the exact multiset of rules.
-func bb4Expect(t *testing.T, rep bb4Report, want map[string]int) {
+func bb4Expect(t *testing.T, rep bbReport, want map[string]int) {
 	t.Helper()
 	bbCompareCounts(t, "", bb4Rules(rep, false), want, func() string { return bb4Sum(rep) })
 }
 
 // bb4ExpectConf asserts the exact multiset of rule/confidence pairs.
-func bb4ExpectConf(t *testing.T, rep bb4Report, want map[string]int) {
+func bb4ExpectConf(t *testing.T, rep bbReport, want map[string]int) {
 	t.Helper()
 	bbCompareCounts(t, "rule/confidence", bb4Rules(rep, true), want, func() string { return bb4Sum(rep) })
 }
 
-func bb4Cov(t *testing.T, rep bb4Report, event string, want int) {
+func bb4Cov(t *testing.T, rep bbReport, event string, want int) {
 	t.Helper()
 	if got := rep.Totals.Coverage[event]; got != want {
 		t.Errorf("coverage %s = %d, want %d\n%s", event, got, want, bb4Sum(rep))
 	}
 }
 
-func bb4CovAtLeast(t *testing.T, rep bb4Report, event string, want int) {
+func bb4CovAtLeast(t *testing.T, rep bbReport, event string, want int) {
 	t.Helper()
 	if got := rep.Totals.Coverage[event]; got < want {
 		t.Errorf("coverage %s = %d, want >= %d\n%s", event, got, want, bb4Sum(rep))
 	}
 }
 
-func bb4Of(rep bb4Report, rule string) []map[string]any {
+func bb4Of(rep bbReport, rule string) []map[string]any {
 	var out []map[string]any
 	for _, f := range rep.Findings {
 		if f["rule"] == rule {
@@ -742,7 +682,7 @@ const bb4RefRequests = 11
 // bb4Same checks that a variant of the reference capture gives the same
 // rules with the same confidence, the same request/response counts and no
 // coverage event but those in allowed.
-func bb4Same(t *testing.T, rep bb4Report, allowed ...string) {
+func bb4Same(t *testing.T, rep bbReport, allowed ...string) {
 	t.Helper()
 	want := map[string]int{}
 	for r, n := range bb4RefRules {
@@ -818,20 +758,6 @@ var (
 	bb5App = pcapgen.Ptr("orders-app")
 )
 
-type bb5Report struct {
-	Profile string `json:"profile"`
-	Totals  struct {
-		Requests        int            `json:"requests"`
-		ByHeaderVersion map[string]int `json:"requests_by_header_version"`
-		Coverage        map[string]int `json:"coverage"`
-		Findings        int            `json:"findings"`
-		ByRule          map[string]int `json:"findings_by_rule"`
-		Unobservable    *int           `json:"unobservable_connections"`
-	} `json:"totals"`
-	Instances []map[string]any `json:"instances"`
-	Findings  []map[string]any `json:"findings"`
-}
-
 func bb5J(id [16]byte) string { return pcapgen.JavaString(id) }
 
 // bb5Host is client port 51000+i on one host, 10.7.0.1.
@@ -840,13 +766,13 @@ func bb5Host(i int) netip.AddrPort {
 }
 
 // bb5Read runs kwatch read --format json --fail-on never [--profile p].
-func bb5Read(t *testing.T, path, profile string) bb5Report {
+func bb5Read(t *testing.T, path, profile string) bbReport {
 	t.Helper()
 	var args []string
 	if profile != "" {
 		args = append(args, "--profile", profile)
 	}
-	rep, _ := bbReadAs[bb5Report](t, path, args...)
+	rep, _ := bbReadAs[bbReport](t, path, args...)
 	return rep
 }
 
@@ -855,7 +781,7 @@ func bb5Exit(path string, extra ...string) int {
 	return code
 }
 
-func bb5Summary(rep bb5Report) string {
+func bb5Summary(rep bbReport) string {
 	var b strings.Builder
 	for _, f := range rep.Findings {
 		fmt.Fprintf(&b, "  %v %v frame=%v conf=%v api=%v exp=%v obs=%v inst=%v\n", f["rule"], f["severity"], f["frame"], f["confidence"], f["api"], f["expected"], f["observed"], f["instance_id"])
@@ -863,7 +789,7 @@ func bb5Summary(rep bb5Report) string {
 	return b.String()
 }
 
-func bb5Counts(rep bb5Report) map[string]int {
+func bb5Counts(rep bbReport) map[string]int {
 	m := map[string]int{}
 	for _, f := range rep.Findings {
 		m[f["rule"].(string)]++
@@ -872,12 +798,12 @@ func bb5Counts(rep bb5Report) map[string]int {
 }
 
 // bb5Expect asserts the exact multiset of rules.
-func bb5Expect(t *testing.T, label string, rep bb5Report, want map[string]int) {
+func bb5Expect(t *testing.T, label string, rep bbReport, want map[string]int) {
 	t.Helper()
 	bbCompareCounts(t, label, bb5Counts(rep), want, func() string { return bb5Summary(rep) })
 }
 
-func bb5Of(rep bb5Report, rule string) []map[string]any {
+func bb5Of(rep bbReport, rule string) []map[string]any {
 	var out []map[string]any
 	for _, f := range rep.Findings {
 		if f["rule"] == rule {
@@ -901,7 +827,7 @@ func bb5Field(t *testing.T, f map[string]any, key string, want any) {
 	}
 }
 
-func bb5First(rep bb5Report, rule string) map[string]any {
+func bb5First(rep bbReport, rule string) map[string]any {
 	if fs := bb5Of(rep, rule); len(fs) > 0 {
 		return fs[0]
 	}
@@ -947,39 +873,18 @@ var (
 	bb7Zero [16]byte
 )
 
-type bb7Report struct {
-	Totals struct {
-		Packets          int            `json:"packets"`
-		Connections      int            `json:"connections"`
-		KafkaConnections int            `json:"kafka_connections"`
-		Requests         int            `json:"requests"`
-		Responses        int            `json:"responses"`
-		Coverage         map[string]int `json:"coverage"`
-	} `json:"totals"`
-	Findings []bbFinding `json:"findings"`
-}
-
-func bb7Read(t *testing.T, path string, extra ...string) bb7Report {
+func bb7Read(t *testing.T, path string, extra ...string) bbFindingsReport {
 	t.Helper()
-	rep, _ := bbReadAs[bb7Report](t, path, extra...)
+	rep, _ := bbReadAs[bbFindingsReport](t, path, extra...)
 	return rep
 }
 
-func bb7Run(t *testing.T, c *pcapgen.Capture, extra ...string) bb7Report {
+func bb7Run(t *testing.T, c *pcapgen.Capture, extra ...string) bbFindingsReport {
 	t.Helper()
 	return bb7Read(t, bbCaptureFile(t, c, ""), extra...)
 }
 
-func (r bb7Report) summary() string {
-	var b strings.Builder
-	for _, f := range r.Findings {
-		fmt.Fprintf(&b, "  %s %s conf=%s frame=%d corr=%d conn=%s kip=%s exp=%q obs=%q msg=%q\n",
-			f.Rule, f.Severity, f.Confidence, f.Frame, f.CorrelationID, f.Conn.Client, f.KIP, f.Expected, f.Observed, f.Message)
-	}
-	return b.String()
-}
-
-func bb7Counts(rep bb7Report) map[string]int {
+func bb7Counts(rep bbFindingsReport) map[string]int {
 	got := map[string]int{}
 	for _, f := range rep.Findings {
 		got[f.Rule]++
@@ -988,12 +893,12 @@ func bb7Counts(rep bb7Report) map[string]int {
 }
 
 // bb7Expect asserts exactly these rule counts (every other rule: zero).
-func bb7Expect(t *testing.T, rep bb7Report, want map[string]int) {
+func bb7Expect(t *testing.T, rep bbFindingsReport, want map[string]int) {
 	t.Helper()
 	bbCompareCounts(t, "", bb7Counts(rep), want, rep.summary)
 }
 
-func bb7All(rep bb7Report, rule string) []bbFinding {
+func bb7All(rep bbFindingsReport, rule string) []bbFinding {
 	var out []bbFinding
 	for _, f := range rep.Findings {
 		if f.Rule == rule {
@@ -1004,7 +909,7 @@ func bb7All(rep bb7Report, rule string) []bbFinding {
 }
 
 // bb7Frames returns the frames of rule's findings, sorted.
-func bb7Frames(rep bb7Report, rule string) []int {
+func bb7Frames(rep bbFindingsReport, rule string) []int {
 	var fs []int
 	for _, f := range bb7All(rep, rule) {
 		fs = append(fs, f.Frame)
@@ -1022,7 +927,7 @@ func bb7EqInts(t *testing.T, what string, got, want []int) {
 
 // bb7Sev asserts the severity (and confidence unless "") of every finding
 // of rule.
-func bb7Sev(t *testing.T, rep bb7Report, rule, severity, confidence string) {
+func bb7Sev(t *testing.T, rep bbFindingsReport, rule, severity, confidence string) {
 	t.Helper()
 	for _, f := range bb7All(rep, rule) {
 		if f.Severity != severity {
@@ -1581,7 +1486,7 @@ func bb8aWritePcap(t *testing.T, pkts []bb8aPkt, link string, snap int, nanos, p
 // ------------------------------------------------------------------ reports
 
 // bb8aRun writes c as an Ethernet pcap (padded as on the wire) and reads it.
-func bb8aRun(t *testing.T, c *bb8aCap) bb7Report {
+func bb8aRun(t *testing.T, c *bb8aCap) bbFindingsReport {
 	t.Helper()
 	return bb7Read(t, bb8aWritePcap(t, c.pkts, "eth", 0, false, true))
 }
@@ -1606,7 +1511,7 @@ type bb8aF struct {
 }
 
 // bb8aExpect asserts exactly these findings (as a multiset).
-func bb8aExpect(t *testing.T, rep bb7Report, want ...bb8aF) {
+func bb8aExpect(t *testing.T, rep bbFindingsReport, want ...bb8aF) {
 	t.Helper()
 	key := func(rule string, frame int, conf string) string {
 		return fmt.Sprintf("%s@%d/%s", rule, frame, conf)
@@ -1638,7 +1543,7 @@ func bb8aExpect(t *testing.T, rep bb7Report, want ...bb8aF) {
 
 // bb8aTotals asserts the request and response counts and every coverage
 // event (those not in cov: zero).
-func bb8aTotals(t *testing.T, rep bb7Report, requests, responses int, cov map[string]int) {
+func bb8aTotals(t *testing.T, rep bbFindingsReport, requests, responses int, cov map[string]int) {
 	t.Helper()
 	if rep.Totals.Requests != requests || rep.Totals.Responses != responses {
 		t.Errorf("requests %d responses %d, want %d and %d\n%s", rep.Totals.Requests, rep.Totals.Responses, requests, responses, rep.summary())
@@ -1702,26 +1607,6 @@ type bb8bRow struct {
 	Findings        map[string]int      `json:"findings"`
 }
 
-type bb8bReport struct {
-	Profile string `json:"profile"`
-	Totals  struct {
-		Packets             int            `json:"packets"`
-		Bytes               int            `json:"bytes"`
-		Connections         int            `json:"connections"`
-		KafkaConnections    int            `json:"kafka_connections"`
-		Requests            int            `json:"requests"`
-		Responses           int            `json:"responses"`
-		ByHeaderVersion     map[string]int `json:"requests_by_header_version"`
-		Coverage            map[string]int `json:"coverage"`
-		Findings            int            `json:"findings"`
-		ClientIDRepeats     int            `json:"client_id_repeats"`
-		ClientIDRepeatBytes int            `json:"client_id_repeat_bytes"`
-		Unobservable        int            `json:"unobservable_connections"`
-	} `json:"totals"`
-	Instances []bb8bRow   `json:"instances"`
-	Findings  []bbFinding `json:"findings"`
-}
-
 func bb8bRead(t *testing.T, args ...string) bb8bReport {
 	t.Helper()
 	out := bbReadJSON(t, args...)
@@ -1739,15 +1624,6 @@ func bb8bRun(t *testing.T, c *pcapgen.Capture, extra ...string) (bb8bReport, str
 	}
 	path := bbCaptureFile(t, c, "")
 	return bb8bRead(t, append(extra[:len(extra):len(extra)], path)...), path
-}
-
-func (r bb8bReport) summary() string {
-	var b strings.Builder
-	for _, f := range r.Findings {
-		fmt.Fprintf(&b, "  %s %s conf=%s frame=%d corr=%d conn=%s api=%s kip=%s exp=%q obs=%q\n",
-			f.Rule, f.Severity, f.Confidence, f.Frame, f.CorrelationID, f.Conn.Client, f.API, f.KIP, f.Expected, f.Observed)
-	}
-	return b.String()
 }
 
 // bb8bExpect asserts exactly these rule counts (every other rule: zero).
@@ -2169,40 +2045,15 @@ var (
 	bb8cZero [16]byte
 )
 
-type bb8cReport struct {
-	Totals struct {
-		Packets          int            `json:"packets"`
-		Connections      int            `json:"connections"`
-		KafkaConnections int            `json:"kafka_connections"`
-		Requests         int            `json:"requests"`
-		ByHeaderVersion  map[string]int `json:"requests_by_header_version"`
-		Responses        int            `json:"responses"`
-		Coverage         map[string]int `json:"coverage"`
-	} `json:"totals"`
-	Instances []map[string]any `json:"instances"`
-	Findings  []bbFinding      `json:"findings"`
-}
-
-func bb8cRead(t *testing.T, path string, extra ...string) bb8cReport {
+func bb8cRead(t *testing.T, path string, extra ...string) bbFindingsReport {
 	t.Helper()
-	rep, _ := bbReadAs[bb8cReport](t, path, extra...)
+	rep, _ := bbReadAs[bbFindingsReport](t, path, extra...)
 	return rep
 }
 
-func bb8cRun(t *testing.T, c *pcapgen.Capture, extra ...string) bb8cReport {
+func bb8cRun(t *testing.T, c *pcapgen.Capture, extra ...string) bbFindingsReport {
 	t.Helper()
 	return bb8cRead(t, bbCaptureFile(t, c, ""), extra...)
-}
-
-func (r bb8cReport) summary() string {
-	var b strings.Builder
-	for _, f := range r.Findings {
-		fmt.Fprintf(&b, "  %s %s conf=%s frame=%d api=%s corr=%d conn=%s exp=%q obs=%q\n",
-			f.Rule, f.Severity, f.Confidence, f.Frame, f.API, f.CorrelationID, f.Conn.Client, f.Expected, f.Observed)
-	}
-	fmt.Fprintf(&b, "  totals: requests=%d responses=%d by_header=%v coverage=%v\n",
-		r.Totals.Requests, r.Totals.Responses, r.Totals.ByHeaderVersion, r.Totals.Coverage)
-	return b.String()
 }
 
 // bb8cW is one expected finding: conf "" and frame 0 are not checked.
@@ -2215,7 +2066,7 @@ func (w bb8cW) String() string { return fmt.Sprintf("%s/%s/%s@%d", w.rule, w.sev
 
 // bb8cExact asserts that the report's findings are exactly want (as a
 // multiset; conf "" and frame 0 match anything).
-func bb8cExact(t *testing.T, rep bb8cReport, want ...bb8cW) {
+func bb8cExact(t *testing.T, rep bbFindingsReport, want ...bb8cW) {
 	t.Helper()
 	used := make([]bool, len(rep.Findings))
 	var missing []string
@@ -2247,7 +2098,7 @@ func bb8cExact(t *testing.T, rep bb8cReport, want ...bb8cW) {
 }
 
 // bb8cCov asserts exact coverage-event counts for the named events.
-func bb8cCov(t *testing.T, rep bb8cReport, want map[string]int) {
+func bb8cCov(t *testing.T, rep bbFindingsReport, want map[string]int) {
 	t.Helper()
 	for _, k := range slices.Sorted(func(yield func(string) bool) {
 		for k := range want {
@@ -2263,7 +2114,7 @@ func bb8cCov(t *testing.T, rep bb8cReport, want map[string]int) {
 }
 
 // bb8cTotals asserts the request and response counts (-1: not checked).
-func bb8cTotals(t *testing.T, rep bb8cReport, requests, responses int) {
+func bb8cTotals(t *testing.T, rep bbFindingsReport, requests, responses int) {
 	t.Helper()
 	if requests >= 0 && rep.Totals.Requests != requests {
 		t.Errorf("totals.requests = %d, spec requires %d\n%s", rep.Totals.Requests, requests, rep.summary())
@@ -2453,22 +2304,10 @@ func bb8dOneLine(t *testing.T, what, stderr string) {
 	}
 }
 
-type bb8dReport struct {
-	Totals struct {
-		Packets          int            `json:"packets"`
-		Connections      int            `json:"connections"`
-		KafkaConnections int            `json:"kafka_connections"`
-		Requests         int            `json:"requests"`
-		Responses        int            `json:"responses"`
-		Coverage         map[string]int `json:"coverage"`
-	} `json:"totals"`
-	Findings []bbFinding `json:"findings"`
-}
-
 // bb8dParse decodes a JSON report; an unreadable one fails the test.
-func bb8dParse(t *testing.T, what, stdout string) (bb8dReport, bool) {
+func bb8dParse(t *testing.T, what, stdout string) (bbFindingsReport, bool) {
 	t.Helper()
-	var rep bb8dReport
+	var rep bbFindingsReport
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Errorf("%s: stdout is no JSON report (%v):\n%.600s", what, err, stdout)
 		return rep, false
@@ -2477,7 +2316,7 @@ func bb8dParse(t *testing.T, what, stdout string) (bb8dReport, bool) {
 }
 
 // bb8dFrames lists "rule@frame" of every finding, in report order.
-func bb8dFrames(rep bb8dReport) []string {
+func bb8dFrames(rep bbFindingsReport) []string {
 	var out []string
 	for _, f := range rep.Findings {
 		out = append(out, fmt.Sprintf("%s@%d", f.Rule, f.Frame))
@@ -2485,7 +2324,7 @@ func bb8dFrames(rep bb8dReport) []string {
 	return out
 }
 
-func bb8dHas(rep bb8dReport, rule string, frame int) bool {
+func bb8dHas(rep bbFindingsReport, rule string, frame int) bool {
 	for _, f := range rep.Findings {
 		if f.Rule == rule && (frame == 0 || f.Frame == frame) {
 			return true
@@ -2603,7 +2442,7 @@ func bb8dWrite(t *testing.T, name string, data []byte) string {
 // after some packets: README "reported on stderr and what was read before
 // it stands", so the early error finding is in the report and the exit
 // status is 1 (SPEC 5: "1 when one does"), with one line on stderr.
-func bb8dCheckKept(t *testing.T, what string, code int, stdout, stderr string, early int) (bb8dReport, bool) {
+func bb8dCheckKept(t *testing.T, what string, code int, stdout, stderr string, early int) (bbFindingsReport, bool) {
 	t.Helper()
 	if code != 1 {
 		t.Errorf("%s: exit %d, want 1 (the error finding before the damage stands); stderr %q", what, code, stderr)
@@ -2682,44 +2521,28 @@ var (
 	bb8iZero [16]byte
 )
 
-type bb8iReport struct {
-	Totals struct {
-		Requests     int            `json:"requests"`
-		Responses    int            `json:"responses"`
-		Coverage     map[string]int `json:"coverage"`
-		StateLimited int            `json:"state_limited"`
-	} `json:"totals"`
-	Findings []bbFinding `json:"findings"`
-}
-
-func (r bb8iReport) b7() bb7Report {
-	var o bb7Report
-	o.Findings = r.Findings
-	return o
-}
-
-func bb8iRead(t *testing.T, path string) bb8iReport {
+func bb8iRead(t *testing.T, path string) bbFindingsReport {
 	t.Helper()
-	rep, _ := bbReadAs[bb8iReport](t, path)
+	rep, _ := bbReadAs[bbFindingsReport](t, path)
 	return rep
 }
 
-func bb8iRun(t *testing.T, c *pcapgen.Capture) bb8iReport {
+func bb8iRun(t *testing.T, c *pcapgen.Capture) bbFindingsReport {
 	t.Helper()
 	return bb8iRead(t, bbCaptureFile(t, c, ""))
 }
 
-func bb8iExpect(t *testing.T, rep bb8iReport, want map[string]int) {
+func bb8iExpect(t *testing.T, rep bbFindingsReport, want map[string]int) {
 	t.Helper()
-	bb7Expect(t, rep.b7(), want)
+	bb7Expect(t, rep, want)
 }
 
 // bb8iExpectNoMisaligned is bb8iExpect ignoring member-id-misaligned (on a
 // request whose header ID changed, "the same connection's header instance
 // ID" may be read as the first or the request's: SPEC is ambiguous).
-func bb8iExpectNoMisaligned(t *testing.T, rep bb8iReport, want map[string]int) {
+func bb8iExpectNoMisaligned(t *testing.T, rep bbFindingsReport, want map[string]int) {
 	t.Helper()
-	var r bb7Report
+	var r bbFindingsReport
 	for _, f := range rep.Findings {
 		if f.Rule != "member-id-misaligned" {
 			r.Findings = append(r.Findings, f)
@@ -2728,18 +2551,18 @@ func bb8iExpectNoMisaligned(t *testing.T, rep bb8iReport, want map[string]int) {
 	bb7Expect(t, r, want)
 }
 
-func bb8iUnmatched(t *testing.T, rep bb8iReport, want int) {
+func bb8iUnmatched(t *testing.T, rep bbFindingsReport, want int) {
 	t.Helper()
 	if n := rep.Totals.Coverage["unmatched-response"]; n != want {
-		t.Errorf("totals.coverage[unmatched-response] = %d, want %d\n%s", n, want, rep.b7().summary())
+		t.Errorf("totals.coverage[unmatched-response] = %d, want %d\n%s", n, want, rep.summary())
 	}
 }
 
-func bb8iOne(t *testing.T, rep bb8iReport, rule string) bbFinding {
+func bb8iOne(t *testing.T, rep bbFindingsReport, rule string) bbFinding {
 	t.Helper()
-	fs := bb7All(rep.b7(), rule)
+	fs := bb7All(rep, rule)
 	if len(fs) != 1 {
-		t.Fatalf("%s: %d findings, want 1\n%s", rule, len(fs), rep.b7().summary())
+		t.Fatalf("%s: %d findings, want 1\n%s", rule, len(fs), rep.summary())
 	}
 	return fs[0]
 }
@@ -2875,6 +2698,69 @@ func bbCompareCounts(t *testing.T, label string, got, want map[string]int, summa
 		}
 		t.Errorf("%srule counts differ:\n  %s\nfindings:\n%s", label, strings.Join(bad, "\n  "), summary())
 	}
+}
+
+// bbTotals is the totals object of the JSON report (SPEC.md section 5):
+// every field a scenario test reads.
+type bbTotals struct {
+	Packets             int            `json:"packets"`
+	Bytes               int            `json:"bytes"`
+	Connections         int            `json:"connections"`
+	KafkaConnections    int            `json:"kafka_connections"`
+	Requests            int            `json:"requests"`
+	Responses           int            `json:"responses"`
+	ByHeaderVersion     map[string]int `json:"requests_by_header_version"`
+	Coverage            map[string]int `json:"coverage"`
+	Findings            int            `json:"findings"`
+	BySeverity          map[string]int `json:"findings_by_severity"`
+	ByRule              map[string]int `json:"findings_by_rule"`
+	ClientIDRepeats     int            `json:"client_id_repeats"`
+	ClientIDRepeatBytes int            `json:"client_id_repeat_bytes"`
+	Unobservable        int            `json:"unobservable_connections"`
+	StateLimited        int            `json:"state_limited"`
+}
+
+// bbReportOf is the JSON report of kwatch read (SPEC.md section 5) with its
+// findings read as F and its client instance rows as I: generic maps where
+// a test looks at keys, typed structs where it compares fields.
+type bbReportOf[F, I any] struct {
+	Profile   string   `json:"profile"`
+	Totals    bbTotals `json:"totals"`
+	Instances []I      `json:"instances"`
+	Findings  []F      `json:"findings"`
+}
+
+// bbReport reads findings and rows as maps.
+type bbReport = bbReportOf[map[string]any, map[string]any]
+
+// bbFindingsReport reads findings as bbFinding.
+type bbFindingsReport = bbReportOf[bbFinding, map[string]any]
+
+// bb8bReport and bb8hReport read the instance rows as typed rows too.
+type (
+	bb8bReport = bbReportOf[bbFinding, bb8bRow]
+	bb8hReport = bbReportOf[bbFinding, bb8hRow]
+)
+
+// summary lists the findings and the totals for a failure message.
+func (r bbReportOf[F, I]) summary() string {
+	var b strings.Builder
+	for _, f := range r.Findings {
+		switch f := any(f).(type) {
+		case bbFinding:
+			fmt.Fprintf(&b, "  %s %s conf=%s frame=%d time=%s api=%s corr=%d conn=%s->%s kip=%s inst=%q exp=%q obs=%q msg=%q\n",
+				f.Rule, f.Severity, f.Confidence, f.Frame, f.Time, f.API, f.CorrelationID, f.Conn.Client, f.Conn.Broker,
+				f.KIP, f.InstanceID, f.Expected, f.Observed, f.Message)
+		default:
+			fmt.Fprintf(&b, "  %v\n", f)
+		}
+	}
+	if len(r.Findings) == 0 {
+		b.WriteString("  (none)\n")
+	}
+	fmt.Fprintf(&b, "  totals: requests=%d responses=%d by_header=%v coverage=%v\n",
+		r.Totals.Requests, r.Totals.Responses, r.Totals.ByHeaderVersion, r.Totals.Coverage)
+	return b.String()
 }
 
 // bbFinding is a finding of the JSON report (SPEC.md section 5).

@@ -241,7 +241,7 @@ func bb8aFromGen(c *pcapgen.Capture) []bb8aPkt {
 }
 
 // bb8aConns asserts the connection counts.
-func bb8aConns(t *testing.T, rep bb7Report, conns, kafka int) {
+func bb8aConns(t *testing.T, rep bbFindingsReport, conns, kafka int) {
 	t.Helper()
 	if rep.Totals.Connections != conns || rep.Totals.KafkaConnections != kafka {
 		t.Errorf("connections %d (kafka %d), want %d (kafka %d)", rep.Totals.Connections, rep.Totals.KafkaConnections, conns, kafka)
@@ -1056,7 +1056,7 @@ func bb8aTwoClients(v6 bool) (*pcapgen.Capture, [2]int) {
 }
 
 // bb8aTwoClientsCheck asserts bb8aTwoClients' findings and totals.
-func bb8aTwoClientsCheck(t *testing.T, rep bb7Report, frames [2]int, v6 bool) {
+func bb8aTwoClientsCheck(t *testing.T, rep bbFindingsReport, frames [2]int, v6 bool) {
 	t.Helper()
 	cl := func(i int) string {
 		if v6 {

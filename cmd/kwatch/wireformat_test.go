@@ -1031,7 +1031,7 @@ func TestWireHugeFrameClaimThenEnd(t *testing.T) {
 		c2.Close()
 		return bbCaptureFile(t, c, fmt.Sprintf("claim%d.pcap", claim))
 	}
-	measure := func(path string) (uint64, bb8cReport) {
+	measure := func(path string) (uint64, bbFindingsReport) {
 		runtime.GC()
 		var a, b runtime.MemStats
 		runtime.ReadMemStats(&a)
@@ -1128,7 +1128,7 @@ func TestWireDuplicateCorrelation(t *testing.T) {
 			cn.Close()
 			rep := bb8iRun(t, c)
 			bb8iExpect(t, rep, map[string]int{"instance-id-changed": 1})
-			if fs := bb7All(rep.b7(), "instance-id-changed"); len(fs) == 1 && fs[0].Frame != badF {
+			if fs := bb7All(rep, "instance-id-changed"); len(fs) == 1 && fs[0].Frame != badF {
 				t.Errorf("instance-id-changed at frame %d, want %d (the violating request)", fs[0].Frame, badF)
 			}
 			bb8iUnmatched(t, rep, 1)
@@ -1159,7 +1159,7 @@ func TestWirePendingBound(t *testing.T) {
 	rep := bb8iRun(t, c)
 	bb8iExpect(t, rep, map[string]int{"instance-id-changed": 20, "broker-accepted-invalid": 16})
 	got := map[int32]bool{}
-	for _, f := range bb7All(rep.b7(), "broker-accepted-invalid") {
+	for _, f := range bb7All(rep, "broker-accepted-invalid") {
 		got[f.CorrelationID] = true
 	}
 	for _, corr := range corrs[4:] {
