@@ -158,11 +158,11 @@ func TestBrokerEmptyJoinV1Assigns(t *testing.T) {
 	cgLeave(s, 1, bbGroup, assigned, -1)
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-empty": 1, "broker-generated-member-id": 1, "broker-accepted-invalid": 1})
+	bbExpect(t, rep, map[string]int{"member-id-empty": 1, "broker-generated-member-id": 1, "broker-accepted-invalid": 1})
 	bbCheck(t, rep, "member-id-empty", "error", "full", jf)
 	bbCheck(t, rep, "broker-generated-member-id", "warn", "", 0)
 	bbCheck(t, rep, "broker-accepted-invalid", "warn", "", 0)
-	for _, f := range bbAll(rep, "member-id-empty") {
+	for _, f := range bbOf(rep, "member-id-empty") {
 		if f.APIKey != 68 || f.APIVersion != 1 || f.API != "ConsumerGroupHeartbeat" || f.KIP != "KIP-1082" {
 			t.Errorf("member-id-empty api %s/%d v%d kip %s", f.API, f.APIKey, f.APIVersion, f.KIP)
 		}
@@ -183,7 +183,7 @@ func TestBrokerAssignedNotJudged(t *testing.T) {
 	cgLeave(s, 0, bbGroup, assigned, -1)
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-empty": 1})
+	bbExpect(t, rep, map[string]int{"member-id-empty": 1})
 	bbCheck(t, rep, "member-id-empty", "info", "", 0)
 }
 
@@ -198,7 +198,7 @@ func TestBrokerStreamsAssigned(t *testing.T) {
 	s.RoundTrip(pcapgen.StreamsGroupHeartbeat(0, "streams-g", assigned, 1), pcapgen.StreamsGroupHeartbeatResponse(0, errNone, assigned, 1))
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-empty": 1, "broker-generated-member-id": 1, "broker-accepted-invalid": 1})
+	bbExpect(t, rep, map[string]int{"member-id-empty": 1, "broker-generated-member-id": 1, "broker-accepted-invalid": 1})
 	bbCheck(t, rep, "member-id-empty", "error", "", 0)
 }
 
@@ -263,7 +263,7 @@ func TestBrokerFindingsNameTheRequest(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
 			a := tc.build(c)
-			rep := bb7Run(t, c)
+			rep := bbRunF(t, c)
 			want := map[string]int{}
 			for _, r := range tc.broker {
 				want[r] = 1
@@ -271,10 +271,10 @@ func TestBrokerFindingsNameTheRequest(t *testing.T) {
 			if tc.answers != "" {
 				want[tc.answers] = 1
 			}
-			bb7Expect(t, rep, want)
+			bbExpect(t, rep, want)
 			respWord := regexp.MustCompile(`\b` + strconv.Itoa(a.respFrame) + `\b`)
 			for _, r := range tc.broker {
-				for _, f := range bb7All(rep, r) {
+				for _, f := range bbOf(rep, r) {
 					if f.Frame != a.reqFrame {
 						t.Errorf("%s: frame %d, README 9 requires the request's frame %d (the answer is frame %d)", r, f.Frame, a.reqFrame, a.respFrame)
 					}
@@ -292,7 +292,7 @@ func TestBrokerFindingsNameTheRequest(t *testing.T) {
 						t.Errorf("%s: message %q does not name the answer's frame %d (README 9)", r, f.Message, a.respFrame)
 					}
 					if r == "broker-accepted-invalid" && tc.answers != "" {
-						for _, g := range bb7All(rep, tc.answers) {
+						for _, g := range bbOf(rep, tc.answers) {
 							if g.KIP != f.KIP {
 								t.Errorf("broker-accepted-invalid kip %q, README 9 requires the kip of %s (%q)", f.KIP, tc.answers, g.KIP)
 							}
@@ -345,7 +345,7 @@ func TestBrokerAcceptedInvalidScope(t *testing.T) {
 		{"instance-id-dropped-share-none", func(c *pcapgen.Capture) {
 			cn, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb7X)
 			s.Header.InstanceID = nil
-			bb7SG.join(s, "sg", bb7J(bb7X))
+			bb7SG.join(s, "sg", bbJ(bb7X))
 			cn.Close()
 		}, map[string]int{"instance-id-dropped": 1, "broker-accepted-invalid": 1}},
 		{"telemetry-id-mismatch-unknown-subscription", func(c *pcapgen.Capture) {
@@ -359,7 +359,7 @@ func TestBrokerAcceptedInvalidScope(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
 			tc.build(c)
-			bb7Expect(t, bb7Run(t, c), tc.want)
+			bbExpect(t, bbRunF(t, c), tc.want)
 		})
 	}
 }
@@ -372,9 +372,9 @@ func TestBrokerChangedOnHeartbeatAccepted(t *testing.T) {
 	reqF, respF := s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, "g", pcapgen.JavaString(bb8iX), 0),
 		pcapgen.ConsumerGroupHeartbeatResponse(1, 0, pcapgen.Ptr(pcapgen.JavaString(bb8iX)), 1))
 	cn.Close()
-	rep := bb8iRun(t, c)
+	rep := bbRunF(t, c)
 	bb8iExpectNoMisaligned(t, rep, map[string]int{"instance-id-changed": 1, "broker-accepted-invalid": 1})
-	f := bb8iOne(t, rep, "broker-accepted-invalid")
+	f := bbOne(t, rep, "broker-accepted-invalid")
 	if f.Frame != reqF || f.KIP != "KIP-1313" || f.API != "ConsumerGroupHeartbeat" {
 		t.Errorf("frame %d kip %s api %s; want frame %d (request; answer %d) KIP-1313 ConsumerGroupHeartbeat", f.Frame, f.KIP, f.API, reqF, respF)
 	}
@@ -393,10 +393,10 @@ func TestBrokerTelemetryRows45Accepted(t *testing.T) {
 			cn, s := bb8iModern(c)
 			reqF, _ := s.RoundTrip(pcapgen.GetTelemetrySubscriptions(row.body), pcapgen.GetTelemetrySubscriptionsResponse(0, bb8iZero, 7))
 			cn.Close()
-			rep := bb8iRun(t, c)
-			bb8iExpect(t, rep, map[string]int{row.rule: 1, "broker-accepted-invalid": 1})
-			f := bb8iOne(t, rep, "broker-accepted-invalid")
-			rf := bb8iOne(t, rep, row.rule)
+			rep := bbRunF(t, c)
+			bbExpect(t, rep, map[string]int{row.rule: 1, "broker-accepted-invalid": 1})
+			f := bbOne(t, rep, "broker-accepted-invalid")
+			rf := bbOne(t, rep, row.rule)
 			if f.Frame != reqF || f.KIP != rf.KIP {
 				t.Errorf("frame %d kip %s; want frame %d kip %s", f.Frame, f.KIP, reqF, rf.KIP)
 			}
@@ -414,13 +414,13 @@ func TestBrokerMemberIDEmptyAnswered(t *testing.T) {
 			s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(v, "g", "", 0),
 				pcapgen.ConsumerGroupHeartbeatResponse(v, 0, pcapgen.Ptr(pcapgen.JavaString(bb8iB)), 1))
 			cn.Close()
-			rep := bb8iRun(t, c)
+			rep := bbRunF(t, c)
 			want := map[string]int{"member-id-empty": 1}
 			if v >= 1 {
 				want["broker-accepted-invalid"] = 1
 				want["broker-generated-member-id"] = 1
 			}
-			bb8iExpect(t, rep, want)
+			bbExpect(t, rep, want)
 		})
 	}
 }
@@ -458,8 +458,8 @@ func TestBrokerTelemetryEchoMissingRows(t *testing.T) {
 			}
 			s.RoundTrip(pcapgen.GetTelemetrySubscriptions(tc.body), pcapgen.GetTelemetrySubscriptionsResponse(tc.code, tc.answer, 7))
 			cn.Close()
-			rep := bb8iRun(t, c)
-			bb8iExpect(t, rep, tc.want)
+			rep := bbRunF(t, c)
+			bbExpect(t, rep, tc.want)
 		})
 	}
 }
@@ -485,8 +485,8 @@ func TestBrokerPushTelemetryErrorAnswers(t *testing.T) {
 			cn, s := bb8iModern(c)
 			s.RoundTrip(pcapgen.PushTelemetry(tc.body, 7), pcapgen.PushTelemetryResponse(tc.code))
 			cn.Close()
-			rep := bb8iRun(t, c)
-			bb8iExpect(t, rep, tc.want)
+			rep := bbRunF(t, c)
+			bbExpect(t, rep, tc.want)
 		})
 	}
 }
@@ -501,7 +501,7 @@ func TestBrokerGTSWrongResponseHeader(t *testing.T) {
 	corr, _ := s.Request(pcapgen.GetTelemetrySubscriptions(bb8iZero))
 	cn.Reply(pcapgen.EncodeResponseRaw(corr, 0, bb8iGTSBody(0, bb8iB)))
 	cn.Close()
-	rep := bb8iRun(t, c)
+	rep := bbRunF(t, c)
 	for _, f := range rep.Findings {
 		if f.Rule == "broker-telemetry-id-missing" || f.Rule == "broker-accepted-invalid" {
 			t.Errorf("unexpected %s\n%s", f.Rule, rep.summary())
@@ -522,9 +522,9 @@ func TestBrokerMalformedAnsweredNone(t *testing.T) {
 	reqF, _ := s.RoundTrip(bb8iAPIV(), bb8iAPIVResp(0))
 	s.Header.RawTags = nil
 	cn.Close()
-	rep := bb8iRun(t, c)
-	bb8iExpect(t, rep, map[string]int{"instance-id-malformed": 1, "broker-accepted-invalid": 1})
-	if f := bb8iOne(t, rep, "broker-accepted-invalid"); f.Frame != reqF || f.KIP != "KIP-1313" {
+	rep := bbRunF(t, c)
+	bbExpect(t, rep, map[string]int{"instance-id-malformed": 1, "broker-accepted-invalid": 1})
+	if f := bbOne(t, rep, "broker-accepted-invalid"); f.Frame != reqF || f.KIP != "KIP-1313" {
 		t.Errorf("frame %d kip %s; want %d KIP-1313", f.Frame, f.KIP, reqF)
 	}
 }
@@ -611,9 +611,9 @@ func TestBrokerAnswerAfterClientFIN(t *testing.T) {
 	fin := bb8iFixTCP(pk[respF].Data, respSeq) // client FIN acks only what it had
 	out = append(out, fin, resp, pk[respF+1].Data, pk[respF+2].Data)
 	path := bb8iWritePcap(t, c, out)
-	rep := bb8iRead(t, path)
-	bb8iExpect(t, rep, map[string]int{"instance-id-changed": 1, "broker-accepted-invalid": 1})
-	if f := bb8iOne(t, rep, "broker-accepted-invalid"); f.Frame != reqF || f.CorrelationID != corr {
+	rep := bbReadF(t, path)
+	bbExpect(t, rep, map[string]int{"instance-id-changed": 1, "broker-accepted-invalid": 1})
+	if f := bbOne(t, rep, "broker-accepted-invalid"); f.Frame != reqF || f.CorrelationID != corr {
 		t.Errorf("frame %d corr %d; want %d %d", f.Frame, f.CorrelationID, reqF, corr)
 	}
 	bb8iUnmatched(t, rep, 0)

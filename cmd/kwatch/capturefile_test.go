@@ -311,9 +311,9 @@ func TestCaptureFilePcapRecordLongerThanSnaplen(t *testing.T) {
 	s.RoundTrip(pcapgen.APIVersions(4, "apache-kafka-java", "4.2.0"), pcapgen.APIVersionsResponse(4))
 	s.Header.ClientID = nil
 	s.Header.InstanceID = &y
-	before := bb8dMeta(s)
+	before := bbMeta9(s)
 	s.RoundTrip(pcapgen.Produce(9, "orders", bb8dZero, bytes.Repeat([]byte{7}, 65600)), pcapgen.ProduceResponse(9, "orders", bb8dZero))
-	after := bb8dMeta(s)
+	after := bbMeta9(s)
 	cn.Close()
 	big := 0
 	for _, p := range c.Packets() {
@@ -1047,7 +1047,7 @@ func TestCaptureFileHostileFrameSizes(t *testing.T) {
 	for i, size := range []uint32{0xffffffff, 0x7fffffff, 0} {
 		cn := c.Conn(pcapgen.ConnOptions{Client: bb8dAP(fmt.Sprintf("10.8.5.%d:45000", i+1)), Broker: bb8dAP("10.0.0.9:9092")})
 		s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("hostile"), CorrelationID: 1})
-		bb8dMeta(s)
+		bbMeta9(s)
 		b := binary.BigEndian.AppendUint32(nil, size)
 		b = append(b, 0, 0, 0, 12, 0, 0, 0, 2, 0xff, 0xff, 0)
 		b = append(b, bytes.Repeat([]byte{0x41}, 4000)...)
@@ -1057,10 +1057,10 @@ func TestCaptureFileHostileFrameSizes(t *testing.T) {
 	x, y := bb8dX, bb8dY
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb8dAP("10.8.5.9:45000"), Broker: bb8dAP("10.0.0.9:9092")})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("good"), InstanceID: &x, CorrelationID: 1})
-	bb8dMeta(s)
+	bbMeta9(s)
 	s.Header.ClientID = nil
 	s.Header.InstanceID = &y
-	changed := bb8dMeta(s)
+	changed := bbMeta9(s)
 	cn.Close()
 	path := bbCaptureFile(t, c, "hostile.pcap")
 	for _, extra := range [][]string{nil, {"--max-frame", "2147483647"}} {
@@ -1250,18 +1250,18 @@ func TestCaptureFileTruncatedEndsOpenConnections(t *testing.T) {
 	x := bb8dX
 	rc := c.Conn(pcapgen.ConnOptions{Client: bb8dAP("10.8.7.1:47000"), Broker: bb8dAP("10.0.0.9:9092")})
 	rs := rc.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("repeater"), InstanceID: &x, CorrelationID: 1})
-	bb8dMeta(rs)
-	bb8dMeta(rs)
-	bb8dMeta(rs)
+	bbMeta9(rs)
+	bbMeta9(rs)
+	bbMeta9(rs)
 	lastOwn := c.Frames()
 	for i := 0; i < 5; i++ {
 		cn := c.Conn(pcapgen.ConnOptions{Client: bb8dAP(fmt.Sprintf("10.8.7.%d:47001", i+2)), Broker: bb8dAP("10.0.0.9:9092")})
 		s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("other"), CorrelationID: 1})
-		bb8dMeta(s)
-		bb8dMeta(s)
+		bbMeta9(s)
+		bbMeta9(s)
 		cn.Close()
 	}
-	bb8dMeta(rs) // after the cut
+	bbMeta9(rs) // after the cut
 	rc.Close()
 	whole, err := c.Bytes()
 	if err != nil {

@@ -137,7 +137,7 @@ func TestCLIFailOnLevels(t *testing.T) {
 	infoC := pcapgen.New(pcapgen.Options{})
 	cn = infoC.Conn(pcapgen.ConnOptions{})
 	s = cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("a"), CorrelationID: 1})
-	s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(0, "g", "", 0), pcapgen.ConsumerGroupHeartbeatResponse(0, 0, pcapgen.Ptr(bb3J(bb3X)), 1))
+	s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(0, "g", "", 0), pcapgen.ConsumerGroupHeartbeatResponse(0, 0, pcapgen.Ptr(bbJ(bb3X)), 1))
 	cn.Close()
 	warn, info := bbCaptureFile(t, warnC, "warn.pcap"), bbCaptureFile(t, infoC, "info.pcap")
 	rep := bb3ReadJSON(t, info)
@@ -274,9 +274,9 @@ func TestCLIMaxFrame(t *testing.T) {
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("big-app"), CorrelationID: 1})
 	// The first request is small so that the connection is recognised as
 	// Kafka (README 13); the second is a 4 KB Produce.
-	bb3Meta(s)
+	bbMeta9(s)
 	s.RoundTrip(pcapgen.Produce(7, "orders", bb3Zero, bytes.Repeat([]byte{7}, 4000)), pcapgen.ProduceResponse(7, "orders", bb3Zero))
-	bb3Meta(s)
+	bbMeta9(s)
 	cn.Close()
 	path := bbCaptureFile(t, c, "big.pcap")
 	cov := func(args ...string) int64 {
@@ -394,7 +394,7 @@ func TestCLIDumpFilesAndPort(t *testing.T) {
 	mk := func(port uint16, start time.Time) *pcapgen.Capture {
 		c := pcapgen.New(pcapgen.Options{Start: start})
 		cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: netip.AddrPortFrom(bb3BrokerA.Addr(), port)})
-		bb3Meta(cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("a"), CorrelationID: 1}))
+		bbMeta9(cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("a"), CorrelationID: 1}))
 		cn.Close()
 		return c
 	}
@@ -432,7 +432,7 @@ func TestCLITruncatedGzAndDumpStdin(t *testing.T) {
 	// Pad the capture so the cut lands well after the finding.
 	for i := 0; i < 5; i++ {
 		cn := c.Conn(pcapgen.ConnOptions{})
-		bb3Meta(cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr(strings.Repeat("p", 200)), CorrelationID: 1}))
+		bbMeta9(cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr(strings.Repeat("p", 200)), CorrelationID: 1}))
 		cn.Close()
 	}
 	gz := bbCaptureFile(t, c, "x.pcap.gz")
@@ -463,21 +463,21 @@ func TestCLIMaxFrameResync(t *testing.T) {
 	build := func() *pcapgen.Capture {
 		c := pcapgen.New(pcapgen.Options{})
 		cn := c.Conn(pcapgen.ConnOptions{})
-		s := bb4Sess(cn, pcapgen.Ptr("orders-app"), bb4ID(bb4X))
-		bb4Meta(s)
+		s := bb4Sess(cn, pcapgen.Ptr("orders-app"), bbID(bb4X))
+		bbMeta(s)
 		s.Header.ClientID = nil
 		s.RoundTrip(pcapgen.Produce(9, "orders", [16]byte{}, bb4Records(4000)), pcapgen.ProduceResponse(9, "orders", [16]byte{}))
 		bb4AfterBad(s)
 		cn.Close()
 		return c
 	}
-	rep := bb4Run(t, build(), "--max-frame", "1000")
-	bb4Expect(t, rep, map[string]int{"instance-id-changed": 1})
+	rep := bbRun(t, build(), "--max-frame", "1000")
+	bbExpect(t, rep, map[string]int{"instance-id-changed": 1})
 	bb4CovAtLeast(t, rep, "framing-error", 1)
 	if rep.Totals.Requests < 4 {
 		t.Errorf("requests %d, want >= 4 (the ones around the oversized frame)", rep.Totals.Requests)
 	}
-	clean := bb4Run(t, build())
+	clean := bbRun(t, build())
 	bb4ExpectConf(t, clean, map[string]int{"instance-id-changed/full": 1})
 	bb4Cov(t, clean, "framing-error", 0)
 }
@@ -501,7 +501,7 @@ func TestCLIOddPorts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
 			bb4Ref(c, pcapgen.ConnOptions{Client: netip.MustParseAddrPort(tc.client), Broker: netip.MustParseAddrPort(tc.broker)}).Close()
-			rep := bb4Run(t, c, tc.args...)
+			rep := bbRun(t, c, tc.args...)
 			bb4Same(t, rep)
 			for _, f := range rep.Findings {
 				if got := f["conn"].(map[string]any)["broker"]; got != tc.broker {
@@ -551,8 +551,8 @@ func TestCLIMemberIDRequiredFromFlag(t *testing.T) {
 			if tc.flag != "" {
 				extra = []string{"--member-id-required-from", tc.flag}
 			}
-			rep := bb7Run(t, c, extra...)
-			bb7Expect(t, rep, tc.want)
+			rep := bbRunF(t, c, extra...)
+			bbExpect(t, rep, tc.want)
 			bb7Sev(t, rep, "member-id-empty", tc.sev, "")
 		})
 	}
@@ -561,8 +561,8 @@ func TestCLIMemberIDRequiredFromFlag(t *testing.T) {
 		cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
 		bb7CG.at(0).rt(s, "g", "", -1, bb7ErrUnknownMember, nil, 0)
 		cn.Close()
-		rep := bb7Run(t, c, "--member-id-required-from", "2")
-		bb7Expect(t, rep, map[string]int{"leave-without-member-id": 1})
+		rep := bbRunF(t, c, "--member-id-required-from", "2")
+		bbExpect(t, rep, map[string]int{"leave-without-member-id": 1})
 		bb7Sev(t, rep, "leave-without-member-id", "error", "")
 	})
 }
@@ -578,7 +578,7 @@ func TestCLIMaxFrameBoundary(t *testing.T) {
 	corr, frame := s.Encode(pcapgen.Produce(7, "orders", bb7Zero, make([]byte, 3000)))
 	cn.Send(frame)
 	s.Respond(corr, pcapgen.ProduceResponse(7, "orders", bb7Zero))
-	bb7Meta(s)
+	bbMeta(s)
 	cn.Close()
 	size := int(binary.BigEndian.Uint32(frame[:4]))
 	path := bbCaptureFile(t, c, "")
@@ -586,7 +586,7 @@ func TestCLIMaxFrameBoundary(t *testing.T) {
 		max     int
 		framing bool
 	}{{size, false}, {size + 1, false}, {size - 1, true}} {
-		rep := bb7Read(t, path, "--max-frame", strconv.Itoa(tc.max))
+		rep := bbReadF(t, path, "--max-frame", strconv.Itoa(tc.max))
 		n := rep.Totals.Coverage["framing-error"]
 		if tc.framing && n < 1 {
 			t.Errorf("--max-frame %d, request size %d: framing-error %d, want >= 1", tc.max, size, n)
@@ -602,7 +602,7 @@ func TestCLIMaxFrameBoundary(t *testing.T) {
 func TestCLINumericFlagErrors(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "app")
-	bb7Meta(s)
+	bbMeta(s)
 	cn.Close()
 	path := bbCaptureFile(t, c, "")
 	for _, args := range [][]string{
@@ -807,7 +807,7 @@ func TestCLIRotatedFilesAreOneCapture(t *testing.T) {
 	p3 := bb8bWritePart(t, c, "rot2.pcapng.gz", cut2, c.Frames())
 	want := bb8bRead(t, whole)
 	got := bb8bRead(t, p1, p2, p3)
-	bb8bExpect(t, got, map[string]int{"client-id-repeated": 1, "member-id-changed": 1, "member-id-misaligned": 1})
+	bbExpect(t, got, map[string]int{"client-id-repeated": 1, "member-id-changed": 1, "member-id-misaligned": 1})
 	if !reflect.DeepEqual(got.Findings, want.Findings) {
 		t.Errorf("findings over rotated files differ from the single file:\nrotated:\n%s\nsingle:\n%s", got.summary(), want.summary())
 	}

@@ -213,15 +213,15 @@ func TestClientIDRulesPerRequest(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
 			cn := c.Conn(pcapgen.ConnOptions{})
 			s := cn.Session(pcapgen.RequestHeader{ClientID: tc.first, CorrelationID: 1})
-			bb7Meta(s)
+			bbMeta(s)
 			var frames []int
 			for _, cid := range tc.later {
 				s.Header.ClientID = cid
-				frames = append(frames, bb7Meta(s))
+				frames = append(frames, bbMeta(s))
 			}
 			cn.Close()
-			rep := bb7Run(t, c)
-			bb7Expect(t, rep, map[string]int{tc.rule: len(tc.hits)})
+			rep := bbRunF(t, c)
+			bbExpect(t, rep, map[string]int{tc.rule: len(tc.hits)})
 			var want []int
 			for _, i := range tc.hits {
 				want = append(want, frames[i])
@@ -229,7 +229,7 @@ func TestClientIDRulesPerRequest(t *testing.T) {
 			bb7EqInts(t, tc.rule+" frames", bb7Frames(rep, tc.rule), want)
 			bb7Sev(t, rep, tc.rule, "warn", "full")
 			if tc.rule == "client-id-changed" {
-				for _, f := range bb7All(rep, tc.rule) {
+				for _, f := range bbOf(rep, tc.rule) {
 					if f.Expected != "a" {
 						t.Errorf("client-id-changed at frame %d: expected %q, want the first request's %q", f.Frame, f.Expected, "a")
 					}
@@ -251,12 +251,12 @@ func TestClientIDRepeatedObserved(t *testing.T) {
 	cn, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb7X)
 	for _, cid := range []*string{pcapgen.Ptr("orders-app"), pcapgen.Ptr(""), pcapgen.Ptr("orders-app"), nil, pcapgen.Ptr("orders-app")} {
 		s.Header.ClientID = cid
-		bb7Meta(s)
+		bbMeta(s)
 	}
 	cn.Close()
-	rep := bb7Run(t, c)
-	bb7Expect(t, rep, map[string]int{"client-id-repeated": 1, "client-id-changed": 1})
-	for _, f := range bb7All(rep, "client-id-repeated") {
+	rep := bbRunF(t, c)
+	bbExpect(t, rep, map[string]int{"client-id-repeated": 1, "client-id-changed": 1})
+	for _, f := range bbOf(rep, "client-id-repeated") {
 		var nums []int
 		for _, m := range regexp.MustCompile(`\d+`).FindAllString(f.Observed, -1) {
 			n, _ := strconv.Atoi(m)

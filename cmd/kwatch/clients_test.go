@@ -34,8 +34,8 @@ import (
 func TestClientReference(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	bb4Ref(c, pcapgen.ConnOptions{}).Close()
-	rep := bb4Run(t, c)
-	bb4Expect(t, rep, bb4RefRules)
+	rep := bbRun(t, c)
+	bbExpect(t, rep, bb4RefRules)
 	for _, f := range rep.Findings {
 		if f["confidence"] != "full" {
 			t.Errorf("%v confidence %v on a clean capture observed from start", f["rule"], f["confidence"])
@@ -61,7 +61,7 @@ func TestClientInterleaved(t *testing.T) {
 	ref := c.Conn(pcapgen.ConnOptions{})
 	good := c.Conn(pcapgen.ConnOptions{})
 	late := c.Conn(pcapgen.ConnOptions{})
-	gs := bb4Sess(good, pcapgen.Ptr("good-app"), bb4ID(bb4Z))
+	gs := bb4Sess(good, pcapgen.Ptr("good-app"), bbID(bb4Z))
 	ls := bb4Sess(late, pcapgen.Ptr("late-app"), nil)
 	steps := bb4RefSteps()
 	for i, st := range steps {
@@ -70,7 +70,7 @@ func TestClientInterleaved(t *testing.T) {
 		_, gq := gs.Encode(pcapgen.Metadata(12, "orders"))
 		good.Send(gq)
 		if i == 5 {
-			ls.Header.InstanceID = bb4ID(pcapgen.SeqUUID(0xd0))
+			ls.Header.InstanceID = bbID(pcapgen.SeqUUID(0xd0))
 		}
 		_, lq := ls.Encode(pcapgen.Metadata(12, "orders"))
 		late.Send(lq)
@@ -83,13 +83,13 @@ func TestClientInterleaved(t *testing.T) {
 	ref.Close()
 	good.Close()
 	late.Close()
-	rep := bb4Run(t, c)
+	rep := bbRun(t, c)
 	want := map[string]int{}
 	for r, n := range bb4RefRules {
 		want[r] = n
 	}
 	want["instance-id-late"] = 6 // 3.7: once per offending request (6..11)
-	bb4Expect(t, rep, want)
+	bbExpect(t, rep, want)
 	for _, f := range rep.Findings {
 		conn := f["conn"].(map[string]any)
 		wantClient := ref.Client().String()
@@ -125,7 +125,7 @@ func TestClientSeveralBrokers(t *testing.T) {
 		})
 		var id *[16]byte
 		if i < 3 {
-			id = bb4ID(bb4X)
+			id = bbID(bb4X)
 		}
 		s := bb4Sess(cn, pcapgen.Ptr("orders-app"), id)
 		conns = append(conns, cn)
@@ -134,18 +134,18 @@ func TestClientSeveralBrokers(t *testing.T) {
 	for round := range 3 {
 		for i, s := range sess {
 			if i == 3 && round == 2 {
-				s.Header.InstanceID = bb4ID(bb4X)
+				s.Header.InstanceID = bbID(bb4X)
 			}
-			bb4Meta(s)
+			bbMeta(s)
 			s.Header.ClientID = nil
 		}
 	}
 	for _, cn := range conns {
 		cn.Close()
 	}
-	rep := bb4Run(t, c)
-	bb4Expect(t, rep, map[string]int{"instance-id-late": 1})
-	if fs := bb4Of(rep, "instance-id-late"); len(fs) == 1 {
+	rep := bbRun(t, c)
+	bbExpect(t, rep, map[string]int{"instance-id-late": 1})
+	if fs := bbOf(rep, "instance-id-late"); len(fs) == 1 {
 		if got := fs[0]["conn"].(map[string]any)["broker"]; got != "10.0.0.4:9092" {
 			t.Errorf("instance-id-late on broker %v, want 10.0.0.4:9092", got)
 		}
@@ -163,19 +163,19 @@ func TestClientReconnect(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	host := netip.MustParseAddr("10.7.0.6")
 	broker := netip.MustParseAddrPort("10.0.0.1:9092")
-	ids := []*[16]byte{bb4ID(bb4X), bb4ID(bb4Y), nil}
+	ids := []*[16]byte{bbID(bb4X), bbID(bb4Y), nil}
 	cids := []string{"a-app", "b-app", "c-app"}
 	for i, id := range ids {
 		cn := c.Conn(pcapgen.ConnOptions{Client: netip.AddrPortFrom(host, uint16(51000+i)), Broker: broker})
 		s := bb4Sess(cn, pcapgen.Ptr(cids[i]), id)
-		bb4Meta(s)
+		bbMeta(s)
 		s.Header.ClientID = nil
-		bb4Meta(s)
-		bb4Meta(s)
+		bbMeta(s)
+		bbMeta(s)
 		cn.Close()
 	}
-	rep := bb4Run(t, c)
-	bb4Expect(t, rep, map[string]int{})
+	rep := bbRun(t, c)
+	bbExpect(t, rep, map[string]int{})
 	if rep.Totals.KafkaConnections != 3 {
 		t.Errorf("kafka_connections %d, want 3", rep.Totals.KafkaConnections)
 	}
@@ -224,25 +224,6 @@ func bb6Run(t *testing.T, c *pcapgen.Capture) bbReport {
 			rep.Totals.Requests, rep.Totals.Responses)
 	}
 	return rep
-}
-
-func bb6Sum(rep bbReport) string {
-	var b strings.Builder
-	for _, f := range rep.Findings {
-		fmt.Fprintf(&b, "  %v %v frame=%v conf=%v conn=%v api=%v corr=%v exp=%v obs=%v\n", f["rule"], f["severity"], f["frame"],
-			f["confidence"], f["conn"], f["api"], f["correlation_id"], f["expected"], f["observed"])
-	}
-	return b.String()
-}
-
-// bb6Expect asserts the exact multiset of rules (nil = no finding at all).
-func bb6Expect(t *testing.T, rep bbReport, want map[string]int) {
-	t.Helper()
-	got := map[string]int{}
-	for _, f := range rep.Findings {
-		got[fmt.Sprint(f["rule"])]++
-	}
-	bbCompareCounts(t, "", got, want, func() string { return bb6Sum(rep) })
 }
 
 // bb6Sev asserts the severity of every finding of rule.
@@ -351,10 +332,6 @@ func (p *bb6Proc) dial(broker netip.AddrPort) (*pcapgen.Conn, *pcapgen.Session) 
 		s.Header.ClientID = nil
 	}
 	return cn, s
-}
-
-func bb6Meta(s *pcapgen.Session) {
-	s.RoundTrip(pcapgen.Metadata(12, "orders"), pcapgen.MetadataResponse(12, "10.0.0.1", 9092))
 }
 
 // bb6FindCoord asks (FindCoordinator v6, flexible) where group's coordinator is.
@@ -474,7 +451,7 @@ func TestClientJavaLegacyConsumerLifecycle(t *testing.T) {
 	m2 := pcapgen.JavaString(pcapgen.SeqUUID(0x21))
 
 	boot, sb := p.dial(bb6B1) // bootstrap (node -1)
-	bb6Meta(sb)
+	bbMeta(sb)
 	n2, s2 := p.dial(bb6B2) // node 2, least loaded
 	bb6FindCoord(s2, bb6Group, bb6B3, 3)
 	coord, sc := p.dial(bb6B3) // coordinator connection to broker 3
@@ -508,7 +485,7 @@ func TestClientJavaLegacyConsumerLifecycle(t *testing.T) {
 	bb6CG(sc2, bb6Group, m, 6, bb6ErrNone, 6)
 	bb6Fetch(s3)
 	bb6CG(sc2, bb6Group, m, 6, bb6ErrNone, 7)
-	bb6Meta(s2) // metadata refresh on the node connection
+	bbMeta(s2) // metadata refresh on the node connection
 
 	// The second consumer's coordinator moves too.
 	bb6CG(c2cs, bb6Group, m2, 6, bb6ErrNotCoordinator, 0)
@@ -524,7 +501,7 @@ func TestClientJavaLegacyConsumerLifecycle(t *testing.T) {
 	}
 
 	rep := bb6Run(t, c)
-	bb6Expect(t, rep, nil)
+	bbExpect(t, rep, nil)
 	bb6Conns(t, rep, 8)
 	// Every request of these versions is flexible: header v2. 8 ApiVersions,
 	// 2 Metadata, 4 FindCoordinator, 4 Fetch, 16 heartbeats.
@@ -567,7 +544,7 @@ func TestClientJavaLegacyStaticMembershipRestart(t *testing.T) {
 		p := bb6Java(c, "10.20.0.6", uint16(50300+100*gen), "consumer-payments-static", "4.0.0", nil)
 		m := pcapgen.JavaString(pcapgen.SeqUUID(byte(0x31 + 0x10*gen)))
 		boot, sb := p.dial(bb6B1)
-		bb6Meta(sb)
+		bbMeta(sb)
 		bb6FindCoord(sb, bb6Group, bb6B2, 2)
 		coord, sc := p.dial(bb6B2)
 		bb6CGStatic(sc, bb6Group, m, "pod-0", 0, 10+int32(gen))
@@ -578,7 +555,7 @@ func TestClientJavaLegacyStaticMembershipRestart(t *testing.T) {
 		boot.Close()
 	}
 	rep := bb6Run(t, c)
-	bb6Expect(t, rep, nil)
+	bbExpect(t, rep, nil)
 	bb6Conns(t, rep, 4)
 }
 
@@ -602,7 +579,7 @@ func TestClientJavaKIP1313ConsumerLifecycle(t *testing.T) {
 	p := bb6Java(c, "10.20.0.7", 50500, "consumer-payments-1", "4.2.0", &x)
 
 	boot, sb := p.dial(bb6B1)
-	bb6Meta(sb)
+	bbMeta(sb)
 	n2, s2 := p.dial(bb6B2)
 	bb6FindCoord(s2, bb6Group, bb6B3, 3)
 	bb6GTS(s2, x, bb6ErrNone, bb6Zero, 9)
@@ -635,7 +612,7 @@ func TestClientJavaKIP1313ConsumerLifecycle(t *testing.T) {
 	}
 
 	rep := bb6Run(t, c)
-	bb6Expect(t, rep, nil)
+	bbExpect(t, rep, nil)
 	bb6Conns(t, rep, 5)
 	// 5 ApiVersions, 1 Metadata, 3 FindCoordinator, 1 GTS, 3 Push, 3 Fetch,
 	// 11 heartbeats: all flexible.
@@ -696,7 +673,7 @@ func TestClientJavaKIP1313StaticRestart(t *testing.T) {
 		boot.Close()
 	}
 	rep := bb6Run(t, c)
-	bb6Expect(t, rep, nil)
+	bbExpect(t, rep, nil)
 	if len(rep.Instances) != 2 {
 		t.Errorf("instance rows %d, want 2", len(rep.Instances))
 	}
@@ -729,12 +706,12 @@ func TestClientSASLPlainLifecycle(t *testing.T) {
 		auth.Version = 2
 		auth.SASLAuthBytes = []byte("\x00alice\x00secret")
 		s.RoundTrip(auth, kmsg.NewPtrSASLAuthenticateResponse())
-		bb6Meta(s)
+		bbMeta(s)
 		bb6Produce(s)
 		cn.Close()
 	}
 	rep := bb6Run(t, c)
-	bb6Expect(t, rep, nil)
+	bbExpect(t, rep, nil)
 	bb6Hdr(t, rep, 0, 2, 8)
 	if rep.Totals.Coverage["sasl-raw-tokens"] != 0 {
 		t.Errorf("sasl-raw-tokens after a v1 handshake")
@@ -756,7 +733,7 @@ func TestClientTelemetryLegacyLifecycle(t *testing.T) {
 	b := pcapgen.SeqUUID(0x81)
 	p := bb6Java(c, "10.20.1.5", 51000, "producer-1", "3.9.0", nil)
 	c1, s1 := p.dial(bb6B1)
-	bb6Meta(s1)
+	bbMeta(s1)
 	bb6GTS(s1, bb6Zero, bb6ErrNone, b, 3)
 	c2, s2 := p.dial(bb6B2)
 	bb6Produce(s2)
@@ -769,7 +746,7 @@ func TestClientTelemetryLegacyLifecycle(t *testing.T) {
 	c1.Close()
 	c2.Close()
 	rep := bb6Run(t, c)
-	bb6Expect(t, rep, nil)
+	bbExpect(t, rep, nil)
 	rows := bb6Legacy(rep)
 	if len(rows) != 1 {
 		t.Fatalf("legacy rows %d, want 1", len(rows))
@@ -801,7 +778,7 @@ func TestClientTelemetryLegacyApacheBrokerEcho(t *testing.T) {
 	bb6Push(s2, b, 5, true, bb6ErrNone)
 	c2.Close()
 	rep := bb6Run(t, c)
-	bb6Expect(t, rep, map[string]int{"broker-telemetry-id-echo": 2})
+	bbExpect(t, rep, map[string]int{"broker-telemetry-id-echo": 2})
 	bb6Sev(t, rep, "broker-telemetry-id-echo", "info")
 }
 
@@ -827,7 +804,7 @@ func TestClientTelemetryLegacyLostAssignment(t *testing.T) {
 	bb6Push(s2, b2, 3, true, bb6ErrNone)
 	c2.Close()
 	rep := bb6Run(t, c)
-	bb6Expect(t, rep, nil)
+	bbExpect(t, rep, nil)
 }
 
 // KIP-1313 telemetry lifecycle on two connections: GetTelemetrySubscriptions
@@ -841,7 +818,7 @@ func TestClientTelemetryKIP1313Lifecycle(t *testing.T) {
 	x := pcapgen.SeqUUID(0x85)
 	p := bb6Java(c, "10.20.1.8", 51300, "producer-2", "4.2.0", &x)
 	c1, s1 := p.dial(bb6B1)
-	bb6Meta(s1)
+	bbMeta(s1)
 	bb6GTS(s1, x, bb6ErrNone, bb6Zero, 7)
 	c2, s2 := p.dial(bb6B2)
 	bb6Produce(s2)
@@ -853,7 +830,7 @@ func TestClientTelemetryKIP1313Lifecycle(t *testing.T) {
 	c1.Close()
 	c2.Close()
 	rep := bb6Run(t, c)
-	bb6Expect(t, rep, nil)
+	bbExpect(t, rep, nil)
 	if v := bb6Row(t, rep, x)["telemetry_id"]; v != pcapgen.JavaString(x) {
 		t.Errorf("telemetry_id %v, want %s", v, pcapgen.JavaString(x))
 	}
@@ -883,7 +860,7 @@ func TestClientShareGroupLifecycle(t *testing.T) {
 	var all []*pcapgen.Conn
 	for _, mc := range mods {
 		boot, sb := mc.p.dial(bb6B1)
-		bb6Meta(sb)
+		bbMeta(sb)
 		bb6FindCoord(sb, g, bb6B2, 2)
 		coord, sc := mc.p.dial(bb6B2)
 		leader, sl := mc.p.dial(bb6B3)
@@ -902,7 +879,7 @@ func TestClientShareGroupLifecycle(t *testing.T) {
 		cn.Close()
 	}
 	rep := bb6Run(t, c)
-	bb6Expect(t, rep, nil)
+	bbExpect(t, rep, nil)
 	bb6Conns(t, rep, 6)
 	if mids, _ := bb6Row(t, rep, x)["member_ids"].(map[string]any); fmt.Sprint(bb6Strs(mids[g])) != fmt.Sprint([]string{pcapgen.JavaString(x)}) {
 		t.Errorf("member_ids %v", mids)
@@ -944,7 +921,7 @@ func TestClientStreamsGroupLifecycle(t *testing.T) {
 		cn.Close()
 	}
 	rep := bb6Run(t, c)
-	bb6Expect(t, rep, nil)
+	bbExpect(t, rep, nil)
 }
 
 // ------------------------------------------------------ (4) librdkafka
@@ -961,7 +938,7 @@ func bb6Rdkafka(c *pcapgen.Capture, host string, id [16]byte) string {
 	m := pcapgen.StdBase64NoPad(id)
 	p := &bb6Proc{c: c, host: netip.MustParseAddr(host), port: 54000, clientID: "rdkafka", sw: "librdkafka", swv: "2.10.0", apiV: 3}
 	c1, s1 := p.dial(bb6B1)
-	bb6Meta(s1)
+	bbMeta(s1)
 	bb6FindCoord(s1, bb6Group, bb6B1, 1)
 	c2, s2 := p.dial(bb6B2)
 	bb6CG(s1, bb6Group, m, 0, bb6ErrNone, 1)
@@ -998,7 +975,7 @@ func TestClientLibrdkafkaLifecycle(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	bb6Rdkafka(c, "10.20.4.5", id)
 	rep := bb6Run(t, c)
-	bb6Expect(t, rep, nil)
+	bbExpect(t, rep, nil)
 	bb6Conns(t, rep, 2)
 	// 2 ApiVersions v3, 1 Metadata, 2 FindCoordinator, 4 Fetch, 6 heartbeats.
 	bb6Hdr(t, rep, 0, 0, 15)
@@ -1030,7 +1007,7 @@ func TestClientLibrdkafkaSlashMemberID(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	bb6Rdkafka(c, "10.20.4.6", id)
 	rep := bb6Run(t, c)
-	bb6Expect(t, rep, map[string]int{"member-id-encoding": 2})
+	bbExpect(t, rep, map[string]int{"member-id-encoding": 2})
 	bb6Sev(t, rep, "member-id-encoding", "warn")
 }
 
@@ -1045,7 +1022,7 @@ func TestClientKgoPaddedMemberID(t *testing.T) {
 	m := pcapgen.PaddedURL(pcapgen.SeqUUID(0xd1))
 	p := &bb6Proc{c: c, host: netip.MustParseAddr("10.20.4.7"), port: 54100, clientID: "kgo", sw: "kgo", swv: "v1.20.0", apiV: 4}
 	c1, s1 := p.dial(bb6B1)
-	bb6Meta(s1)
+	bbMeta(s1)
 	bb6FindCoord(s1, bb6Group, bb6B2, 2)
 	c2, s2 := p.dial(bb6B2)
 	bb6CG(s2, bb6Group, m, 0, bb6ErrNone, 1)
@@ -1057,7 +1034,7 @@ func TestClientKgoPaddedMemberID(t *testing.T) {
 	c1.Close()
 	c2.Close()
 	rep := bb6Run(t, c)
-	bb6Expect(t, rep, map[string]int{"member-id-encoding": 1})
+	bbExpect(t, rep, map[string]int{"member-id-encoding": 1})
 	bb6Sev(t, rep, "member-id-encoding", "info")
 }
 
@@ -1097,7 +1074,7 @@ func TestClientLegacyBrokerRestartReconnect(t *testing.T) {
 	co3.Close()
 	boot.Close()
 	rep := bb6Run(t, c)
-	bb6Expect(t, rep, nil)
+	bbExpect(t, rep, nil)
 	bb6Conns(t, rep, 4)
 }
 
@@ -1139,7 +1116,7 @@ func TestClientKIP1313BrokerRestartReconnect(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatal(err)
 	}
-	bb6Expect(t, rep, nil)
+	bbExpect(t, rep, nil)
 	if rep.Totals.Requests != rep.Totals.Responses+1 {
 		t.Errorf("requests %d responses %d: one join is unanswered", rep.Totals.Requests, rep.Totals.Responses)
 	}
@@ -1167,12 +1144,12 @@ func TestClientShortLivedAdminConnections(t *testing.T) {
 	for i := range 20 {
 		for _, p := range []*bb6Proc{legacy, modern} {
 			cn, s := p.dial(brokers[i%3])
-			bb6Meta(s)
+			bbMeta(s)
 			cn.Close()
 		}
 	}
 	rep := bb6Run(t, c)
-	bb6Expect(t, rep, nil)
+	bbExpect(t, rep, nil)
 	bb6Conns(t, rep, 40)
 	bb6Hdr(t, rep, 0, 0, 80)
 	if rep.Totals.ClientIDRepeats != 20 {
@@ -1204,8 +1181,8 @@ func TestClientKIP1313ProducerAndConsumerOneJVM(t *testing.T) {
 	cons := bb6Java(c, "10.20.7.5", 57100, "consumer-payments-1", "4.2.0", &cid)
 	pc, ps := prod.dial(bb6B1)
 	cc, cs := cons.dial(bb6B1)
-	bb6Meta(ps)
-	bb6Meta(cs)
+	bbMeta(ps)
+	bbMeta(cs)
 	bb6GTS(ps, pid, bb6ErrNone, bb6Zero, 1)
 	bb6GTS(cs, cid, bb6ErrNone, bb6Zero, 1)
 	bb6FindCoord(cs, bb6Group, bb6B1, 1)
@@ -1224,7 +1201,7 @@ func TestClientKIP1313ProducerAndConsumerOneJVM(t *testing.T) {
 	cc.Close()
 	co.Close()
 	rep := bb6Run(t, c)
-	bb6Expect(t, rep, nil)
+	bbExpect(t, rep, nil)
 	if got := bb6Strs(bb6Row(t, rep, pid)["client_ids"]); fmt.Sprint(got) != "[producer-1]" {
 		t.Errorf("producer client_ids %v", got)
 	}
@@ -1252,7 +1229,7 @@ func TestClientCloseDuringJoinLeavesWithOwnID(t *testing.T) {
 	co.Close()
 	boot.Close()
 	rep := bb6Run(t, c)
-	bb6Expect(t, rep, nil)
+	bbExpect(t, rep, nil)
 }
 
 // A Java 3.7 consumer (group.protocol=consumer, early access) against a
@@ -1280,7 +1257,7 @@ func TestClientJavaV0BrokerAssignedLifecycle(t *testing.T) {
 	co.Close()
 	boot.Close()
 	rep := bb6Run(t, c)
-	bb6Expect(t, rep, map[string]int{"member-id-empty": 1})
+	bbExpect(t, rep, map[string]int{"member-id-empty": 1})
 	bb6Sev(t, rep, "member-id-empty", "info")
 }
 
@@ -1298,12 +1275,12 @@ func TestClientJavaV0BrokerAssignedLifecycle(t *testing.T) {
 func TestClientVariantSharedHost(t *testing.T) {
 	c, fr := bb8bSession(map[string]bool{"shared-host": true})
 	rep, _ := bb8bRun(t, c)
-	bb8bExpect(t, rep, map[string]int{"instance-id-shared": 1})
-	f := bb8bOne(t, rep, "instance-id-shared")
+	bbExpect(t, rep, map[string]int{"instance-id-shared": 1})
+	f := bbOne(t, rep, "instance-id-shared")
 	bb8bCheck(t, f, bb8bWant{severity: "warn", confidence: "full", kip: "KIP-1313", frame: fr.hostBAV,
 		client: "10.30.0.6:52000", broker: bb8bB3.String(), api: "ApiVersions"})
-	if f.InstanceID != bb8bJ(bb8bX) {
-		t.Errorf("instance_id %q, want %s", f.InstanceID, bb8bJ(bb8bX))
+	if f.InstanceID != bbJ(bb8bX) {
+		t.Errorf("instance_id %q, want %s", f.InstanceID, bbJ(bb8bX))
 	}
 	want := bb8bConsumerRow()
 	want.ClientHosts = append(want.ClientHosts, "10.30.0.6")
@@ -1321,8 +1298,8 @@ func TestClientVariantSharedHost(t *testing.T) {
 func TestClientVariantTelemetryBodyZero(t *testing.T) {
 	c, fr := bb8bSession(map[string]bool{"telemetry-body-zero": true})
 	rep, _ := bb8bRun(t, c)
-	bb8bExpect(t, rep, map[string]int{"telemetry-id-requested-with-header": 1})
-	f := bb8bOne(t, rep, "telemetry-id-requested-with-header")
+	bbExpect(t, rep, map[string]int{"telemetry-id-requested-with-header": 1})
+	f := bbOne(t, rep, "telemetry-id-requested-with-header")
 	bb8bCheck(t, f, bb8bWant{severity: "error", confidence: "full", frame: fr.gts,
 		client: "10.30.0.5:52001", broker: bb8bB2.String(), api: "GetTelemetrySubscriptions"})
 	if f.APIKey != 71 {
@@ -1345,8 +1322,8 @@ func TestClientVariantTelemetryBodyZero(t *testing.T) {
 func TestClientVariantRepeatClientID(t *testing.T) {
 	c, fr := bb8bSession(map[string]bool{"repeat-client-id": true})
 	rep, _ := bb8bRun(t, c)
-	bb8bExpect(t, rep, map[string]int{"client-id-repeated": 1})
-	f := bb8bOne(t, rep, "client-id-repeated")
+	bbExpect(t, rep, map[string]int{"client-id-repeated": 1})
+	f := bbOne(t, rep, "client-id-repeated")
 	bb8bCheck(t, f, bb8bWant{severity: "info", confidence: "full", kip: "KIP-1313", frame: fr.n3End,
 		client: "10.30.0.5:52003", broker: bb8bB3.String()})
 	if f.API != "" || f.APIKey != -1 || f.APIVersion != -1 || f.CorrelationID != -1 {
@@ -1372,8 +1349,8 @@ func TestClientVariantRepeatClientID(t *testing.T) {
 func TestClientVariantStreamsLeaveEmpty(t *testing.T) {
 	c, fr := bb8bSession(map[string]bool{"streams-leave-empty": true})
 	rep, _ := bb8bRun(t, c)
-	bb8bExpect(t, rep, map[string]int{"leave-without-member-id": 1})
-	f := bb8bOne(t, rep, "leave-without-member-id")
+	bbExpect(t, rep, map[string]int{"leave-without-member-id": 1})
+	f := bbOne(t, rep, "leave-without-member-id")
 	bb8bCheck(t, f, bb8bWant{severity: "error", confidence: "full", kip: "KIP-1082", frame: fr.stLeave,
 		client: "10.30.0.5:52002", broker: bb8bB3.String(), api: "StreamsGroupHeartbeat"})
 	want := bb8bConsumerRow()
@@ -1392,14 +1369,14 @@ func TestClientVariantStreamsLeaveEmpty(t *testing.T) {
 func TestClientVariantRejoinNewID(t *testing.T) {
 	c, fr := bb8bSession(map[string]bool{"rejoin-new-id": true})
 	rep, _ := bb8bRun(t, c)
-	bb8bExpect(t, rep, map[string]int{"member-id-changed": 1, "member-id-misaligned": 1})
+	bbExpect(t, rep, map[string]int{"member-id-changed": 1, "member-id-misaligned": 1})
 	for _, r := range []string{"member-id-changed", "member-id-misaligned"} {
-		f := bb8bOne(t, rep, r)
+		f := bbOne(t, rep, r)
 		bb8bCheck(t, f, bb8bWant{severity: "warn", confidence: "full", frame: fr.rejoin,
 			client: "10.30.0.5:52002", broker: bb8bB3.String(), api: "ConsumerGroupHeartbeat"})
 	}
 	want := bb8bConsumerRow()
-	want.MemberIDs[bb8bGroup] = []string{bb8bJ(bb8bX), bb8bJ(bb8bY)}
+	want.MemberIDs[bb8bGroup] = []string{bbJ(bb8bX), bbJ(bb8bY)}
 	want.Findings = map[string]int{"member-id-changed": 1, "member-id-misaligned": 1}
 	bb8bCheckRow(t, "consumer", bb8bRowOf(t, rep, bb8bX), want)
 }
@@ -1415,12 +1392,12 @@ func TestClientVariantRejoinNewID(t *testing.T) {
 func TestClientVariantPushMismatch(t *testing.T) {
 	c, fr := bb8bSession(map[string]bool{"push-mismatch": true})
 	rep, _ := bb8bRun(t, c)
-	bb8bExpect(t, rep, map[string]int{"telemetry-id-mismatch": 1})
-	f := bb8bOne(t, rep, "telemetry-id-mismatch")
+	bbExpect(t, rep, map[string]int{"telemetry-id-mismatch": 1})
+	f := bbOne(t, rep, "telemetry-id-mismatch")
 	bb8bCheck(t, f, bb8bWant{severity: "error", confidence: "full", frame: fr.prodPush, client: "10.30.0.5:53000",
-		broker: bb8bB1.String(), api: "PushTelemetry", expected: bb8bJ(bb8bP), observed: bb8bJ(bb8bX)})
-	if f.InstanceID != bb8bJ(bb8bP) {
-		t.Errorf("instance_id %q, want the header's %s", f.InstanceID, bb8bJ(bb8bP))
+		broker: bb8bB1.String(), api: "PushTelemetry", expected: bbJ(bb8bP), observed: bbJ(bb8bX)})
+	if f.InstanceID != bbJ(bb8bP) {
+		t.Errorf("instance_id %q, want the header's %s", f.InstanceID, bbJ(bb8bP))
 	}
 	want := bb8bProducerRow()
 	want.Findings = map[string]int{"telemetry-id-mismatch": 1}
@@ -1437,9 +1414,9 @@ func TestClientVariantPushMismatch(t *testing.T) {
 func TestClientVariantFetchDropped(t *testing.T) {
 	c, fr := bb8bSession(map[string]bool{"fetch-dropped": true})
 	rep, _ := bb8bRun(t, c)
-	bb8bExpect(t, rep, map[string]int{"instance-id-dropped": 1})
-	bb8bCheck(t, bb8bOne(t, rep, "instance-id-dropped"), bb8bWant{severity: "error", confidence: "full", kip: "KIP-1313",
-		frame: fr.fetch2, client: "10.30.0.5:52003", broker: bb8bB3.String(), api: "Fetch", expected: bb8bJ(bb8bX)})
+	bbExpect(t, rep, map[string]int{"instance-id-dropped": 1})
+	bb8bCheck(t, bbOne(t, rep, "instance-id-dropped"), bb8bWant{severity: "error", confidence: "full", kip: "KIP-1313",
+		frame: fr.fetch2, client: "10.30.0.5:52003", broker: bb8bB3.String(), api: "Fetch", expected: bbJ(bb8bX)})
 	want := bb8bConsumerRow()
 	want.Findings = map[string]int{"instance-id-dropped": 1}
 	bb8bCheckRow(t, "consumer", bb8bRowOf(t, rep, bb8bX), want)
@@ -1860,8 +1837,8 @@ func bb8fCheckCoverage(t *testing.T, b bb8fBusy, rep bbFindingsReport) {
 // traffic only: zero findings, coverage only for what was lost.
 func TestClientBusyClusterCompliant(t *testing.T) {
 	b := bb8fBuildBusy(t, false)
-	rep := bb7Run(t, b.c)
-	bb7Expect(t, rep, map[string]int{})
+	rep := bbRunF(t, b.c)
+	bbExpect(t, rep, map[string]int{})
 	bb8fCheckCoverage(t, b, rep)
 }
 
@@ -1869,8 +1846,8 @@ func TestClientBusyClusterCompliant(t *testing.T) {
 // per rule family: exactly those, with SPEC/README confidence.
 func TestClientBusyClusterPlanted(t *testing.T) {
 	b := bb8fBuildBusy(t, true)
-	rep := bb7Run(t, b.c)
-	bb7Expect(t, rep, map[string]int{
+	rep := bbRunF(t, b.c)
+	bbExpect(t, rep, map[string]int{
 		"instance-id-changed":   1,
 		"client-id-changed":     1,
 		"member-id-collision":   1,
@@ -1928,10 +1905,10 @@ func bb8gPush(s *pcapgen.Session, body [16]byte, sub int32, code int16) int {
 // even if the consumer leaves and rejoins the group". Nothing to report.
 func TestClientJavaKIP1313FullLifecycle(t *testing.T) {
 	c := bb8gNew()
-	m := bb7J(bb8gH)
+	m := bbJ(bb8gH)
 	_, s := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.1.0.9", 40001)}, "orders-app", bb8gH)
 	bb8gSasl(s)
-	bb7Meta(s)
+	bbMeta(s)
 	bb8gGTS(s, bb8gH, bb7ErrNone, bb7Zero, 7)
 	bb8gPush(s, bb8gH, 7, bb7ErrNone)
 	// subscription changed: re-fetch with the same ID, push again.
@@ -1950,8 +1927,8 @@ func TestClientJavaKIP1313FullLifecycle(t *testing.T) {
 	bb7CG.leave(g, "orders-group", m)
 	bb7CG.join(g, "orders-group", m)
 	bb7CG.leave(g, "orders-group", m)
-	rep := bb7Run(t, c)
-	bb7Expect(t, rep, map[string]int{})
+	rep := bbRunF(t, c)
+	bbExpect(t, rep, map[string]int{})
 }
 
 // TestClientTelemetryHeaderClientVariants: seed 004 (KIP-1313 GTS section):
@@ -1996,10 +1973,10 @@ func TestClientTelemetryHeaderClientVariants(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := bb8gNew()
 			_, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb8gH)
-			bb7Meta(s)
+			bbMeta(s)
 			tc.run(s)
-			rep := bb7Run(t, c)
-			bb7Expect(t, rep, tc.want)
+			rep := bbRunF(t, c)
+			bbExpect(t, rep, tc.want)
 		})
 	}
 }
@@ -2025,7 +2002,7 @@ func TestClientTelemetryLegacyResubscribe(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := bb8gNew()
 			_, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
-			bb7Meta(s)
+			bbMeta(s)
 			bb8gGTS(s, bb7Zero, bb7ErrNone, bb8gB, 4)
 			bb8gPush(s, bb8gB, 4, bb7ErrNone)
 			bb8gPush(s, bb8gB, 4, bb8gErrUnknownSub)
@@ -2037,8 +2014,8 @@ func TestClientTelemetryLegacyResubscribe(t *testing.T) {
 			if tc.refID == bb8gB {
 				bb8gPush(s, bb8gB, 5, bb7ErrNone)
 			}
-			rep := bb7Run(t, c)
-			bb7Expect(t, rep, tc.want)
+			rep := bbRunF(t, c)
+			bbExpect(t, rep, tc.want)
 		})
 	}
 }
@@ -2059,22 +2036,22 @@ func TestClientJoinResponseLostRetry(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				c := bb8gNew()
 				_, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb8gH)
-				m := bb7J(bb8gH)
+				m := bbJ(bb8gH)
 				h.send(s, "g1", m, 0) // answer lost
 				h.rt(s, "g1", m, 0, bb7ErrCoordNotAvailable, nil, 0)
 				retry := m
 				if ghost {
-					retry = bb7J(bb8gH2)
+					retry = bbJ(bb8gH2)
 				}
 				h.join(s, "g1", retry)
 				h.beat(s, "g1", retry, 1)
-				rep := bb7Run(t, c)
+				rep := bbRunF(t, c)
 				want := map[string]int{}
 				if ghost {
 					// the retried ID is not the header instance ID either.
 					want = map[string]int{"ghost-member": 1, "member-id-misaligned": 1}
 				}
-				bb7Expect(t, rep, want)
+				bbExpect(t, rep, want)
 			})
 		}
 	}
@@ -2094,8 +2071,8 @@ func TestClientCloseBeforeJoinAnswerV0(t *testing.T) {
 	h := bb7CG.at(0)
 	h.send(s, "g1", "", 0)
 	h.rt(s, "g1", "", -1, bb8gErrUnknownMemberID, nil, -1)
-	rep := bb7Run(t, c)
-	bb7Expect(t, rep, map[string]int{"member-id-empty": 1, "leave-without-member-id": 1})
+	rep := bbRunF(t, c)
+	bbExpect(t, rep, map[string]int{"member-id-empty": 1, "leave-without-member-id": 1})
 	bb7Sev(t, rep, "member-id-empty", "info", "")
 	bb7Sev(t, rep, "leave-without-member-id", "error", "")
 }
@@ -2124,29 +2101,29 @@ func TestClientStaticMembershipRestart(t *testing.T) {
 		t.Run(h.name+"/restart", func(t *testing.T) {
 			c := bb8gNew()
 			cn, s := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.1.0.5", 40001)}, "orders-app", bb8gH)
-			static(h, s, bb7J(bb8gH), 0, bb7ErrNone)
-			static(h, s, bb7J(bb8gH), 1, bb7ErrNone)
-			static(h, s, bb7J(bb8gH), -2, bb7ErrNone)
+			static(h, s, bbJ(bb8gH), 0, bb7ErrNone)
+			static(h, s, bbJ(bb8gH), 1, bb7ErrNone)
+			static(h, s, bbJ(bb8gH), -2, bb7ErrNone)
 			cn.Close()
 			_, s2 := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.1.0.5", 40002)}, "orders-app", bb8gH2)
-			static(h, s2, bb7J(bb8gH2), 0, bb7ErrNone)
-			static(h, s2, bb7J(bb8gH2), 1, bb7ErrNone)
-			bb7Expect(t, bb7Run(t, c), map[string]int{})
+			static(h, s2, bbJ(bb8gH2), 0, bb7ErrNone)
+			static(h, s2, bbJ(bb8gH2), 1, bb7ErrNone)
+			bbExpect(t, bbRunF(t, c), map[string]int{})
 		})
 		t.Run(h.name+"/static-leave-empty", func(t *testing.T) {
 			c := bb8gNew()
 			_, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb8gH)
-			static(h, s, bb7J(bb8gH), 0, bb7ErrNone)
+			static(h, s, bbJ(bb8gH), 0, bb7ErrNone)
 			static(h, s, "", -2, bb8gErrUnknownMemberID)
-			bb7Expect(t, bb7Run(t, c), map[string]int{"leave-without-member-id": 1})
+			bbExpect(t, bbRunF(t, c), map[string]int{"leave-without-member-id": 1})
 		})
 		t.Run(h.name+"/same-process-new-id", func(t *testing.T) {
 			c := bb8gNew()
 			_, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb8gH)
-			static(h, s, bb7J(bb8gH), 0, bb7ErrNone)
-			static(h, s, bb7J(bb8gH), -2, bb7ErrNone)
-			static(h, s, bb7J(bb8gR), 0, bb7ErrNone)
-			bb7Expect(t, bb7Run(t, c), map[string]int{"member-id-changed": 1, "member-id-misaligned": 1})
+			static(h, s, bbJ(bb8gH), 0, bb7ErrNone)
+			static(h, s, bbJ(bb8gH), -2, bb7ErrNone)
+			static(h, s, bbJ(bb8gR), 0, bb7ErrNone)
+			bbExpect(t, bbRunF(t, c), map[string]int{"member-id-changed": 1, "member-id-misaligned": 1})
 		})
 	}
 }
@@ -2161,12 +2138,12 @@ func TestClientFencedRejoinNewIDStreamsShare(t *testing.T) {
 		t.Run(h.name, func(t *testing.T) {
 			c := bb8gNew()
 			_, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb8gH)
-			m := bb7J(bb8gH)
+			m := bbJ(bb8gH)
 			h.join(s, "g1", m)
 			h.rt(s, "g1", m, 1, bb8gErrFenced, pcapgen.Ptr(m), 1)
-			h.join(s, "g1", bb7J(bb8gR))
-			rep := bb7Run(t, c)
-			bb7Expect(t, rep, map[string]int{"member-id-changed": 1, "member-id-misaligned": 1})
+			h.join(s, "g1", bbJ(bb8gR))
+			rep := bbRunF(t, c)
+			bbExpect(t, rep, map[string]int{"member-id-changed": 1, "member-id-misaligned": 1})
 			bb7Sev(t, rep, "member-id-changed", "warn", "full")
 		})
 	}
@@ -2190,8 +2167,8 @@ func TestClientShareStdBase64Aligned(t *testing.T) {
 	h.beat(s, "sg", m, 2)
 	h.leave(s, "sg", m)
 	h.join(s, "sg", m)
-	rep := bb7Run(t, c)
-	bb7Expect(t, rep, map[string]int{"member-id-encoding": 1, "member-id-alignment-encoding": 1})
+	rep := bbRunF(t, c)
+	bbExpect(t, rep, map[string]int{"member-id-encoding": 1, "member-id-alignment-encoding": 1})
 	bb7Sev(t, rep, "member-id-encoding", "warn", "")
 	bb7Sev(t, rep, "member-id-alignment-encoding", "info", "")
 }
@@ -2207,27 +2184,27 @@ func TestClientReconnectVariants(t *testing.T) {
 	t.Run("late-on-second-connection", func(t *testing.T) {
 		c := bb8gNew()
 		cn, s := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.1.0.9", 40001)}, "orders-app", bb8gH)
-		bb7Meta(s)
+		bbMeta(s)
 		cn.Close()
 		cn2 := c.Conn(pcapgen.ConnOptions{Client: bb7Host("10.1.0.9", 40002)})
 		s2 := cn2.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), CorrelationID: 1})
 		s2.RoundTrip(pcapgen.APIVersions(4, "apache-kafka-java", "4.2.0"), pcapgen.APIVersionsResponse(4))
 		s2.Header.ClientID = nil
 		s2.Header.InstanceID = &bb8gH
-		bb7Meta(s2)
-		bb7Expect(t, bb7Run(t, c), map[string]int{"instance-id-late": 1})
+		bbMeta(s2)
+		bbExpect(t, bbRunF(t, c), map[string]int{"instance-id-late": 1})
 	})
 	t.Run("client-id-on-second-request", func(t *testing.T) {
 		c := bb8gNew()
 		cn, s := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.1.0.9", 40001)}, "orders-app", bb8gH)
-		bb7Meta(s)
+		bbMeta(s)
 		cn.Close()
 		cn2 := c.Conn(pcapgen.ConnOptions{Client: bb7Host("10.1.0.9", 40002)})
 		s2 := cn2.Session(pcapgen.RequestHeader{InstanceID: &bb8gH, CorrelationID: 1})
 		s2.RoundTrip(pcapgen.APIVersions(4, "apache-kafka-java", "4.2.0"), pcapgen.APIVersionsResponse(4))
 		s2.Header.ClientID = pcapgen.Ptr("orders-app")
-		bb7Meta(s2)
-		bb7Expect(t, bb7Run(t, c), map[string]int{"client-id-missing-first": 1})
+		bbMeta(s2)
+		bbExpect(t, bbRunF(t, c), map[string]int{"client-id-missing-first": 1})
 	})
 }
 
@@ -2244,8 +2221,8 @@ func TestClientSaslFlowDroppedOnAuthenticate(t *testing.T) {
 	s.Header.InstanceID = nil
 	bb8gSasl(s)
 	s.Header.InstanceID = &bb8gH
-	bb7Meta(s)
-	bb7Expect(t, bb7Run(t, c), map[string]int{"instance-id-dropped": 1})
+	bbMeta(s)
+	bbExpect(t, bbRunF(t, c), map[string]int{"instance-id-dropped": 1})
 }
 
 // TestClientTelemetryLegacyReconnect: seed 004 row 1 "The client will
@@ -2274,7 +2251,7 @@ func TestClientTelemetryLegacyReconnect(t *testing.T) {
 				bb8gGTS(s2, bb8gB, bb7ErrNone, bb7Zero, 5)
 				bb8gPush(s2, bb8gB, 5, bb7ErrNone)
 			}
-			bb7Expect(t, bb7Run(t, c), map[string]int{})
+			bbExpect(t, bbRunF(t, c), map[string]int{})
 		})
 	}
 }
@@ -2289,8 +2266,8 @@ func TestClientPreKIPBrokerEchoesAlignedID(t *testing.T) {
 	_, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb8gH)
 	bb8gGTS(s, bb8gH, bb7ErrNone, bb8gH, 3)
 	bb8gPush(s, bb8gH, 3, bb7ErrNone)
-	rep := bb7Run(t, c)
-	bb7Expect(t, rep, map[string]int{"broker-telemetry-id-echo": 1})
+	rep := bbRunF(t, c)
+	bbExpect(t, rep, map[string]int{"broker-telemetry-id-echo": 1})
 	bb7Sev(t, rep, "broker-telemetry-id-echo", "info", "")
 }
 
@@ -2302,11 +2279,11 @@ func TestClientPreKIPBrokerEchoesAlignedID(t *testing.T) {
 func TestClientHeartbeatEmptyMidSession(t *testing.T) {
 	c := bb8gNew()
 	_, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb8gH)
-	m := bb7J(bb8gH)
+	m := bbJ(bb8gH)
 	bb7CG.join(s, "g1", m)
 	bb7CG.rt(s, "g1", "", 1, bb8gErrUnknownMemberID, nil, 1)
 	bb7CG.leave(s, "g1", m)
-	bb7Expect(t, bb7Run(t, c), map[string]int{})
+	bbExpect(t, bbRunF(t, c), map[string]int{})
 }
 
 const (

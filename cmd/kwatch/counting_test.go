@@ -111,9 +111,9 @@ func TestCountingNotUUIDOncePerSubject(t *testing.T) {
 	cgJoin(s2, 1, bbGroup, m)
 	cn2.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-not-uuid": 3})
+	bbExpect(t, rep, map[string]int{"member-id-not-uuid": 3})
 	bbCheck(t, rep, "member-id-not-uuid", "warn", "full", 0)
-	if fs := bbAll(rep, "member-id-not-uuid"); len(fs) > 0 && fs[0].Frame != jf {
+	if fs := bbOf(rep, "member-id-not-uuid"); len(fs) > 0 && fs[0].Frame != jf {
 		t.Errorf("first member-id-not-uuid frame %d, want %d (the first request that shows it)", fs[0].Frame, jf)
 	}
 }
@@ -129,7 +129,7 @@ func TestCountingFrameOfSegmentedRequest(t *testing.T) {
 	_, frames := s.Pipeline(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, a, 0), pcapgen.ConsumerGroupHeartbeat(1, bbGroup, b, 0))
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"ghost-member": 1})
+	bbExpect(t, rep, map[string]int{"ghost-member": 1})
 	bbCheck(t, rep, "ghost-member", "error", "full", frames[1])
 }
 
@@ -154,7 +154,7 @@ func TestCountingRepeatedCount(t *testing.T) {
 	cn.Close()
 	path := bbCaptureFile(t, c, "")
 	acc := bb5Read(t, path, bb5Acc)
-	got := bb5Counts(acc)
+	got := bbCounts(acc)
 	n := got["instance-id-repeated"]
 	if n != 1 && n != 3 {
 		t.Errorf("instance-id-repeated %d, want 1 (per connection) or 3 (per request)", n)
@@ -162,12 +162,12 @@ func TestCountingRepeatedCount(t *testing.T) {
 	if len(got) != 1 {
 		t.Errorf("other rules fired: %v", got)
 	}
-	for _, f := range bb5Of(acc, "instance-id-repeated") {
+	for _, f := range bbOf(acc, "instance-id-repeated") {
 		bb5Field(t, f, "severity", "info")
 		bb5Field(t, f, "confidence", "full")
 	}
 	bb5Field(t, bb5First(acc, "instance-id-repeated"), "frame", f2)
-	t.Logf("instance-id-repeated for 3 repeating requests: %d finding(s)\n%s", n, bb5Summary(acc))
+	t.Logf("instance-id-repeated for 3 repeating requests: %d finding(s)\n%s", n, acc.summary())
 	if code := bb5Exit(path, "--profile", bb5Acc); code != 0 {
 		t.Errorf("default --fail-on error: exit %d, want 0 (repeated is info)", code)
 	}
@@ -190,14 +190,14 @@ func bb7V1(id [16]byte) [16]byte {
 // first request that shows it". The same member ID in two groups of one
 // connection is two subjects; heartbeats and leaves add none.
 func TestCountingPropertyRulesOncePerGroup(t *testing.T) {
-	v1 := bb7J(bb7V1(pcapgen.SeqUUID(0x05)))
+	v1 := bbJ(bb7V1(pcapgen.SeqUUID(0x05)))
 	cases := []struct {
 		name   string
 		modern bool
 		member string
 		want   map[string]int
 	}{
-		{"misaligned", true, bb7J(bb7Y), map[string]int{"member-id-misaligned": 2}},
+		{"misaligned", true, bbJ(bb7Y), map[string]int{"member-id-misaligned": 2}},
 		{"alignment-encoding", true, pcapgen.PaddedURL(bb7X), map[string]int{"member-id-alignment-encoding": 2, "member-id-encoding": 2}},
 		{"not-v4", false, v1, map[string]int{"member-id-not-v4": 2}},
 		{"encoding", false, pcapgen.Dashed(pcapgen.SeqUUID(0x06)), map[string]int{"member-id-encoding": 2}},
@@ -221,8 +221,8 @@ func TestCountingPropertyRulesOncePerGroup(t *testing.T) {
 			bb7CG.leave(s, "g1", tc.member)
 			bb7CG.leave(s, "g2", tc.member)
 			cn.Close()
-			rep := bb7Run(t, c)
-			bb7Expect(t, rep, tc.want)
+			rep := bbRunF(t, c)
+			bbExpect(t, rep, tc.want)
 			for r := range tc.want {
 				bb7EqInts(t, r+" frames (the first request of each group)", bb7Frames(rep, r), joins)
 			}
@@ -242,13 +242,13 @@ func TestCountingPropertyRulesCombine(t *testing.T) {
 	dashUnderscore := pcapgen.SeqUUID(0x07)
 	dashUnderscore[0] = 0xfb // first character '-'
 	dashUnderscore[3] = 0xfc // fifth character '_'
-	java := bb7J(dashUnderscore)
+	java := bbJ(dashUnderscore)
 	if !strings.Contains(java, "-") || !strings.Contains(java, "_") {
 		t.Fatalf("scenario bug: %q", java)
 	}
 	// A Java-form string whose last character carries non-zero trailing bits.
 	const alpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-	base := bb7J(pcapgen.SeqUUID(0x08))
+	base := bbJ(pcapgen.SeqUUID(0x08))
 	last := strings.IndexByte(alpha, base[21])
 	dirty := base[:21] + string(alpha[last&0x30|0x05])
 	cases := []struct {
@@ -281,8 +281,8 @@ func TestCountingPropertyRulesCombine(t *testing.T) {
 			jf := bb7CG.join(s, "g", tc.member)
 			bb7CG.beat(s, "g", tc.member, 1)
 			cn.Close()
-			rep := bb7Run(t, c)
-			bb7Expect(t, rep, tc.want)
+			rep := bbRunF(t, c)
+			bbExpect(t, rep, tc.want)
 			for r, sev := range tc.sev {
 				bb7Sev(t, rep, r, sev, "full")
 				bb7EqInts(t, r+" frame", bb7Frames(rep, r), []int{jf})
@@ -306,17 +306,17 @@ func TestCountingSharedFirstClientIDs(t *testing.T) {
 		for i, first := range []*string{pcapgen.Ptr("a"), pcapgen.Ptr("a"), nil, pcapgen.Ptr("")} {
 			cn := c.Conn(pcapgen.ConnOptions{Client: bb7Host("10.7.3.1", uint16(41001+i))})
 			s := cn.Session(pcapgen.RequestHeader{ClientID: first, InstanceID: &bb7X, CorrelationID: 1})
-			bb7Meta(s)
+			bbMeta(s)
 			s.Header.ClientID = nil
-			bb7Meta(s)
+			bbMeta(s)
 			if i == 1 {
 				s.Header.ClientID = pcapgen.Ptr("b")
-				bb7Meta(s)
+				bbMeta(s)
 			}
 			cn.Close()
 		}
-		rep := bb7Run(t, c)
-		got := bb7Counts(rep)
+		rep := bbRunF(t, c)
+		got := bbCounts(rep)
 		if got["instance-id-shared"] != 0 || got["client-id-changed"] != 1 {
 			t.Errorf("instance-id-shared %d (want 0), client-id-changed %d (want 1)\n%s", got["instance-id-shared"], got["client-id-changed"], rep.summary())
 		}
@@ -328,15 +328,15 @@ func TestCountingSharedFirstClientIDs(t *testing.T) {
 		for i, h := range []string{"10.7.3.1", "10.7.3.2"} {
 			cn := c.Conn(pcapgen.ConnOptions{Client: bb7Host(h, 41001)})
 			s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("a"), InstanceID: &one, CorrelationID: 1})
-			if f := bb7Meta(s); i == 1 {
+			if f := bbMeta(s); i == 1 {
 				second = f
 			}
 			s.Header.ClientID = nil
-			bb7Meta(s)
+			bbMeta(s)
 			cn.Close()
 		}
-		rep := bb7Run(t, c)
-		bb7Expect(t, rep, map[string]int{"instance-id-reserved": 1, "instance-id-shared": 1})
+		rep := bbRunF(t, c)
+		bbExpect(t, rep, map[string]int{"instance-id-reserved": 1, "instance-id-shared": 1})
 		bb7Sev(t, rep, "instance-id-shared", "warn", "full")
 		bb7EqInts(t, "instance-id-shared frame", bb7Frames(rep, "instance-id-shared"), []int{second})
 	})
@@ -353,28 +353,28 @@ func TestCountingMalformed(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
 		cn, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb7X)
 		s.Header.RawTags = bad
-		f1 := bb7Meta(s)
-		f2 := bb7Meta(s)
+		f1 := bbMeta(s)
+		f2 := bbMeta(s)
 		s.Header.RawTags = nil
-		bb7Meta(s)
+		bbMeta(s)
 		cn.Close()
-		rep := bb7Run(t, c)
-		bb7Expect(t, rep, map[string]int{"instance-id-malformed": 2})
+		rep := bbRunF(t, c)
+		bbExpect(t, rep, map[string]int{"instance-id-malformed": 2})
 		bb7EqInts(t, "instance-id-malformed frames", bb7Frames(rep, "instance-id-malformed"), []int{f1, f2})
 	})
 	t.Run("malformed-none-then-id", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
 		cn := c.Conn(pcapgen.ConnOptions{})
 		s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), RawTags: bad, CorrelationID: 1})
-		bb7Meta(s)
+		bbMeta(s)
 		s.Header.RawTags = nil
 		s.Header.ClientID = nil
-		bb7Meta(s)
+		bbMeta(s)
 		s.Header.InstanceID = &bb7X
-		lf := bb7Meta(s)
+		lf := bbMeta(s)
 		cn.Close()
-		rep := bb7Run(t, c)
-		bb7Expect(t, rep, map[string]int{"instance-id-malformed": 1, "instance-id-late": 1})
+		rep := bbRunF(t, c)
+		bbExpect(t, rep, map[string]int{"instance-id-malformed": 1, "instance-id-late": 1})
 		bb7EqInts(t, "instance-id-late frame", bb7Frames(rep, "instance-id-late"), []int{lf})
 	})
 }

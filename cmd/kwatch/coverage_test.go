@@ -35,10 +35,10 @@ func TestCoverageMidstreamPartial(t *testing.T) {
 	cn.Close()
 	rep := bbRun(t, c)
 	if n := len(bbOf(rep, "instance-id-changed")); n != 1 {
-		t.Errorf("instance-id-changed: %d findings, want 1\n%s", n, bbSummary(rep))
+		t.Errorf("instance-id-changed: %d findings, want 1\n%s", n, rep.summary())
 	}
 	if n := len(bbOf(rep, "client-id-changed")); n != 1 {
-		t.Errorf("client-id-changed: %d findings, want 1\n%s", n, bbSummary(rep))
+		t.Errorf("client-id-changed: %d findings, want 1\n%s", n, rep.summary())
 	}
 	for _, f := range rep.Findings {
 		if f["rule"] == "instance-id-changed" || f["rule"] == "client-id-changed" {
@@ -220,7 +220,7 @@ func TestCoverageSynAckIsStartMember(t *testing.T) {
 	lf, _ := s.RoundTrip(pcapgen.Metadata(12, "t"), pcapgen.MetadataResponse(12, "10.0.0.1", 9092))
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"instance-id-late": 1})
+	bbExpect(t, rep, map[string]int{"instance-id-late": 1})
 	bbCheck(t, rep, "instance-id-late", "error", "full", lf)
 	if n := rep.Totals.Coverage["midstream-join"]; n != 0 {
 		t.Errorf("midstream-join %d with a SYN-ACK seen, want 0", n)
@@ -246,7 +246,7 @@ func TestCoverageMidstreamPartialMember(t *testing.T) {
 	nf := cgJoin(s2, 1, bbGroup, "not-a-uuid-member")
 	cn2.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"instance-id-late": 1, "member-id-not-uuid": 1})
+	bbExpect(t, rep, map[string]int{"instance-id-late": 1, "member-id-not-uuid": 1})
 	bbCheck(t, rep, "instance-id-late", "error", "partial", lf)
 	bbCheck(t, rep, "member-id-not-uuid", "warn", "", nf)
 	if n := rep.Totals.Coverage["midstream-join"]; n != 2 {
@@ -268,7 +268,7 @@ func TestCoverageGapPartialMember(t *testing.T) {
 	jf := cgJoin(s, 1, bbGroup, b)
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-changed": 1})
+	bbExpect(t, rep, map[string]int{"member-id-changed": 1})
 	bbCheck(t, rep, "member-id-changed", "warn", "partial", jf)
 	if n := rep.Totals.Coverage["stream-gap"]; n != 1 {
 		t.Errorf("stream-gap %d, want 1", n)
@@ -311,7 +311,7 @@ func TestCoverageGapThenBrokerAssigned(t *testing.T) {
 	cgBeat(s, 1, bbGroup, assigned, 1)
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-empty": 1, "broker-generated-member-id": 1, "broker-accepted-invalid": 1})
+	bbExpect(t, rep, map[string]int{"member-id-empty": 1, "broker-generated-member-id": 1, "broker-accepted-invalid": 1})
 	bbCheck(t, rep, "member-id-empty", "error", "partial", jf)
 	if n := rep.Totals.Coverage["unmatched-response"]; n != 0 {
 		t.Errorf("unmatched-response %d: every response after the gap answers a request that was seen", n)
@@ -339,7 +339,7 @@ func TestCoverageGapNoFalseGhost(t *testing.T) {
 	jf := cgJoin(s, 1, bbGroup, b)
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-changed": 1})
+	bbExpect(t, rep, map[string]int{"member-id-changed": 1})
 	bbCheck(t, rep, "member-id-changed", "warn", "partial", jf)
 }
 
@@ -355,7 +355,7 @@ func bb4Fmt(m map[string]int) string {
 // bb4LossSteps: a KIP-1313 client; step 2 (corr 3) or its answer is lost;
 // steps 3-6 give findings after the gap.
 func bb4LossSteps(cidEvery bool) []bb4Step {
-	x, y := bb4ID(bb4X), bb4ID(bb4Y)
+	x, y := bbID(bb4X), bbID(bb4Y)
 	meta := func(id *[16]byte) bb4Step {
 		return bb4Step{nil, id, pcapgen.Metadata(12, "orders"), pcapgen.MetadataResponse(12, "10.0.0.1", 9092)}
 	}
@@ -455,7 +455,7 @@ func TestCoverageLossClientAcked(t *testing.T) {
 					cn.Reply(r)
 				}
 				cn.Close()
-				rep := bb4Run(t, c)
+				rep := bbRun(t, c)
 				want := map[string]int{
 					"instance-id-changed/partial":     1,
 					"telemetry-id-mismatch/partial":   1,
@@ -465,10 +465,10 @@ func TestCoverageLossClientAcked(t *testing.T) {
 				got := bb4Rules(rep, true)
 				delete(got, "client-id-repeated/full")
 				delete(got, "client-id-repeated/partial")
-				bbCompareCounts(t, "rule/confidence", got, want, func() string { return bb4Sum(rep) })
+				bbCompareCounts(t, "rule/confidence", got, want, rep.summary)
 				bb4CovAtLeast(t, rep, "stream-gap", 1)
 				if n := rep.Totals.Coverage["unmatched-response"]; n > 1 {
-					t.Errorf("unmatched-response %d: only the lost request's answer may be unmatched\n%s", n, bb4Sum(rep))
+					t.Errorf("unmatched-response %d: only the lost request's answer may be unmatched\n%s", n, rep.summary())
 				}
 				var lost []int
 				if mode == "whole" || mode == "head" {
@@ -501,7 +501,7 @@ func TestCoverageLossClientUnacked(t *testing.T) {
 					cn.Send(q)
 				}
 			}
-			rep := bb4Run(t, c)
+			rep := bbRun(t, c)
 			bb4ExpectConf(t, rep, map[string]int{
 				"instance-id-changed/partial":   1,
 				"telemetry-id-mismatch/partial": 1,
@@ -552,8 +552,8 @@ func TestCoverageLossBroker(t *testing.T) {
 						cn.Reply(r[i])
 					}
 				}
-				rep := bb4Run(t, c)
-				bb4Expect(t, rep, map[string]int{
+				rep := bbRun(t, c)
+				bbExpect(t, rep, map[string]int{
 					"instance-id-changed":     1,
 					"telemetry-id-mismatch":   1,
 					"broker-accepted-invalid": 1,
@@ -580,7 +580,7 @@ func TestCoverageMidstreamRef(t *testing.T) {
 		t.Run(fmt.Sprintf("mss%d", p.MSS), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{Perturb: p})
 			bb4Ref(c, pcapgen.ConnOptions{NoSYN: true}).Close()
-			rep := bb4Run(t, c)
+			rep := bbRun(t, c)
 			bb4ExpectConf(t, rep, map[string]int{
 				"instance-id-changed/partial":  1,
 				"client-id-changed/partial":    1,
@@ -600,7 +600,7 @@ func TestCoverageMidstreamRef(t *testing.T) {
 // bb4MidSteps: requests of a KIP-1313 client well after its first request
 // (client ID null), or of a client that repeats its client ID.
 func bb4MidSteps(cid *string) []bb4Step {
-	x, y := bb4ID(bb4X), bb4ID(bb4Y)
+	x, y := bbID(bb4X), bbID(bb4Y)
 	meta := func(id *[16]byte) bb4Step {
 		return bb4Step{cid, id, pcapgen.Metadata(12, "orders"), pcapgen.MetadataResponse(12, "10.0.0.1", 9092)}
 	}
@@ -636,10 +636,10 @@ func TestCoverageMidstreamMidFrame(t *testing.T) {
 				c := pcapgen.New(pcapgen.Options{})
 				cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
 				if brokerFirst {
-					_, r := bb4Encode(40, bb4Step{cid, bb4ID(bb4X), pcapgen.Metadata(12, "orders"), pcapgen.MetadataResponse(12, "10.0.0.1", 9092)})
+					_, r := bb4Encode(40, bb4Step{cid, bbID(bb4X), pcapgen.Metadata(12, "orders"), pcapgen.MetadataResponse(12, "10.0.0.1", 9092)})
 					cn.Reply(r[len(r)/2:])
 				}
-				pq, pr := bb4Encode(49, bb4Step{cid, bb4ID(bb4X), pcapgen.Produce(9, "orders", [16]byte{}, bb4Records(800)), pcapgen.ProduceResponse(9, "orders", [16]byte{})})
+				pq, pr := bb4Encode(49, bb4Step{cid, bbID(bb4X), pcapgen.Produce(9, "orders", [16]byte{}, bb4Records(800)), pcapgen.ProduceResponse(9, "orders", [16]byte{})})
 				cn.Raw(pcapgen.ToBroker, pq[len(pq)-300:])
 				cn.Reply(pr)
 				for i, st := range bb4MidSteps(cid) {
@@ -648,7 +648,7 @@ func TestCoverageMidstreamMidFrame(t *testing.T) {
 					cn.Reply(r)
 				}
 				cn.Close()
-				rep := bb4Run(t, c)
+				rep := bbRun(t, c)
 				got := bb4Rules(rep, true)
 				delete(got, "client-id-repeated/partial")
 				want := map[string]int{
@@ -663,10 +663,10 @@ func TestCoverageMidstreamMidFrame(t *testing.T) {
 						want[r] = 1
 					}
 				}
-				bbCompareCounts(t, "rule/confidence", got, want, func() string { return bb4Sum(rep) })
+				bbCompareCounts(t, "rule/confidence", got, want, rep.summary)
 				bb4Cov(t, rep, "midstream-join", 1)
 				if rep.Totals.Requests < 6 {
-					t.Errorf("requests %d, want >= 6 decoded after the join\n%s", rep.Totals.Requests, bb4Sum(rep))
+					t.Errorf("requests %d, want >= 6 decoded after the join\n%s", rep.Totals.Requests, rep.summary())
 				}
 				bb4CheckMatched(t, c, []int{51, 52, 53, 54, 55, 56}, nil)
 				if n := rep.Totals.Coverage["unmatched-response"]; n > 1 {
@@ -691,15 +691,15 @@ func TestCoverageMidstreamNullFirstAtBoundary(t *testing.T) {
 			if brokerFirst {
 				cn.Reply(pcapgen.EncodeResponse(19, 12, pcapgen.MetadataResponse(12, "10.0.0.1", 9092)))
 			}
-			s := cn.Session(pcapgen.RequestHeader{InstanceID: bb4ID(bb4X), CorrelationID: 20})
-			bb4Meta(s)
-			bb4Meta(s)
+			s := cn.Session(pcapgen.RequestHeader{InstanceID: bbID(bb4X), CorrelationID: 20})
+			bbMeta(s)
+			bbMeta(s)
 			s.Header.InstanceID = nil
-			bb4Meta(s) // dropped
-			s.Header.InstanceID = bb4ID(bb4X)
-			bb4Meta(s)
+			bbMeta(s) // dropped
+			s.Header.InstanceID = bbID(bb4X)
+			bbMeta(s)
 			cn.Close()
-			rep := bb4Run(t, c)
+			rep := bbRun(t, c)
 			bb4ExpectConf(t, rep, map[string]int{"instance-id-dropped/partial": 1})
 			if rep.Totals.Requests != 4 {
 				t.Errorf("requests %d, want 4", rep.Totals.Requests)
@@ -735,18 +735,18 @@ func TestCoverageMidstreamFirstNullAnswered(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
 			cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
 			if tc.midFrame {
-				pq, pr := bb4Encode(49, bb4Step{cid, bb4ID(bb4X), pcapgen.Produce(9, "orders", [16]byte{}, bb4Records(800)), pcapgen.ProduceResponse(9, "orders", [16]byte{})})
+				pq, pr := bb4Encode(49, bb4Step{cid, bbID(bb4X), pcapgen.Produce(9, "orders", [16]byte{}, bb4Records(800)), pcapgen.ProduceResponse(9, "orders", [16]byte{})})
 				cn.Raw(pcapgen.ToBroker, pq[len(pq)-300:])
 				cn.Reply(pr)
 			}
-			s := cn.Session(pcapgen.RequestHeader{ClientID: cid, InstanceID: bb4ID(bb4X), CorrelationID: 51})
+			s := cn.Session(pcapgen.RequestHeader{ClientID: cid, InstanceID: bbID(bb4X), CorrelationID: 51})
 			reqFrame, _ := s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb4Z), pcapgen.GetTelemetrySubscriptionsResponse(0, [16]byte{}, 7))
-			bb4Meta(s)
-			bb4Meta(s)
+			bbMeta(s)
+			bbMeta(s)
 			cn.Close()
-			rep := bb4Run(t, c)
-			bb4Expect(t, rep, want)
-			if fs := bb4Of(rep, "telemetry-id-mismatch"); len(fs) == 1 && fs[0]["frame"] != float64(reqFrame) {
+			rep := bbRun(t, c)
+			bbExpect(t, rep, want)
+			if fs := bbOf(rep, "telemetry-id-mismatch"); len(fs) == 1 && fs[0]["frame"] != float64(reqFrame) {
 				t.Errorf("telemetry-id-mismatch at frame %v, the request was completed by frame %d", fs[0]["frame"], reqFrame)
 			}
 			if rep.Totals.Responses != 3 {
@@ -766,13 +766,13 @@ func TestCoverageSnaplen(t *testing.T) {
 		t.Run(link.String(), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{Snaplen: 200, Link: link})
 			cn := c.Conn(pcapgen.ConnOptions{})
-			s := bb4Sess(cn, pcapgen.Ptr("orders-app"), bb4ID(bb4X))
-			bb4Meta(s)
+			s := bb4Sess(cn, pcapgen.Ptr("orders-app"), bbID(bb4X))
+			bbMeta(s)
 			s.Header.ClientID = nil
 			s.RoundTrip(pcapgen.Produce(9, "orders", [16]byte{}, bb4Records(4000)), pcapgen.ProduceResponse(9, "orders", [16]byte{}))
 			bb4AfterBad(s)
 			cn.Close()
-			rep := bb4Run(t, c)
+			rep := bbRun(t, c)
 			bb4ExpectConf(t, rep, map[string]int{"instance-id-changed/partial": 1})
 			bb4CovAtLeast(t, rep, "truncated-packet", 1)
 			if rep.Totals.Packets != c.Frames() {
@@ -796,17 +796,17 @@ func TestCoverageSnaplen(t *testing.T) {
 func TestCoverageFirstRequestLost(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bb4Sess(cn, pcapgen.Ptr("orders-app"), bb4ID(bb4X))
+	s := bb4Sess(cn, pcapgen.Ptr("orders-app"), bbID(bb4X))
 	cn.DropNext(1)
 	s.RoundTrip(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"), pcapgen.APIVersionsResponse(3))
 	s.Header.ClientID = nil
 	bb4AfterBad(s)
 	s.Header.ClientID = pcapgen.Ptr("orders-app")
-	bb4Meta(s)
+	bbMeta(s)
 	cn.Close()
-	rep := bb4Run(t, c)
-	if n := len(bb4Of(rep, "instance-id-changed")); n != 1 {
-		t.Errorf("instance-id-changed %d, want 1\n%s", n, bb4Sum(rep))
+	rep := bbRun(t, c)
+	if n := len(bbOf(rep, "instance-id-changed")); n != 1 {
+		t.Errorf("instance-id-changed %d, want 1\n%s", n, rep.summary())
 	}
 	for _, f := range rep.Findings {
 		if f["confidence"] != "partial" {
@@ -845,7 +845,7 @@ func TestCoverageLossSpansFrames(t *testing.T) {
 		cn.Reply(r[i])
 	}
 	cn.Close()
-	rep := bb4Run(t, c)
+	rep := bbRun(t, c)
 	bb4ExpectConf(t, rep, map[string]int{
 		"telemetry-id-mismatch/partial":   1,
 		"broker-accepted-invalid/partial": 1,
@@ -877,7 +877,7 @@ func TestCoverageMidstreamUnobservableCounted(t *testing.T) {
 	}
 	acc := bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc)
 	bb5Expect(t, "accepted-2026", acc, map[string]int{"instance-id-missing-first": 2})
-	fs := bb5Of(acc, "instance-id-missing-first")
+	fs := bbOf(acc, "instance-id-missing-first")
 	for i, f := range fs {
 		if i < 2 {
 			bb5Field(t, f, "frame", frames[i+1])
@@ -917,7 +917,7 @@ func TestCoverageMidstreamRepeatsPartial(t *testing.T) {
 			t.Errorf("mid-stream finding %v %v confidence %v: only partial info allowed", f["rule"], f["severity"], f["confidence"])
 		}
 	}
-	t.Logf("mid-stream X,X,X findings:\n%s", bb5Summary(acc))
+	t.Logf("mid-stream X,X,X findings:\n%s", acc.summary())
 }
 
 // SPEC 4: "A connection whose first request was not seen is "identity
@@ -950,8 +950,8 @@ func TestCoverageFirstRequestLostInGap(t *testing.T) {
 // every other rule judges the request itself and stays full. Each scenario
 // on its own connection without a handshake.
 func TestCoverageMidstreamConfidenceByRule(t *testing.T) {
-	a := bb7J(pcapgen.SeqUUID(0x0b))
-	b := bb7J(pcapgen.SeqUUID(0x1b))
+	a := bbJ(pcapgen.SeqUUID(0x0b))
+	b := bbJ(pcapgen.SeqUUID(0x1b))
 	mid := pcapgen.ConnOptions{NoSYN: true}
 	cases := []struct {
 		name string
@@ -977,9 +977,9 @@ func TestCoverageMidstreamConfidenceByRule(t *testing.T) {
 			// header at the first byte captured, answered: README 13).
 			cn := c.Conn(mid)
 			s := cn.Session(pcapgen.RequestHeader{CorrelationID: 40})
-			bb7Meta(s)
+			bbMeta(s)
 			s.Header.ClientID = pcapgen.Ptr("legacy-app")
-			bb7Meta(s)
+			bbMeta(s)
 			cn.Close()
 		}, map[string]int{"client-id-missing-first": 1}, "partial"},
 		{"ghost-member", func(c *pcapgen.Capture) {
@@ -1000,7 +1000,7 @@ func TestCoverageMidstreamConfidenceByRule(t *testing.T) {
 		}, map[string]int{"leave-without-member-id": 1}, "full"},
 		{"member-id-misaligned", func(c *pcapgen.Capture) {
 			cn, s := bb7Modern(c, mid, "orders-app", bb7X)
-			bb7CG.join(s, "g", bb7J(bb7Y))
+			bb7CG.join(s, "g", bbJ(bb7Y))
 			cn.Close()
 		}, map[string]int{"member-id-misaligned": 1}, "full"},
 		{"telemetry-id-requested-with-header", func(c *pcapgen.Capture) {
@@ -1013,8 +1013,8 @@ func TestCoverageMidstreamConfidenceByRule(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
 			tc.play(c)
-			rep := bb7Run(t, c)
-			bb7Expect(t, rep, tc.want)
+			rep := bbRunF(t, c)
+			bbExpect(t, rep, tc.want)
 			for _, f := range rep.Findings {
 				if f.Confidence != tc.conf {
 					t.Errorf("%s at frame %d: confidence %q, want %q", f.Rule, f.Frame, f.Confidence, tc.conf)
@@ -1052,19 +1052,19 @@ func TestCoverageIdleConnectionEnds(t *testing.T) {
 		t.Run(tc.idle.String(), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
 			cn, s := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.7.4.1", 41001)}, "orders-app", bb7X)
-			bb7Meta(s)
+			bbMeta(s)
 			other, os := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.7.4.2", 41001)}, "other-app", bb7C)
 			for el := time.Duration(0); el < tc.idle; el += time.Minute {
 				c.Sleep(time.Minute)
-				bb7Meta(os)
+				bbMeta(os)
 			}
 			other.Close()
 			s.Header.InstanceID = &bb7Y
-			bb7Meta(s)
-			bb7Meta(s)
+			bbMeta(s)
+			bbMeta(s)
 			cn.Close()
-			rep := bb7Run(t, c)
-			bb7Expect(t, rep, tc.want)
+			rep := bbRunF(t, c)
+			bbExpect(t, rep, tc.want)
 			bb7Sev(t, rep, "instance-id-changed", "error", "full")
 			if n := rep.Totals.Coverage["midstream-join"]; n != tc.mid {
 				t.Errorf("midstream-join %d, want %d", n, tc.mid)
@@ -1082,12 +1082,12 @@ func TestCoverageIdleConnectionEnds(t *testing.T) {
 // last"), SPEC 3.7 (client-id-repeated "once per connection, when the
 // connection ends"). A third client keeps packet time moving.
 func TestCoverageIdleEndsClaimsAndConnections(t *testing.T) {
-	m := bb7J(pcapgen.SeqUUID(0x0e))
+	m := bbJ(pcapgen.SeqUUID(0x0e))
 	keepBusy := func(c *pcapgen.Capture, d time.Duration) {
 		cn, s := bb7Legacy(c, pcapgen.ConnOptions{Client: bb7Host("10.7.9.9", 41009)}, "busy-app")
 		for el := time.Duration(0); el < d; el += time.Minute {
 			c.Sleep(time.Minute)
-			bb7Meta(s)
+			bbMeta(s)
 		}
 		cn.Close()
 	}
@@ -1104,7 +1104,7 @@ func TestCoverageIdleEndsClaimsAndConnections(t *testing.T) {
 			bb7CG.join(s2, "g", m)
 			cn2.Close()
 			_ = cn1 // never closed: it falls silent
-			bb7Expect(t, bb7Run(t, c), map[string]int{"member-id-collision": tc.collision})
+			bbExpect(t, bbRunF(t, c), map[string]int{"member-id-collision": tc.collision})
 		})
 	}
 	// README 12: client-id-repeated's frame is "the packet that ended the
@@ -1116,14 +1116,14 @@ func TestCoverageIdleEndsClaimsAndConnections(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
 		cn, s := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.7.9.1", 41001)}, "orders-app", bb7X)
 		s.Header.ClientID = pcapgen.Ptr("orders-app")
-		bb7Meta(s)
-		bb7Meta(s)
+		bbMeta(s)
+		bbMeta(s)
 		last := c.Frames()
 		keepBusy(c, 11*time.Minute)
 		_ = cn // never closed: it falls silent
-		rep := bb7Run(t, c)
-		bb7Expect(t, rep, map[string]int{"client-id-repeated": 1})
-		for _, f := range bb7All(rep, "client-id-repeated") {
+		rep := bbRunF(t, c)
+		bbExpect(t, rep, map[string]int{"client-id-repeated": 1})
+		for _, f := range bbOf(rep, "client-id-repeated") {
 			if f.Frame != last {
 				t.Errorf("client-id-repeated frame %d, want the connection's last packet %d", f.Frame, last)
 			}
@@ -1151,13 +1151,13 @@ func TestCoverageConnectionEndsByReuseAndReset(t *testing.T) {
 		o := pcapgen.ConnOptions{Client: bb7Host("10.7.10.1", 41001)}
 		_, s := bb7Modern(c, o, "orders-app", bb7X)
 		s.Header.ClientID = pcapgen.Ptr("orders-app")
-		bb7Meta(s)
+		bbMeta(s)
 		last := c.Frames()
 		cn2, s2 := bb7Modern(c, o, "orders-app", bb7X)
-		bb7Meta(s2)
+		bbMeta(s2)
 		cn2.Close()
-		rep := bb7Run(t, c)
-		bb7Expect(t, rep, map[string]int{"client-id-repeated": 1})
+		rep := bbRunF(t, c)
+		bbExpect(t, rep, map[string]int{"client-id-repeated": 1})
 		bb7EqInts(t, "client-id-repeated frame", bb7Frames(rep, "client-id-repeated"), []int{last})
 	})
 	// README 12: on a connection closed by FIN, FIN, ACK the packet that
@@ -1166,22 +1166,22 @@ func TestCoverageConnectionEndsByReuseAndReset(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
 		cn, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb7X)
 		s.Header.ClientID = pcapgen.Ptr("orders-app")
-		bb7Meta(s)
+		bbMeta(s)
 		cn.Close()
-		rep := bb7Run(t, c)
-		bb7Expect(t, rep, map[string]int{"client-id-repeated": 1})
+		rep := bbRunF(t, c)
+		bbExpect(t, rep, map[string]int{"client-id-repeated": 1})
 		bb7EqInts(t, "client-id-repeated frame", bb7Frames(rep, "client-id-repeated"), []int{c.Frames() - 1})
 	})
 	t.Run("claim-ends-with-reset", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
-		m := bb7J(pcapgen.SeqUUID(0x0f))
+		m := bbJ(pcapgen.SeqUUID(0x0f))
 		cn1, s1 := bb7Legacy(c, pcapgen.ConnOptions{Client: bb7Host("10.7.10.1", 41001)}, "app-1")
 		bb7CG.join(s1, "g", m)
 		cn1.Reset()
 		cn2, s2 := bb7Legacy(c, pcapgen.ConnOptions{Client: bb7Host("10.7.10.2", 41001)}, "app-2")
 		bb7CG.join(s2, "g", m)
 		cn2.Close()
-		bb7Expect(t, bb7Run(t, c), nil)
+		bbExpect(t, bbRunF(t, c), nil)
 	})
 }
 
@@ -1219,18 +1219,18 @@ func bb8cLose(cn *pcapgen.Conn, d pcapgen.Dir, frame []byte, a, b int) {
 func TestCoverageGapInProduceBodyRecordsLookLikeRequests(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8cModern(c, pcapgen.ConnOptions{}, "orders-app", bb8cX)
-	bb8cMeta(s) // corr 2
-	fakeA := pcapgen.EncodeRequest(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("evil-app"), InstanceID: bb8cID(bb8cY), CorrelationID: 4}, pcapgen.Metadata(12, "orders"))
-	fakeB := pcapgen.EncodeRequest(pcapgen.RequestHeader{InstanceID: bb8cID(bb8cY), CorrelationID: 4}, pcapgen.Metadata(12, "orders"))
+	bbMeta(s) // corr 2
+	fakeA := pcapgen.EncodeRequest(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("evil-app"), InstanceID: bbID(bb8cY), CorrelationID: 4}, pcapgen.Metadata(12, "orders"))
+	fakeB := pcapgen.EncodeRequest(pcapgen.RequestHeader{InstanceID: bbID(bb8cY), CorrelationID: 4}, pcapgen.Metadata(12, "orders"))
 	records := slices.Concat(bb8cFiller(400), fakeA, fakeB, bb8cFiller(600))
 	prodCorr, prod := s.Encode(pcapgen.Produce(9, "orders", bb8cZero, records))
 	bb8cLose(cn, pcapgen.ToBroker, prod, 100, 250)
 	cn.Reply(pcapgen.EncodeResponse(prodCorr, 9, pcapgen.ProduceResponse(9, "orders", bb8cZero)))
-	f4 := bb8cMeta(s)
-	f5 := bb8cMetaWith(s, bb8cID(bb8cY))
+	f4 := bbMeta(s)
+	f5 := bb8cMetaWith(s, bbID(bb8cY))
 	cn.Close()
 	path := bbCaptureFile(t, c, "")
-	rep := bb8cRead(t, path)
+	rep := bbReadF(t, path)
 	bb8cExact(t, rep, bb8cW{"instance-id-changed", "error", "partial", f5})
 	bb8cCov(t, rep, map[string]int{"stream-gap": 1, "framing-error": 0, "unmatched-response": 0})
 	d := bb8cDump(t, path)
@@ -1255,17 +1255,17 @@ func TestCoverageGapInProduceBodyRecordsLookLikeRequests(t *testing.T) {
 func TestCoverageGapScanRejectsOldCorrelationID(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8cModern(c, pcapgen.ConnOptions{}, "orders-app", bb8cX)
-	bb8cMeta(s) // corr 2
-	fake := pcapgen.EncodeRequest(pcapgen.RequestHeader{InstanceID: bb8cID(bb8cY), CorrelationID: 1}, pcapgen.Metadata(12, "orders"))
+	bbMeta(s) // corr 2
+	fake := pcapgen.EncodeRequest(pcapgen.RequestHeader{InstanceID: bbID(bb8cY), CorrelationID: 1}, pcapgen.Metadata(12, "orders"))
 	records := slices.Concat(bb8cFiller(200), fake, bb8cFiller(300))
 	prodCorr, prod := s.Encode(pcapgen.Produce(9, "orders", bb8cZero, records))
 	bb8cLose(cn, pcapgen.ToBroker, prod, 0, 40)
 	cn.Reply(pcapgen.EncodeResponse(prodCorr, 9, pcapgen.ProduceResponse(9, "orders", bb8cZero)))
-	f4 := bb8cMeta(s)
-	f5 := bb8cMeta(s)
+	f4 := bbMeta(s)
+	f5 := bbMeta(s)
 	cn.Close()
 	path := bbCaptureFile(t, c, "")
-	rep := bb8cRead(t, path)
+	rep := bbReadF(t, path)
 	bb8cExact(t, rep)
 	bb8cCov(t, rep, map[string]int{"stream-gap": 1})
 	d := bb8cDump(t, path)
@@ -1293,29 +1293,29 @@ func TestCoverageGapPositionsInOneRequest(t *testing.T) {
 				cn := c.Conn(pcapgen.ConnOptions{})
 				h := pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), CorrelationID: 1}
 				if kind == "kip1313" {
-					h.InstanceID = bb8cID(bb8cX)
+					h.InstanceID = bbID(bb8cX)
 				}
 				s := cn.Session(h)
 				s.RoundTrip(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"), pcapgen.APIVersionsResponse(3))
 				if kind == "kip1313" {
 					s.Header.ClientID = nil
 				}
-				bb8cMeta(s) // corr 2
+				bbMeta(s) // corr 2
 				corr3, q3 := s.Encode(pcapgen.Metadata(12, "orders", "payments", "audit"))
 				hole := map[string][2]int{"size-split": {2, 6}, "header-after-size": {6, 14}, "last-byte": {len(q3) - 1, len(q3)}, "whole-frame": {0, len(q3)}}[pos]
 				bb8cLose(cn, pcapgen.ToBroker, q3, hole[0], hole[1])
 				cn.Reply(bb8cMetaResp(corr3))
-				f4 := bb8cMeta(s)
+				f4 := bbMeta(s)
 				want := bb8cW{"instance-id-changed", "error", "partial", 0}
 				if kind == "kip1313" {
-					want.frame = bb8cMetaWith(s, bb8cID(bb8cY))
+					want.frame = bb8cMetaWith(s, bbID(bb8cY))
 				} else {
 					s.Header.ClientID = pcapgen.Ptr("other-app")
-					want = bb8cW{"client-id-changed", "warn", "partial", bb8cMeta(s)}
+					want = bb8cW{"client-id-changed", "warn", "partial", bbMeta(s)}
 				}
 				cn.Close()
 				path := bbCaptureFile(t, c, "")
-				rep := bb8cRead(t, path)
+				rep := bbReadF(t, path)
 				bb8cExact(t, rep, want)
 				bb8cCov(t, rep, map[string]int{"stream-gap": 1, "framing-error": 0})
 				d := bb8cDump(t, path)
@@ -1337,7 +1337,7 @@ func TestCoverageGapPositionsInOneRequest(t *testing.T) {
 func TestCoverageGapFivePipelinedRequestsLost(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8cModern(c, pcapgen.ConnOptions{Perturb: &pcapgen.Perturb{MSS: 60000}}, "orders-app", bb8cX)
-	bb8cMeta(s) // corr 2
+	bbMeta(s) // corr 2
 	var all []byte
 	var corrs []int32
 	for i := 0; i < 5; i++ {
@@ -1351,11 +1351,11 @@ func TestCoverageGapFivePipelinedRequestsLost(t *testing.T) {
 		resps = append(resps, pcapgen.EncodeResponse(corr, 9, pcapgen.ProduceResponse(9, "orders", bb8cZero)))
 	}
 	cn.Reply(resps...)
-	f8 := bb8cMeta(s)
-	f9 := bb8cMetaWith(s, bb8cID(bb8cY))
+	f8 := bbMeta(s)
+	f9 := bb8cMetaWith(s, bbID(bb8cY))
 	cn.Close()
 	path := bbCaptureFile(t, c, "")
-	rep := bb8cRead(t, path)
+	rep := bbReadF(t, path)
 	bb8cExact(t, rep, bb8cW{"instance-id-changed", "error", "partial", f9})
 	bb8cCov(t, rep, map[string]int{"stream-gap": 1, "framing-error": 0})
 	d := bb8cDump(t, path)
@@ -1383,11 +1383,11 @@ func TestCoverageResponseResyncMisalignedChunk(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
 			cn, s := bb8cModern(c, pcapgen.ConnOptions{Perturb: &pcapgen.Perturb{MSS: 60000}}, "orders-app", bb8cX)
-			bb8cMeta(s) // corr 2
+			bbMeta(s) // corr 2
 			c3, q3 := s.Encode(pcapgen.Fetch(12, "orders", bb8cZero))
-			s.Header.InstanceID = bb8cID(bb8cY)
+			s.Header.InstanceID = bbID(bb8cY)
 			c4, q4 := s.Encode(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"))
-			s.Header.InstanceID = bb8cID(bb8cX)
+			s.Header.InstanceID = bbID(bb8cX)
 			c5, q5 := s.Encode(pcapgen.Metadata(12, "orders"))
 			fr := cn.Write(pcapgen.ToBroker, q3, q4, q5)
 			// A frame that starts as an ApiVersions v3 answer to
@@ -1407,10 +1407,10 @@ func TestCoverageResponseResyncMisalignedChunk(t *testing.T) {
 			} else {
 				bb8cLose(cn, pcapgen.ToClient, slices.Concat(r3, rest), 0, 20)
 			}
-			f6 := bb8cMeta(s) // acknowledges past the hole
+			f6 := bbMeta(s) // acknowledges past the hole
 			cn.Close()
 			path := bbCaptureFile(t, c, "")
-			rep := bb8cRead(t, path)
+			rep := bbReadF(t, path)
 			bb8cExact(t, rep, bb8cW{"instance-id-changed", "error", "full", fr[1]})
 			bb8cCov(t, rep, map[string]int{"stream-gap": 1, "unmatched-response": 0})
 			d := bb8cDump(t, path)
@@ -1435,21 +1435,21 @@ func TestCoverageResponseResyncMisalignedChunk(t *testing.T) {
 func TestCoverageResponseResyncInsideAnswerBody(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8cModern(c, pcapgen.ConnOptions{Perturb: &pcapgen.Perturb{MSS: 60000}}, "orders-app", bb8cX)
-	bb8cMeta(s) // corr 2
+	bbMeta(s) // corr 2
 	c3, q3 := s.Encode(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"))
 	c4, q4 := s.Encode(pcapgen.Metadata(12, "orders"))
-	s.Header.InstanceID = bb8cID(bb8cY)
+	s.Header.InstanceID = bbID(bb8cY)
 	c5, q5 := s.Encode(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"))
-	s.Header.InstanceID = bb8cID(bb8cX)
+	s.Header.InstanceID = bbID(bb8cX)
 	fr := cn.Write(pcapgen.ToBroker, q3, q4, q5)
 	rej := pcapgen.APIVersionsResponse(3)
 	rej.ErrorCode = bb8cErrInvalidRequest
 	all := slices.Concat(pcapgen.EncodeResponse(c3, 3, pcapgen.APIVersionsResponse(3)), bb8cMetaResp(c4), pcapgen.EncodeResponse(c5, 3, rej))
 	bb8cLose(cn, pcapgen.ToClient, all, 0, 20)
-	f6 := bb8cMeta(s)
+	f6 := bbMeta(s)
 	cn.Close()
 	path := bbCaptureFile(t, c, "")
-	rep := bb8cRead(t, path)
+	rep := bbReadF(t, path)
 	bb8cExact(t, rep, bb8cW{"instance-id-changed", "error", "full", fr[2]})
 	bb8cCov(t, rep, map[string]int{"stream-gap": 1, "unmatched-response": 0, "framing-error": 0})
 	d := bb8cDump(t, path)
@@ -1472,19 +1472,19 @@ func TestCoverageMidstreamFirstRequestAnsweredWithPort(t *testing.T) {
 		t.Run(fmt.Sprintf("port=%v", port), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
 			cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
-			s := cn.Session(pcapgen.RequestHeader{InstanceID: bb8cID(bb8cX), CorrelationID: 812})
+			s := cn.Session(pcapgen.RequestHeader{InstanceID: bbID(bb8cX), CorrelationID: 812})
 			corr, prod := s.Encode(pcapgen.Produce(9, "orders", bb8cZero, bb8cFiller(1000)))
 			cn.Raw(pcapgen.ToBroker, prod[len(prod)-300:])
 			cn.Reply(pcapgen.EncodeResponse(corr, 9, pcapgen.ProduceResponse(9, "orders", bb8cZero)))
-			f813 := bb8cMeta(s)
-			f814 := bb8cMetaWith(s, bb8cID(bb8cY))
+			f813 := bbMeta(s)
+			f814 := bb8cMetaWith(s, bbID(bb8cY))
 			cn.Close()
 			path := bbCaptureFile(t, c, "")
 			var extra []string
 			if port {
 				extra = []string{"--port", "9092"}
 			}
-			rep := bb8cRead(t, path, extra...)
+			rep := bbReadF(t, path, extra...)
 			bb8cExact(t, rep, bb8cW{"instance-id-changed", "error", "partial", f814})
 			bb8cCov(t, rep, map[string]int{"midstream-join": 1})
 			d := bb8cDump(t, path, extra...)
@@ -1509,17 +1509,17 @@ func TestCoverageMidstreamFirstRequestAnsweredWithPort(t *testing.T) {
 func TestCoverageIdleConnectionSpeaksAgain(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8cModern(c, pcapgen.ConnOptions{Client: netip.MustParseAddrPort("10.8.4.1:41001")}, "orders-app", bb8cX)
-	bb8cMeta(s)
+	bbMeta(s)
 	other, os := bb8cModern(c, pcapgen.ConnOptions{Client: netip.MustParseAddrPort("10.8.4.2:41001")}, "other-app", bb8cR)
 	for i := 0; i < 11; i++ {
 		c.Sleep(time.Minute)
-		bb8cMeta(os)
+		bbMeta(os)
 	}
 	other.Close()
-	bb8cMeta(s)
-	f := bb8cMetaWith(s, bb8cID(bb8cY))
+	bbMeta(s)
+	f := bb8cMetaWith(s, bbID(bb8cY))
 	cn.Close()
-	rep := bb8cRun(t, c)
+	rep := bbRunF(t, c)
 	bb8cExact(t, rep, bb8cW{"instance-id-changed", "error", "partial", f})
 	bb8cCov(t, rep, map[string]int{"midstream-join": 1})
 	bb8cTotals(t, rep, 16, 16)
@@ -1546,7 +1546,7 @@ func TestCoverageMidstreamStartsAtNullClientIDV1(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/port=%v", first, port), func(t *testing.T) {
 				c := pcapgen.New(pcapgen.Options{})
 				cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
-				s := cn.Session(pcapgen.RequestHeader{InstanceID: bb8cID(bb8cX), CorrelationID: 812})
+				s := cn.Session(pcapgen.RequestHeader{InstanceID: bbID(bb8cX), CorrelationID: 812})
 				n := 3
 				switch first {
 				case "sasl-reauth":
@@ -1557,17 +1557,17 @@ func TestCoverageMidstreamStartsAtNullClientIDV1(t *testing.T) {
 				case "metadata-v8":
 					s.RoundTrip(pcapgen.Metadata(8, "orders"), pcapgen.MetadataResponse(8, "10.0.0.1", 9092))
 				default:
-					bb8cMeta(s)
+					bbMeta(s)
 				}
-				bb8cMeta(s)
-				f := bb8cMetaWith(s, bb8cID(bb8cY))
+				bbMeta(s)
+				f := bb8cMetaWith(s, bbID(bb8cY))
 				cn.Close()
 				path := bbCaptureFile(t, c, "")
 				var extra []string
 				if port {
 					extra = []string{"--port", "9092"}
 				}
-				rep := bb8cRead(t, path, extra...)
+				rep := bbReadF(t, path, extra...)
 				bb8cExact(t, rep, bb8cW{"instance-id-changed", "error", "partial", f})
 				bb8cCov(t, rep, map[string]int{"midstream-join": 1, "unmatched-response": 0, "sasl-raw-tokens": 0})
 				bb8cTotals(t, rep, n, n)
@@ -1647,8 +1647,8 @@ func bb8fCheckCorrs(t *testing.T, c *pcapgen.Capture, want []int32) {
 	if len(missing) > 0 {
 		t.Errorf("requests not decoded: %v (decoded %v; README 13: a null-client-ID request on a mid-stream connection is believed when the next request follows it or the broker answers it)", missing, gotList)
 	}
-	rep := bb7Read(t, path)
-	bb7Expect(t, rep, map[string]int{})
+	rep := bbReadF(t, path)
+	bbExpect(t, rep, map[string]int{})
 }
 
 // TestCoverageMidstreamCutFirstWrite: the capture starts inside a Produce

@@ -250,7 +250,7 @@ func TestInstanceIDMalformedVariants(t *testing.T) {
 			cn.Close()
 			rep := bbRun(t, c)
 			if n := len(bbOf(rep, "instance-id-malformed")); n != 1 {
-				t.Errorf("instance-id-malformed: %d findings, spec requires 1\n%s", n, bbSummary(rep))
+				t.Errorf("instance-id-malformed: %d findings, spec requires 1\n%s", n, rep.summary())
 			}
 			for _, r := range []string{"instance-id-dropped", "instance-id-changed", "instance-id-late"} {
 				if n := len(bbOf(rep, r)); n != 0 {
@@ -390,12 +390,12 @@ func TestInstanceIDMalformedTagVariants(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
 			cn, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb7X)
 			s.Header.RawTags = tc.tags
-			f := bb7Meta(s)
+			f := bbMeta(s)
 			s.Header.RawTags = nil
-			bb7Meta(s)
+			bbMeta(s)
 			cn.Close()
-			rep := bb7Run(t, c)
-			bb7Expect(t, rep, tc.want)
+			rep := bbRunF(t, c)
+			bbExpect(t, rep, tc.want)
 			for r := range tc.want {
 				bb7Sev(t, rep, r, "error", "full")
 				bb7EqInts(t, r+" frame", bb7Frames(rep, r), []int{f})

@@ -34,7 +34,7 @@ func TestMemberIDCompliantAlignedConsumer(t *testing.T) {
 	cgJoin(s, 1, bbGroup, m)
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, nil)
+	bbExpect(t, rep, nil)
 	if rep.Totals.Requests != 6 || rep.Totals.Responses != 6 {
 		t.Errorf("requests %d responses %d, want 6 and 6", rep.Totals.Requests, rep.Totals.Responses)
 	}
@@ -63,7 +63,7 @@ func TestMemberIDCompliantShareStreams(t *testing.T) {
 	s.RoundTrip(pcapgen.StreamsGroupHeartbeat(0, "streams-g", m, 0), pcapgen.StreamsGroupHeartbeatResponse(0, 0, m, 1))
 	s.RoundTrip(pcapgen.StreamsGroupHeartbeat(0, "streams-g", m, -1), pcapgen.StreamsGroupHeartbeatResponse(0, 0, m, -1))
 	cn.Close()
-	bbExpect2(t, bbRun2(t, c), nil)
+	bbExpect(t, bbRun2(t, c), nil)
 }
 
 // 3.7: "Without a header instance ID, member-id-misaligned cannot fire."
@@ -85,7 +85,7 @@ func TestMemberIDNoMisalignedWithoutInstanceID(t *testing.T) {
 	cgJoin(s2, 1, bbGroup, m2)
 	cgBeat(s2, 1, bbGroup, m2, 1)
 	cn2.Close()
-	bbExpect2(t, bbRun2(t, c), nil)
+	bbExpect(t, bbRun2(t, c), nil)
 }
 
 // 3.4 member-id-changed: "a member ID lives as long as the process, across
@@ -109,7 +109,7 @@ func TestMemberIDCompliantRejoinSameID(t *testing.T) {
 	s.Request(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, m, 0))
 	cgJoin(s, 1, bbGroup, m)
 	cn.Close()
-	bbExpect2(t, bbRun2(t, c), nil)
+	bbExpect(t, bbRun2(t, c), nil)
 }
 
 // 3.4 member-id-changed is per "same client (connection, or instance ID
@@ -126,7 +126,7 @@ func TestMemberIDLegacySequentialDifferentIDs(t *testing.T) {
 	cn2, s2 := bbLegacy(c, pcapgen.ConnOptions{Client: netip.AddrPortFrom(host, 50002)})
 	cgJoin(s2, 1, bbGroup, pcapgen.JavaString(pcapgen.SeqUUID(0x43)))
 	cn2.Close()
-	bbExpect2(t, bbRun2(t, c), nil)
+	bbExpect(t, bbRun2(t, c), nil)
 }
 
 // Below the required version (ConsumerGroupHeartbeat v0) an empty join is
@@ -141,7 +141,7 @@ func TestMemberIDEmptyJoinV0Info(t *testing.T) {
 	cgBeat(s, 0, bbGroup, assigned, 1)
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-empty": 1})
+	bbExpect(t, rep, map[string]int{"member-id-empty": 1})
 	bbCheck(t, rep, "member-id-empty", "info", "full", jf)
 }
 
@@ -153,7 +153,7 @@ func TestMemberIDEmptyJoinV1Rejected(t *testing.T) {
 	s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0), pcapgen.ConsumerGroupHeartbeatResponse(1, errInvalidRequest, nil, 0))
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-empty": 1})
+	bbExpect(t, rep, map[string]int{"member-id-empty": 1})
 	bbCheck(t, rep, "member-id-empty", "error", "", 0)
 }
 
@@ -170,10 +170,10 @@ func TestMemberIDEmptyJoinShareStreamsV0(t *testing.T) {
 	tf, _ := s.RoundTrip(pcapgen.StreamsGroupHeartbeat(0, "streams-g", "", 0), pcapgen.StreamsGroupHeartbeatResponse(0, errInvalidRequest, "", 0))
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-empty": 2, "broker-generated-member-id": 1, "broker-accepted-invalid": 1})
+	bbExpect(t, rep, map[string]int{"member-id-empty": 2, "broker-generated-member-id": 1, "broker-accepted-invalid": 1})
 	bbCheck(t, rep, "member-id-empty", "error", "", 0)
 	frames := map[int]bool{}
-	for _, f := range bbAll(rep, "member-id-empty") {
+	for _, f := range bbOf(rep, "member-id-empty") {
 		frames[f.Frame] = true
 	}
 	if !frames[sf] || !frames[tf] {
@@ -196,7 +196,7 @@ func TestMemberIDEmptyThenAligned(t *testing.T) {
 	cgJoin(s, 1, bbGroup, m)
 	cgBeat(s, 1, bbGroup, m, 1)
 	cn.Close()
-	bbExpect2(t, bbRun2(t, c), map[string]int{"member-id-empty": 1})
+	bbExpect(t, bbRun2(t, c), map[string]int{"member-id-empty": 1})
 }
 
 // 3.4 leave-without-member-id "error | a leave carries an empty member ID";
@@ -213,10 +213,10 @@ func TestMemberIDLeaveWithoutMemberID(t *testing.T) {
 	f4, _ := s.RoundTrip(pcapgen.ShareGroupHeartbeat(1, "share-g", "", -1), pcapgen.ShareGroupHeartbeatResponse(1, errUnknownMemberID, nil, 0))
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"leave-without-member-id": 4})
+	bbExpect(t, rep, map[string]int{"leave-without-member-id": 4})
 	bbCheck(t, rep, "leave-without-member-id", "error", "full", 0)
 	want := map[int]bool{f1: true, f2: true, f3: true, f4: true}
-	for _, f := range bbAll(rep, "leave-without-member-id") {
+	for _, f := range bbOf(rep, "leave-without-member-id") {
 		if !want[f.Frame] {
 			t.Errorf("leave-without-member-id at frame %d, want one of %v", f.Frame, want)
 		}
@@ -233,7 +233,7 @@ func TestMemberIDEmptyJoinV1OtherError(t *testing.T) {
 	s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0), pcapgen.ConsumerGroupHeartbeatResponse(1, errCoordNotAvailable, nil, 0))
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-empty": 1, "broker-accepted-invalid": 1})
+	bbExpect(t, rep, map[string]int{"member-id-empty": 1, "broker-accepted-invalid": 1})
 }
 
 // ---------------------------------------------------------- member-id-changed
@@ -256,11 +256,11 @@ func TestMemberIDChangedAcrossLeave(t *testing.T) {
 	jf := cgJoin(s, 1, bbGroup, b)
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-changed": 1})
+	bbExpect(t, rep, map[string]int{"member-id-changed": 1})
 	bbCheck(t, rep, "member-id-changed", "warn", "full", jf)
 	// Section 5 fields of the finding.
 	wantTime := c.Packets()[jf-1].Time.UTC().Format("2006-01-02T15:04:05.000000Z")
-	for _, f := range bbAll(rep, "member-id-changed") {
+	for _, f := range bbOf(rep, "member-id-changed") {
 		if !strings.Contains(f.Observed, b) {
 			t.Errorf("member-id-changed observed %q, want the new member ID %s", f.Observed, b)
 		}
@@ -298,7 +298,7 @@ func TestMemberIDChangedAfterFencing(t *testing.T) {
 	cgBeat(s, 1, bbGroup, b, 1)
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-changed": 1})
+	bbExpect(t, rep, map[string]int{"member-id-changed": 1})
 	bbCheck(t, rep, "member-id-changed", "warn", "", jf)
 }
 
@@ -319,7 +319,7 @@ func TestMemberIDChangedTwiceAndOtherGroup(t *testing.T) {
 	cgJoin(s, 1, bbGroup, cc)
 	cgJoin(s, 1, "other-group", b)
 	cn.Close()
-	bbExpect2(t, bbRun2(t, c), map[string]int{"member-id-changed": 2})
+	bbExpect(t, bbRun2(t, c), map[string]int{"member-id-changed": 2})
 }
 
 // "the same client (connection, or instance ID across connections)": the
@@ -339,7 +339,7 @@ func TestMemberIDChangedAcrossConnectionsByInstance(t *testing.T) {
 	jf := cgJoin(s2, 1, bbGroup, b)
 	cn2.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-changed": 1, "member-id-misaligned": 1})
+	bbExpect(t, rep, map[string]int{"member-id-changed": 1, "member-id-misaligned": 1})
 	bbCheck(t, rep, "member-id-changed", "warn", "", jf)
 	bbCheck(t, rep, "member-id-misaligned", "warn", "", jf)
 }
@@ -359,7 +359,7 @@ func TestMemberIDGhostNoResponse(t *testing.T) {
 	cgBeat(s, 1, bbGroup, b, 1)
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"ghost-member": 1})
+	bbExpect(t, rep, map[string]int{"ghost-member": 1})
 	bbCheck(t, rep, "ghost-member", "error", "full", jf)
 }
 
@@ -376,9 +376,9 @@ func TestMemberIDGhostAfterError(t *testing.T) {
 	sf, _ := s.RoundTrip(pcapgen.ShareGroupHeartbeat(1, "share-g", b, 0), pcapgen.ShareGroupHeartbeatResponse(1, errNone, pcapgen.Ptr(b), 1))
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"ghost-member": 2})
+	bbExpect(t, rep, map[string]int{"ghost-member": 2})
 	got := map[int]bool{}
-	for _, f := range bbAll(rep, "ghost-member") {
+	for _, f := range bbOf(rep, "ghost-member") {
 		got[f.Frame] = true
 	}
 	if !got[jf] || !got[sf] {
@@ -411,10 +411,10 @@ func TestMemberIDCollisionLegacy(t *testing.T) {
 	cn2.Close()
 	cn3.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-collision": 2})
+	bbExpect(t, rep, map[string]int{"member-id-collision": 2})
 	bbCheck(t, rep, "member-id-collision", "error", "", 0)
 	got := map[int]bool{}
-	for _, f := range bbAll(rep, "member-id-collision") {
+	for _, f := range bbOf(rep, "member-id-collision") {
 		got[f.Frame] = true
 	}
 	if !got[jf] || !got[jf3] {
@@ -439,7 +439,7 @@ func TestMemberIDCollisionInstances(t *testing.T) {
 	cn1.Close()
 	cn2.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-collision": 1, "member-id-misaligned": 1})
+	bbExpect(t, rep, map[string]int{"member-id-collision": 1, "member-id-misaligned": 1})
 	bbCheck(t, rep, "member-id-collision", "error", "", jf)
 	bbCheck(t, rep, "member-id-misaligned", "warn", "", jf)
 }
@@ -457,7 +457,7 @@ func TestMemberIDNoCollisionSequentialLegacy(t *testing.T) {
 	cn2, s2 := bbLegacy(c, pcapgen.ConnOptions{})
 	cgJoin(s2, 1, bbGroup, m)
 	cn2.Close()
-	bbExpect2(t, bbRun2(t, c), nil)
+	bbExpect(t, bbRun2(t, c), nil)
 }
 
 // Same instance ID on two concurrent connections with the same (aligned)
@@ -474,7 +474,7 @@ func TestMemberIDNoCollisionSameInstance(t *testing.T) {
 	cgBeat(s1, 1, bbGroup, m, 1)
 	cn1.Close()
 	cn2.Close()
-	bbExpect2(t, bbRun2(t, c), nil)
+	bbExpect(t, bbRun2(t, c), nil)
 }
 
 // 3.4 member-id-encoding "info, warn if it holds '+' or '/' | the member ID
@@ -514,10 +514,10 @@ func TestMemberIDEncodings(t *testing.T) {
 			cn.Close()
 			rep := bbRun2(t, c)
 			if tc.severity == "" {
-				bbExpect2(t, rep, nil)
+				bbExpect(t, rep, nil)
 				return
 			}
-			bbExpect2(t, rep, map[string]int{"member-id-encoding": 1})
+			bbExpect(t, rep, map[string]int{"member-id-encoding": 1})
 			bbCheck(t, rep, "member-id-encoding", tc.severity, "full", jf)
 		})
 	}
@@ -541,7 +541,7 @@ func TestMemberIDNotV4(t *testing.T) {
 			cgBeat(s, 1, bbGroup, m, 1)
 			cn.Close()
 			rep := bbRun2(t, c)
-			bbExpect2(t, rep, map[string]int{"member-id-not-v4": 1})
+			bbExpect(t, rep, map[string]int{"member-id-not-v4": 1})
 			bbCheck(t, rep, "member-id-not-v4", "info", "full", jf)
 		})
 	}
@@ -557,7 +557,7 @@ func TestMemberIDAlignedButNotV4(t *testing.T) {
 	cgJoin(s, 1, bbGroup, m)
 	cgBeat(s, 1, bbGroup, m, 1)
 	cn.Close()
-	bbExpect2(t, bbRun2(t, c), map[string]int{"member-id-not-v4": 1})
+	bbExpect(t, bbRun2(t, c), map[string]int{"member-id-not-v4": 1})
 }
 
 // 3.4 member-id-misaligned "warn | the member ID is not the Java string
@@ -573,9 +573,9 @@ func TestMemberIDMisaligned(t *testing.T) {
 	cgBeat(s, 1, bbGroup, m, 1)
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-misaligned": 1})
+	bbExpect(t, rep, map[string]int{"member-id-misaligned": 1})
 	bbCheck(t, rep, "member-id-misaligned", "warn", "full", jf)
-	for _, f := range bbAll(rep, "member-id-misaligned") {
+	for _, f := range bbOf(rep, "member-id-misaligned") {
 		if f.InstanceID != pcapgen.JavaString(inst) {
 			t.Errorf("finding instance_id %q, want %s", f.InstanceID, pcapgen.JavaString(inst))
 		}
@@ -610,7 +610,7 @@ func TestMemberIDAlignmentEncoding(t *testing.T) {
 			cgBeat(s, 1, bbGroup, m, 1)
 			cn.Close()
 			rep := bbRun2(t, c)
-			bbExpect2(t, rep, map[string]int{"member-id-alignment-encoding": 1, "member-id-encoding": 1})
+			bbExpect(t, rep, map[string]int{"member-id-alignment-encoding": 1, "member-id-encoding": 1})
 			bbCheck(t, rep, "member-id-alignment-encoding", "info", "", jf)
 			bbCheck(t, rep, "member-id-encoding", tc.encSev, "", jf)
 		})
@@ -628,7 +628,7 @@ func TestMemberIDReservedInstanceAligned(t *testing.T) {
 	cgJoin(s, 1, bbGroup, m)
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"instance-id-reserved": 1, "member-id-not-v4": 1})
+	bbExpect(t, rep, map[string]int{"instance-id-reserved": 1, "member-id-not-v4": 1})
 	bbCheck(t, rep, "member-id-not-v4", "info", "", 0)
 }
 
@@ -642,7 +642,7 @@ func TestMemberIDEmptyJoinRetriedNoResponse(t *testing.T) {
 	s.Request(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0))
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-empty": 2})
+	bbExpect(t, rep, map[string]int{"member-id-empty": 2})
 	bbCheck(t, rep, "member-id-empty", "error", "", 0)
 }
 
@@ -657,7 +657,7 @@ func TestMemberIDChangedInHeartbeat(t *testing.T) {
 	hf := cgBeat(s, 1, bbGroup, b, 2)
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-changed": 1})
+	bbExpect(t, rep, map[string]int{"member-id-changed": 1})
 	bbCheck(t, rep, "member-id-changed", "warn", "", hf)
 }
 
@@ -676,7 +676,7 @@ func TestMemberIDMisalignedPerConnection(t *testing.T) {
 	cgJoin(s2, 1, bbGroup, m)
 	cn2.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-misaligned": 2})
+	bbExpect(t, rep, map[string]int{"member-id-misaligned": 2})
 }
 
 // 3.7 "A request whose tag 0 is malformed neither sets nor breaks the
@@ -701,7 +701,7 @@ func TestMemberIDMalformedTagThenAligned(t *testing.T) {
 	cgBeat(s, 1, bbGroup, m, 1)
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"instance-id-malformed": 1})
+	bbExpect(t, rep, map[string]int{"instance-id-malformed": 1})
 	bbCheck(t, rep, "instance-id-malformed", "error", "", mf)
 }
 
@@ -720,7 +720,7 @@ func TestMemberIDNotUUIDShapes(t *testing.T) {
 			cgJoin(s, 1, bbGroup, m)
 			cn.Close()
 			rep := bbRun2(t, c)
-			bbExpect2(t, rep, map[string]int{"member-id-not-uuid": 1})
+			bbExpect(t, rep, map[string]int{"member-id-not-uuid": 1})
 			bbCheck(t, rep, "member-id-not-uuid", "warn", "", 0)
 		})
 	}
@@ -742,7 +742,7 @@ func TestMemberIDLateInstanceNoSelfCollision(t *testing.T) {
 	lf, _ := s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, m, 1), pcapgen.ConsumerGroupHeartbeatResponse(1, errInvalidRequest, nil, 0))
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"instance-id-late": 1})
+	bbExpect(t, rep, map[string]int{"instance-id-late": 1})
 	bbCheck(t, rep, "instance-id-late", "error", "", lf)
 }
 
@@ -759,7 +759,7 @@ func TestMemberIDDroppedInstanceNoSelfCollision(t *testing.T) {
 	df, _ := s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, m, 1), pcapgen.ConsumerGroupHeartbeatResponse(1, errInvalidRequest, nil, 0))
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"instance-id-dropped": 1})
+	bbExpect(t, rep, map[string]int{"instance-id-dropped": 1})
 	bbCheck(t, rep, "instance-id-dropped", "error", "", df)
 }
 
@@ -779,7 +779,7 @@ func TestMemberIDCollisionInstanceAndLegacy(t *testing.T) {
 	cn1.Close()
 	cn2.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-collision": 1})
+	bbExpect(t, rep, map[string]int{"member-id-collision": 1})
 	bbCheck(t, rep, "member-id-collision", "error", "", jf)
 }
 
@@ -801,7 +801,7 @@ func TestMemberIDGhostAcrossReconnect(t *testing.T) {
 	jf := cgJoin(s2, 1, bbGroup, b)
 	cn2.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"ghost-member": 1, "member-id-misaligned": 1})
+	bbExpect(t, rep, map[string]int{"ghost-member": 1, "member-id-misaligned": 1})
 	bbCheck(t, rep, "ghost-member", "error", "", jf)
 }
 
@@ -851,7 +851,7 @@ func TestMemberIDCollisionLegacySameHostHeartbeat(t *testing.T) {
 			if tc.want > 0 {
 				want["member-id-collision"] = tc.want
 			}
-			bbExpect2(t, rep, want)
+			bbExpect(t, rep, want)
 			if tc.want > 0 {
 				bbCheck(t, rep, "member-id-collision", "error", "", hf)
 			}
@@ -878,7 +878,7 @@ func TestMemberIDFirstIsFirstV2(t *testing.T) {
 	cgBeat(s, 1, bbGroup, m, 1)
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, nil)
+	bbExpect(t, rep, nil)
 	if rep.Totals.ByHeaderVersion["v1"] != 1 || rep.Totals.ByHeaderVersion["v2"] != 3 {
 		t.Errorf("requests_by_header_version %v, want v1:1 v2:3", rep.Totals.ByHeaderVersion)
 	}
@@ -894,7 +894,7 @@ func TestMemberIDFirstIsFirstV2(t *testing.T) {
 // streams groups require it from v0". The same scenario gives the same
 // findings, with the severities of the 3.4 table, on each API.
 func TestMemberIDRulesOnAllHeartbeatAPIs(t *testing.T) {
-	a, b := bb7J(pcapgen.SeqUUID(0x01)), bb7J(pcapgen.SeqUUID(0x41))
+	a, b := bbJ(pcapgen.SeqUUID(0x01)), bbJ(pcapgen.SeqUUID(0x41))
 	scenarios := []struct {
 		name string
 		play func(c *pcapgen.Capture, h bb7HB)
@@ -903,9 +903,9 @@ func TestMemberIDRulesOnAllHeartbeatAPIs(t *testing.T) {
 	}{
 		{"aligned-compliant", func(c *pcapgen.Capture, h bb7HB) {
 			cn, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb7X)
-			h.join(s, "g", bb7J(bb7X))
-			h.beat(s, "g", bb7J(bb7X), 1)
-			h.leave(s, "g", bb7J(bb7X))
+			h.join(s, "g", bbJ(bb7X))
+			h.beat(s, "g", bbJ(bb7X), 1)
+			h.leave(s, "g", bbJ(bb7X))
 			cn.Close()
 		}, nil, ""},
 		{"member-id-changed", func(c *pcapgen.Capture, h bb7HB) {
@@ -924,8 +924,8 @@ func TestMemberIDRulesOnAllHeartbeatAPIs(t *testing.T) {
 		}, map[string]int{"member-id-not-uuid": 1}, "warn"},
 		{"member-id-misaligned", func(c *pcapgen.Capture, h bb7HB) {
 			cn, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb7X)
-			h.join(s, "g", bb7J(bb7Y))
-			h.beat(s, "g", bb7J(bb7Y), 1)
+			h.join(s, "g", bbJ(bb7Y))
+			h.beat(s, "g", bbJ(bb7Y), 1)
 			cn.Close()
 		}, map[string]int{"member-id-misaligned": 1}, "warn"},
 		{"ghost-member", func(c *pcapgen.Capture, h bb7HB) {
@@ -950,11 +950,11 @@ func TestMemberIDRulesOnAllHeartbeatAPIs(t *testing.T) {
 			t.Run(h.name+"/"+sc.name, func(t *testing.T) {
 				c := pcapgen.New(pcapgen.Options{})
 				sc.play(c, h)
-				rep := bb7Run(t, c)
-				bb7Expect(t, rep, sc.want)
+				rep := bbRunF(t, c)
+				bbExpect(t, rep, sc.want)
 				for r := range sc.want {
 					bb7Sev(t, rep, r, sc.sev, "full")
-					for _, f := range bb7All(rep, r) {
+					for _, f := range bbOf(rep, r) {
 						if f.APIKey != int(h.key) || f.API != h.name {
 							t.Errorf("%s: api %q/%d, want %s/%d", r, f.API, f.APIKey, h.name, h.key)
 						}
@@ -972,7 +972,7 @@ func TestMemberIDRulesOnAllHeartbeatAPIs(t *testing.T) {
 // UNKNOWN_MEMBER_ID (as a broker does) or NONE: no rule fired, so no 3.5
 // finding.
 func TestMemberIDEmptyOnPlainHeartbeat(t *testing.T) {
-	m := bb7J(pcapgen.SeqUUID(0x02))
+	m := bbJ(pcapgen.SeqUUID(0x02))
 	for _, h := range []bb7HB{bb7CG, bb7CG.at(0), bb7SG, bb7ST} {
 		for _, code := range []int16{bb7ErrUnknownMember, bb7ErrNone} {
 			t.Run(fmt.Sprintf("%s-v%d/answer-%d", h.name, h.ver, code), func(t *testing.T) {
@@ -984,7 +984,7 @@ func TestMemberIDEmptyOnPlainHeartbeat(t *testing.T) {
 				h.beat(s, "g", m, 5)
 				h.leave(s, "g", m)
 				cn.Close()
-				bb7Expect(t, bb7Run(t, c), nil)
+				bbExpect(t, bbRunF(t, c), nil)
 			})
 		}
 	}
@@ -1000,9 +1000,9 @@ func TestMemberIDEmptyOnPlainHeartbeat(t *testing.T) {
 // to any heartbeat of A proves A's join ..., and a leave with A ends it: a
 // join with B after either is a rejoin, member-id-changed."
 func TestMemberIDGhostMemberBoundaries(t *testing.T) {
-	a := bb7J(pcapgen.SeqUUID(0x03))
-	b := bb7J(pcapgen.SeqUUID(0x13))
-	cc := bb7J(pcapgen.SeqUUID(0x23))
+	a := bbJ(pcapgen.SeqUUID(0x03))
+	b := bbJ(pcapgen.SeqUUID(0x13))
+	cc := bbJ(pcapgen.SeqUUID(0x23))
 	cases := []struct {
 		name string
 		play func(s *pcapgen.Session) []int // frames of the expected findings
@@ -1043,8 +1043,8 @@ func TestMemberIDGhostMemberBoundaries(t *testing.T) {
 			cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
 			frames := tc.play(s)
 			cn.Close()
-			rep := bb7Run(t, c)
-			bb7Expect(t, rep, tc.want)
+			rep := bbRunF(t, c)
+			bbExpect(t, rep, tc.want)
 			var got []int
 			for _, f := range rep.Findings {
 				got = append(got, f.Frame)
@@ -1061,7 +1061,7 @@ func TestMemberIDGhostMemberBoundaries(t *testing.T) {
 // member-id-changed; a KIP-1313 client's empty join is no
 // member-id-misaligned.
 func TestMemberIDEmptyAfterAnID(t *testing.T) {
-	a := bb7J(pcapgen.SeqUUID(0x04))
+	a := bbJ(pcapgen.SeqUUID(0x04))
 	t.Run("empty-join-after-leave", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
 		cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
@@ -1069,7 +1069,7 @@ func TestMemberIDEmptyAfterAnID(t *testing.T) {
 		bb7CG.leave(s, "g", a)
 		bb7CG.rt(s, "g", "", 0, bb7ErrInvalidRequest, nil, 0)
 		cn.Close()
-		bb7Expect(t, bb7Run(t, c), map[string]int{"member-id-empty": 1})
+		bbExpect(t, bbRunF(t, c), map[string]int{"member-id-empty": 1})
 	})
 	t.Run("empty-leave-after-join", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
@@ -1078,14 +1078,14 @@ func TestMemberIDEmptyAfterAnID(t *testing.T) {
 		bb7CG.beat(s, "g", a, 1)
 		bb7CG.rt(s, "g", "", -1, bb7ErrUnknownMember, nil, 0)
 		cn.Close()
-		bb7Expect(t, bb7Run(t, c), map[string]int{"leave-without-member-id": 1})
+		bbExpect(t, bbRunF(t, c), map[string]int{"leave-without-member-id": 1})
 	})
 	t.Run("kip1313-empty-join", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
 		cn, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb7X)
 		bb7SG.rt(s, "g", "", 0, bb7ErrInvalidRequest, nil, 0)
 		cn.Close()
-		bb7Expect(t, bb7Run(t, c), map[string]int{"member-id-empty": 1})
+		bbExpect(t, bbRunF(t, c), map[string]int{"member-id-empty": 1})
 	})
 }
 
@@ -1100,7 +1100,7 @@ func TestMemberIDEmptyAfterAnID(t *testing.T) {
 // Java(I1), so I2 is also member-id-misaligned once per group.
 func TestMemberIDCollisionClaims(t *testing.T) {
 	i1, i2 := pcapgen.SeqUUID(0x0a), pcapgen.SeqUUID(0x1a)
-	m := bb7J(i1)
+	m := bbJ(i1)
 	h1 := func(p uint16) pcapgen.ConnOptions { return pcapgen.ConnOptions{Client: bb7Host("10.7.2.1", p)} }
 	h2 := func(p uint16) pcapgen.ConnOptions { return pcapgen.ConnOptions{Client: bb7Host("10.7.2.2", p)} }
 	t.Run("two-groups-two-findings", func(t *testing.T) {
@@ -1115,7 +1115,7 @@ func TestMemberIDCollisionClaims(t *testing.T) {
 		}
 		cn1.Close()
 		cn2.Close()
-		bb7Expect(t, bb7Run(t, c), map[string]int{"member-id-collision": 2, "member-id-misaligned": 2})
+		bbExpect(t, bbRunF(t, c), map[string]int{"member-id-collision": 2, "member-id-misaligned": 2})
 	})
 	t.Run("not-alive-at-the-same-time", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
@@ -1126,7 +1126,7 @@ func TestMemberIDCollisionClaims(t *testing.T) {
 		cn2, s2 := bb7Modern(c, h2(41001), "app-2", i2)
 		bb7CG.join(s2, "g", m)
 		cn2.Close()
-		bb7Expect(t, bb7Run(t, c), map[string]int{"member-id-misaligned": 1})
+		bbExpect(t, bbRunF(t, c), map[string]int{"member-id-misaligned": 1})
 	})
 	t.Run("claimant-comes-back", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
@@ -1142,8 +1142,8 @@ func TestMemberIDCollisionClaims(t *testing.T) {
 		bb7CG.beat(s3, "g", m, 1)
 		cn2.Close()
 		cn3.Close()
-		rep := bb7Run(t, c)
-		bb7Expect(t, rep, map[string]int{"member-id-collision": 1, "member-id-misaligned": 1})
+		rep := bbRunF(t, c)
+		bbExpect(t, rep, map[string]int{"member-id-collision": 1, "member-id-misaligned": 1})
 		bb7EqInts(t, "member-id-collision frame", bb7Frames(rep, "member-id-collision"), []int{back})
 	})
 }
@@ -1156,8 +1156,8 @@ func TestMemberIDCollisionClaims(t *testing.T) {
 // undecodable (a truncated body), then a join with B: no ghost-member; the
 // client still uses a second member ID (SPEC 3.4 member-id-changed).
 func TestMemberIDGhostPipelinedAndUndecodable(t *testing.T) {
-	a := bb7J(pcapgen.SeqUUID(0x0d))
-	b := bb7J(pcapgen.SeqUUID(0x1d))
+	a := bbJ(pcapgen.SeqUUID(0x0d))
+	b := bbJ(pcapgen.SeqUUID(0x1d))
 	t.Run("pipelined", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
 		cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
@@ -1165,8 +1165,8 @@ func TestMemberIDGhostPipelinedAndUndecodable(t *testing.T) {
 		s.Respond(corrs[0], bb7CG.resp(bb7ErrNone, &a, 1))
 		s.Respond(corrs[1], bb7CG.resp(bb7ErrNone, &b, 1))
 		cn.Close()
-		rep := bb7Run(t, c)
-		bb7Expect(t, rep, map[string]int{"ghost-member": 1})
+		rep := bbRunF(t, c)
+		bbExpect(t, rep, map[string]int{"ghost-member": 1})
 		bb7EqInts(t, "ghost-member frame", bb7Frames(rep, "ghost-member"), []int{frames[1]})
 	})
 	t.Run("undecodable-answer", func(t *testing.T) {
@@ -1176,8 +1176,8 @@ func TestMemberIDGhostPipelinedAndUndecodable(t *testing.T) {
 		cn.Reply(pcapgen.EncodeResponseRaw(corr, 1, []byte{0, 0}))
 		jf := bb7CG.join(s, "g", b)
 		cn.Close()
-		rep := bb7Run(t, c)
-		bb7Expect(t, rep, map[string]int{"member-id-changed": 1})
+		rep := bbRunF(t, c)
+		bbExpect(t, rep, map[string]int{"member-id-changed": 1})
 		bb7EqInts(t, "member-id-changed frame", bb7Frames(rep, "member-id-changed"), []int{jf})
 	})
 }
@@ -1199,8 +1199,8 @@ func TestMemberIDBrokerAssignedCollision(t *testing.T) {
 	v0.beat(s2, "g", dup, 1)
 	cn1.Close()
 	cn2.Close()
-	rep := bb7Run(t, c)
-	bb7Expect(t, rep, map[string]int{"member-id-empty": 2, "member-id-collision": 1})
+	rep := bbRunF(t, c)
+	bbExpect(t, rep, map[string]int{"member-id-empty": 2, "member-id-collision": 1})
 	bb7Sev(t, rep, "member-id-empty", "info", "")
 	bb7Sev(t, rep, "member-id-collision", "error", "")
 }
@@ -1216,13 +1216,13 @@ func TestMemberIDSameInstanceTwoMemberIDsAtOnce(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn1, s1 := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.7.8.1", 41001)}, "app", bb7X)
 	cn2, s2 := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.7.8.1", 41002), Broker: bb7Host("10.0.0.2", 9092)}, "app", bb7X)
-	bb7CG.join(s1, "g", bb7J(bb7X))
-	jf := bb7CG.join(s2, "g", bb7J(bb7Y))
-	bb7CG.beat(s1, "g", bb7J(bb7X), 1)
+	bb7CG.join(s1, "g", bbJ(bb7X))
+	jf := bb7CG.join(s2, "g", bbJ(bb7Y))
+	bb7CG.beat(s1, "g", bbJ(bb7X), 1)
 	cn1.Close()
 	cn2.Close()
-	rep := bb7Run(t, c)
-	got := bb7Counts(rep)
+	rep := bbRunF(t, c)
+	got := bbCounts(rep)
 	if got["member-id-collision"] != 0 || got["member-id-misaligned"] != 1 || got["member-id-changed"] < 1 || len(got) != 2 {
 		t.Errorf("want member-id-changed (>= 1), member-id-misaligned 1, no collision\n%s", rep.summary())
 	}
@@ -1248,7 +1248,7 @@ func TestMemberIDCollisionClaimLivesOnLatestConnection(t *testing.T) {
 		t.Run(fmt.Sprintf("gone=%v", gone), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
 			x, y := bb8bX, bb8bY
-			m := bb8bJ(x)
+			m := bbJ(x)
 			px := &bb8bProc{c: c, host: netip.MustParseAddr("10.50.0.5"), port: 43000, clientID: "app-x", inst: &x, sw: "apache-kafka-java", swv: "4.2.0"}
 			py := &bb8bProc{c: c, host: netip.MustParseAddr("10.50.0.6"), port: 43000, clientID: "app-y", inst: &y, sw: "apache-kafka-java", swv: "4.2.0"}
 			co, sc, _ := px.dial(bb8bB3, 4)
@@ -1274,13 +1274,13 @@ func TestMemberIDCollisionClaimLivesOnLatestConnection(t *testing.T) {
 			if !gone {
 				want["member-id-collision"] = 1
 			}
-			bb8bExpect(t, rep, want)
+			bbExpect(t, rep, want)
 			for r := range want {
-				f := bb8bOne(t, rep, r)
+				f := bbOne(t, rep, r)
 				bb8bCheck(t, f, bb8bWant{frame: jf, client: "10.50.0.6:43000", broker: bb8bB3.String(), confidence: "full"})
 			}
 			if !gone {
-				bb8bCheck(t, bb8bOne(t, rep, "member-id-collision"), bb8bWant{severity: "error", kip: "KIP-1082"})
+				bb8bCheck(t, bbOne(t, rep, "member-id-collision"), bb8bWant{severity: "error", kip: "KIP-1082"})
 			}
 		})
 	}
@@ -1298,7 +1298,7 @@ func TestMemberIDCollisionLegacyLeftButOpen(t *testing.T) {
 	for _, closed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("closed=%v", closed), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
-			m := bb8bJ(pcapgen.SeqUUID(0xa7))
+			m := bbJ(pcapgen.SeqUUID(0xa7))
 			pa := &bb8bProc{c: c, host: netip.MustParseAddr("10.60.0.5"), port: 44000, clientID: "rdk", sw: "librdkafka", swv: "2.3.0"}
 			pb := &bb8bProc{c: c, host: netip.MustParseAddr("10.60.0.6"), port: 44000, clientID: "rdk", sw: "librdkafka", swv: "2.3.0"}
 			ca, sa, _ := pa.dial(bb8bB3, 3)
@@ -1312,17 +1312,17 @@ func TestMemberIDCollisionLegacyLeftButOpen(t *testing.T) {
 			jf := bb8bCG(sb, bb8bGroup, m, 0, bb8bNone, 2)
 			bb8bCG(sb, bb8bGroup, m, 2, bb8bNone, 2)
 			if !closed {
-				bb8bMeta(sa)
+				bbMeta(sa)
 				ca.Close()
 			}
 			cb.Close()
 			rep, _ := bb8bRun(t, c)
 			if closed {
-				bb8bExpect(t, rep, nil)
+				bbExpect(t, rep, nil)
 				return
 			}
-			bb8bExpect(t, rep, map[string]int{"member-id-collision": 1})
-			bb8bCheck(t, bb8bOne(t, rep, "member-id-collision"), bb8bWant{severity: "error", confidence: "full", frame: jf,
+			bbExpect(t, rep, map[string]int{"member-id-collision": 1})
+			bb8bCheck(t, bbOne(t, rep, "member-id-collision"), bb8bWant{severity: "error", confidence: "full", frame: jf,
 				client: "10.60.0.6:44000", broker: bb8bB3.String(), api: "ConsumerGroupHeartbeat"})
 		})
 	}
@@ -1340,7 +1340,7 @@ func TestMemberIDCollisionLegacyLeftButOpen(t *testing.T) {
 func TestMemberIDCollisionClaimantComesBack(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	x, y := bb8bX, bb8bY
-	m := bb8bJ(x)
+	m := bbJ(x)
 	px := &bb8bProc{c: c, host: netip.MustParseAddr("10.51.0.5"), port: 43000, clientID: "app-x", inst: &x, sw: "apache-kafka-java", swv: "4.2.0"}
 	py := &bb8bProc{c: c, host: netip.MustParseAddr("10.51.0.6"), port: 43000, clientID: "app-y", inst: &y, sw: "apache-kafka-java", swv: "4.2.0"}
 	c1, s1, _ := px.dial(bb8bB3, 4)
@@ -1356,12 +1356,12 @@ func TestMemberIDCollisionClaimantComesBack(t *testing.T) {
 	c2.Close()
 	cy.Close()
 	rep, _ := bb8bRun(t, c)
-	bb8bExpect(t, rep, map[string]int{"member-id-misaligned": 1, "member-id-collision": 1})
-	bb8bCheck(t, bb8bOne(t, rep, "member-id-misaligned"), bb8bWant{frame: yj, client: "10.51.0.6:43000"})
-	f := bb8bOne(t, rep, "member-id-collision")
+	bbExpect(t, rep, map[string]int{"member-id-misaligned": 1, "member-id-collision": 1})
+	bb8bCheck(t, bbOne(t, rep, "member-id-misaligned"), bb8bWant{frame: yj, client: "10.51.0.6:43000"})
+	f := bbOne(t, rep, "member-id-collision")
 	bb8bCheck(t, f, bb8bWant{severity: "error", confidence: "full", frame: back, client: "10.51.0.5:43001", broker: bb8bB3.String()})
-	if f.InstanceID != bb8bJ(x) {
-		t.Errorf("collision instance_id %q, want the returning claimant %s", f.InstanceID, bb8bJ(x))
+	if f.InstanceID != bbJ(x) {
+		t.Errorf("collision instance_id %q, want the returning claimant %s", f.InstanceID, bbJ(x))
 	}
 }
 
@@ -1376,7 +1376,7 @@ func TestMemberIDCollisionClaimantComesBack(t *testing.T) {
 // Java-form v4 UUID).
 func TestMemberIDCollisionSixPodsSameSecond(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
-	m := bb8bJ(pcapgen.SeqUUID(0xb3))
+	m := bbJ(pcapgen.SeqUUID(0xb3))
 	type pod struct {
 		cn *pcapgen.Conn
 		s  *pcapgen.Session
@@ -1401,7 +1401,7 @@ func TestMemberIDCollisionSixPodsSameSecond(t *testing.T) {
 		p.cn.Close()
 	}
 	rep, _ := bb8bRun(t, c)
-	bb8bExpect(t, rep, map[string]int{"member-id-collision": 5})
+	bbExpect(t, rep, map[string]int{"member-id-collision": 5})
 	var got []int
 	for _, f := range rep.Findings {
 		if f.Rule == "member-id-collision" {

@@ -87,7 +87,7 @@ func TestOutputNDJSONSameFindings(t *testing.T) {
 	if len(lines) != len(rep.Findings) {
 		t.Errorf("ndjson has %d lines, json report %d findings", len(lines), len(rep.Findings))
 	}
-	t.Logf("findings:\n%s", bbSummary(rep))
+	t.Logf("findings:\n%s", rep.summary())
 }
 
 func bb3Str(t *testing.T, v any, what string) string {
@@ -204,8 +204,8 @@ func TestOutputFindingChangedSchema(t *testing.T) {
 		"severity": "error", "kip": "KIP-1313", "confidence": "full", "frame": frame,
 		"conn.client": "10.0.0.5:53122", "conn.broker": "10.0.0.9:9092",
 		"api": "Metadata", "api_key": 3, "api_version": 12, "correlation_id": corr,
-		"client_id": "orders-app", "instance_id": bb3J(bb3X),
-		"expected": bb3J(bb3X), "observed": bb3J(bb3Y),
+		"client_id": "orders-app", "instance_id": bbJ(bb3X),
+		"expected": bbJ(bb3X), "observed": bbJ(bb3Y),
 	})
 	if m, _ := f["message"].(string); m == "" {
 		t.Errorf("empty message")
@@ -218,13 +218,13 @@ func TestOutputFindingChangedSchema(t *testing.T) {
 func TestOutputInstanceIDJavaForm(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
-	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), InstanceID: bb3P(bb3Dash), CorrelationID: 1})
-	bb3Meta(s)
+	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), InstanceID: bbID(bb3Dash), CorrelationID: 1})
+	bbMeta9(s)
 	s.Header.ClientID = nil
 	s.Header.InstanceID = nil
-	bb3Meta(s)
+	bbMeta9(s)
 	cn.Close()
-	want := bb3J(bb3Dash)
+	want := bbJ(bb3Dash)
 	if !strings.ContainsAny(want, "-_") {
 		t.Fatalf("test ID %s spells no '-' or '_'", want)
 	}
@@ -282,14 +282,14 @@ func TestOutputFindingSaslHandshake(t *testing.T) {
 func TestOutputFindingNullClientID(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
-	s := cn.Session(pcapgen.RequestHeader{InstanceID: bb3P(bb3X), CorrelationID: 1})
-	bb3Meta(s)
-	s.Header.InstanceID = bb3P(bb3Y)
-	bb3Meta(s)
+	s := cn.Session(pcapgen.RequestHeader{InstanceID: bbID(bb3X), CorrelationID: 1})
+	bbMeta9(s)
+	s.Header.InstanceID = bbID(bb3Y)
+	bbMeta9(s)
 	cn.Close()
 	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "nullcid.pcap"))
 	f := bb3One(t, bb3Findings(t, rep), "instance-id-changed")
-	bb3CheckFinding(t, c, f, map[string]any{"client_id": nil, "instance_id": bb3J(bb3X)})
+	bb3CheckFinding(t, c, f, map[string]any{"client_id": nil, "instance_id": bbJ(bb3X)})
 }
 
 // SPEC 3.3 rows 4 and 3.7 "PushTelemetry with a zero body ID is
@@ -298,8 +298,8 @@ func TestOutputFindingNullClientID(t *testing.T) {
 func TestOutputFindingTelemetry(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
-	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("tele-app"), InstanceID: bb3P(bb3X), CorrelationID: 1})
-	bb3Meta(s)
+	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("tele-app"), InstanceID: bbID(bb3X), CorrelationID: 1})
+	bbMeta9(s)
 	s.Header.ClientID = nil
 	gCorr := s.Header.CorrelationID
 	gFrame, _ := s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb3Zero), pcapgen.GetTelemetrySubscriptionsResponse(42, bb3Zero, 0))
@@ -310,14 +310,14 @@ func TestOutputFindingTelemetry(t *testing.T) {
 	fs := bb3Findings(t, rep)
 	g := bb3One(t, fs, "telemetry-id-requested-with-header")
 	bb3CheckFinding(t, c, g, map[string]any{"severity": "error", "frame": gFrame, "api": "GetTelemetrySubscriptions",
-		"api_key": 71, "api_version": 0, "correlation_id": gCorr, "instance_id": bb3J(bb3X), "client_id": "tele-app"})
+		"api_key": 71, "api_version": 0, "correlation_id": gCorr, "instance_id": bbJ(bb3X), "client_id": "tele-app"})
 	p := bb3One(t, fs, "telemetry-id-zero-push")
 	bb3CheckFinding(t, c, p, map[string]any{"severity": "error", "frame": pFrame, "api": "PushTelemetry",
-		"api_key": 72, "api_version": 0, "correlation_id": pCorr, "instance_id": bb3J(bb3X)})
+		"api_key": 72, "api_version": 0, "correlation_id": pCorr, "instance_id": bbJ(bb3X)})
 	if len(bb3Rule(fs, "telemetry-id-mismatch")) != 0 {
 		t.Errorf("zero push also reported as telemetry-id-mismatch")
 	}
-	if e, ok := g["expected"].(string); ok && e != "" && e != bb3J(bb3X) && e != bb3J(bb3Zero) {
+	if e, ok := g["expected"].(string); ok && e != "" && e != bbJ(bb3X) && e != bbJ(bb3Zero) {
 		t.Errorf("requested-with-header expected %q, want a Java-form UUID", e)
 	}
 }
@@ -364,10 +364,10 @@ func TestOutputFindingClientIDRepeated(t *testing.T) {
 	var last []int
 	for i := 0; i < 2; i++ {
 		cn := c.Conn(pcapgen.ConnOptions{Client: netip.AddrPortFrom(bb3ClientA.Addr(), uint16(50000+i)), Broker: bb3BrokerA})
-		s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("rep-app"), InstanceID: bb3P(bb3X), CorrelationID: 1})
-		bb3Meta(s)
-		bb3Meta(s)
-		bb3Meta(s)
+		s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("rep-app"), InstanceID: bbID(bb3X), CorrelationID: 1})
+		bbMeta9(s)
+		bbMeta9(s)
+		bbMeta9(s)
 		if i == 0 {
 			cn.Reset()
 		}
@@ -381,7 +381,7 @@ func TestOutputFindingClientIDRepeated(t *testing.T) {
 	for i, f := range fs {
 		bb3CheckFinding(t, c, f, map[string]any{"severity": "info", "kip": "KIP-1313", "api": "",
 			"api_key": -1, "api_version": -1, "correlation_id": -1, "frame": last[i],
-			"client_id": "rep-app", "instance_id": bb3J(bb3X)})
+			"client_id": "rep-app", "instance_id": bbJ(bb3X)})
 		// 2 repeats of "rep-app" (7 bytes) = 14 bytes null would save.
 		if obs, _ := f["observed"].(string); !strings.Contains(obs, "14") {
 			t.Errorf("observed %q does not give the 14 bytes saved", obs)
@@ -394,10 +394,10 @@ func TestOutputFindingClientIDRepeated(t *testing.T) {
 func TestOutputFindingPartialMidstream(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA, NoSYN: true})
-	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("mid-app"), InstanceID: bb3P(bb3X), CorrelationID: 1})
-	bb3Meta(s)
-	s.Header.InstanceID = bb3P(bb3Y)
-	bb3Meta(s)
+	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("mid-app"), InstanceID: bbID(bb3X), CorrelationID: 1})
+	bbMeta9(s)
+	s.Header.InstanceID = bbID(bb3Y)
+	bbMeta9(s)
 	cn.Close()
 	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "mid.pcap"))
 	f := bb3One(t, bb3Findings(t, rep), "instance-id-changed")
@@ -477,7 +477,7 @@ func bb3Strings(v any) []string {
 func TestOutputReportInstanceRow(t *testing.T) {
 	c, _ := bb3Fleet()
 	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "fleet.pcap"))
-	in := bb3Instance(t, rep, bb3J(bb3X))
+	in := bb3Instance(t, rep, bbJ(bb3X))
 	bb3Eq(t, "client_ids", bb3Strings(in["client_ids"]), []string{"orders-app"})
 	bb3Eq(t, "software_name", in["software_name"], "apache-kafka-java")
 	bb3Eq(t, "software_version", in["software_version"], "4.2.0")
@@ -488,9 +488,9 @@ func TestOutputReportInstanceRow(t *testing.T) {
 	if !ok {
 		t.Fatalf("member_ids is %T", in["member_ids"])
 	}
-	bb3Eq(t, "member_ids.g1", bb3Strings(mids["g1"]), []string{bb3J(bb3X)})
-	bb3Eq(t, "member_ids.g2", bb3Strings(mids["g2"]), []string{bb3J(bb3X)})
-	bb3Eq(t, "telemetry_id", in["telemetry_id"], bb3J(bb3X))
+	bb3Eq(t, "member_ids.g1", bb3Strings(mids["g1"]), []string{bbJ(bb3X)})
+	bb3Eq(t, "member_ids.g2", bb3Strings(mids["g2"]), []string{bbJ(bb3X)})
+	bb3Eq(t, "telemetry_id", in["telemetry_id"], bbJ(bb3X))
 	byRule, ok := in["findings"].(map[string]any)
 	if !ok {
 		t.Fatalf("row findings is %T, want an object by rule", in["findings"])
@@ -541,7 +541,7 @@ func TestOutputReportEmptyFindingsArray(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("ok-app"), CorrelationID: 1})
-	bb3Meta(s)
+	bbMeta9(s)
 	cn.Close()
 	empty := pcapgen.New(pcapgen.Options{})
 	for name, cc := range map[string]*pcapgen.Capture{"clean.pcap": c, "nopackets.pcap": empty} {
@@ -566,7 +566,7 @@ func TestOutputReportCoverageCounts(t *testing.T) {
 	// midstream-join
 	cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("a"), CorrelationID: 1})
-	bb3Meta(s)
+	bbMeta9(s)
 	cn.Close()
 	// tls-connection x2
 	for i := 0; i < 2; i++ {
@@ -577,7 +577,7 @@ func TestOutputReportCoverageCounts(t *testing.T) {
 	// unmatched-response
 	cn = c.Conn(pcapgen.ConnOptions{})
 	s = cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("b"), CorrelationID: 1})
-	bb3Meta(s)
+	bbMeta9(s)
 	s.Respond(999, pcapgen.MetadataResponse(12, "10.0.0.1", 9092))
 	cn.Close()
 	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "cov.pcap"))
@@ -622,14 +622,14 @@ func bb3CheckPDU(t *testing.T, o map[string]any) {
 func TestOutputDumpCommonFields(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
-	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("dump-app"), InstanceID: bb3P(bb3X), CorrelationID: 1})
+	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("dump-app"), InstanceID: bbID(bb3X), CorrelationID: 1})
 	avF, avRF := s.RoundTrip(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"), pcapgen.APIVersionsResponse(3))
 	s.Header.ClientID = nil
-	nullF := bb3Meta(s) // client_id null, instance X
-	s.Header.InstanceID = bb3P(bb3Zero)
-	zeroF := bb3Meta(s) // zero instance: absent in dump
+	nullF := bbMeta9(s) // client_id null, instance X
+	s.Header.InstanceID = bbID(bb3Zero)
+	zeroF := bbMeta9(s) // zero instance: absent in dump
 	s.Header.InstanceID = nil
-	absentF := bb3Meta(s)
+	absentF := bbMeta9(s)
 	s.Header.ClientID = pcapgen.Ptr("")
 	emptyF, _ := s.RoundTrip(pcapgen.Metadata(1, "orders"), pcapgen.MetadataResponse(1, "h", 1)) // header v1, empty client ID
 	_, csF := s.Request(kmsg.NewPtrControlledShutdownRequest())
@@ -666,7 +666,7 @@ func TestOutputDumpCommonFields(t *testing.T) {
 		}
 	}
 	chk(avF, "client_id", "dump-app", true)
-	chk(avF, "instance_id", bb3J(bb3X), true)
+	chk(avF, "instance_id", bbJ(bb3X), true)
 	chk(avF, "header_version", 2, true)
 	chk(avF, "api", "ApiVersions", true)
 	chk(avF, "api_key", 18, true)
@@ -678,7 +678,7 @@ func TestOutputDumpCommonFields(t *testing.T) {
 	if o := byFrame[int64(nullF)]; o != nil && o["client_id"] != nil {
 		t.Errorf("null client ID dumped as %v, want JSON null", o["client_id"])
 	}
-	chk(nullF, "instance_id", bb3J(bb3X), true)
+	chk(nullF, "instance_id", bbJ(bb3X), true)
 	chk(zeroF, "instance_id", nil, false)
 	chk(absentF, "instance_id", nil, false)
 	chk(emptyF, "client_id", "", true)
@@ -694,7 +694,7 @@ func TestOutputDumpBodyFields(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("body-app"), CorrelationID: 1})
-	m := bb3J(bb3X)
+	m := bbJ(bb3X)
 	avF, _ := s.RoundTrip(pcapgen.APIVersions(4, "librdkafka", "2.6.0"), pcapgen.APIVersionsResponse(4))
 	cgF, cgRF := s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, "cg", m, 0), pcapgen.ConsumerGroupHeartbeatResponse(1, 0, &m, 5))
 	shF, shRF := s.RoundTrip(pcapgen.ShareGroupHeartbeat(1, "sg", m, 3), pcapgen.ShareGroupHeartbeatResponse(1, 25, nil, 3))
@@ -718,9 +718,9 @@ func TestOutputDumpBodyFields(t *testing.T) {
 		shRF: {"error_code": 25},
 		stF:  {"api": "StreamsGroupHeartbeat", "api_key": 88, "group": "st", "member_id": m, "member_epoch": -1},
 		stRF: {"error_code": 0, "member_epoch": -1},
-		gF:   {"api": "GetTelemetrySubscriptions", "api_key": 71, "telemetry_instance_id": bb3J(bb3Zero)},
-		gRF:  {"telemetry_instance_id": bb3J(bb3Y), "subscription_id": 77, "error_code": 0},
-		pF:   {"api": "PushTelemetry", "api_key": 72, "telemetry_instance_id": bb3J(bb3Y), "subscription_id": 77},
+		gF:   {"api": "GetTelemetrySubscriptions", "api_key": 71, "telemetry_instance_id": bbJ(bb3Zero)},
+		gRF:  {"telemetry_instance_id": bbJ(bb3Y), "subscription_id": 77, "error_code": 0},
+		pF:   {"api": "PushTelemetry", "api_key": 72, "telemetry_instance_id": bbJ(bb3Y), "subscription_id": 77},
 		pRF:  {"api": "PushTelemetry", "error_code": 0},
 		saRF: {"api": "SaslHandshake", "api_key": 17, "error_code": 0},
 	}
@@ -761,7 +761,7 @@ func TestOutputDumpEvents(t *testing.T) {
 	}{
 		{"midstream-join", func(c *pcapgen.Capture) {
 			cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA, NoSYN: true})
-			bb3Meta(cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("a"), CorrelationID: 1}))
+			bbMeta9(cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("a"), CorrelationID: 1}))
 			cn.Close()
 		}, pcapgen.Options{}},
 		{"tls-connection", func(c *pcapgen.Capture) {
@@ -772,14 +772,14 @@ func TestOutputDumpEvents(t *testing.T) {
 		{"unmatched-response", func(c *pcapgen.Capture) {
 			cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
 			s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("a"), CorrelationID: 1})
-			bb3Meta(s)
+			bbMeta9(s)
 			s.Respond(999, pcapgen.MetadataResponse(12, "h", 1))
 			cn.Close()
 		}, pcapgen.Options{}},
 		{"framing-error", func(c *pcapgen.Capture) {
 			cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
 			s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("a"), CorrelationID: 1})
-			bb3Meta(s)
+			bbMeta9(s)
 			cn.Raw(pcapgen.ToBroker, []byte{0, 0, 0, 3, 1, 2, 3})
 			cn.Close()
 		}, pcapgen.Options{}},
@@ -789,20 +789,20 @@ func TestOutputDumpEvents(t *testing.T) {
 			s.RoundTrip(pcapgen.SaslHandshake(0, "PLAIN"), pcapgen.SaslHandshakeResponse(0, "PLAIN"))
 			cn.Raw(pcapgen.ToBroker, pcapgen.SASLToken([]byte("\x00alice\x00secret")))
 			cn.Raw(pcapgen.ToClient, pcapgen.SASLToken(nil))
-			bb3Meta(s)
+			bbMeta9(s)
 			cn.Close()
 		}, pcapgen.Options{}},
 		{"stream-gap", func(c *pcapgen.Capture) {
 			cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA, Perturb: &pcapgen.Perturb{Drop: []int{3}}})
 			s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("a"), CorrelationID: 1})
 			for i := 0; i < 4; i++ {
-				bb3Meta(s)
+				bbMeta9(s)
 			}
 			cn.Close()
 		}, pcapgen.Options{}},
 		{"truncated-packet", func(c *pcapgen.Capture) {
 			cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
-			bb3Meta(cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("a"), CorrelationID: 1}))
+			bbMeta9(cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("a"), CorrelationID: 1}))
 			cn.Close()
 		}, pcapgen.Options{Snaplen: 70}},
 	}
@@ -897,7 +897,7 @@ func TestOutputReadNDJSON(t *testing.T) {
 func TestOutputReadNDJSONNoFindings(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
-	bb3Meta(cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("ok"), CorrelationID: 1}))
+	bbMeta9(cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("ok"), CorrelationID: 1}))
 	cn.Close()
 	code, out, errOut := runKwatch("read", "--format", "ndjson", bbCaptureFile(t, c, "ok.pcap"))
 	if code != 0 || out != "" {
@@ -922,11 +922,11 @@ func TestOutputIPv6Conn(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cl, br := netip.MustParseAddrPort("[fd00::5]:53122"), netip.MustParseAddrPort("[fd00::9]:9092")
 	cn := c.Conn(pcapgen.ConnOptions{Client: cl, Broker: br})
-	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("v6-app"), InstanceID: bb3P(bb3X), CorrelationID: 1})
-	bb3Meta(s)
+	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("v6-app"), InstanceID: bbID(bb3X), CorrelationID: 1})
+	bbMeta9(s)
 	s.Header.ClientID = nil
-	s.Header.InstanceID = bb3P(bb3Y)
-	bb3Meta(s)
+	s.Header.InstanceID = bbID(bb3Y)
+	bbMeta9(s)
 	cn.Close()
 	path := bbCaptureFile(t, c, "v6.pcap")
 	f := bb3One(t, bb3Findings(t, bb3ReadJSON(t, path)), "instance-id-changed")
@@ -949,7 +949,7 @@ func TestOutputLegacyRowTelemetryAndFindings(t *testing.T) {
 	s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb3Zero), pcapgen.GetTelemetrySubscriptionsResponse(0, b, 7))
 	s.RoundTrip(pcapgen.PushTelemetry(b, 7), pcapgen.PushTelemetryResponse(0))
 	s.Header.ClientID = pcapgen.Ptr("renamed")
-	bb3Meta(s)
+	bbMeta9(s)
 	cn.Close()
 	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "lt.pcap"))
 	fs := bb3Findings(t, rep)
@@ -960,7 +960,7 @@ func TestOutputLegacyRowTelemetryAndFindings(t *testing.T) {
 	}
 	row := rows[0].(map[string]any)
 	bb3Eq(t, "legacy", row["legacy"], true)
-	bb3Eq(t, "telemetry_id", row["telemetry_id"], bb3J(b))
+	bb3Eq(t, "telemetry_id", row["telemetry_id"], bbJ(b))
 	bb3Eq(t, "software_name", row["software_name"], "librdkafka")
 	bb3Eq(t, "software_version", row["software_version"], "2.6.0")
 	by, _ := row["findings"].(map[string]any)
@@ -991,7 +991,7 @@ func TestOutputWorkersSameReport(t *testing.T) {
 			cls = append(cls, cl{cn, s})
 		}
 	}
-	m := bb7J(pcapgen.SeqUUID(0x0c))
+	m := bbJ(pcapgen.SeqUUID(0x0c))
 	for round := 0; round < 3; round++ {
 		for i, x := range cls {
 			switch round {
@@ -1000,7 +1000,7 @@ func TestOutputWorkersSameReport(t *testing.T) {
 			case 1:
 				x.s.Header.InstanceID = &bb7Y
 				x.s.Header.ClientID = pcapgen.Ptr(fmt.Sprintf("other-%d", i))
-				bb7Meta(x.s)
+				bbMeta(x.s)
 			case 2:
 				x.s.RoundTrip(pcapgen.PushTelemetry(bb7Zero, 7), pcapgen.PushTelemetryResponse(bb7ErrNone))
 			}
@@ -1044,7 +1044,7 @@ func TestOutputWorkersSameReport(t *testing.T) {
 func TestOutputReferenceSessionRows(t *testing.T) {
 	c, _ := bb8bSession(nil)
 	rep, path := bb8bRun(t, c)
-	bb8bExpect(t, rep, nil)
+	bbExpect(t, rep, nil)
 	if code, _, errOut := runKwatch("read", "--fail-on", "info", path); code != 0 {
 		t.Errorf("--fail-on info on a compliant capture: exit %d (%s)", code, errOut)
 	}
@@ -1139,9 +1139,9 @@ func TestOutputReferenceSessionText(t *testing.T) {
 		t.Errorf("capture line %q, want %d packets", l, c.Frames())
 	}
 	for id, want := range map[[16]byte]bb8bRow{bb8bX: bb8bConsumerRow(), bb8bP: bb8bProducerRow()} {
-		blk := bb8bTextBlock(out, bb8bJ(id))
+		blk := bb8bTextBlock(out, bbJ(id))
 		if blk == "" {
-			t.Errorf("text report has no row for %s:\n%s", bb8bJ(id), out)
+			t.Errorf("text report has no row for %s:\n%s", bbJ(id), out)
 			continue
 		}
 		must := []string{pcapgen.Dashed(id), want.SoftwareName, want.SoftwareVersion, want.TelemetryID}
@@ -1154,11 +1154,11 @@ func TestOutputReferenceSessionText(t *testing.T) {
 		}
 		for _, s := range must {
 			if !strings.Contains(blk, s) {
-				t.Errorf("row %s lacks %q:\n%s", bb8bJ(id), s, blk)
+				t.Errorf("row %s lacks %q:\n%s", bbJ(id), s, blk)
 			}
 		}
 		if !regexp.MustCompile(fmt.Sprintf(`connections\s+%d\b`, want.Connections)).MatchString(blk) {
-			t.Errorf("row %s does not give %d connections:\n%s", bb8bJ(id), want.Connections, blk)
+			t.Errorf("row %s does not give %d connections:\n%s", bbJ(id), want.Connections, blk)
 		}
 	}
 }
@@ -1175,13 +1175,13 @@ func TestOutputReferenceSessionText(t *testing.T) {
 // ID on every request.
 func bb8bLegacyFleet() (*pcapgen.Capture, string, string) {
 	c := pcapgen.New(pcapgen.Options{})
-	m1, m2 := bb8bJ(pcapgen.SeqUUID(0x85)), bb8bJ(pcapgen.SeqUUID(0x96))
+	m1, m2 := bbJ(pcapgen.SeqUUID(0x85)), bbJ(pcapgen.SeqUUID(0x96))
 	c1 := &bb8bProc{c: c, host: netip.MustParseAddr("10.40.0.5"), port: 41000, clientID: "legacy-c", sw: "apache-kafka-java", swv: "3.9.0"}
 	pr := &bb8bProc{c: c, host: netip.MustParseAddr("10.40.0.5"), port: 42000, clientID: "legacy-p", sw: "librdkafka", swv: "2.6.0"}
 	c2 := &bb8bProc{c: c, host: netip.MustParseAddr("10.40.0.6"), port: 41000, clientID: "legacy-c", sw: "apache-kafka-java", swv: "3.9.0"}
 
 	boot, sb, _ := c1.dial(bb8bB1, 3)
-	bb8bMeta(sb) // 1 repeat
+	bbMeta(sb) // 1 repeat
 	n2, s2, _ := c1.dial(bb8bB2, 3)
 	bb8bFindCoord(s2, bb8bGroup, bb8bB3)
 	bb8bGTS(s2, bb8bZero, bb8bNone, bb8bB, 7)
@@ -1216,7 +1216,7 @@ func bb8bLegacyFleet() (*pcapgen.Capture, string, string) {
 func TestOutputLegacyRowsByHostAndClientID(t *testing.T) {
 	c, m1, m2 := bb8bLegacyFleet()
 	rep, _ := bb8bRun(t, c)
-	bb8bExpect(t, rep, nil)
+	bbExpect(t, rep, nil)
 	if rep.Totals.ClientIDRepeats != 12 || rep.Totals.ClientIDRepeatBytes != 96 {
 		t.Errorf("client_id_repeats %d bytes %d, want 12 and 96", rep.Totals.ClientIDRepeats, rep.Totals.ClientIDRepeatBytes)
 	}
@@ -1242,7 +1242,7 @@ func TestOutputLegacyRowsByHostAndClientID(t *testing.T) {
 	wants := map[key]bb8bRow{
 		{"10.40.0.5", "legacy-c"}: {Legacy: true, ClientIDs: []string{"legacy-c"}, SoftwareName: "apache-kafka-java", SoftwareVersion: "3.9.0",
 			ClientHosts: []string{"10.40.0.5"}, Brokers: []string{bb8bB1.String(), bb8bB2.String(), bb8bB3.String()}, Connections: 3,
-			MemberIDs: map[string][]string{bb8bGroup: {m1}}, TelemetryID: bb8bJ(bb8bB)},
+			MemberIDs: map[string][]string{bb8bGroup: {m1}}, TelemetryID: bbJ(bb8bB)},
 		{"10.40.0.5", "legacy-p"}: {Legacy: true, ClientIDs: []string{"legacy-p"}, SoftwareName: "librdkafka", SoftwareVersion: "2.6.0",
 			ClientHosts: []string{"10.40.0.5"}, Brokers: []string{bb8bB1.String()}, Connections: 1, MemberIDs: map[string][]string{}},
 		{"10.40.0.6", "legacy-c"}: {Legacy: true, ClientIDs: []string{"legacy-c"}, SoftwareName: "apache-kafka-java", SoftwareVersion: "3.9.0",
@@ -1301,7 +1301,7 @@ func TestOutputLegacyRowsByHostAndClientID(t *testing.T) {
 func TestOutputDumpBodyFieldsEveryBody(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	x := bb8bX
-	m := bb8bJ(x)
+	m := bbJ(x)
 	cn := c.Conn(pcapgen.ConnOptions{Client: netip.MustParseAddrPort("10.80.0.5:46000"), Broker: bb8bB1})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("dump-8b"), InstanceID: &x, CorrelationID: 1})
 	avResp := pcapgen.APIVersionsResponse(5)
@@ -1381,10 +1381,10 @@ func TestOutputPcapngTwoInterfaces(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{Link: link, Start: pcapgen.BaseTime(), Step: 2 * time.Millisecond})
 		cn := c.Conn(pcapgen.ConnOptions{Client: netip.MustParseAddrPort(host), Broker: bb8bB1})
 		s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("two-if"), InstanceID: &x, CorrelationID: 1})
-		bb8bMeta(s)
+		bbMeta(s)
 		s.Header.ClientID = nil
 		s.Header.InstanceID = &y
-		f := bb8bMeta(s)
+		f := bbMeta(s)
 		cn.Close()
 		return c, f
 	}
@@ -1430,7 +1430,7 @@ func TestOutputPcapngTwoInterfaces(t *testing.T) {
 	}
 	f.Close()
 	rep := bb8bRead(t, path)
-	bb8bExpect(t, rep, map[string]int{"instance-id-changed": 2})
+	bbExpect(t, rep, map[string]int{"instance-id-changed": 2})
 	want := map[string]int{"10.82.0.5:46200": frameOf[[2]int{0, fe - 1}], "10.82.0.6:46200": frameOf[[2]int{1, fs - 1}]}
 	for _, fnd := range rep.Findings {
 		if w, ok := want[fnd.Conn.Client]; !ok || fnd.Frame != w {
@@ -1455,7 +1455,7 @@ func TestOutputLegacyRowCronConsumers(t *testing.T) {
 	for i := 0; i < 12; i++ {
 		u := pcapgen.SeqUUID(0xc0)
 		u[0] = byte(i)
-		m := bb8bJ(u)
+		m := bbJ(u)
 		ids = append(ids, m)
 		p := &bb8bProc{c: c, host: netip.MustParseAddr("10.62.0.5"), port: uint16(49000 + i), clientID: "rdkafka", sw: "librdkafka", swv: "2.6.0"}
 		cn, s, _ := p.dial(bb8bB3, 3)
@@ -1466,7 +1466,7 @@ func TestOutputLegacyRowCronConsumers(t *testing.T) {
 		c.Sleep(time.Minute)
 	}
 	rep, _ := bb8bRun(t, c)
-	bb8bExpect(t, rep, nil)
+	bbExpect(t, rep, nil)
 	if len(rep.Instances) != 1 {
 		t.Fatalf("%d rows, want 1 legacy row", len(rep.Instances))
 	}
@@ -1488,7 +1488,7 @@ func TestOutputManyGroupsDeterministic(t *testing.T) {
 	x := bb8bX
 	p := &bb8bProc{c: c, host: netip.MustParseAddr("10.63.0.5"), port: 49500, clientID: "hb-proxy", inst: &x, sw: "apache-kafka-java", swv: "4.2.0"}
 	cn, s, _ := p.dial(bb8bB3, 4)
-	for _, m := range []string{bb8bJ(x), bb8bJ(bb8bY)} {
+	for _, m := range []string{bbJ(x), bbJ(bb8bY)} {
 		for g := 0; g < 40; g++ {
 			bb8bCG(s, fmt.Sprintf("group-%02d", g), m, 0, bb8bNone, 1)
 		}
@@ -1503,7 +1503,7 @@ func TestOutputManyGroupsDeterministic(t *testing.T) {
 		t.Errorf("five reads of one capture gave %d different reports", len(outs))
 	}
 	rep := bb8bRead(t, path)
-	bb8bExpect(t, rep, map[string]int{"member-id-changed": 40, "member-id-misaligned": 40})
+	bbExpect(t, rep, map[string]int{"member-id-changed": 40, "member-id-misaligned": 40})
 }
 
 // ---------------------------------------------------- finding JSON text
@@ -1562,15 +1562,15 @@ func TestOutputHostileClientIDs(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb8dAP("10.8.6.1:46000"), Broker: bb8dAP("10.0.0.9:9092")})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders"), CorrelationID: 1})
-	bb8dMeta(s)
+	bbMeta9(s)
 	s.Header.ClientID = pcapgen.Ptr(hostile)
-	bb8dMeta(s)
+	bbMeta9(s)
 	cn.Close()
 	cn = c.Conn(pcapgen.ConnOptions{Client: bb8dAP("10.8.6.2:46000"), Broker: bb8dAP("10.0.0.9:9092")})
 	s = cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr(hostile), CorrelationID: 1})
-	bb8dMeta(s)
+	bbMeta9(s)
 	s.Header.ClientID = pcapgen.Ptr("orders")
-	bb8dMeta(s)
+	bbMeta9(s)
 	cn.Close()
 	path := bbCaptureFile(t, c, "hostile-cid.pcap")
 	decoded := strings.ToValidUTF8(hostile, "\uFFFD")
@@ -1696,20 +1696,20 @@ func bb8dFleet() *pcapgen.Capture {
 		if i%3 == 0 {
 			p.s.Header.ClientID = pcapgen.Ptr(fmt.Sprintf("pad-%d", i)) // repeats: client-id-repeated
 		}
-		bb8dMeta(p.s)
+		bbMeta9(p.s)
 	}
 	join(b, "g1", m, 0)
 	join(l2, "g2", m2, 0)
 	corr, _ := tl.s.Request(pcapgen.GetTelemetrySubscriptions(bb8dZero))
 	tl.s.Respond(corr, pcapgen.GetTelemetrySubscriptionsResponse(0, bb8dB, 7))
-	bb8dMeta(s1.s)
-	bb8dMeta(s2.s)
+	bbMeta9(s1.s)
+	bbMeta9(s2.s)
 	pads[4].cn.DropNext(1)
 	for i, p := range pads {
 		if i%4 == 1 {
 			p.s.Header.ClientID = pcapgen.Ptr(fmt.Sprintf("renamed-%d", i))
 		}
-		bb8dMeta(p.s)
+		bbMeta9(p.s)
 	}
 	tl.s.RoundTrip(pcapgen.PushTelemetry(bb8dC, 7), pcapgen.PushTelemetryResponse(0))
 	join(a, "g1", m, 1)
@@ -1813,8 +1813,8 @@ func TestOutputWorkersOrderSensitive(t *testing.T) {
 	}
 	_, idleS := modern("10.11.9.9:40999", pcapgen.SeqUUID(0xe1))
 	idleS.Header.ClientID = pcapgen.Ptr("modern")
-	bb8dMeta(idleS)
-	bb8dMeta(idleS)
+	bbMeta9(idleS)
+	bbMeta9(idleS)
 	c.Sleep(11 * time.Minute) // the idle connection ends when the next packet comes
 	type pair struct {
 		p, q   *pcapgen.Conn
@@ -1846,7 +1846,7 @@ func TestOutputWorkersOrderSensitive(t *testing.T) {
 	a2, as2 := modern("10.12.0.1:42002", i1)
 	ma := pcapgen.JavaString(i1)
 	hb(as1, ma, 0)
-	bb8dMeta(as2)
+	bbMeta9(as2)
 	a1.Close()
 	b1, bs1 := modern("10.12.0.2:42001", i2)
 	hb(bs1, ma, 0) // i1 still alive on a2: collision
@@ -1854,7 +1854,7 @@ func TestOutputWorkersOrderSensitive(t *testing.T) {
 	c2, cs2 := modern("10.12.0.3:42002", i3)
 	mc := pcapgen.JavaString(i3)
 	hb(cs1, mc, 0)
-	bb8dMeta(cs2)
+	bbMeta9(cs2)
 	c1.Close()
 	c2.Reset()
 	d1, ds1 := modern("10.12.0.4:42001", i4)

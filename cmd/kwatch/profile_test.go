@@ -95,7 +95,7 @@ func TestProfileDroppedLateOff(t *testing.T) {
 			t.Errorf("accepted-2026: %s fired %d times, the profile turns it off", r, n)
 		}
 	}
-	t.Logf("accepted-2026 findings on v2 headers:\n%s", bbSummary(acc))
+	t.Logf("accepted-2026 findings on v2 headers:\n%s", acc.summary())
 }
 
 // SPEC section 4: "A connection whose first request was not seen is
@@ -143,7 +143,7 @@ func TestProfileHeaderV3Counted(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		s.Header.HeaderVersion = 3
 		if i == 0 {
-			s.Header.InstanceID = bb3P(bb3X)
+			s.Header.InstanceID = bbID(bb3X)
 		} else {
 			s.Header.InstanceID = nil
 			s.Header.ClientID = nil
@@ -154,7 +154,7 @@ func TestProfileHeaderV3Counted(t *testing.T) {
 		s.Request(r)
 	}
 	s.Header.HeaderVersion = pcapgen.HeaderAuto
-	bb3Meta(s)
+	bbMeta9(s)
 	cn.Close()
 	rep := bb3ReadJSON(t, "--profile", "accepted-2026", bbCaptureFile(t, c, "v3.pcap"))
 	hv := rep["totals"].(map[string]any)["requests_by_header_version"].(map[string]any)
@@ -201,7 +201,7 @@ func bb5CGH(s *pcapgen.Session, member string, epoch int32) int {
 
 func bb5Instance(rep bbReport, id [16]byte) map[string]any {
 	for _, in := range rep.Instances {
-		if in["instance_id"] == bb5J(id) {
+		if in["instance_id"] == bbJ(id) {
 			return in
 		}
 	}
@@ -229,8 +229,8 @@ func TestProfileCompliantModernMixed(t *testing.T) {
 	corr, _ := bb5OD(s, &bb5X, nil)
 	bb5ODResp(s, corr, 0)
 	bb5Meta(s, nil)
-	bb5CGH(s, bb5J(bb5X), 0)
-	bb5CGH(s, bb5J(bb5X), 1)
+	bb5CGH(s, bbJ(bb5X), 0)
+	bb5CGH(s, bbJ(bb5X), 1)
 	bb5OD(s, nil, nil)
 	cn.Close()
 	path := bbCaptureFile(t, c, "")
@@ -248,10 +248,10 @@ func TestProfileCompliantModernMixed(t *testing.T) {
 	}
 	in := bb5Instance(acc, bb5X)
 	if in == nil {
-		t.Fatalf("accepted-2026: no instance row for %s: %v", bb5J(bb5X), acc.Instances)
+		t.Fatalf("accepted-2026: no instance row for %s: %v", bbJ(bb5X), acc.Instances)
 	}
-	if fmt.Sprint(in["member_ids"]) != fmt.Sprint(map[string]any{"orders-group": []any{bb5J(bb5X)}}) {
-		t.Errorf("instance row member_ids %v, want orders-group:[%s]", in["member_ids"], bb5J(bb5X))
+	if fmt.Sprint(in["member_ids"]) != fmt.Sprint(map[string]any{"orders-group": []any{bbJ(bb5X)}}) {
+		t.Errorf("instance row member_ids %v, want orders-group:[%s]", in["member_ids"], bbJ(bb5X))
 	}
 	if in["software_name"] != "apache-kafka-java" || fmt.Sprint(in["client_ids"]) != "[orders-app]" {
 		t.Errorf("instance row software %v client_ids %v", in["software_name"], in["client_ids"])
@@ -263,7 +263,7 @@ func TestProfileCompliantModernMixed(t *testing.T) {
 		t.Errorf("seed requests_by_header_version %v, want v1:2 v3:0 (OffsetDelete v1 is not flexible)", hv)
 	}
 	if bb5Instance(seed, bb5X) != nil {
-		t.Errorf("seed: instance row for %s although it only travels in header v1 bytes", bb5J(bb5X))
+		t.Errorf("seed: instance row for %s although it only travels in header v1 bytes", bbJ(bb5X))
 	}
 }
 
@@ -396,12 +396,12 @@ func TestProfileChangedV3(t *testing.T) {
 	path := bbCaptureFile(t, c, "")
 	acc := bb5Read(t, path, bb5Acc)
 	bb5Expect(t, "accepted-2026", acc, map[string]int{"instance-id-changed": 2})
-	fs := bb5Of(acc, "instance-id-changed")
+	fs := bbOf(acc, "instance-id-changed")
 	for i, want := range []int{f2, f3} {
 		if i < len(fs) {
 			bb5Field(t, fs[i], "frame", want)
-			bb5Field(t, fs[i], "expected", bb5J(bb5X))
-			bb5Field(t, fs[i], "observed", bb5J(bb5Y))
+			bb5Field(t, fs[i], "expected", bbJ(bb5X))
+			bb5Field(t, fs[i], "observed", bbJ(bb5Y))
 			bb5Field(t, fs[i], "severity", "error")
 		}
 	}
@@ -512,8 +512,8 @@ func TestProfileMemberAlignmentUsesConnectionID(t *testing.T) {
 		member    string
 		acc, seed map[string]int
 	}{
-		{"aligned", bb5J(bb5X), map[string]int{}, map[string]int{}},
-		{"misaligned", bb5J(bb5Y), map[string]int{"member-id-misaligned": 1}, map[string]int{}},
+		{"aligned", bbJ(bb5X), map[string]int{}, map[string]int{}},
+		{"misaligned", bbJ(bb5Y), map[string]int{"member-id-misaligned": 1}, map[string]int{}},
 		{"padded", pcapgen.PaddedURL(bb5X),
 			map[string]int{"member-id-alignment-encoding": 1, "member-id-encoding": 1},
 			map[string]int{"member-id-encoding": 1}},
@@ -532,8 +532,8 @@ func TestProfileMemberAlignmentUsesConnectionID(t *testing.T) {
 			bb5Expect(t, "accepted-2026", acc, tc.acc)
 			if m := bb5First(acc, "member-id-misaligned"); m != nil {
 				bb5Field(t, m, "frame", f)
-				bb5Field(t, m, "expected", bb5J(bb5X))
-				bb5Field(t, m, "instance_id", bb5J(bb5X))
+				bb5Field(t, m, "expected", bbJ(bb5X))
+				bb5Field(t, m, "instance_id", bbJ(bb5X))
 			}
 			bb5Expect(t, "seed", bb5Read(t, path, ""), tc.seed)
 		})
@@ -549,7 +549,7 @@ func TestProfileMissingFirstNoMisaligned(t *testing.T) {
 	s := bb5Sess(cn, bb5App)
 	bb5OD(s, nil, nil)
 	s.Header.ClientID = nil
-	bb5CGH(s, bb5J(bb5Y), 0)
+	bb5CGH(s, bbJ(bb5Y), 0)
 	cn.Close()
 	bb5Expect(t, "accepted-2026", bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc), map[string]int{"instance-id-missing-first": 1})
 }
@@ -567,14 +567,14 @@ func TestProfileMemberChangedAcrossConnections(t *testing.T) {
 	s := bb5Sess(cn, bb5App)
 	bb5OD(s, &bb5X, nil)
 	s.Header.ClientID = nil
-	bb5CGH(s, bb5J(bb5X), 0)
-	bb5CGH(s, bb5J(bb5X), -1)
+	bb5CGH(s, bbJ(bb5X), 0)
+	bb5CGH(s, bbJ(bb5X), -1)
 	cn.Close()
 	cn2 := c.Conn(pcapgen.ConnOptions{Client: bb5Host(1)})
 	s2 := bb5Sess(cn2, bb5App)
 	bb5OD(s2, &bb5X, nil)
 	s2.Header.ClientID = nil
-	f := bb5CGH(s2, bb5J(bb5Y), 0)
+	f := bb5CGH(s2, bbJ(bb5Y), 0)
 	cn2.Close()
 	path := bbCaptureFile(t, c, "")
 	acc := bb5Read(t, path, bb5Acc)
@@ -671,13 +671,13 @@ func TestProfileCollisionClaimantIsConnectionID(t *testing.T) {
 	s1 := bb5Sess(cn1, bb5App)
 	bb5OD(s1, &bb5X, nil)
 	s1.Header.ClientID = nil
-	bb5CGH(s1, bb5J(bb5X), 0)
+	bb5CGH(s1, bbJ(bb5X), 0)
 	cn2 := c.Conn(pcapgen.ConnOptions{Client: bb5Host(1)})
 	s2 := bb5Sess(cn2, bb5App)
 	bb5OD(s2, &bb5X, nil)
 	s2.Header.ClientID = nil
-	bb5CGH(s2, bb5J(bb5X), 0)
-	bb5CGH(s1, bb5J(bb5X), 1)
+	bb5CGH(s2, bbJ(bb5X), 0)
+	bb5CGH(s1, bbJ(bb5X), 1)
 	cn2.Close()
 	cn1.Close()
 	path := bbCaptureFile(t, c, "")
@@ -702,7 +702,7 @@ func TestProfileProbeAmbiguities(t *testing.T) {
 		body(s)
 		cn.Close()
 		rep := bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc)
-		t.Logf("%s: %v\n%s", name, bb5Counts(rep), bb5Summary(rep))
+		t.Logf("%s: %v\n%s", name, bbCounts(rep), rep.summary())
 	}
 	run("(a) v2 later with X", func(s *pcapgen.Session) { bb5Meta(s, &bb5X); bb5Meta(s, &bb5X) })
 	run("(b) GTS no H, body 0", func(s *pcapgen.Session) {
@@ -727,7 +727,7 @@ func TestProfileProbeAmbiguities(t *testing.T) {
 func TestProfileReferenceSession(t *testing.T) {
 	c, _ := bb8bSession(nil)
 	rep, path := bb8bRun(t, c, "--profile", "accepted-2026")
-	bb8bExpect(t, rep, nil)
+	bbExpect(t, rep, nil)
 	if rep.Profile != "accepted-2026" {
 		t.Errorf("profile %q", rep.Profile)
 	}
@@ -799,10 +799,10 @@ func TestProfileAdminEndToEnd(t *testing.T) {
 	cb.Close()
 	cc.Close()
 	rep, path := bb8bRun(t, c, "--profile", "accepted-2026")
-	bb8bExpect(t, rep, map[string]int{"instance-id-repeated": 1, "instance-id-missing-first": 1})
-	bb8bCheck(t, bb8bOne(t, rep, "instance-id-repeated"), bb8bWant{severity: "info", confidence: "full", frame: repF,
+	bbExpect(t, rep, map[string]int{"instance-id-repeated": 1, "instance-id-missing-first": 1})
+	bb8bCheck(t, bbOne(t, rep, "instance-id-repeated"), bb8bWant{severity: "info", confidence: "full", frame: repF,
 		client: "10.70.0.5:45001", broker: bb8bB1.String(), api: "OffsetDelete"})
-	bb8bCheck(t, bb8bOne(t, rep, "instance-id-missing-first"), bb8bWant{severity: "error", confidence: "full", frame: missF,
+	bb8bCheck(t, bbOne(t, rep, "instance-id-missing-first"), bb8bWant{severity: "error", confidence: "full", frame: missF,
 		client: "10.70.0.5:45003", broker: bb8bB3.String(), api: "OffsetDelete"})
 	if rep.Totals.Unobservable != 1 {
 		t.Errorf("unobservable_connections %d, want 1 (connection B)", rep.Totals.Unobservable)
@@ -820,7 +820,7 @@ func TestProfileAdminEndToEnd(t *testing.T) {
 		t.Errorf("accepted-2026 --fail-on never: exit %d, want 0", code)
 	}
 	seed := bb8bRead(t, path)
-	bb8bExpect(t, seed, nil)
+	bbExpect(t, seed, nil)
 	if code, _, _ := runKwatch("read", path); code != 0 {
 		t.Errorf("seed: exit %d, want 0", code)
 	}
@@ -869,8 +869,8 @@ func TestProfileDumpHeaderV3(t *testing.T) {
 		if fmt.Sprint(o1["header_version"]) != fmt.Sprint(tc.hv1) || o1["client_id"] != "admin-od" {
 			t.Errorf("%s: OffsetDelete v1 header_version %v client_id %v, want %d and admin-od", tc.profile, o1["header_version"], o1["client_id"], tc.hv1)
 		}
-		if v, ok := o1["instance_id"]; ok != tc.inst || (ok && v != bb8bJ(x)) {
-			t.Errorf("%s: OffsetDelete v1 instance_id %v (present %v), want present=%v %s", tc.profile, v, ok, tc.inst, bb8bJ(x))
+		if v, ok := o1["instance_id"]; ok != tc.inst || (ok && v != bbJ(x)) {
+			t.Errorf("%s: OffsetDelete v1 instance_id %v (present %v), want present=%v %s", tc.profile, v, ok, tc.inst, bbJ(x))
 		}
 	}
 }
@@ -889,16 +889,16 @@ func TestProfileClientFlow(t *testing.T) {
 	s := bb5Sess(cn, pcapgen.Ptr("admin-app"))
 	s.RoundTrip(pcapgen.APIVersions(4, "apache-kafka-java", "4.3.0"), pcapgen.APIVersionsResponse(4))
 	s.Header.ClientID = nil
-	bb7Meta(s)
+	bbMeta(s)
 	corr, _ := bb5OD(s, &bb8gH, nil)
 	bb5ODResp(s, corr, bb7ErrNone)
 	corr, _ = bb5OD(s, nil, nil)
 	bb5ODResp(s, corr, bb7ErrNone)
-	bb7Meta(s)
+	bbMeta(s)
 	corr, _ = bb5OD(s, nil, nil)
 	bb5ODResp(s, corr, bb7ErrNone)
-	rep := bb7Run(t, c, "--profile", "accepted-2026")
-	bb7Expect(t, rep, map[string]int{})
+	rep := bbRunF(t, c, "--profile", "accepted-2026")
+	bbExpect(t, rep, map[string]int{})
 
 	// variant: the ID repeated on a later v3 request (info).
 	c2 := bb8gNew()
@@ -910,7 +910,7 @@ func TestProfileClientFlow(t *testing.T) {
 	bb5ODResp(s2, corr, bb7ErrNone)
 	corr, _ = bb5OD(s2, &bb8gH, nil)
 	bb5ODResp(s2, corr, bb7ErrNone)
-	rep2 := bb7Run(t, c2, "--profile", "accepted-2026")
-	bb7Expect(t, rep2, map[string]int{"instance-id-repeated": 1})
+	rep2 := bbRunF(t, c2, "--profile", "accepted-2026")
+	bbExpect(t, rep2, map[string]int{"instance-id-repeated": 1})
 	bb7Sev(t, rep2, "instance-id-repeated", "info", "")
 }

@@ -50,35 +50,6 @@ func bbRun(t *testing.T, c *pcapgen.Capture, extra ...string) bbReport {
 	return bbRead(t, bbCaptureFile(t, c, ""), extra...)
 }
 
-func bbSummary(rep bbReport) string {
-	var b strings.Builder
-	for _, f := range rep.Findings {
-		fmt.Fprintf(&b, "  %v %v frame=%v conf=%v exp=%v obs=%v inst=%v cid=%v\n", f["rule"], f["severity"], f["frame"], f["confidence"], f["expected"], f["observed"], f["instance_id"], f["client_id"])
-	}
-	return b.String()
-}
-
-// bbExpect asserts the exact multiset of rules in the report.
-func bbExpect(t *testing.T, rep bbReport, want map[string]int) {
-	t.Helper()
-	got := map[string]int{}
-	for _, f := range rep.Findings {
-		got[f["rule"].(string)]++
-	}
-	bbCompareCounts(t, "", got, want, func() string { return bbSummary(rep) })
-}
-
-// bbOf returns the findings of rule, in report order.
-func bbOf(rep bbReport, rule string) []map[string]any {
-	var out []map[string]any
-	for _, f := range rep.Findings {
-		if f["rule"] == rule {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 // bbField checks f[key] == want (numbers compared as float64).
 func bbField(t *testing.T, f map[string]any, key string, want any) {
 	t.Helper()
@@ -203,32 +174,11 @@ func bbRun2(t *testing.T, c *pcapgen.Capture, extra ...string) bbFindingsReport 
 	return rep
 }
 
-// bbExpect2 asserts exactly these rule counts (every other rule: zero).
-func bbExpect2(t *testing.T, rep bbFindingsReport, want map[string]int) {
-	t.Helper()
-	got := map[string]int{}
-	for _, f := range rep.Findings {
-		got[f.Rule]++
-	}
-	bbCompareCounts(t, "", got, want, rep.summary)
-}
-
-// bbAll returns the findings of rule.
-func bbAll(rep bbFindingsReport, rule string) []bbFinding {
-	var out []bbFinding
-	for _, f := range rep.Findings {
-		if f.Rule == rule {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 // bbCheck asserts severity (and frame, confidence when non-zero) of every
 // finding of rule.
 func bbCheck(t *testing.T, rep bbFindingsReport, rule, severity, confidence string, frame int) {
 	t.Helper()
-	for _, f := range bbAll(rep, rule) {
+	for _, f := range bbOf(rep, rule) {
 		if f.Severity != severity {
 			t.Errorf("%s severity %q, want %q", rule, f.Severity, severity)
 		}
@@ -308,10 +258,6 @@ var (
 
 	bb3TimeRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$`)
 )
-
-func bb3J(id [16]byte) string { return pcapgen.JavaString(id) }
-
-func bb3P(id [16]byte) *[16]byte { return &id }
 
 // bb3Decode decodes one JSON value keeping numbers as json.Number.
 func bb3Decode(t *testing.T, s string) any {
@@ -397,8 +343,8 @@ func bb3Eq(t *testing.T, what string, got, want any) {
 	}
 }
 
-// bb3Meta is a Metadata v12 round trip (header v2).
-func bb3Meta(s *pcapgen.Session) int {
+// bbMeta9 is a Metadata v12 round trip (header v2).
+func bbMeta9(s *pcapgen.Session) int {
 	f, _ := s.RoundTrip(pcapgen.Metadata(12, "orders"), pcapgen.MetadataResponse(12, "10.0.0.9", 9092))
 	return f
 }
@@ -408,13 +354,13 @@ func bb3Meta(s *pcapgen.Session) int {
 func bb3Changed(opts pcapgen.Options) (*pcapgen.Capture, int, int32) {
 	c := pcapgen.New(opts)
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
-	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), InstanceID: bb3P(bb3X), CorrelationID: 1})
+	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), InstanceID: bbID(bb3X), CorrelationID: 1})
 	s.RoundTrip(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"), pcapgen.APIVersionsResponse(3))
 	s.Header.ClientID = nil
-	bb3Meta(s)
-	s.Header.InstanceID = bb3P(bb3Y)
+	bbMeta9(s)
+	s.Header.InstanceID = bbID(bb3Y)
 	corr := s.Header.CorrelationID
-	f := bb3Meta(s)
+	f := bbMeta9(s)
 	cn.Close()
 	return c, f, corr
 }
@@ -434,20 +380,20 @@ type bb3FleetInfo struct {
 func bb3Fleet() (*pcapgen.Capture, bb3FleetInfo) {
 	info := bb3FleetInfo{requests: map[string]int{}, kafkaConns: 3}
 	c := pcapgen.New(pcapgen.Options{})
-	m := bb3J(bb3X)
+	m := bbJ(bb3X)
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
-	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), InstanceID: bb3P(bb3X), CorrelationID: 1})
+	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), InstanceID: bbID(bb3X), CorrelationID: 1})
 	s.RoundTrip(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"), pcapgen.APIVersionsResponse(3))
 	s.Header.ClientID = nil
 	s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, "g1", m, 0), pcapgen.ConsumerGroupHeartbeatResponse(1, 0, &m, 1))
 	s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb3X), pcapgen.GetTelemetrySubscriptionsResponse(0, bb3Zero, 7))
 	s.Header.InstanceID = nil
-	info.droppedAt = bb3Meta(s) // instance-id-dropped
+	info.droppedAt = bbMeta9(s) // instance-id-dropped
 	info.requests["v2"] += 4
 	cn.Close()
 
 	cn2 := c.Conn(pcapgen.ConnOptions{Client: netip.MustParseAddrPort("10.0.0.5:53123"), Broker: bb3BrokerB})
-	s2 := cn2.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), InstanceID: bb3P(bb3X), CorrelationID: 1})
+	s2 := cn2.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), InstanceID: bbID(bb3X), CorrelationID: 1})
 	s2.RoundTrip(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"), pcapgen.APIVersionsResponse(3))
 	s2.Header.ClientID = nil
 	s2.RoundTrip(pcapgen.ShareGroupHeartbeat(1, "g2", m, 0), pcapgen.ShareGroupHeartbeatResponse(1, 0, &m, 1))
@@ -459,7 +405,7 @@ func bb3Fleet() (*pcapgen.Capture, bb3FleetInfo) {
 	s3.RoundTrip(pcapgen.APIVersions(2, "", ""), pcapgen.APIVersionsResponse(2))
 	s3.RoundTrip(pcapgen.Metadata(1, "orders"), pcapgen.MetadataResponse(1, "10.0.0.9", 9092))
 	s3.Request(kmsg.NewPtrControlledShutdownRequest())
-	bb3Meta(s3)
+	bbMeta9(s3)
 	info.requests["v1"] += 2
 	info.requests["v0"]++
 	info.requests["v2"]++
@@ -520,17 +466,6 @@ func bb4Path(t *testing.T, c *pcapgen.Capture, name string) string {
 	return bbCaptureFile(t, c, name)
 }
 
-func bb4ReadPath(t *testing.T, path string, extra ...string) bbReport {
-	t.Helper()
-	rep, _ := bbReadAs[bbReport](t, path, extra...)
-	return rep
-}
-
-func bb4Run(t *testing.T, c *pcapgen.Capture, extra ...string) bbReport {
-	t.Helper()
-	return bb4ReadPath(t, bb4Path(t, c, ""), extra...)
-}
-
 // bb4Dump runs kwatch dump --format ndjson and returns its objects.
 func bb4Dump(t *testing.T, c *pcapgen.Capture, extra ...string) []map[string]any {
 	t.Helper()
@@ -554,15 +489,6 @@ func bb4Dump(t *testing.T, c *pcapgen.Capture, extra ...string) []map[string]any
 	return out
 }
 
-func bb4Sum(rep bbReport) string {
-	var b strings.Builder
-	for _, f := range rep.Findings {
-		fmt.Fprintf(&b, "  %v %v frame=%v conf=%v conn=%v corr=%v exp=%v obs=%v\n", f["rule"], f["severity"], f["frame"], f["confidence"], f["conn"], f["correlation_id"], f["expected"], f["observed"])
-	}
-	fmt.Fprintf(&b, "  coverage=%v requests=%d responses=%d\n", rep.Totals.Coverage, rep.Totals.Requests, rep.Totals.Responses)
-	return b.String()
-}
-
 // bb4Rules is the multiset of rules, each suffixed with its confidence when
 // withConf.
 func bb4Rules(rep bbReport, withConf bool) map[string]int {
@@ -577,50 +503,28 @@ func bb4Rules(rep bbReport, withConf bool) map[string]int {
 	return m
 }
 
-// bb4Expect asserts the exact multiset of rules.
-func bb4Expect(t *testing.T, rep bbReport, want map[string]int) {
-	t.Helper()
-	bbCompareCounts(t, "", bb4Rules(rep, false), want, func() string { return bb4Sum(rep) })
-}
-
 // bb4ExpectConf asserts the exact multiset of rule/confidence pairs.
 func bb4ExpectConf(t *testing.T, rep bbReport, want map[string]int) {
 	t.Helper()
-	bbCompareCounts(t, "rule/confidence", bb4Rules(rep, true), want, func() string { return bb4Sum(rep) })
+	bbCompareCounts(t, "rule/confidence", bb4Rules(rep, true), want, rep.summary)
 }
 
 func bb4Cov(t *testing.T, rep bbReport, event string, want int) {
 	t.Helper()
 	if got := rep.Totals.Coverage[event]; got != want {
-		t.Errorf("coverage %s = %d, want %d\n%s", event, got, want, bb4Sum(rep))
+		t.Errorf("coverage %s = %d, want %d\n%s", event, got, want, rep.summary())
 	}
 }
 
 func bb4CovAtLeast(t *testing.T, rep bbReport, event string, want int) {
 	t.Helper()
 	if got := rep.Totals.Coverage[event]; got < want {
-		t.Errorf("coverage %s = %d, want >= %d\n%s", event, got, want, bb4Sum(rep))
+		t.Errorf("coverage %s = %d, want >= %d\n%s", event, got, want, rep.summary())
 	}
-}
-
-func bb4Of(rep bbReport, rule string) []map[string]any {
-	var out []map[string]any
-	for _, f := range rep.Findings {
-		if f["rule"] == rule {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 func bb4Sess(cn *pcapgen.Conn, cid *string, id *[16]byte) *pcapgen.Session {
 	return cn.Session(pcapgen.RequestHeader{ClientID: cid, InstanceID: id, CorrelationID: 1})
-}
-
-func bb4ID(id [16]byte) *[16]byte { return &id }
-
-func bb4Meta(s *pcapgen.Session) {
-	s.RoundTrip(pcapgen.Metadata(12, "orders"), pcapgen.MetadataResponse(12, "10.0.0.1", 9092))
 }
 
 func bb4Records(n int) []byte {
@@ -644,15 +548,15 @@ func bb4Records(n int) []byte {
 // than one segment and an aligned PushTelemetry.
 func bb4Ref(c *pcapgen.Capture, o pcapgen.ConnOptions) *pcapgen.Conn {
 	cn := c.Conn(o)
-	s := bb4Sess(cn, pcapgen.Ptr("orders-app"), bb4ID(bb4X))
+	s := bb4Sess(cn, pcapgen.Ptr("orders-app"), bbID(bb4X))
 	s.RoundTrip(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"), pcapgen.APIVersionsResponse(3))
 	s.Header.ClientID = nil
-	bb4Meta(s)
-	s.Header.InstanceID = bb4ID(bb4Y)
-	bb4Meta(s) // instance-id-changed
-	s.Header.InstanceID = bb4ID(bb4X)
+	bbMeta(s)
+	s.Header.InstanceID = bbID(bb4Y)
+	bbMeta(s) // instance-id-changed
+	s.Header.InstanceID = bbID(bb4X)
 	s.Header.ClientID = pcapgen.Ptr("payments-app")
-	bb4Meta(s) // client-id-changed
+	bbMeta(s) // client-id-changed
 	s.Header.ClientID = nil
 	s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb4Z), pcapgen.GetTelemetrySubscriptionsResponse(0, [16]byte{}, 7)) // mismatch, accepted
 	s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, "g-empty", "", 0), pcapgen.ConsumerGroupHeartbeatResponse(1, 42, nil, 0))
@@ -661,7 +565,7 @@ func bb4Ref(c *pcapgen.Capture, o pcapgen.ConnOptions) *pcapgen.Conn {
 	s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, "g1", m, 1), pcapgen.ConsumerGroupHeartbeatResponse(1, 0, &m, 1))
 	s.RoundTrip(pcapgen.Produce(9, "orders", [16]byte{}, bb4Records(3000)), pcapgen.ProduceResponse(9, "orders", [16]byte{}))
 	s.RoundTrip(pcapgen.PushTelemetry(bb4X, 7), pcapgen.PushTelemetryResponse(0))
-	bb4Meta(s)
+	bbMeta(s)
 	return cn
 }
 
@@ -715,7 +619,7 @@ type bb4Step struct {
 // bb4RefSteps is bb4Ref as a list of steps.
 func bb4RefSteps() []bb4Step {
 	m := pcapgen.JavaString(bb4X)
-	x, y := bb4ID(bb4X), bb4ID(bb4Y)
+	x, y := bbID(bb4X), bbID(bb4Y)
 	return []bb4Step{
 		{pcapgen.Ptr("orders-app"), x, pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"), pcapgen.APIVersionsResponse(3)},
 		{nil, x, pcapgen.Metadata(12, "orders"), pcapgen.MetadataResponse(12, "10.0.0.1", 9092)},
@@ -742,12 +646,12 @@ func bb4Encode(i int, st bb4Step) (req, resp []byte) {
 // bb4AfterBad plays, on s, three requests that give exactly one
 // instance-id-changed (X, Y, X), each answered.
 func bb4AfterBad(s *pcapgen.Session) {
-	s.Header.InstanceID = bb4ID(bb4X)
-	bb4Meta(s)
-	s.Header.InstanceID = bb4ID(bb4Y)
-	bb4Meta(s)
-	s.Header.InstanceID = bb4ID(bb4X)
-	bb4Meta(s)
+	s.Header.InstanceID = bbID(bb4X)
+	bbMeta(s)
+	s.Header.InstanceID = bbID(bb4Y)
+	bbMeta(s)
+	s.Header.InstanceID = bbID(bb4X)
+	bbMeta(s)
 }
 
 const bb5Acc = "accepted-2026"
@@ -757,8 +661,6 @@ var (
 	bb5Y   = pcapgen.SeqUUID(0x22)
 	bb5App = pcapgen.Ptr("orders-app")
 )
-
-func bb5J(id [16]byte) string { return pcapgen.JavaString(id) }
 
 // bb5Host is client port 51000+i on one host, 10.7.0.1.
 func bb5Host(i int) netip.AddrPort {
@@ -781,36 +683,10 @@ func bb5Exit(path string, extra ...string) int {
 	return code
 }
 
-func bb5Summary(rep bbReport) string {
-	var b strings.Builder
-	for _, f := range rep.Findings {
-		fmt.Fprintf(&b, "  %v %v frame=%v conf=%v api=%v exp=%v obs=%v inst=%v\n", f["rule"], f["severity"], f["frame"], f["confidence"], f["api"], f["expected"], f["observed"], f["instance_id"])
-	}
-	return b.String()
-}
-
-func bb5Counts(rep bbReport) map[string]int {
-	m := map[string]int{}
-	for _, f := range rep.Findings {
-		m[f["rule"].(string)]++
-	}
-	return m
-}
-
 // bb5Expect asserts the exact multiset of rules.
 func bb5Expect(t *testing.T, label string, rep bbReport, want map[string]int) {
 	t.Helper()
-	bbCompareCounts(t, label, bb5Counts(rep), want, func() string { return bb5Summary(rep) })
-}
-
-func bb5Of(rep bbReport, rule string) []map[string]any {
-	var out []map[string]any
-	for _, f := range rep.Findings {
-		if f["rule"] == rule {
-			out = append(out, f)
-		}
-	}
-	return out
+	bbCompareCounts(t, label, bbCounts(rep), want, rep.summary)
 }
 
 func bb5Field(t *testing.T, f map[string]any, key string, want any) {
@@ -828,7 +704,7 @@ func bb5Field(t *testing.T, f map[string]any, key string, want any) {
 }
 
 func bb5First(rep bbReport, rule string) map[string]any {
-	if fs := bb5Of(rep, rule); len(fs) > 0 {
+	if fs := bbOf(rep, rule); len(fs) > 0 {
 		return fs[0]
 	}
 	return nil
@@ -873,45 +749,15 @@ var (
 	bb7Zero [16]byte
 )
 
-func bb7Read(t *testing.T, path string, extra ...string) bbFindingsReport {
+func bbRunF(t *testing.T, c *pcapgen.Capture, extra ...string) bbFindingsReport {
 	t.Helper()
-	rep, _ := bbReadAs[bbFindingsReport](t, path, extra...)
-	return rep
-}
-
-func bb7Run(t *testing.T, c *pcapgen.Capture, extra ...string) bbFindingsReport {
-	t.Helper()
-	return bb7Read(t, bbCaptureFile(t, c, ""), extra...)
-}
-
-func bb7Counts(rep bbFindingsReport) map[string]int {
-	got := map[string]int{}
-	for _, f := range rep.Findings {
-		got[f.Rule]++
-	}
-	return got
-}
-
-// bb7Expect asserts exactly these rule counts (every other rule: zero).
-func bb7Expect(t *testing.T, rep bbFindingsReport, want map[string]int) {
-	t.Helper()
-	bbCompareCounts(t, "", bb7Counts(rep), want, rep.summary)
-}
-
-func bb7All(rep bbFindingsReport, rule string) []bbFinding {
-	var out []bbFinding
-	for _, f := range rep.Findings {
-		if f.Rule == rule {
-			out = append(out, f)
-		}
-	}
-	return out
+	return bbReadF(t, bbCaptureFile(t, c, ""), extra...)
 }
 
 // bb7Frames returns the frames of rule's findings, sorted.
 func bb7Frames(rep bbFindingsReport, rule string) []int {
 	var fs []int
-	for _, f := range bb7All(rep, rule) {
+	for _, f := range bbOf(rep, rule) {
 		fs = append(fs, f.Frame)
 	}
 	sort.Ints(fs)
@@ -929,7 +775,7 @@ func bb7EqInts(t *testing.T, what string, got, want []int) {
 // of rule.
 func bb7Sev(t *testing.T, rep bbFindingsReport, rule, severity, confidence string) {
 	t.Helper()
-	for _, f := range bb7All(rep, rule) {
+	for _, f := range bbOf(rep, rule) {
 		if f.Severity != severity {
 			t.Errorf("%s at frame %d: severity %q, spec requires %q", rule, f.Frame, f.Severity, severity)
 		}
@@ -943,8 +789,6 @@ func bb7Sev(t *testing.T, rep bbFindingsReport, rule, severity, confidence strin
 func bb7Time(c *pcapgen.Capture, frame int) string {
 	return c.Packets()[frame-1].Time.UTC().Format("2006-01-02T15:04:05.000000Z")
 }
-
-func bb7J(id [16]byte) string { return pcapgen.JavaString(id) }
 
 func bb7Host(host string, port uint16) netip.AddrPort {
 	return netip.AddrPortFrom(netip.MustParseAddr(host), port)
@@ -968,11 +812,6 @@ func bb7Modern(c *pcapgen.Capture, o pcapgen.ConnOptions, cid string, inst [16]b
 	s.RoundTrip(pcapgen.APIVersions(4, "apache-kafka-java", "4.2.0"), pcapgen.APIVersionsResponse(4))
 	s.Header.ClientID = nil
 	return cn, s
-}
-
-func bb7Meta(s *pcapgen.Session) int {
-	f, _ := s.RoundTrip(pcapgen.Metadata(12, "orders"), pcapgen.MetadataResponse(12, "10.0.0.1", 9092))
-	return f
 }
 
 // bb7HB is one of the three heartbeat APIs of SPEC 3.4 at a version where a
@@ -1488,7 +1327,7 @@ func bb8aWritePcap(t *testing.T, pkts []bb8aPkt, link string, snap int, nanos, p
 // bb8aRun writes c as an Ethernet pcap (padded as on the wire) and reads it.
 func bb8aRun(t *testing.T, c *bb8aCap) bbFindingsReport {
 	t.Helper()
-	return bb7Read(t, bb8aWritePcap(t, c.pkts, "eth", 0, false, true))
+	return bbReadF(t, bb8aWritePcap(t, c.pkts, "eth", 0, false, true))
 }
 
 func bb8aCovString(m map[string]int) string {
@@ -1591,8 +1430,6 @@ var (
 	bb8bTopic = pcapgen.SeqUUID(0xe7)
 )
 
-func bb8bJ(id [16]byte) string { return pcapgen.JavaString(id) }
-
 type bb8bRow struct {
 	InstanceID      string              `json:"instance_id"`
 	Legacy          bool                `json:"legacy"`
@@ -1624,30 +1461,6 @@ func bb8bRun(t *testing.T, c *pcapgen.Capture, extra ...string) (bb8bReport, str
 	}
 	path := bbCaptureFile(t, c, "")
 	return bb8bRead(t, append(extra[:len(extra):len(extra)], path)...), path
-}
-
-// bb8bExpect asserts exactly these rule counts (every other rule: zero).
-func bb8bExpect(t *testing.T, rep bb8bReport, want map[string]int) {
-	t.Helper()
-	got := map[string]int{}
-	for _, f := range rep.Findings {
-		got[f.Rule]++
-	}
-	bbCompareCounts(t, "", got, want, rep.summary)
-}
-
-func bb8bOne(t *testing.T, rep bb8bReport, rule string) bbFinding {
-	t.Helper()
-	var out []bbFinding
-	for _, f := range rep.Findings {
-		if f.Rule == rule {
-			out = append(out, f)
-		}
-	}
-	if len(out) != 1 {
-		t.Fatalf("%d %s findings, want 1:\n%s", len(out), rule, rep.summary())
-	}
-	return out[0]
 }
 
 // bb8bWant is what a test asserts of one finding ("" / 0 = not asserted).
@@ -1683,11 +1496,11 @@ func bb8bCheck(t *testing.T, f bbFinding, w bb8bWant) {
 func bb8bRowOf(t *testing.T, rep bb8bReport, id [16]byte) bb8bRow {
 	t.Helper()
 	for _, r := range rep.Instances {
-		if r.InstanceID == bb8bJ(id) {
+		if r.InstanceID == bbJ(id) {
 			return r
 		}
 	}
-	t.Fatalf("no instance row %s among %d rows", bb8bJ(id), len(rep.Instances))
+	t.Fatalf("no instance row %s among %d rows", bbJ(id), len(rep.Instances))
 	return bb8bRow{}
 }
 
@@ -1772,11 +1585,6 @@ func (p *bb8bProc) dial(broker netip.AddrPort, apiV int16, o ...pcapgen.ConnOpti
 		s.Header.ClientID = nil
 	}
 	return cn, s, f
-}
-
-func bb8bMeta(s *pcapgen.Session) int {
-	f, _ := s.RoundTrip(pcapgen.Metadata(12, "orders"), pcapgen.MetadataResponse(12, "10.0.0.1", 9092))
-	return f
 }
 
 func bb8bFindCoord(s *pcapgen.Session, group string, coord netip.AddrPort) {
@@ -1889,13 +1697,13 @@ func bb8bSession(vary map[string]bool) (*pcapgen.Capture, bb8bFrames) {
 	var fr bb8bFrames
 	c := pcapgen.New(pcapgen.Options{})
 	x, p := bb8bX, bb8bP
-	m := bb8bJ(x)
+	m := bbJ(x)
 	cons := &bb8bProc{c: c, host: netip.MustParseAddr(bb8bHost), port: 52000, clientID: "orders-svc", inst: &x, sw: "apache-kafka-java", swv: "4.2.0"}
 	prod := &bb8bProc{c: c, host: netip.MustParseAddr(bb8bHost), port: 53000, clientID: "orders-svc-producer", inst: &p, sw: "apache-kafka-java", swv: "4.2.0"}
 
 	boot, sb, f := cons.dial(bb8bB1, 4)
 	fr.bootAV = f
-	bb8bMeta(sb)
+	bbMeta(sb)
 	fr.n2Start = c.Frames() + 1
 	n2, s2, f := cons.dial(bb8bB2, 5)
 	fr.n2AV = f
@@ -1911,7 +1719,7 @@ func bb8bSession(vary map[string]bool) (*pcapgen.Capture, bb8bFrames) {
 	fr.prodStart = c.Frames() + 1
 	pc, ps, f := prod.dial(bb8bB1, 5)
 	fr.prodAV = f
-	bb8bMeta(ps)
+	bbMeta(ps)
 	bb8bGTS(ps, p, bb8bNone, bb8bZero, 6)
 	bb8bProduce(ps)
 
@@ -1938,7 +1746,7 @@ func bb8bSession(vary map[string]bool) (*pcapgen.Capture, bb8bFrames) {
 	bb8bCG(sc, bb8bGroup, m, 2, bb8bFenced, 0)
 	rejoin := m
 	if vary["rejoin-new-id"] {
-		rejoin = bb8bJ(bb8bY)
+		rejoin = bbJ(bb8bY)
 	}
 	fr.rejoin = bb8bCG(sc, bb8bGroup, rejoin, 0, bb8bNone, 4)
 	bb8bSG(sc, bb8bShare, m, 0, bb8bNone, 1)
@@ -1987,7 +1795,7 @@ func bb8bSession(vary map[string]bool) (*pcapgen.Capture, bb8bFrames) {
 // name/version, client hosts, brokers, connections, member IDs by group,
 // telemetry ID, findings by rule".
 func bb8bConsumerRow() bb8bRow {
-	m := bb8bJ(bb8bX)
+	m := bbJ(bb8bX)
 	return bb8bRow{
 		ClientIDs: []string{"orders-svc"}, SoftwareName: "apache-kafka-java", SoftwareVersion: "4.2.0",
 		ClientHosts: []string{bb8bHost}, Brokers: []string{bb8bB1.String(), bb8bB2.String(), bb8bB3.String()},
@@ -2001,7 +1809,7 @@ func bb8bProducerRow() bb8bRow {
 	return bb8bRow{
 		ClientIDs: []string{"orders-svc-producer"}, SoftwareName: "apache-kafka-java", SoftwareVersion: "4.2.0",
 		ClientHosts: []string{bb8bHost}, Brokers: []string{bb8bB1.String()}, Connections: 1,
-		MemberIDs: map[string][]string{}, TelemetryID: bb8bJ(bb8bP),
+		MemberIDs: map[string][]string{}, TelemetryID: bbJ(bb8bP),
 	}
 }
 
@@ -2044,17 +1852,6 @@ var (
 	bb8cR    = pcapgen.SeqUUID(0xf1)
 	bb8cZero [16]byte
 )
-
-func bb8cRead(t *testing.T, path string, extra ...string) bbFindingsReport {
-	t.Helper()
-	rep, _ := bbReadAs[bbFindingsReport](t, path, extra...)
-	return rep
-}
-
-func bb8cRun(t *testing.T, c *pcapgen.Capture, extra ...string) bbFindingsReport {
-	t.Helper()
-	return bb8cRead(t, bbCaptureFile(t, c, ""), extra...)
-}
 
 // bb8cW is one expected finding: conf "" and frame 0 are not checked.
 type bb8cW struct {
@@ -2190,31 +1987,22 @@ func bb8cMatched(t *testing.T, d []map[string]any, corr int32, reqFrame int, cod
 	}
 }
 
-func bb8cID(id [16]byte) *[16]byte { return &id }
-
 // bb8cModern opens a connection of a KIP-1313 client: ApiVersions v3 with
 // client ID cid and instance ID inst, then null client IDs.
 func bb8cModern(c *pcapgen.Capture, o pcapgen.ConnOptions, cid string, inst [16]byte) (*pcapgen.Conn, *pcapgen.Session) {
 	cn := c.Conn(o)
-	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr(cid), InstanceID: bb8cID(inst), CorrelationID: 1})
+	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr(cid), InstanceID: bbID(inst), CorrelationID: 1})
 	s.RoundTrip(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"), pcapgen.APIVersionsResponse(3))
 	s.Header.ClientID = nil
 	return cn, s
 }
 
-// bb8cMeta is a Metadata v12 round trip (header v2); it returns the
-// request's completion frame.
-func bb8cMeta(s *pcapgen.Session) int {
-	f, _ := s.RoundTrip(pcapgen.Metadata(12, "orders"), pcapgen.MetadataResponse(12, "10.0.0.1", 9092))
-	return f
-}
-
-// bb8cMetaWith is bb8cMeta with the header instance ID id for this request
+// bb8cMetaWith is bbMeta with the header instance ID id for this request
 // only.
 func bb8cMetaWith(s *pcapgen.Session, id *[16]byte) int {
 	old := s.Header.InstanceID
 	s.Header.InstanceID = id
-	f := bb8cMeta(s)
+	f := bbMeta(s)
 	s.Header.InstanceID = old
 	return f
 }
@@ -2333,11 +2121,6 @@ func bb8dHas(rep bbFindingsReport, rule string, frame int) bool {
 	return false
 }
 
-func bb8dMeta(s *pcapgen.Session) int {
-	f, _ := s.RoundTrip(pcapgen.Metadata(12, "orders"), pcapgen.MetadataResponse(12, "10.0.0.9", 9092))
-	return f
-}
-
 // bb8dBase is a capture of 22 connections: an instance-id-changed (error)
 // early, at frame early, 20 clean legacy connections, and a
 // client-id-changed (warn) near the end, at frame late.
@@ -2348,24 +2131,24 @@ func bb8dBase(o pcapgen.Options) (c *pcapgen.Capture, early, late int) {
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), InstanceID: &x, CorrelationID: 1})
 	s.RoundTrip(pcapgen.APIVersions(4, "apache-kafka-java", "4.2.0"), pcapgen.APIVersionsResponse(4))
 	s.Header.ClientID = nil
-	bb8dMeta(s)
+	bbMeta9(s)
 	s.Header.InstanceID = &y
-	early = bb8dMeta(s)
+	early = bbMeta9(s)
 	cn.Close()
 	for i := 0; i < 20; i++ {
 		cn := c.Conn(pcapgen.ConnOptions{Client: bb8dAP(fmt.Sprintf("10.8.2.%d:42000", i+1)), Broker: bb8dAP("10.0.0.9:9092")})
 		s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr(fmt.Sprintf("pad-%d", i)), CorrelationID: 1})
 		s.RoundTrip(pcapgen.APIVersions(3, "librdkafka", "2.6.0"), pcapgen.APIVersionsResponse(3))
 		for j := 0; j < 3; j++ {
-			bb8dMeta(s)
+			bbMeta9(s)
 		}
 		cn.Close()
 	}
 	cn = c.Conn(pcapgen.ConnOptions{Client: bb8dAP("10.8.3.1:43000"), Broker: bb8dAP("10.0.0.9:9092")})
 	s = cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("a"), CorrelationID: 1})
-	bb8dMeta(s)
+	bbMeta9(s)
 	s.Header.ClientID = pcapgen.Ptr("b")
-	late = bb8dMeta(s)
+	late = bbMeta9(s)
 	cn.Close()
 	return c, early, late
 }
@@ -2521,23 +2304,7 @@ var (
 	bb8iZero [16]byte
 )
 
-func bb8iRead(t *testing.T, path string) bbFindingsReport {
-	t.Helper()
-	rep, _ := bbReadAs[bbFindingsReport](t, path)
-	return rep
-}
-
-func bb8iRun(t *testing.T, c *pcapgen.Capture) bbFindingsReport {
-	t.Helper()
-	return bb8iRead(t, bbCaptureFile(t, c, ""))
-}
-
-func bb8iExpect(t *testing.T, rep bbFindingsReport, want map[string]int) {
-	t.Helper()
-	bb7Expect(t, rep, want)
-}
-
-// bb8iExpectNoMisaligned is bb8iExpect ignoring member-id-misaligned (on a
+// bb8iExpectNoMisaligned is bbExpect ignoring member-id-misaligned (on a
 // request whose header ID changed, "the same connection's header instance
 // ID" may be read as the first or the request's: SPEC is ambiguous).
 func bb8iExpectNoMisaligned(t *testing.T, rep bbFindingsReport, want map[string]int) {
@@ -2548,7 +2315,7 @@ func bb8iExpectNoMisaligned(t *testing.T, rep bbFindingsReport, want map[string]
 			r.Findings = append(r.Findings, f)
 		}
 	}
-	bb7Expect(t, r, want)
+	bbExpect(t, r, want)
 }
 
 func bb8iUnmatched(t *testing.T, rep bbFindingsReport, want int) {
@@ -2556,15 +2323,6 @@ func bb8iUnmatched(t *testing.T, rep bbFindingsReport, want int) {
 	if n := rep.Totals.Coverage["unmatched-response"]; n != want {
 		t.Errorf("totals.coverage[unmatched-response] = %d, want %d\n%s", n, want, rep.summary())
 	}
-}
-
-func bb8iOne(t *testing.T, rep bbFindingsReport, rule string) bbFinding {
-	t.Helper()
-	fs := bb7All(rep, rule)
-	if len(fs) != 1 {
-		t.Fatalf("%s: %d findings, want 1\n%s", rule, len(fs), rep.summary())
-	}
-	return fs[0]
 }
 
 // bb8iModern is a connection whose first request (Metadata, answered) carries
@@ -2751,6 +2509,10 @@ func (r bbReportOf[F, I]) summary() string {
 			fmt.Fprintf(&b, "  %s %s conf=%s frame=%d time=%s api=%s corr=%d conn=%s->%s kip=%s inst=%q exp=%q obs=%q msg=%q\n",
 				f.Rule, f.Severity, f.Confidence, f.Frame, f.Time, f.API, f.CorrelationID, f.Conn.Client, f.Conn.Broker,
 				f.KIP, f.InstanceID, f.Expected, f.Observed, f.Message)
+		case map[string]any:
+			fmt.Fprintf(&b, "  %v %v conf=%v frame=%v time=%v api=%v corr=%v conn=%v kip=%v inst=%v cid=%v exp=%v obs=%v\n",
+				f["rule"], f["severity"], f["confidence"], f["frame"], f["time"], f["api"], f["correlation_id"], f["conn"],
+				f["kip"], f["instance_id"], f["client_id"], f["expected"], f["observed"])
 		default:
 			fmt.Fprintf(&b, "  %v\n", f)
 		}
@@ -2761,6 +2523,61 @@ func (r bbReportOf[F, I]) summary() string {
 	fmt.Fprintf(&b, "  totals: requests=%d responses=%d by_header=%v coverage=%v\n",
 		r.Totals.Requests, r.Totals.Responses, r.Totals.ByHeaderVersion, r.Totals.Coverage)
 	return b.String()
+}
+
+// bbReadF runs kwatch read --format json --fail-on never over path and
+// reads the findings as bbFinding.
+func bbReadF(t *testing.T, path string, extra ...string) bbFindingsReport {
+	t.Helper()
+	rep, _ := bbReadAs[bbFindingsReport](t, path, extra...)
+	return rep
+}
+
+// bbRuleOf is the rule of a finding read as a map or as a bbFinding.
+func bbRuleOf(f any) string {
+	switch f := f.(type) {
+	case bbFinding:
+		return f.Rule
+	case map[string]any:
+		return f["rule"].(string)
+	}
+	panic(fmt.Sprintf("finding of type %T", f))
+}
+
+// bbCounts counts the report's findings by rule.
+func bbCounts[F, I any](rep bbReportOf[F, I]) map[string]int {
+	got := map[string]int{}
+	for _, f := range rep.Findings {
+		got[bbRuleOf(f)]++
+	}
+	return got
+}
+
+// bbExpect asserts exactly these rule counts (every other rule: zero).
+func bbExpect[F, I any](t *testing.T, rep bbReportOf[F, I], want map[string]int) {
+	t.Helper()
+	bbCompareCounts(t, "", bbCounts(rep), want, rep.summary)
+}
+
+// bbOf is the report's findings of rule, in report order.
+func bbOf[F, I any](rep bbReportOf[F, I], rule string) []F {
+	var out []F
+	for _, f := range rep.Findings {
+		if bbRuleOf(f) == rule {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// bbOne is the one finding of rule; the test stops unless there is exactly one.
+func bbOne[I any](t *testing.T, rep bbReportOf[bbFinding, I], rule string) bbFinding {
+	t.Helper()
+	fs := bbOf(rep, rule)
+	if len(fs) != 1 {
+		t.Fatalf("%s: %d findings, want 1\n%s", rule, len(fs), rep.summary())
+	}
+	return fs[0]
 }
 
 // bbFinding is a finding of the JSON report (SPEC.md section 5).

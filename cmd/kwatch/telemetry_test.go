@@ -329,10 +329,10 @@ func TestTelemetryRulesStillApply(t *testing.T) {
 	p, _ := s.RoundTrip(pcapgen.PushTelemetry([16]byte{}, 7), pcapgen.PushTelemetryResponse(42))
 	cn.Close()
 	acc := bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc)
-	got := bb5Counts(acc)
+	got := bbCounts(acc)
 	for rule, want := range map[string]int{"telemetry-id-requested-with-header": 1, "telemetry-id-zero-push": 1, "broker-accepted-invalid": 0, "telemetry-id-mismatch": 0, "instance-id-missing-first": 0} {
 		if got[rule] != want {
-			t.Errorf("%s: %d, spec requires %d\n%s", rule, got[rule], want, bb5Summary(acc))
+			t.Errorf("%s: %d, spec requires %d\n%s", rule, got[rule], want, acc.summary())
 		}
 	}
 	bb5Field(t, bb5First(acc, "telemetry-id-requested-with-header"), "frame", g)
@@ -366,7 +366,7 @@ func TestTelemetryNotAdoptedAcrossConnections(t *testing.T) {
 	acc := bb5Read(t, path, bb5Acc)
 	bb5Expect(t, "accepted-2026", acc, map[string]int{"telemetry-id-not-adopted": 1})
 	bb5Field(t, bb5First(acc, "telemetry-id-not-adopted"), "frame", f)
-	bb5Field(t, bb5First(acc, "telemetry-id-not-adopted"), "expected", bb5J(B))
+	bb5Field(t, bb5First(acc, "telemetry-id-not-adopted"), "expected", bbJ(B))
 	bb5Expect(t, "seed", bb5Read(t, path, ""), map[string]int{})
 }
 
@@ -386,13 +386,13 @@ func TestTelemetryAskAgainWithZero(t *testing.T) {
 	s.RoundTrip(pcapgen.PushTelemetry(bb7B, 8), pcapgen.PushTelemetryResponse(bb7ErrNone))
 	zero, _ := s.RoundTrip(pcapgen.PushTelemetry(bb7Zero, 8), pcapgen.PushTelemetryResponse(bb7ErrInvalidRequest))
 	cn.Close()
-	rep := bb7Run(t, c)
-	bb7Expect(t, rep, map[string]int{"telemetry-id-not-adopted": 1, "telemetry-id-zero-push": 1})
+	rep := bbRunF(t, c)
+	bbExpect(t, rep, map[string]int{"telemetry-id-not-adopted": 1, "telemetry-id-zero-push": 1})
 	bb7EqInts(t, "telemetry-id-not-adopted frame", bb7Frames(rep, "telemetry-id-not-adopted"), []int{again})
 	bb7EqInts(t, "telemetry-id-zero-push frame", bb7Frames(rep, "telemetry-id-zero-push"), []int{zero})
-	for _, f := range bb7All(rep, "telemetry-id-not-adopted") {
-		if f.Expected != bb7J(bb7B) {
-			t.Errorf("telemetry-id-not-adopted expected %q, want B %s", f.Expected, bb7J(bb7B))
+	for _, f := range bbOf(rep, "telemetry-id-not-adopted") {
+		if f.Expected != bbJ(bb7B) {
+			t.Errorf("telemetry-id-not-adopted expected %q, want B %s", f.Expected, bbJ(bb7B))
 		}
 	}
 }
@@ -412,7 +412,7 @@ func TestTelemetryAskAgainWithZero(t *testing.T) {
 func TestTelemetryPushAcrossConnections(t *testing.T) {
 	od := func(s *pcapgen.Session) {
 		s.Header.HeaderVersion = 3
-		s.Header.InstanceID = bb8cID(bb8cX)
+		s.Header.InstanceID = bbID(bb8cX)
 		r := kmsg.NewPtrOffsetDeleteRequest()
 		r.Version = 1
 		r.Group = "orders-group"
@@ -436,7 +436,7 @@ func TestTelemetryPushAcrossConnections(t *testing.T) {
 	bad, _ := s2.RoundTrip(pcapgen.PushTelemetry(bb8cR, 7), pcapgen.PushTelemetryResponse(bb8cErrNone))
 	c1.Close()
 	c2.Close()
-	rep := bb8cRun(t, c, "--profile", "accepted-2026")
+	rep := bbRunF(t, c, "--profile", "accepted-2026")
 	bb8cExact(t, rep, bb8cW{"telemetry-id-not-adopted", "warn", "full", bad})
 	for _, f := range rep.Findings {
 		if f.Rule == "telemetry-id-not-adopted" && (f.Expected != pcapgen.JavaString(bb8cB) || f.Observed != pcapgen.JavaString(bb8cR)) {
@@ -473,10 +473,10 @@ func TestTelemetryRequestDroppingHeaderID(t *testing.T) {
 			cn, s := bb8cModern(c, pcapgen.ConnOptions{}, "orders-app", bb8cX)
 			s.Header.InstanceID = nil
 			f, _ := s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb8cZero), pcapgen.GetTelemetrySubscriptionsResponse(tc.code, tc.id, 7))
-			s.Header.InstanceID = bb8cID(bb8cX)
-			bb8cMeta(s)
+			s.Header.InstanceID = bbID(bb8cX)
+			bbMeta(s)
 			cn.Close()
-			rep := bb8cRun(t, c)
+			rep := bbRunF(t, c)
 			want := []bb8cW{{"instance-id-dropped", "error", "full", f}}
 			for _, m := range tc.more {
 				r, sev, _ := strings.Cut(m, "/")
@@ -504,11 +504,11 @@ func TestTelemetryTableRowsAndAnswers(t *testing.T) {
 		answer [16]byte
 		want   []string
 	}
-	X := bb8cID(bb8cX)
+	X := bbID(bb8cX)
 	rows := []row{
 		{"1-conforming", nil, bb8cZero, 0, bb8cB, nil},
 		{"1-zero-answer", nil, bb8cZero, 0, bb8cZero, []string{"broker-telemetry-id-missing/error"}},
-		{"1-zero-header", bb8cID(bb8cZero), bb8cZero, 0, bb8cB, nil},
+		{"1-zero-header", bbID(bb8cZero), bb8cZero, 0, bb8cB, nil},
 		{"2-conforming", nil, bb8cR, 0, bb8cZero, nil},
 		{"2-echo", nil, bb8cR, 0, bb8cR, []string{"broker-telemetry-id-echo/info"}},
 		{"3-conforming", X, bb8cX, 0, bb8cZero, nil},
@@ -524,11 +524,11 @@ func TestTelemetryTableRowsAndAnswers(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
 			cn := c.Conn(pcapgen.ConnOptions{})
 			s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("tele-app"), InstanceID: r.header, CorrelationID: 1})
-			bb8cMeta(s)
+			bbMeta(s)
 			s.Header.ClientID = nil
 			f, _ := s.RoundTrip(pcapgen.GetTelemetrySubscriptions(r.body), pcapgen.GetTelemetrySubscriptionsResponse(r.code, r.answer, 7))
 			cn.Close()
-			rep := bb8cRun(t, c)
+			rep := bbRunF(t, c)
 			var want []bb8cW
 			for _, m := range r.want {
 				rule, sev, _ := strings.Cut(m, "/")
@@ -554,6 +554,6 @@ func TestTelemetryMissingThenAssigned(t *testing.T) {
 	s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb8cZero), pcapgen.GetTelemetrySubscriptionsResponse(bb8cErrNone, bb8cB, 8))
 	s.RoundTrip(pcapgen.PushTelemetry(bb8cB, 8), pcapgen.PushTelemetryResponse(bb8cErrNone))
 	cn.Close()
-	rep := bb8cRun(t, c)
+	rep := bbRunF(t, c)
 	bb8cExact(t, rep, bb8cW{"broker-telemetry-id-missing", "error", "full", f})
 }

@@ -75,7 +75,7 @@ func TestTransportVariants(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := pcapgen.New(tc.opts)
 			bb4Ref(c, tc.conn).Close()
-			rep := bb4ReadPath(t, bb4Path(t, c, tc.file))
+			rep := bbRead(t, bb4Path(t, c, tc.file))
 			bb4Same(t, rep)
 			if rep.Totals.Packets != c.Frames() {
 				t.Errorf("packets %d, capture has %d", rep.Totals.Packets, c.Frames())
@@ -97,13 +97,13 @@ func TestTransportTupleReuse(t *testing.T) {
 			o := pcapgen.ConnOptions{Client: netip.MustParseAddrPort("10.7.0.7:52000"), Broker: netip.MustParseAddrPort("10.0.0.1:9092")}
 			for i, id := range [][16]byte{bb4X, bb4Y, bb4Z} {
 				cn := c.Conn(o)
-				s := bb4Sess(cn, pcapgen.Ptr("reuse-app"), bb4ID(id))
-				bb4Meta(s)
+				s := bb4Sess(cn, pcapgen.Ptr("reuse-app"), bbID(id))
+				bbMeta(s)
 				s.Header.ClientID = nil
-				bb4Meta(s)
+				bbMeta(s)
 				if i == 2 {
-					s.Header.InstanceID = bb4ID(bb4X)
-					bb4Meta(s) // changed against Z, this incarnation's first
+					s.Header.InstanceID = bbID(bb4X)
+					bbMeta(s) // changed against Z, this incarnation's first
 				}
 				if rst {
 					cn.Reset()
@@ -111,9 +111,9 @@ func TestTransportTupleReuse(t *testing.T) {
 					cn.Close()
 				}
 			}
-			rep := bb4Run(t, c)
+			rep := bbRun(t, c)
 			bb4ExpectConf(t, rep, map[string]int{"instance-id-changed/full": 1})
-			if fs := bb4Of(rep, "instance-id-changed"); len(fs) == 1 {
+			if fs := bbOf(rep, "instance-id-changed"); len(fs) == 1 {
 				if fs[0]["expected"] != pcapgen.JavaString(bb4Z) {
 					t.Errorf("expected %v, want Z %s", fs[0]["expected"], pcapgen.JavaString(bb4Z))
 				}
@@ -136,14 +136,14 @@ func TestTransportTupleReuseNoClose(t *testing.T) {
 		o.ClientISN = uint32(1000 + 5000000*i)
 		o.BrokerISN = uint32(7000 + 9000000*i)
 		cn := c.Conn(o)
-		s := bb4Sess(cn, pcapgen.Ptr("reuse-app"), bb4ID(id))
-		bb4Meta(s)
+		s := bb4Sess(cn, pcapgen.Ptr("reuse-app"), bbID(id))
+		bbMeta(s)
 		s.Header.ClientID = nil
-		bb4Meta(s)
-		bb4Meta(s)
+		bbMeta(s)
+		bbMeta(s)
 	}
-	rep := bb4Run(t, c)
-	bb4Expect(t, rep, map[string]int{})
+	rep := bbRun(t, c)
+	bbExpect(t, rep, map[string]int{})
 	bb4Cov(t, rep, "stream-gap", 0)
 	bb4Cov(t, rep, "unmatched-response", 0)
 }
@@ -603,7 +603,7 @@ func TestTransportDuplicatedPackets(t *testing.T) {
 				p.t = p.t.Add(time.Microsecond)
 				pkts = append(pkts, p)
 			}
-			rep := bb7Read(t, bb8aWritePcap(t, pkts, link, 0, false, true))
+			rep := bbReadF(t, bb8aWritePcap(t, pkts, link, 0, false, true))
 			bb8aExpect(t, rep,
 				bb8aF{"instance-id-changed", 2*changed - 1, "full", "127.0.0.1:45006"},
 				bb8aF{"client-id-repeated", 2*secondFIN - 1, "full", "127.0.0.1:45006"})
@@ -1093,7 +1093,7 @@ func TestTransportVLANStacks(t *testing.T) {
 			pkts[i].tags = []uint16{0xc000} // priority-tagged: PCP 6, VID 0
 		}
 	}
-	rep := bb7Read(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
+	rep := bbReadF(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
 	bb8aTwoClientsCheck(t, rep, frames, false)
 }
 
@@ -1136,7 +1136,7 @@ func TestTransportIPOptionsAndExtensionHeaders(t *testing.T) {
 				pkts[i].ip = bb8aIPv4Options(pkts[i].ip, opts)
 			}
 		}
-		rep := bb7Read(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
+		rep := bbReadF(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
 		bb8aTwoClientsCheck(t, rep, frames, false)
 	})
 	t.Run("ipv6-extension-headers", func(t *testing.T) {
@@ -1149,7 +1149,7 @@ func TestTransportIPOptionsAndExtensionHeaders(t *testing.T) {
 		}
 		for _, link := range []string{"eth", "raw"} {
 			t.Run(link, func(t *testing.T) {
-				rep := bb7Read(t, bb8aWritePcap(t, pkts, link, 0, false, true))
+				rep := bbReadF(t, bb8aWritePcap(t, pkts, link, 0, false, true))
 				bb8aTwoClientsCheck(t, rep, frames, true)
 			})
 		}
@@ -1179,7 +1179,7 @@ func TestTransportChecksumOffload(t *testing.T) {
 					tcp[16], tcp[17] = 0xde, 0xad
 				}
 			}
-			rep := bb7Read(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
+			rep := bbReadF(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
 			bb8aTwoClientsCheck(t, rep, frames, false)
 		})
 	}
@@ -1268,7 +1268,7 @@ func TestTransportPcapngInterfaces(t *testing.T) {
 			}
 		}
 		path := bb8aWritePcapng(t, pkts, []bb8aIface{{"eth", 6}, {"raw", 9}, {"sll2", 9}})
-		rep := bb7Read(t, path)
+		rep := bbReadF(t, path)
 		bb8aTwoClientsCheck(t, rep, frames, false)
 		for _, f := range rep.Findings {
 			if want := c.Packets()[f.Frame-1].Time.UTC().Format("2006-01-02T15:04:05.000000Z"); f.Time != want {
@@ -1286,7 +1286,7 @@ func TestTransportPcapngInterfaces(t *testing.T) {
 			p.t = p.t.Add(2 * time.Microsecond)
 			pkts = append(pkts, p)
 		}
-		rep := bb7Read(t, bb8aWritePcapng(t, pkts, []bb8aIface{{"eth", 9}, {"eth", 6}}))
+		rep := bbReadF(t, bb8aWritePcapng(t, pkts, []bb8aIface{{"eth", 9}, {"eth", 6}}))
 		bb8aTwoClientsCheck(t, rep, [2]int{2*frames[0] - 1, 2*frames[1] - 1}, false)
 	})
 	t.Run("wifi-interface-beside", func(t *testing.T) {
@@ -1296,7 +1296,7 @@ func TestTransportPcapngInterfaces(t *testing.T) {
 		// everything: frame numbers shift by one.
 		wifi := bb8aPkt{t: pkts[0].t.Add(-time.Millisecond), iface: 1, ip: []byte{0x08, 0x00, 0, 0, 1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 7, 1, 2, 3, 4, 5, 8, 0, 0}}
 		pkts = append([]bb8aPkt{wifi}, pkts...)
-		rep := bb7Read(t, bb8aWritePcapng(t, pkts, []bb8aIface{{"eth", 9}, {"wifi", 6}}))
+		rep := bbReadF(t, bb8aWritePcapng(t, pkts, []bb8aIface{{"eth", 9}, {"wifi", 6}}))
 		bb8aTwoClientsCheck(t, rep, [2]int{frames[0] + 1, frames[1] + 1}, false)
 	})
 }
@@ -1409,7 +1409,7 @@ func TestTransportGROSegmentsCutBySnaplen(t *testing.T) {
 			last := k.meta()
 			f.close()
 			path := bb8aWritePcap(t, c.pkts, "eth", 1514, false, true)
-			rep := bb7Read(t, path)
+			rep := bbReadF(t, path)
 			bb8aExpect(t, rep, bb8aF{"instance-id-changed", changed, "partial", "10.8.16.1:45016"})
 			for _, ev := range []string{"framing-error", "midstream-join", "tls-connection", "sasl-raw-tokens"} {
 				if n := rep.Totals.Coverage[ev]; n != 0 {
@@ -1648,7 +1648,7 @@ func TestTransportDumpcapPcapng(t *testing.T) {
 		t.Run(fmt.Sprintf("sections=%d", sections), func(t *testing.T) {
 			c, frames := bb8aTwoClients(false)
 			pkts := bb8aFromGen(c)
-			rep := bb7Read(t, bb8aDumpcapNg(t, pkts, sections))
+			rep := bbReadF(t, bb8aDumpcapNg(t, pkts, sections))
 			bb8aTwoClientsCheck(t, rep, frames, false)
 			if rep.Totals.Packets != len(pkts) {
 				t.Errorf("packets %d, want %d", rep.Totals.Packets, len(pkts))
@@ -1674,7 +1674,7 @@ func TestTransportTimestampSkew(t *testing.T) {
 			pkts[i].t = pkts[i].t.Add(-3 * time.Millisecond)
 		}
 	}
-	rep := bb7Read(t, bb8aWritePcapng(t, pkts, []bb8aIface{{"eth", 9}, {"eth", 9}}))
+	rep := bbReadF(t, bb8aWritePcapng(t, pkts, []bb8aIface{{"eth", 9}, {"eth", 9}}))
 	bb8aTwoClientsCheck(t, rep, frames, false)
 	for _, f := range rep.Findings {
 		if want := pkts[f.Frame-1].t.UTC().Format("2006-01-02T15:04:05.000000Z"); f.Time != want {
@@ -1694,7 +1694,7 @@ func TestTransportEthernetTrailers(t *testing.T) {
 	for i := range pkts {
 		pkts[i].trailer = []byte{0xde, 0xad, 0xbe, byte(i)}
 	}
-	rep := bb7Read(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
+	rep := bbReadF(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
 	bb8aTwoClientsCheck(t, rep, frames, false)
 }
 
@@ -1756,7 +1756,7 @@ func TestTransportNonTCPInterleaved(t *testing.T) {
 		shift = append(shift, inserted)
 		pkts = append(pkts, p)
 	}
-	rep := bb7Read(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
+	rep := bbReadF(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
 	bb8aTwoClientsCheck(t, rep, [2]int{frames[0] + shift[frames[0]-1], frames[1] + shift[frames[1]-1]}, false)
 	if rep.Totals.Packets != len(pkts) {
 		t.Errorf("packets %d, want %d", rep.Totals.Packets, len(pkts))
@@ -1814,7 +1814,7 @@ func TestTransportOneDirectionCaptured(t *testing.T) {
 			frameOf[i+1] = len(pkts)
 		}
 	}
-	rep := bb7Read(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
+	rep := bbReadF(t, bb8aWritePcap(t, pkts, "eth", 0, false, true))
 	bb8aExpect(t, rep,
 		bb8aF{"instance-id-changed", frameOf[changed], "full", "10.8.19.1:45019"},
 		bb8aF{"telemetry-id-mismatch", frameOf[mismatch], "full", "10.8.19.1:45019"})

@@ -54,7 +54,7 @@ func TestWireFramingError(t *testing.T) {
 	cn.Raw(pcapgen.ToBroker, []byte{0, 0, 0, 3, 1, 2, 3})
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, nil)
+	bbExpect(t, rep, nil)
 	if n := rep.Totals.Coverage["framing-error"]; n != 1 {
 		t.Errorf("framing-error %d, want 1", n)
 	}
@@ -69,7 +69,7 @@ func TestWireTLSCounted(t *testing.T) {
 	cn.Raw(pcapgen.ToClient, append([]byte{0x16, 0x03, 0x03, 0x00, 0x10}, make([]byte, 16)...))
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, nil)
+	bbExpect(t, rep, nil)
 	if n := rep.Totals.Coverage["tls-connection"]; n != 1 {
 		t.Errorf("tls-connection %d, want 1", n)
 	}
@@ -96,7 +96,7 @@ func TestWireSaslV0RawTokens(t *testing.T) {
 	cgJoin(s, 1, bbGroup, pcapgen.JavaString(pcapgen.SeqUUID(0x66)))
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, map[string]int{"member-id-changed": 1})
+	bbExpect(t, rep, map[string]int{"member-id-changed": 1})
 	bbCheck(t, rep, "member-id-changed", "warn", "full", 0)
 	if n := rep.Totals.Coverage["sasl-raw-tokens"]; n < 1 {
 		t.Errorf("sasl-raw-tokens %d, want at least 1", n)
@@ -117,7 +117,7 @@ func TestWireUnmatchedResponse(t *testing.T) {
 	cgJoin(s, 1, bbGroup, pcapgen.JavaString(pcapgen.SeqUUID(0x67)))
 	cn.Close()
 	rep := bbRun2(t, c)
-	bbExpect2(t, rep, nil)
+	bbExpect(t, rep, nil)
 	if n := rep.Totals.Coverage["unmatched-response"]; n != 1 {
 		t.Errorf("unmatched-response %d, want 1", n)
 	}
@@ -158,7 +158,7 @@ func TestWirePipelined(t *testing.T) {
 			cn := c.Conn(pcapgen.ConnOptions{})
 			bb4PlayBatches(cn, bb4RefSteps(), tc.n, tc.rev)
 			cn.Close()
-			bb4Same(t, bb4Run(t, c))
+			bb4Same(t, bbRun(t, c))
 		})
 	}
 }
@@ -174,8 +174,8 @@ func TestWireGarbageInStream(t *testing.T) {
 		t.Run(fmt.Sprintf("%x", garbage[:4]), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
 			cn := c.Conn(pcapgen.ConnOptions{})
-			s := bb4Sess(cn, pcapgen.Ptr("orders-app"), bb4ID(bb4X))
-			bb4Meta(s)
+			s := bb4Sess(cn, pcapgen.Ptr("orders-app"), bbID(bb4X))
+			bbMeta(s)
 			s.Header.ClientID = nil
 			cn.Raw(pcapgen.ToBroker, garbage)
 			bb4AfterBad(s)
@@ -185,8 +185,8 @@ func TestWireGarbageInStream(t *testing.T) {
 			http.Raw(pcapgen.ToClient, []byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
 			http.Close()
 			for _, extra := range [][]string{nil, {"--port", "9092"}} {
-				rep := bb4Run(t, c, extra...)
-				bb4Expect(t, rep, map[string]int{"instance-id-changed": 1})
+				rep := bbRun(t, c, extra...)
+				bbExpect(t, rep, map[string]int{"instance-id-changed": 1})
 				bb4CovAtLeast(t, rep, "framing-error", 1)
 				if rep.Totals.Requests != 4 {
 					t.Errorf("%v: requests %d, want 4", extra, rep.Totals.Requests)
@@ -225,7 +225,7 @@ func TestWireTLSBesideKafka(t *testing.T) {
 			tls.Raw(pcapgen.ToClient, append([]byte{0x16, 0x03, 0x03, 0x00, 0x10}, make([]byte, 16)...))
 			tls.Raw(pcapgen.ToBroker, append([]byte{0x17, 0x03, 0x03, 0x00, 0x20}, make([]byte, 32)...))
 			tls.Close()
-			rep := bb4Run(t, c, tc.args...)
+			rep := bbRun(t, c, tc.args...)
 			bb4Same(t, rep, "tls-connection", "midstream-join")
 			bb4Cov(t, rep, "tls-connection", 1)
 		})
@@ -249,11 +249,11 @@ func TestWireSaslRawKIP1313(t *testing.T) {
 			cn.Raw(pcapgen.ToBroker, pcapgen.SASLToken([]byte("\x00alice\x00alice-secret")))
 			cn.Raw(pcapgen.ToClient, pcapgen.SASLToken(nil))
 			s.Header.ClientID = nil
-			s.Header.InstanceID = bb4ID(bb4X)
+			s.Header.InstanceID = bbID(bb4X)
 			s.RoundTrip(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"), pcapgen.APIVersionsResponse(3))
 			bb4AfterBad(s)
 			cn.Close()
-			rep := bb4Run(t, c)
+			rep := bbRun(t, c)
 			bb4ExpectConf(t, rep, map[string]int{"instance-id-changed/full": 1})
 			bb4CovAtLeast(t, rep, "sasl-raw-tokens", 1)
 			for _, ev := range []string{"framing-error", "stream-gap", "unmatched-response", "midstream-join"} {
@@ -279,12 +279,12 @@ func TestWireSaslHandshakeV1NoRaw(t *testing.T) {
 	auth.Version = 2
 	auth.SASLAuthBytes = []byte("\x00alice\x00alice-secret")
 	authResp := kmsg.NewPtrSASLAuthenticateResponse()
-	s.Header.InstanceID = bb4ID(bb4X)
+	s.Header.InstanceID = bbID(bb4X)
 	s.RoundTrip(auth, authResp)
 	s.Header.ClientID = nil
 	bb4AfterBad(s)
 	cn.Close()
-	rep := bb4Run(t, c)
+	rep := bbRun(t, c)
 	// 3.2 client-id-repeated: SaslAuthenticate repeats the client ID with an
 	// instance ID.
 	bb4ExpectConf(t, rep, map[string]int{"instance-id-changed/full": 1, "client-id-repeated/full": 1})
@@ -303,7 +303,7 @@ func TestWireSaslHandshakeV1NoRaw(t *testing.T) {
 func TestWireApiVersionsFallback(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bb4Sess(cn, pcapgen.Ptr("orders-app"), bb4ID(bb4X))
+	s := bb4Sess(cn, pcapgen.Ptr("orders-app"), bbID(bb4X))
 	corr, _ := s.Request(pcapgen.APIVersions(5, "apache-kafka-java", "4.3.0"))
 	fallback := pcapgen.APIVersionsResponse(0)
 	fallback.ErrorCode = 35
@@ -312,7 +312,7 @@ func TestWireApiVersionsFallback(t *testing.T) {
 	s.Header.ClientID = nil
 	bb4AfterBad(s)
 	cn.Close()
-	rep := bb4Run(t, c)
+	rep := bbRun(t, c)
 	// 3.2 client-id-repeated: the retried ApiVersions repeats the client ID.
 	bb4ExpectConf(t, rep, map[string]int{"instance-id-changed/full": 1, "client-id-repeated/full": 1})
 	for _, ev := range []string{"framing-error", "stream-gap", "unmatched-response"} {
@@ -352,12 +352,12 @@ func TestWireHeaderV0(t *testing.T) {
 	csr := kmsg.NewPtrControlledShutdownResponse()
 	s.RoundTrip(cs, csr)
 	s.Header.ClientID = pcapgen.Ptr("a-app")
-	bb4Meta(s)
-	s.Header.InstanceID = bb4ID(bb4X) // first v2 was without: late
+	bbMeta(s)
+	s.Header.InstanceID = bbID(bb4X) // first v2 was without: late
 	s.Header.ClientID = pcapgen.Ptr("b-app")
-	bb4Meta(s)
+	bbMeta(s)
 	cn.Close()
-	rep := bb4Run(t, c)
+	rep := bbRun(t, c)
 	bb4ExpectConf(t, rep, map[string]int{"client-id-changed/full": 1, "instance-id-late/full": 1, "client-id-repeated/full": 1})
 	for _, ev := range []string{"framing-error", "stream-gap", "unmatched-response"} {
 		bb4Cov(t, rep, ev, 0)
@@ -365,7 +365,7 @@ func TestWireHeaderV0(t *testing.T) {
 	if rep.Totals.ByHeaderVersion["v0"] != 1 || rep.Totals.ByHeaderVersion["v2"] != 2 {
 		t.Errorf("requests_by_header_version %v, want v0=1 v2=2", rep.Totals.ByHeaderVersion)
 	}
-	if fs := bb4Of(rep, "client-id-changed"); len(fs) == 1 && fs[0]["expected"] != "a-app" {
+	if fs := bbOf(rep, "client-id-changed"); len(fs) == 1 && fs[0]["expected"] != "a-app" {
 		t.Errorf("client-id-changed expected %v, want a-app", fs[0]["expected"])
 	}
 }
@@ -392,10 +392,10 @@ func TestWireShortResponses(t *testing.T) {
 			t.Fatalf("scenario bug: Heartbeat v0 response size %d", n)
 		}
 		cn.Reply(resp)
-		bb7Meta(s)
+		bbMeta(s)
 		cn.Close()
-		rep := bb7Run(t, c)
-		bb7Expect(t, rep, nil)
+		rep := bbRunF(t, c)
+		bbExpect(t, rep, nil)
 		for _, ev := range []string{"framing-error", "unmatched-response", "stream-gap"} {
 			if n := rep.Totals.Coverage[ev]; n != 0 {
 				t.Errorf("%s %d, want 0", ev, n)
@@ -411,7 +411,7 @@ func TestWireShortResponses(t *testing.T) {
 		s.Request(hb())
 		cn.Reply([]byte{0, 0, 0, 3, 0, 0, 2})
 		cn.Close()
-		rep := bb7Run(t, c)
+		rep := bbRunF(t, c)
 		if n := rep.Totals.Coverage["framing-error"]; n < 1 {
 			t.Errorf("framing-error %d on a 3-byte response, want >= 1", n)
 		}
@@ -438,10 +438,10 @@ func TestWirePayloadsSkippedByLength(t *testing.T) {
 	cn, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb7X)
 	s.RoundTrip(pcapgen.Produce(9, "orders", bb7Zero, reqs), pcapgen.ProduceResponse(9, "orders", bb7Zero))
 	s.RoundTrip(pcapgen.Fetch(12, "orders", bb7Zero), pcapgen.FetchResponse(12, "orders", bb7Zero, resps))
-	bb7Meta(s)
+	bbMeta(s)
 	cn.Close()
-	rep := bb7Run(t, c)
-	bb7Expect(t, rep, nil)
+	rep := bbRunF(t, c)
+	bbExpect(t, rep, nil)
 	if rep.Totals.Requests != 4 || rep.Totals.Responses != 4 {
 		t.Errorf("requests %d responses %d, want 4 and 4 (payload copies are no PDUs)", rep.Totals.Requests, rep.Totals.Responses)
 	}
@@ -517,21 +517,21 @@ func TestWireSaslReauthentication(t *testing.T) {
 				return []int{a, b}
 			}
 			login()
-			bb8cMeta(s)
+			bbMeta(s)
 			// Traffic goes on (a metadata refresh every 5 minutes) until the
 			// session lifetime is near.
 			for i := 0; i < 3; i++ {
 				c.Sleep(5 * time.Minute)
-				bb8cMeta(s)
+				bbMeta(s)
 			}
 			if drop {
 				s.Header.InstanceID = nil
 			}
 			auth := login()
-			s.Header.InstanceID = bb8cID(bb8cX)
-			bb8cMeta(s)
+			s.Header.InstanceID = bbID(bb8cX)
+			bbMeta(s)
 			cn.Close()
-			rep := bb8cRun(t, c)
+			rep := bbRunF(t, c)
 			var want []bb8cW
 			if drop {
 				want = []bb8cW{{"instance-id-dropped", "error", "full", auth[0]}, {"instance-id-dropped", "error", "full", auth[1]}}
@@ -572,18 +572,18 @@ func TestWireSaslV0ScramTwoRounds(t *testing.T) {
 			var want bb8cW
 			if kind == "kip1313" {
 				s.Header.ClientID = nil
-				s.Header.InstanceID = bb8cID(bb8cX)
+				s.Header.InstanceID = bbID(bb8cX)
 				s.RoundTrip(pcapgen.APIVersions(3, "kafka-python", "3.0.0"), pcapgen.APIVersionsResponse(3))
-				bb8cMeta(s)
-				want = bb8cW{"instance-id-changed", "error", "full", bb8cMetaWith(s, bb8cID(bb8cY))}
+				bbMeta(s)
+				want = bb8cW{"instance-id-changed", "error", "full", bb8cMetaWith(s, bbID(bb8cY))}
 			} else {
 				s.RoundTrip(pcapgen.APIVersions(3, "kafka-python", "3.0.0"), pcapgen.APIVersionsResponse(3))
-				bb8cMeta(s)
+				bbMeta(s)
 				s.Header.ClientID = pcapgen.Ptr("other-app")
-				want = bb8cW{"client-id-changed", "warn", "full", bb8cMeta(s)}
+				want = bb8cW{"client-id-changed", "warn", "full", bbMeta(s)}
 			}
 			cn.Close()
-			rep := bb8cRun(t, c)
+			rep := bbRunF(t, c)
 			bb8cExact(t, rep, want)
 			bb8cCov(t, rep, map[string]int{"framing-error": 0, "stream-gap": 0, "unmatched-response": 0, "midstream-join": 0})
 			if rep.Totals.Coverage["sasl-raw-tokens"] < 1 {
@@ -609,13 +609,13 @@ func TestWireSaslHandshakeFirstNamesClient(t *testing.T) {
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), CorrelationID: 1})
 	s.RoundTrip(pcapgen.SaslHandshake(1, "PLAIN"), pcapgen.SaslHandshakeResponse(1, "PLAIN"))
 	s.Header.ClientID = nil
-	s.Header.InstanceID = bb8cID(bb8cX)
+	s.Header.InstanceID = bbID(bb8cX)
 	s.RoundTrip(bb8cSaslAuth("\x00alice\x00alice-secret"), bb8cSaslAuthResp(""))
-	bb8cMeta(s)
+	bbMeta(s)
 	s.Header.ClientID = pcapgen.Ptr("orders-app")
-	bb8cMeta(s)
+	bbMeta(s)
 	cn.Close()
-	rep := bb8cRun(t, c)
+	rep := bbRunF(t, c)
 	bb8cExact(t, rep, bb8cW{"client-id-repeated", "info", "full", c.Frames() - 1})
 	bb8cCov(t, rep, map[string]int{"sasl-raw-tokens": 0, "framing-error": 0, "unmatched-response": 0})
 	bb8cTotals(t, rep, 4, 4)
@@ -637,7 +637,7 @@ func TestWireSaslHandshakeFirstNamesClient(t *testing.T) {
 func TestWireApiVersionsV4UnsupportedThenV3(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
-	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), InstanceID: bb8cID(bb8cX), CorrelationID: 1})
+	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), InstanceID: bbID(bb8cX), CorrelationID: 1})
 	corr, f1 := s.Request(pcapgen.APIVersions(4, "apache-kafka-java", "4.2.0"))
 	fb := kmsg.NewPtrApiVersionsResponse()
 	fb.ErrorCode = bb8cErrUnsupportedVer
@@ -645,11 +645,11 @@ func TestWireApiVersionsV4UnsupportedThenV3(t *testing.T) {
 	cn.Reply(pcapgen.EncodeResponse(corr, 0, fb))
 	s.Header.ClientID = nil
 	s.RoundTrip(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"), pcapgen.APIVersionsResponse(3))
-	bb8cMeta(s)
-	bb8cMeta(s)
+	bbMeta(s)
+	bbMeta(s)
 	cn.Close()
 	path := bbCaptureFile(t, c, "")
-	rep := bb8cRead(t, path)
+	rep := bbReadF(t, path)
 	bb8cExact(t, rep)
 	bb8cCov(t, rep, map[string]int{"framing-error": 0, "stream-gap": 0, "unmatched-response": 0})
 	bb8cTotals(t, rep, 4, 4)
@@ -695,7 +695,7 @@ func TestWireApiVersionsOldVersions(t *testing.T) {
 			f3 := meta()
 			cn.Close()
 			path := bbCaptureFile(t, c, "")
-			rep := bb8cRead(t, path)
+			rep := bbReadF(t, path)
 			bb8cExact(t, rep, bb8cW{"client-id-changed", "warn", "full", f3})
 			bb8cCov(t, rep, map[string]int{"framing-error": 0, "unmatched-response": 0, "stream-gap": 0})
 			bb8cTotals(t, rep, 3, 3)
@@ -729,8 +729,8 @@ func TestWireApiVersionsOldVersions(t *testing.T) {
 func TestWireControlledShutdownHeaders(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
-	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("broker-3"), InstanceID: bb8cID(bb8cX), CorrelationID: 1})
-	bb8cMeta(s)
+	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("broker-3"), InstanceID: bbID(bb8cX), CorrelationID: 1})
+	bbMeta(s)
 	s.Header.ClientID = nil
 	cs := func(v int16) int {
 		r := kmsg.NewPtrControlledShutdownRequest()
@@ -742,15 +742,15 @@ func TestWireControlledShutdownHeaders(t *testing.T) {
 		return f
 	}
 	cs(0)
-	bb8cMeta(s)
+	bbMeta(s)
 	cs(1)
-	bb8cMeta(s)
+	bbMeta(s)
 	s.Header.InstanceID = nil
 	f := cs(3)
-	s.Header.InstanceID = bb8cID(bb8cX)
-	bb8cMeta(s)
+	s.Header.InstanceID = bbID(bb8cX)
+	bbMeta(s)
 	cn.Close()
-	rep := bb8cRun(t, c)
+	rep := bbRunF(t, c)
 	bb8cExact(t, rep, bb8cW{"instance-id-dropped", "error", "full", f})
 	bb8cCov(t, rep, map[string]int{"framing-error": 0, "unmatched-response": 0, "stream-gap": 0})
 	bb8cTotals(t, rep, 7, 7)
@@ -778,17 +778,17 @@ func TestWireUnknownKeyAndVersion(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
 			cn, s := bb8cModern(c, pcapgen.ConnOptions{}, "orders-app", bb8cX)
-			bb8cMeta(s) // 2
-			q := pcapgen.EncodeRequestRaw(pcapgen.RequestHeader{APIKey: tc.key, APIVersion: tc.ver, CorrelationID: 3, InstanceID: bb8cID(bb8cX), HeaderVersion: 2},
+			bbMeta(s) // 2
+			q := pcapgen.EncodeRequestRaw(pcapgen.RequestHeader{APIKey: tc.key, APIVersion: tc.ver, CorrelationID: 3, InstanceID: bbID(bb8cX), HeaderVersion: 2},
 				[]byte{0, 0, 0, 7, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0})
 			s.Header.CorrelationID = 4
 			cn.Send(q)
 			cn.Reply(pcapgen.EncodeResponseRaw(3, 1, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0}))
-			f4 := bb8cMeta(s)
-			f5 := bb8cMetaWith(s, bb8cID(bb8cY))
+			f4 := bbMeta(s)
+			f5 := bb8cMetaWith(s, bbID(bb8cY))
 			cn.Close()
 			path := bbCaptureFile(t, c, "")
-			rep := bb8cRead(t, path)
+			rep := bbReadF(t, path)
 			bb8cExact(t, rep, bb8cW{"instance-id-changed", "error", "full", f5})
 			bb8cCov(t, rep, map[string]int{"stream-gap": 0})
 			d := bb8cDump(t, path)
@@ -826,12 +826,12 @@ func TestWireUnknownHeaderTags(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
 			cn, s := bb8cModern(c, pcapgen.ConnOptions{}, "orders-app", bb8cX)
 			s.Header.RawTags = tc.raw
-			bb8cMeta(s)
+			bbMeta(s)
 			s.RoundTrip(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"), pcapgen.APIVersionsResponse(3))
 			s.Header.RawTags = nil
-			bb8cMeta(s)
+			bbMeta(s)
 			cn.Close()
-			rep := bb8cRun(t, c)
+			rep := bbRunF(t, c)
 			bb8cExact(t, rep)
 			bb8cCov(t, rep, map[string]int{"framing-error": 0, "unmatched-response": 0})
 			bb8cTotals(t, rep, 4, 4)
@@ -844,10 +844,10 @@ func TestWireUnknownHeaderTags(t *testing.T) {
 		s.RoundTrip(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"), pcapgen.APIVersionsResponse(3))
 		s.Header.RawTags = nil
 		s.Header.ClientID = nil
-		bb8cMeta(s)
-		f := bb8cMetaWith(s, bb8cID(bb8cX))
+		bbMeta(s)
+		f := bb8cMetaWith(s, bbID(bb8cX))
 		cn.Close()
-		rep := bb8cRun(t, c)
+		rep := bbRunF(t, c)
 		bb8cExact(t, rep, bb8cW{"instance-id-late", "error", "full", f})
 	})
 }
@@ -919,7 +919,7 @@ func TestWireRequestFrameSizes(t *testing.T) {
 			if tc.name == "size-8" {
 				cn.Close()
 			}
-			rep := bb8cRun(t, c)
+			rep := bbRunF(t, c)
 			bb8cExact(t, rep, want...)
 			n := rep.Totals.Coverage["framing-error"]
 			if tc.framing && n != 1 {
@@ -954,10 +954,10 @@ func TestWireResponseFrameSizes(t *testing.T) {
 		cn, s := bb8cModern(c, pcapgen.ConnOptions{}, "orders-app", bb8cX)
 		corr, f2 := s.Request(pcapgen.Metadata(12, "orders"))
 		cn.Reply([]byte{0, 0, 0, 4, 0, 0, 0, byte(corr)})
-		bb8cMeta(s)
+		bbMeta(s)
 		cn.Close()
 		path := bbCaptureFile(t, c, "")
-		rep := bb8cRead(t, path)
+		rep := bbReadF(t, path)
 		bb8cExact(t, rep)
 		bb8cCov(t, rep, map[string]int{"framing-error": 0, "unmatched-response": 0, "stream-gap": 0})
 		bb8cTotals(t, rep, 3, 3)
@@ -966,15 +966,15 @@ func TestWireResponseFrameSizes(t *testing.T) {
 	t.Run("negative", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
 		cn, s := bb8cModern(c, pcapgen.ConnOptions{}, "orders-app", bb8cX)
-		s.Header.InstanceID = bb8cID(bb8cY)
+		s.Header.InstanceID = bbID(bb8cY)
 		corr, f2 := s.Request(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"))
-		s.Header.InstanceID = bb8cID(bb8cX)
+		s.Header.InstanceID = bbID(bb8cX)
 		rej := pcapgen.APIVersionsResponse(3)
 		rej.ErrorCode = bb8cErrInvalidRequest
 		cn.Reply(slices.Concat([]byte{0xff, 0xff, 0xff, 0xfe}, pcapgen.EncodeResponse(corr, 3, rej)))
-		bb8cMeta(s)
+		bbMeta(s)
 		cn.Close()
-		rep := bb8cRun(t, c)
+		rep := bbRunF(t, c)
 		bb8cExact(t, rep, bb8cW{"instance-id-changed", "error", "full", f2})
 		if n := rep.Totals.Coverage["framing-error"]; n < 1 {
 			t.Errorf("framing-error %d, want >= 1 for a negative response size", n)
@@ -984,16 +984,16 @@ func TestWireResponseFrameSizes(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
 		cn, s := bb8cModern(c, pcapgen.ConnOptions{}, "orders-app", bb8cX)
 		s.RoundTrip(pcapgen.Fetch(12, "orders", bb8cZero), pcapgen.FetchResponse(12, "orders", bb8cZero, bb8cFiller(3000)))
-		s.Header.InstanceID = bb8cID(bb8cY)
+		s.Header.InstanceID = bbID(bb8cY)
 		corr, f3 := s.Request(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"))
-		s.Header.InstanceID = bb8cID(bb8cX)
+		s.Header.InstanceID = bbID(bb8cX)
 		rej := pcapgen.APIVersionsResponse(3)
 		rej.ErrorCode = bb8cErrInvalidRequest
 		cn.Reply(pcapgen.EncodeResponse(corr, 3, rej))
-		f4 := bb8cMeta(s)
+		f4 := bbMeta(s)
 		cn.Close()
 		path := bbCaptureFile(t, c, "")
-		rep := bb8cRead(t, path, "--max-frame", "2000")
+		rep := bbReadF(t, path, "--max-frame", "2000")
 		// README 3 "partial when the PDU follows a stream gap or resync on
 		// its connection": the broker direction's resync may make the
 		// request partial; confidence not checked.
@@ -1023,7 +1023,7 @@ func TestWireHugeFrameClaimThenEnd(t *testing.T) {
 		cn.Raw(pcapgen.ToBroker, q)
 		cn.Close()
 		c2 := c.Conn(pcapgen.ConnOptions{})
-		s2 := c2.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("consumer"), InstanceID: bb8cID(bb8cY), CorrelationID: 1})
+		s2 := c2.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("consumer"), InstanceID: bbID(bb8cY), CorrelationID: 1})
 		corr, _ := s2.Request(pcapgen.Fetch(12, "orders", bb8cZero))
 		r := pcapgen.EncodeResponse(corr, 12, pcapgen.FetchResponse(12, "orders", bb8cZero, bb8cFiller(3000)))
 		binary.BigEndian.PutUint32(r, claim)
@@ -1035,7 +1035,7 @@ func TestWireHugeFrameClaimThenEnd(t *testing.T) {
 		runtime.GC()
 		var a, b runtime.MemStats
 		runtime.ReadMemStats(&a)
-		rep := bb8cRead(t, path)
+		rep := bbReadF(t, path)
 		runtime.ReadMemStats(&b)
 		return b.TotalAlloc - a.TotalAlloc, rep
 	}
@@ -1065,9 +1065,9 @@ func TestWireOutOfOrderAnswers(t *testing.T) {
 	s.Respond(corrOK1, bb8iAPIVResp(0))
 	s.Respond(corrBad, pcapgen.ConsumerGroupHeartbeatResponse(1, 0, pcapgen.Ptr(pcapgen.JavaString(bb8iX)), 1))
 	cn.Close()
-	rep := bb8iRun(t, c)
+	rep := bbRunF(t, c)
 	bb8iExpectNoMisaligned(t, rep, map[string]int{"instance-id-changed": 1, "broker-accepted-invalid": 1})
-	f := bb8iOne(t, rep, "broker-accepted-invalid")
+	f := bbOne(t, rep, "broker-accepted-invalid")
 	if f.Frame != fBad || f.CorrelationID != corrBad || f.Confidence != "full" || f.KIP != "KIP-1313" {
 		t.Errorf("broker-accepted-invalid: frame %d corr %d conf %s kip %s; want frame %d corr %d conf full kip KIP-1313",
 			f.Frame, f.CorrelationID, f.Confidence, f.KIP, fBad, corrBad)
@@ -1086,8 +1086,8 @@ func TestWireUnknownCorrelationNotTakenInOrder(t *testing.T) {
 	s.Respond(999, bb8iAPIVResp(0))
 	s.Respond(corr, bb8iAPIVResp(42))
 	cn.Close()
-	rep := bb8iRun(t, c)
-	bb8iExpect(t, rep, map[string]int{"instance-id-changed": 1})
+	rep := bbRunF(t, c)
+	bbExpect(t, rep, map[string]int{"instance-id-changed": 1})
 	bb8iUnmatched(t, rep, 1)
 }
 
@@ -1126,9 +1126,9 @@ func TestWireDuplicateCorrelation(t *testing.T) {
 			s.Respond(dup, bb8iAPIVResp(0))
 			s.Respond(dup, bb8iAPIVResp(0))
 			cn.Close()
-			rep := bb8iRun(t, c)
-			bb8iExpect(t, rep, map[string]int{"instance-id-changed": 1})
-			if fs := bb7All(rep, "instance-id-changed"); len(fs) == 1 && fs[0].Frame != badF {
+			rep := bbRunF(t, c)
+			bbExpect(t, rep, map[string]int{"instance-id-changed": 1})
+			if fs := bbOf(rep, "instance-id-changed"); len(fs) == 1 && fs[0].Frame != badF {
 				t.Errorf("instance-id-changed at frame %d, want %d (the violating request)", fs[0].Frame, badF)
 			}
 			bb8iUnmatched(t, rep, 1)
@@ -1156,10 +1156,10 @@ func TestWirePendingBound(t *testing.T) {
 		s.Respond(corr, bb8iAPIVResp(0))
 	}
 	cn.Close()
-	rep := bb8iRun(t, c)
-	bb8iExpect(t, rep, map[string]int{"instance-id-changed": 20, "broker-accepted-invalid": 16})
+	rep := bbRunF(t, c)
+	bbExpect(t, rep, map[string]int{"instance-id-changed": 20, "broker-accepted-invalid": 16})
 	got := map[int32]bool{}
-	for _, f := range bb7All(rep, "broker-accepted-invalid") {
+	for _, f := range bbOf(rep, "broker-accepted-invalid") {
 		got[f.CorrelationID] = true
 	}
 	for _, corr := range corrs[4:] {
@@ -1187,8 +1187,8 @@ func TestWirePendingAtBound(t *testing.T) {
 		s.Respond(corr, bb8iAPIVResp(0))
 	}
 	cn.Close()
-	rep := bb8iRun(t, c)
-	bb8iExpect(t, rep, map[string]int{"instance-id-changed": 16, "broker-accepted-invalid": 16})
+	rep := bbRunF(t, c)
+	bbExpect(t, rep, map[string]int{"instance-id-changed": 16, "broker-accepted-invalid": 16})
 	if rep.Totals.StateLimited != 0 {
 		t.Errorf("state_limited = %d, want 0", rep.Totals.StateLimited)
 	}
@@ -1230,8 +1230,8 @@ func TestWireUndecodableAnswers(t *testing.T) {
 			cn.Reply(pcapgen.EncodeResponseRaw(corr, 1, tc.resp))
 			s.RoundTrip(pcapgen.Metadata(12, "orders"), pcapgen.MetadataResponse(12, "10.0.0.1", 9092))
 			cn.Close()
-			rep := bb8iRun(t, c)
-			bb8iExpect(t, rep, tc.want)
+			rep := bbRunF(t, c)
+			bbExpect(t, rep, tc.want)
 			bb8iUnmatched(t, rep, 0)
 		})
 	}
@@ -1257,7 +1257,7 @@ func TestWireDuplicateCorrelationConformingBroker(t *testing.T) {
 	s.Respond(dup, bb8iAPIVResp(0))
 	s.Respond(dup, bb8iAPIVResp(42))
 	cn.Close()
-	rep := bb8iRun(t, c)
-	bb8iExpect(t, rep, map[string]int{"instance-id-changed": 1})
+	rep := bbRunF(t, c)
+	bbExpect(t, rep, map[string]int{"instance-id-changed": 1})
 	bb8iUnmatched(t, rep, 1)
 }
