@@ -75,20 +75,18 @@ func TestBrokerAcceptedInvalidLateMalformed(t *testing.T) {
 // pipelined ApiVersions, both instance-id-changed; the broker answers the
 // second (NONE) before the first (42): only the second was accepted.
 func TestBrokerAcceptedInvalidByCorrelation(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
-	bbMeta(s)
-	s.Header.ClientID = nil
-	s.Header.InstanceID = bbID(bbY)
-	corrs, _ := s.Pipeline(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"), pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"))
-	ok := pcapgen.APIVersionsResponse(3)
-	bad := pcapgen.APIVersionsResponse(3)
-	bad.ErrorCode = 42
-	s.Respond(corrs[1], ok)
-	s.Respond(corrs[0], bad)
-	cn.Close()
-	rep := bbRun(t, c)
+	var corrs []int32
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
+		bbMeta(s)
+		s.Header.ClientID = nil
+		s.Header.InstanceID = bbID(bbY)
+		corrs, _ = s.Pipeline(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"), pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"))
+		ok := pcapgen.APIVersionsResponse(3)
+		bad := pcapgen.APIVersionsResponse(3)
+		bad.ErrorCode = 42
+		s.Respond(corrs[1], ok)
+		s.Respond(corrs[0], bad)
+	})
 	bbExpect(t, rep, map[string]int{"instance-id-changed": 2, "broker-accepted-invalid": 1})
 	bbField(t, bbFirst(t, rep, "broker-accepted-invalid"), "correlation_id", int(corrs[1]))
 }
@@ -96,16 +94,13 @@ func TestBrokerAcceptedInvalidByCorrelation(t *testing.T) {
 // SPEC 3.5: "was answered without INVALID_REQUEST": a violating request
 // that got no response at all was not answered: no broker rule.
 func TestBrokerUnansweredNoBrokerRule(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
-	bbMeta(s)
-	s.Header.ClientID = nil
-	s.Header.InstanceID = bbID(bbY)
-	s.Request(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"))
-	s.Request(pcapgen.GetTelemetrySubscriptions(bbZ))
-	cn.Close()
-	rep := bbRun(t, c)
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
+		bbMeta(s)
+		s.Header.ClientID = nil
+		s.Header.InstanceID = bbID(bbY)
+		s.Request(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"))
+		s.Request(pcapgen.GetTelemetrySubscriptions(bbZ))
+	})
 	bbExpect(t, rep, map[string]int{"instance-id-changed": 2, "telemetry-id-mismatch": 1})
 }
 
@@ -113,15 +108,12 @@ func TestBrokerUnansweredNoBrokerRule(t *testing.T) {
 // of them: a GetTelemetrySubscriptions that is both instance-id-changed and
 // telemetry-id-mismatch, answered NONE, is one broker-accepted-invalid.
 func TestBrokerAcceptedInvalidOncePerRequest(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
-	bbMeta(s)
-	s.Header.ClientID = nil
-	s.Header.InstanceID = bbID(bbY)
-	bbGTS(s, bbZ, 0, bbZero) // H=Y changed; R=Z != H mismatch
-	cn.Close()
-	rep := bbRun(t, c)
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
+		bbMeta(s)
+		s.Header.ClientID = nil
+		s.Header.InstanceID = bbID(bbY)
+		bbGTS(s, bbZ, 0, bbZero) // H=Y changed; R=Z != H mismatch
+	})
 	bbExpect(t, rep, map[string]int{"instance-id-changed": 1, "telemetry-id-mismatch": 1, "broker-accepted-invalid": 1})
 }
 

@@ -24,17 +24,15 @@ import (
 // and a later repeat of the first are not changes; legacy repeats are no
 // finding ("For legacy clients this is a statistic").
 func TestClientIDChanged(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), nil)
-	bbMeta(s)
-	bbMeta(s)
-	s.Header.ClientID = nil
-	bbMeta(s)
-	s.Header.ClientID = pcapgen.Ptr("payments-app")
-	f1 := bbMeta(s)
-	cn.Close()
-	rep := bbRun(t, c)
+	var f1 int
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), nil, func(s *pcapgen.Session) {
+		bbMeta(s)
+		bbMeta(s)
+		s.Header.ClientID = nil
+		bbMeta(s)
+		s.Header.ClientID = pcapgen.Ptr("payments-app")
+		f1 = bbMeta(s)
+	})
 	bbExpect(t, rep, map[string]int{"client-id-changed": 1})
 	f := bbFirst(t, rep, "client-id-changed")
 	bbField(t, f, "severity", "warn")
@@ -52,14 +50,12 @@ func TestClientIDMissingFirst(t *testing.T) {
 		cid  *string
 	}{{"null", nil}, {"empty", pcapgen.Ptr("")}} {
 		t.Run(first.name, func(t *testing.T) {
-			c := pcapgen.New(pcapgen.Options{})
-			cn := c.Conn(pcapgen.ConnOptions{})
-			s := bbSession(cn, first.cid, nil)
-			bbMeta(s)
-			s.Header.ClientID = pcapgen.Ptr("orders-app")
-			f1 := bbMeta(s)
-			cn.Close()
-			rep := bbRun(t, c)
+			var f1 int
+			rep := bbOneConn(t, first.cid, nil, func(s *pcapgen.Session) {
+				bbMeta(s)
+				s.Header.ClientID = pcapgen.Ptr("orders-app")
+				f1 = bbMeta(s)
+			})
 			bbExpect(t, rep, map[string]int{"client-id-missing-first": 1})
 			f := bbFirst(t, rep, "client-id-missing-first")
 			bbField(t, f, "severity", "warn")
@@ -71,14 +67,11 @@ func TestClientIDMissingFirst(t *testing.T) {
 // SPEC 3.2, negative: null client IDs throughout are neither missing-first
 // nor changed (no later request sets one).
 func TestClientIDAllNull(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, nil, nil)
-	bbMeta(s)
-	bbMeta(s)
-	bbMeta(s)
-	cn.Close()
-	rep := bbRun(t, c)
+	rep := bbOneConn(t, nil, nil, func(s *pcapgen.Session) {
+		bbMeta(s)
+		bbMeta(s)
+		bbMeta(s)
+	})
 	bbExpect(t, rep, map[string]int{})
 }
 
@@ -88,19 +81,16 @@ func TestClientIDAllNull(t *testing.T) {
 // the first client ID is the Metadata request's, and a later different one
 // is client-id-changed, not client-id-missing-first.
 func TestClientIDFirstIsFirstV1(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, nil, nil)
-	cs := kmsg.NewPtrControlledShutdownRequest()
-	cs.Version = 0
-	s.RoundTrip(cs, kmsg.NewPtrControlledShutdownResponse())
-	s.Header.ClientID = pcapgen.Ptr("orders-app")
-	bbMeta(s)
-	bbMeta(s)
-	s.Header.ClientID = pcapgen.Ptr("payments-app")
-	bbMeta(s)
-	cn.Close()
-	rep := bbRun(t, c)
+	rep := bbOneConn(t, nil, nil, func(s *pcapgen.Session) {
+		cs := kmsg.NewPtrControlledShutdownRequest()
+		cs.Version = 0
+		s.RoundTrip(cs, kmsg.NewPtrControlledShutdownResponse())
+		s.Header.ClientID = pcapgen.Ptr("orders-app")
+		bbMeta(s)
+		bbMeta(s)
+		s.Header.ClientID = pcapgen.Ptr("payments-app")
+		bbMeta(s)
+	})
 	bbExpect(t, rep, map[string]int{"client-id-changed": 1})
 	bbField(t, bbFirst(t, rep, "client-id-changed"), "expected", "orders-app")
 }
@@ -133,15 +123,12 @@ func TestClientIDRepeated(t *testing.T) {
 // SPEC 3.2 client-id-repeated, negative: a KIP-1313 client that sends null
 // after its first request saves nothing; no finding.
 func TestClientIDNotRepeated(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
-	bbMeta(s)
-	s.Header.ClientID = nil
-	bbMeta(s)
-	bbMeta(s)
-	cn.Close()
-	rep := bbRun(t, c)
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
+		bbMeta(s)
+		s.Header.ClientID = nil
+		bbMeta(s)
+		bbMeta(s)
+	})
 	bbExpect(t, rep, map[string]int{})
 }
 
@@ -149,20 +136,17 @@ func TestClientIDNotRepeated(t *testing.T) {
 // 3.7: the client-ID rules' requests are those "with header v1 or higher".
 // Later requests: null, v1 repeat, null, v2 repeat = 2 repeats x 10 bytes.
 func TestClientIDRepeatedBytes(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
-	bbAPIV(s, 0)
-	s.Header.ClientID = nil
-	bbMeta(s)
-	s.Header.ClientID = pcapgen.Ptr("orders-app")
-	s.RoundTrip(pcapgen.Metadata(8, "orders"), pcapgen.MetadataResponse(8, "10.0.0.1", 9092))
-	s.Header.ClientID = nil
-	bbMeta(s)
-	s.Header.ClientID = pcapgen.Ptr("orders-app")
-	bbMeta(s)
-	cn.Close()
-	rep := bbRun(t, c)
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
+		bbAPIV(s, 0)
+		s.Header.ClientID = nil
+		bbMeta(s)
+		s.Header.ClientID = pcapgen.Ptr("orders-app")
+		s.RoundTrip(pcapgen.Metadata(8, "orders"), pcapgen.MetadataResponse(8, "10.0.0.1", 9092))
+		s.Header.ClientID = nil
+		bbMeta(s)
+		s.Header.ClientID = pcapgen.Ptr("orders-app")
+		bbMeta(s)
+	})
 	bbExpect(t, rep, map[string]int{"client-id-repeated": 1})
 	f := bbFirst(t, rep, "client-id-repeated")
 	if f != nil && !strings.Contains(fmt.Sprint(f["observed"], " ", f["message"]), "20 bytes") {

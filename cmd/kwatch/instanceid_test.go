@@ -57,17 +57,15 @@ func TestInstanceIDCompliantModern(t *testing.T) {
 // (3.1 dropped/...) fire once per offending request". Section 5: frame is
 // the packet that completed the request.
 func TestInstanceIDDroppedAbsentAndZero(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
-	bbMeta(s)
-	s.Header.ClientID = nil
-	s.Header.InstanceID = nil
-	f1 := bbMeta(s)
-	s.Header.InstanceID = bbID(bbZero)
-	f2 := bbMeta(s)
-	cn.Close()
-	rep := bbRun(t, c)
+	var f1, f2 int
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
+		bbMeta(s)
+		s.Header.ClientID = nil
+		s.Header.InstanceID = nil
+		f1 = bbMeta(s)
+		s.Header.InstanceID = bbID(bbZero)
+		f2 = bbMeta(s)
+	})
 	bbExpect(t, rep, map[string]int{"instance-id-dropped": 2})
 	fs := bbOf(rep, "instance-id-dropped")
 	if len(fs) == 2 {
@@ -87,19 +85,17 @@ func TestInstanceIDDroppedAbsentAndZero(t *testing.T) {
 // instance ID different from the first"; once per offending request. A
 // later request that goes back to the first value is compliant.
 func TestInstanceIDChangedPerRequest(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
-	bbMeta(s)
-	s.Header.ClientID = nil
-	s.Header.InstanceID = bbID(bbY)
-	f1 := bbMeta(s)
-	s.Header.InstanceID = bbID(bbX)
-	bbMeta(s)
-	s.Header.InstanceID = bbID(bbZ)
-	f2 := bbMeta(s)
-	cn.Close()
-	rep := bbRun(t, c)
+	var f1, f2 int
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
+		bbMeta(s)
+		s.Header.ClientID = nil
+		s.Header.InstanceID = bbID(bbY)
+		f1 = bbMeta(s)
+		s.Header.InstanceID = bbID(bbX)
+		bbMeta(s)
+		s.Header.InstanceID = bbID(bbZ)
+		f2 = bbMeta(s)
+	})
 	bbExpect(t, rep, map[string]int{"instance-id-changed": 2})
 	fs := bbOf(rep, "instance-id-changed")
 	if len(fs) == 2 {
@@ -122,16 +118,14 @@ func TestInstanceIDLate(t *testing.T) {
 		id   *[16]byte
 	}{{"absent", nil}, {"zero", bbID(bbZero)}} {
 		t.Run(first.name, func(t *testing.T) {
-			c := pcapgen.New(pcapgen.Options{})
-			cn := c.Conn(pcapgen.ConnOptions{})
-			s := bbSession(cn, pcapgen.Ptr("orders-app"), first.id)
-			bbMeta(s)
-			s.Header.ClientID = nil
-			s.Header.InstanceID = bbID(bbX)
-			f1 := bbMeta(s)
-			bbMeta(s)
-			cn.Close()
-			rep := bbRun(t, c)
+			var f1 int
+			rep := bbOneConn(t, pcapgen.Ptr("orders-app"), first.id, func(s *pcapgen.Session) {
+				bbMeta(s)
+				s.Header.ClientID = nil
+				s.Header.InstanceID = bbID(bbX)
+				f1 = bbMeta(s)
+				bbMeta(s)
+			})
 			bbExpect(t, rep, map[string]int{"instance-id-late": 2})
 			f := bbFirst(t, rep, "instance-id-late")
 			bbField(t, f, "severity", "error")
@@ -146,35 +140,29 @@ func TestInstanceIDLate(t *testing.T) {
 // legacy clients this is a statistic, not a finding". A legacy client
 // mixing zero and absent IDs and repeating its client ID gives nothing.
 func TestInstanceIDLegacyZeroAbsentMix(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbZero))
-	bbAPIV(s, 0)
-	s.Header.InstanceID = nil
-	bbMeta(s)
-	s.Header.InstanceID = bbID(bbZero)
-	bbMeta(s)
-	s.Header.InstanceID = nil
-	bbMeta(s)
-	cn.Close()
-	rep := bbRun(t, c)
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbZero), func(s *pcapgen.Session) {
+		bbAPIV(s, 0)
+		s.Header.InstanceID = nil
+		bbMeta(s)
+		s.Header.InstanceID = bbID(bbZero)
+		bbMeta(s)
+		s.Header.InstanceID = nil
+		bbMeta(s)
+	})
 	bbExpect(t, rep, map[string]int{})
 }
 
 // SPEC section 2: "The first request ... uses the v2 header": a v1 request
 // first, then a v2 request without instance ID, then v2 with one, is late.
 func TestInstanceIDV1FirstThenLate(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
-	s.RoundTrip(pcapgen.Metadata(8, "orders"), pcapgen.MetadataResponse(8, "10.0.0.1", 9092)) // v1: no tags
-	s.Header.ClientID = nil
-	s.Header.InstanceID = nil
-	bbMeta(s) // first v2: none
-	s.Header.InstanceID = bbID(bbX)
-	bbMeta(s) // late
-	cn.Close()
-	rep := bbRun(t, c)
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
+		s.RoundTrip(pcapgen.Metadata(8, "orders"), pcapgen.MetadataResponse(8, "10.0.0.1", 9092)) // v1: no tags
+		s.Header.ClientID = nil
+		s.Header.InstanceID = nil
+		bbMeta(s) // first v2: none
+		s.Header.InstanceID = bbID(bbX)
+		bbMeta(s) // late
+	})
 	bbExpect(t, rep, map[string]int{"instance-id-late": 1})
 }
 
@@ -183,18 +171,16 @@ func TestInstanceIDV1FirstThenLate(t *testing.T) {
 // instance-ID state." A malformed first v2 request, then X, X: only the
 // malformed finding (the X request is the first that sets the state).
 func TestInstanceIDMalformedFirstDoesNotSet(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), nil)
-	s.Header.RawTags = []byte{1, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8}
-	f1 := bbMeta(s)
-	s.Header.RawTags = nil
-	s.Header.ClientID = nil
-	s.Header.InstanceID = bbID(bbX)
-	bbMeta(s)
-	bbMeta(s)
-	cn.Close()
-	rep := bbRun(t, c)
+	var f1 int
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), nil, func(s *pcapgen.Session) {
+		s.Header.RawTags = []byte{1, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8}
+		f1 = bbMeta(s)
+		s.Header.RawTags = nil
+		s.Header.ClientID = nil
+		s.Header.InstanceID = bbID(bbX)
+		bbMeta(s)
+		bbMeta(s)
+	})
 	bbExpect(t, rep, map[string]int{"instance-id-malformed": 1})
 	f := bbFirst(t, rep, "instance-id-malformed")
 	bbField(t, f, "severity", "error")
@@ -205,19 +191,16 @@ func TestInstanceIDMalformedFirstDoesNotSet(t *testing.T) {
 // malformed, X is only malformed; a later absent ID is still dropped (the
 // state is still X).
 func TestInstanceIDMalformedMiddleDoesNotBreak(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
-	bbMeta(s)
-	s.Header.ClientID = nil
-	s.Header.RawTags = []byte{1, 0, 4, 1, 2, 3, 4}
-	bbMeta(s)
-	s.Header.RawTags = nil
-	bbMeta(s)
-	s.Header.InstanceID = nil
-	bbMeta(s)
-	cn.Close()
-	rep := bbRun(t, c)
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
+		bbMeta(s)
+		s.Header.ClientID = nil
+		s.Header.RawTags = []byte{1, 0, 4, 1, 2, 3, 4}
+		bbMeta(s)
+		s.Header.RawTags = nil
+		bbMeta(s)
+		s.Header.InstanceID = nil
+		bbMeta(s)
+	})
 	bbExpect(t, rep, map[string]int{"instance-id-malformed": 1, "instance-id-dropped": 1})
 	bbField(t, bbFirst(t, rep, "instance-id-dropped"), "expected", bbJ(bbX))
 }
@@ -264,17 +247,14 @@ func TestInstanceIDMalformedVariants(t *testing.T) {
 // SPEC section 1: "Unknown tags are skipped, never fatal." Tag 0 = X plus
 // an unknown ascending tag 5 is well-formed and consistent with X.
 func TestInstanceIDUnknownTagSkipped(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
-	bbMeta(s)
-	s.Header.ClientID = nil
-	s.Header.RawTags = append(append([]byte{2, 0, 16}, bbX[:]...), 5, 3, 'a', 'b', 'c')
-	bbMeta(s)
-	s.Header.RawTags = nil
-	bbMeta(s)
-	cn.Close()
-	rep := bbRun(t, c)
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
+		bbMeta(s)
+		s.Header.ClientID = nil
+		s.Header.RawTags = append(append([]byte{2, 0, 16}, bbX[:]...), 5, 3, 'a', 'b', 'c')
+		bbMeta(s)
+		s.Header.RawTags = nil
+		bbMeta(s)
+	})
 	bbExpect(t, rep, map[string]int{})
 }
 

@@ -21,15 +21,12 @@ import (
 // v3 request has none) and instance-id-repeated (info) run instead".
 func TestProfileV3(t *testing.T) {
 	t.Run("compliant", func(t *testing.T) {
-		c := pcapgen.New(pcapgen.Options{})
-		cn := c.Conn(pcapgen.ConnOptions{})
-		s := bbSession(cn, pcapgen.Ptr("orders-app"), nil)
-		bbOffsetDelete(s, bbID(bbX))
-		s.Header.ClientID = nil
-		bbOffsetDelete(s, nil)
-		bbOffsetDelete(s, nil)
-		cn.Close()
-		rep := bbRun(t, c, "--profile", "accepted-2026")
+		rep := bbOneConn(t, pcapgen.Ptr("orders-app"), nil, func(s *pcapgen.Session) {
+			bbOffsetDelete(s, bbID(bbX))
+			s.Header.ClientID = nil
+			bbOffsetDelete(s, nil)
+			bbOffsetDelete(s, nil)
+		}, "--profile", "accepted-2026")
 		bbExpect(t, rep, map[string]int{})
 	})
 	t.Run("missing-first", func(t *testing.T) {
@@ -54,14 +51,11 @@ func TestProfileV3(t *testing.T) {
 		}
 	})
 	t.Run("repeated", func(t *testing.T) {
-		c := pcapgen.New(pcapgen.Options{})
-		cn := c.Conn(pcapgen.ConnOptions{})
-		s := bbSession(cn, pcapgen.Ptr("orders-app"), nil)
-		bbOffsetDelete(s, bbID(bbX))
-		s.Header.ClientID = nil
-		bbOffsetDelete(s, bbID(bbX))
-		cn.Close()
-		rep := bbRun(t, c, "--profile", "accepted-2026")
+		rep := bbOneConn(t, pcapgen.Ptr("orders-app"), nil, func(s *pcapgen.Session) {
+			bbOffsetDelete(s, bbID(bbX))
+			s.Header.ClientID = nil
+			bbOffsetDelete(s, bbID(bbX))
+		}, "--profile", "accepted-2026")
 		bbExpect(t, rep, map[string]int{"instance-id-repeated": 1})
 		bbField(t, bbFirst(t, rep, "instance-id-repeated"), "severity", "info")
 	})

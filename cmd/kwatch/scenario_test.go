@@ -2604,3 +2604,15 @@ type bbConn struct {
 	Client string `json:"client"`
 	Broker string `json:"broker"`
 }
+
+// bbOneConn plays one connection (pcapgen's default addresses) whose first
+// request carries client ID cid and instance ID id (nil: none), closes it
+// and reads the capture with the extra flags.
+func bbOneConn(t *testing.T, cid *string, id *[16]byte, play func(s *pcapgen.Session), extra ...string) bbReport {
+	t.Helper()
+	c := pcapgen.New(pcapgen.Options{})
+	cn := c.Conn(pcapgen.ConnOptions{})
+	play(bbSession(cn, cid, id))
+	cn.Close()
+	return bbRun(t, c, extra...)
+}

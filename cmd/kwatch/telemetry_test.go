@@ -20,29 +20,24 @@ import (
 // request: remember B"; "absent or 0 | R != 0 | 0, NONE | legacy later
 // request". Pushing with B is compliant.
 func TestTelemetryLegacyCompliant(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), nil)
-	bbGTS(s, bbZero, 0, bbB)
-	bbPush(s, bbB, 0)
-	bbGTS(s, bbB, 0, bbZero)
-	bbPush(s, bbB, 0)
-	cn.Close()
-	rep := bbRun(t, c)
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), nil, func(s *pcapgen.Session) {
+		bbGTS(s, bbZero, 0, bbB)
+		bbPush(s, bbB, 0)
+		bbGTS(s, bbB, 0, bbZero)
+		bbPush(s, bbB, 0)
+	})
 	bbExpect(t, rep, map[string]int{})
 }
 
 // SPEC 3.3 row 4: "H | 0 | INVALID_REQUEST | telemetry-id-requested-with-
 // header (error)". Answered 42: no broker rule.
 func TestTelemetryRequestedWithHeader(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
-	s.Header.ClientID = nil
-	bbMeta(s)
-	f1 := bbGTS(s, bbZero, 42, bbZero)
-	cn.Close()
-	rep := bbRun(t, c)
+	var f1 int
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
+		s.Header.ClientID = nil
+		bbMeta(s)
+		f1 = bbGTS(s, bbZero, 42, bbZero)
+	})
 	bbExpect(t, rep, map[string]int{"telemetry-id-requested-with-header": 1})
 	f := bbFirst(t, rep, "telemetry-id-requested-with-header")
 	bbField(t, f, "severity", "error")
@@ -61,14 +56,11 @@ func TestTelemetryRequestedWithHeaderAccepted(t *testing.T) {
 		id   [16]byte
 	}{{"assigned", bbB}, {"zero", bbZero}} {
 		t.Run(b.name, func(t *testing.T) {
-			c := pcapgen.New(pcapgen.Options{})
-			cn := c.Conn(pcapgen.ConnOptions{})
-			s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
-			s.Header.ClientID = nil
-			bbMeta(s)
-			bbGTS(s, bbZero, 0, b.id)
-			cn.Close()
-			rep := bbRun(t, c)
+			rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
+				s.Header.ClientID = nil
+				bbMeta(s)
+				bbGTS(s, bbZero, 0, b.id)
+			})
 			bbExpect(t, rep, map[string]int{"telemetry-id-requested-with-header": 1, "broker-accepted-invalid": 1})
 			bbField(t, bbFirst(t, rep, "broker-accepted-invalid"), "severity", "warn")
 		})
@@ -77,14 +69,11 @@ func TestTelemetryRequestedWithHeaderAccepted(t *testing.T) {
 
 // SPEC 3.3 row 5: "H | R != H | INVALID_REQUEST | telemetry-id-mismatch".
 func TestTelemetryMismatchGTS(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
-	s.Header.ClientID = nil
-	bbMeta(s)
-	bbGTS(s, bbY, 42, bbZero)
-	cn.Close()
-	rep := bbRun(t, c)
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
+		s.Header.ClientID = nil
+		bbMeta(s)
+		bbGTS(s, bbY, 42, bbZero)
+	})
 	bbExpect(t, rep, map[string]int{"telemetry-id-mismatch": 1})
 	f := bbFirst(t, rep, "telemetry-id-mismatch")
 	bbField(t, f, "severity", "error")
@@ -94,14 +83,11 @@ func TestTelemetryMismatchGTS(t *testing.T) {
 
 // SPEC 3.5: row 5 answered NONE with 0 is broker-accepted-invalid too.
 func TestTelemetryMismatchAccepted(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
-	s.Header.ClientID = nil
-	bbMeta(s)
-	bbGTS(s, bbY, 0, bbZero)
-	cn.Close()
-	rep := bbRun(t, c)
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
+		s.Header.ClientID = nil
+		bbMeta(s)
+		bbGTS(s, bbY, 0, bbZero)
+	})
 	bbExpect(t, rep, map[string]int{"telemetry-id-mismatch": 1, "broker-accepted-invalid": 1})
 }
 
@@ -110,25 +96,19 @@ func TestTelemetryMismatchAccepted(t *testing.T) {
 // row 3 and legacy row 2 both.
 func TestTelemetryBrokerEcho(t *testing.T) {
 	t.Run("aligned", func(t *testing.T) {
-		c := pcapgen.New(pcapgen.Options{})
-		cn := c.Conn(pcapgen.ConnOptions{})
-		s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
-		s.Header.ClientID = nil
-		bbMeta(s)
-		bbGTS(s, bbX, 0, bbX)
-		cn.Close()
-		rep := bbRun(t, c)
+		rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
+			s.Header.ClientID = nil
+			bbMeta(s)
+			bbGTS(s, bbX, 0, bbX)
+		})
 		bbExpect(t, rep, map[string]int{"broker-telemetry-id-echo": 1})
 		bbField(t, bbFirst(t, rep, "broker-telemetry-id-echo"), "severity", "info")
 	})
 	t.Run("legacy", func(t *testing.T) {
-		c := pcapgen.New(pcapgen.Options{})
-		cn := c.Conn(pcapgen.ConnOptions{})
-		s := bbSession(cn, pcapgen.Ptr("orders-app"), nil)
-		bbGTS(s, bbZero, 0, bbB)
-		bbGTS(s, bbB, 0, bbB)
-		cn.Close()
-		rep := bbRun(t, c)
+		rep := bbOneConn(t, pcapgen.Ptr("orders-app"), nil, func(s *pcapgen.Session) {
+			bbGTS(s, bbZero, 0, bbB)
+			bbGTS(s, bbB, 0, bbB)
+		})
 		bbExpect(t, rep, map[string]int{"broker-telemetry-id-echo": 1})
 	})
 }
@@ -142,12 +122,9 @@ func TestTelemetryBrokerMissing(t *testing.T) {
 		id   *[16]byte
 	}{{"absent", nil}, {"zero", bbID(bbZero)}} {
 		t.Run(h.name, func(t *testing.T) {
-			c := pcapgen.New(pcapgen.Options{})
-			cn := c.Conn(pcapgen.ConnOptions{})
-			s := bbSession(cn, pcapgen.Ptr("orders-app"), h.id)
-			bbGTS(s, bbZero, 0, bbZero)
-			cn.Close()
-			rep := bbRun(t, c)
+			rep := bbOneConn(t, pcapgen.Ptr("orders-app"), h.id, func(s *pcapgen.Session) {
+				bbGTS(s, bbZero, 0, bbZero)
+			})
 			bbExpect(t, rep, map[string]int{"broker-telemetry-id-missing": 1})
 			f := bbFirst(t, rep, "broker-telemetry-id-missing")
 			bbField(t, f, "severity", "error")
@@ -157,12 +134,9 @@ func TestTelemetryBrokerMissing(t *testing.T) {
 		})
 	}
 	t.Run("error-answer", func(t *testing.T) {
-		c := pcapgen.New(pcapgen.Options{})
-		cn := c.Conn(pcapgen.ConnOptions{})
-		s := bbSession(cn, pcapgen.Ptr("orders-app"), nil)
-		bbGTS(s, bbZero, 35, bbZero) // UNSUPPORTED_VERSION
-		cn.Close()
-		rep := bbRun(t, c)
+		rep := bbOneConn(t, pcapgen.Ptr("orders-app"), nil, func(s *pcapgen.Session) {
+			bbGTS(s, bbZero, 35, bbZero) // UNSUPPORTED_VERSION
+		})
 		bbExpect(t, rep, map[string]int{})
 	})
 }
@@ -196,15 +170,12 @@ func TestTelemetryPushRejected(t *testing.T) {
 // SPEC 3.5: the same PushTelemetry violations answered NONE are
 // broker-accepted-invalid, once per offending request (3.7).
 func TestTelemetryPushAccepted(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
-	s.Header.ClientID = nil
-	bbGTS(s, bbX, 0, bbZero)
-	bbPush(s, bbY, 0)
-	bbPush(s, bbZero, 0)
-	cn.Close()
-	rep := bbRun(t, c)
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
+		s.Header.ClientID = nil
+		bbGTS(s, bbX, 0, bbZero)
+		bbPush(s, bbY, 0)
+		bbPush(s, bbZero, 0)
+	})
 	bbExpect(t, rep, map[string]int{"telemetry-id-mismatch": 1, "telemetry-id-zero-push": 1, "broker-accepted-invalid": 2})
 }
 
@@ -213,15 +184,13 @@ func TestTelemetryPushAccepted(t *testing.T) {
 // uses an ID other than B"; a request rule of 3.3, once per offending
 // request.
 func TestTelemetryNotAdopted(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), nil)
-	bbGTS(s, bbZero, 0, bbB)
-	bbPush(s, bbB, 0)
-	f1 := bbPush(s, bbC, 0)
-	f2 := bbGTS(s, bbC, 0, bbZero)
-	cn.Close()
-	rep := bbRun(t, c)
+	var f1, f2 int
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), nil, func(s *pcapgen.Session) {
+		bbGTS(s, bbZero, 0, bbB)
+		bbPush(s, bbB, 0)
+		f1 = bbPush(s, bbC, 0)
+		f2 = bbGTS(s, bbC, 0, bbZero)
+	})
 	bbExpect(t, rep, map[string]int{"telemetry-id-not-adopted": 2})
 	fs := bbOf(rep, "telemetry-id-not-adopted")
 	if len(fs) == 2 {
@@ -236,15 +205,12 @@ func TestTelemetryNotAdopted(t *testing.T) {
 // SPEC 3.3 row 3 with a changed header: H=Y, R=Y is aligned for telemetry
 // (no 3.3 finding), but the header is instance-id-changed (3.1).
 func TestTelemetryChangedHeaderAligned(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
-	bbMeta(s)
-	s.Header.ClientID = nil
-	s.Header.InstanceID = bbID(bbY)
-	bbGTS(s, bbY, 42, bbZero)
-	cn.Close()
-	rep := bbRun(t, c)
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
+		bbMeta(s)
+		s.Header.ClientID = nil
+		s.Header.InstanceID = bbID(bbY)
+		bbGTS(s, bbY, 42, bbZero)
+	})
 	bbExpect(t, rep, map[string]int{"instance-id-changed": 1})
 }
 
@@ -252,41 +218,32 @@ func TestTelemetryChangedHeaderAligned(t *testing.T) {
 // body X answered NONE: dropped + broker-accepted-invalid; no mismatch
 // ("needs two non-zero IDs") and no zero-push.
 func TestTelemetryDroppedOnPush(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
-	bbGTS(s, bbX, 0, bbZero)
-	s.Header.ClientID = nil
-	s.Header.InstanceID = nil
-	bbPush(s, bbX, 0)
-	cn.Close()
-	rep := bbRun(t, c)
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
+		bbGTS(s, bbX, 0, bbZero)
+		s.Header.ClientID = nil
+		s.Header.InstanceID = nil
+		bbPush(s, bbX, 0)
+	})
 	bbExpect(t, rep, map[string]int{"instance-id-dropped": 1, "broker-accepted-invalid": 1})
 }
 
 // SPEC 3.5 broker-telemetry-id-missing then a zero push: the client had no
 // ID to push with; both findings stand (answered 42: no broker-accepted).
 func TestTelemetryMissingThenZeroPush(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), nil)
-	bbGTS(s, bbZero, 0, bbZero)
-	bbPush(s, bbZero, 42)
-	cn.Close()
-	rep := bbRun(t, c)
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), nil, func(s *pcapgen.Session) {
+		bbGTS(s, bbZero, 0, bbZero)
+		bbPush(s, bbZero, 42)
+	})
 	bbExpect(t, rep, map[string]int{"broker-telemetry-id-missing": 1, "telemetry-id-zero-push": 1})
 }
 
 // SPEC 3.3 row 2 without a prior assignment: "legacy later request: R is
 // the telemetry ID": no finding (nothing was assigned, so nothing to adopt).
 func TestTelemetryLegacyLaterWithoutAssignment(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bbSession(cn, pcapgen.Ptr("orders-app"), nil)
-	bbGTS(s, bbC, 0, bbZero)
-	bbPush(s, bbC, 0)
-	cn.Close()
-	rep := bbRun(t, c)
+	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), nil, func(s *pcapgen.Session) {
+		bbGTS(s, bbC, 0, bbZero)
+		bbPush(s, bbC, 0)
+	})
 	bbExpect(t, rep, map[string]int{})
 }
 
