@@ -183,13 +183,11 @@ func TestBrokerAssignedNotJudged(t *testing.T) {
 // answered NONE with an assigned member ID: member-id-empty error plus both
 // broker rules.
 func TestBrokerStreamsAssigned(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	assigned := pcapgen.JavaString(pcapgen.SeqUUID(0x70))
-	s.RoundTrip(pcapgen.StreamsGroupHeartbeat(0, "streams-g", "", 0), pcapgen.StreamsGroupHeartbeatResponse(0, errNone, assigned, 1))
-	s.RoundTrip(pcapgen.StreamsGroupHeartbeat(0, "streams-g", assigned, 1), pcapgen.StreamsGroupHeartbeatResponse(0, errNone, assigned, 1))
-	cn.Close()
-	rep := bbRun2(t, c)
+	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
+		s.RoundTrip(pcapgen.StreamsGroupHeartbeat(0, "streams-g", "", 0), pcapgen.StreamsGroupHeartbeatResponse(0, errNone, assigned, 1))
+		s.RoundTrip(pcapgen.StreamsGroupHeartbeat(0, "streams-g", assigned, 1), pcapgen.StreamsGroupHeartbeatResponse(0, errNone, assigned, 1))
+	})
 	bbExpect(t, rep, map[string]int{"member-id-empty": 1, "broker-generated-member-id": 1, "broker-accepted-invalid": 1})
 	bbCheck(t, rep, "member-id-empty", "error", "", 0)
 }

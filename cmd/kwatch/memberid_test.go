@@ -134,13 +134,12 @@ func TestMemberIDLegacySequentialDifferentIDs(t *testing.T) {
 // broker-generated-member-id nor broker-accepted-invalid (both are "at or
 // above the required version"). The broker's ID is not judged (3.7).
 func TestMemberIDEmptyJoinV0Info(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	assigned := "consumer-1-9f8e"
-	jf, _ := s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(0, bbGroup, "", 0), pcapgen.ConsumerGroupHeartbeatResponse(0, errNone, pcapgen.Ptr(assigned), 1))
-	cgBeat(s, 0, bbGroup, assigned, 1)
-	cn.Close()
-	rep := bbRun2(t, c)
+	var jf int
+	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
+		jf, _ = s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(0, bbGroup, "", 0), pcapgen.ConsumerGroupHeartbeatResponse(0, errNone, pcapgen.Ptr(assigned), 1))
+		cgBeat(s, 0, bbGroup, assigned, 1)
+	})
 	bbExpect(t, rep, map[string]int{"member-id-empty": 1})
 	bbCheck(t, rep, "member-id-empty", "info", "full", jf)
 }
@@ -148,11 +147,9 @@ func TestMemberIDEmptyJoinV0Info(t *testing.T) {
 // A conforming broker rejecting the empty v1 join with INVALID_REQUEST: only
 // member-id-empty (error), no 3.5 finding.
 func TestMemberIDEmptyJoinV1Rejected(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
-	s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0), pcapgen.ConsumerGroupHeartbeatResponse(1, errInvalidRequest, nil, 0))
-	cn.Close()
-	rep := bbRun2(t, c)
+	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
+		s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0), pcapgen.ConsumerGroupHeartbeatResponse(1, errInvalidRequest, nil, 0))
+	})
 	bbExpect(t, rep, map[string]int{"member-id-empty": 1})
 	bbCheck(t, rep, "member-id-empty", "error", "", 0)
 }
@@ -162,14 +159,13 @@ func TestMemberIDEmptyJoinV1Rejected(t *testing.T) {
 // join answered NONE with an assigned ID also gives both 3.5 rules; the
 // streams join is rejected with INVALID_REQUEST.
 func TestMemberIDEmptyJoinShareStreamsV0(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	assigned := pcapgen.JavaString(pcapgen.SeqUUID(0x44))
-	sf, _ := s.RoundTrip(pcapgen.ShareGroupHeartbeat(0, "share-g", "", 0), pcapgen.ShareGroupHeartbeatResponse(0, errNone, pcapgen.Ptr(assigned), 1))
-	s.RoundTrip(pcapgen.ShareGroupHeartbeat(0, "share-g", assigned, 1), pcapgen.ShareGroupHeartbeatResponse(0, errNone, pcapgen.Ptr(assigned), 1))
-	tf, _ := s.RoundTrip(pcapgen.StreamsGroupHeartbeat(0, "streams-g", "", 0), pcapgen.StreamsGroupHeartbeatResponse(0, errInvalidRequest, "", 0))
-	cn.Close()
-	rep := bbRun2(t, c)
+	var sf, tf int
+	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
+		sf, _ = s.RoundTrip(pcapgen.ShareGroupHeartbeat(0, "share-g", "", 0), pcapgen.ShareGroupHeartbeatResponse(0, errNone, pcapgen.Ptr(assigned), 1))
+		s.RoundTrip(pcapgen.ShareGroupHeartbeat(0, "share-g", assigned, 1), pcapgen.ShareGroupHeartbeatResponse(0, errNone, pcapgen.Ptr(assigned), 1))
+		tf, _ = s.RoundTrip(pcapgen.StreamsGroupHeartbeat(0, "streams-g", "", 0), pcapgen.StreamsGroupHeartbeatResponse(0, errInvalidRequest, "", 0))
+	})
 	bbExpect(t, rep, map[string]int{"member-id-empty": 2, "broker-generated-member-id": 1, "broker-accepted-invalid": 1})
 	bbCheck(t, rep, "member-id-empty", "error", "", 0)
 	frames := map[int]bool{}
@@ -228,11 +224,9 @@ func TestMemberIDLeaveWithoutMemberID(t *testing.T) {
 // still answered without INVALID_REQUEST; no member ID was assigned so no
 // broker-generated-member-id.
 func TestMemberIDEmptyJoinV1OtherError(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
-	s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0), pcapgen.ConsumerGroupHeartbeatResponse(1, errCoordNotAvailable, nil, 0))
-	cn.Close()
-	rep := bbRun2(t, c)
+	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
+		s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0), pcapgen.ConsumerGroupHeartbeatResponse(1, errCoordNotAvailable, nil, 0))
+	})
 	bbExpect(t, rep, map[string]int{"member-id-empty": 1, "broker-accepted-invalid": 1})
 }
 
@@ -288,16 +282,15 @@ func TestMemberIDChangedAcrossLeave(t *testing.T) {
 // client rejoins with a new ID B. The join with A succeeded, so this is not
 // ghost-member (which needs the join with A to get no response or an error).
 func TestMemberIDChangedAfterFencing(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x47))
 	b := pcapgen.JavaString(pcapgen.SeqUUID(0x48))
-	cgJoin(s, 1, bbGroup, a)
-	s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, a, 4), pcapgen.ConsumerGroupHeartbeatResponse(1, errFencedMemberEpoch, nil, 0))
-	jf := cgJoin(s, 1, bbGroup, b)
-	cgBeat(s, 1, bbGroup, b, 1)
-	cn.Close()
-	rep := bbRun2(t, c)
+	var jf int
+	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
+		cgJoin(s, 1, bbGroup, a)
+		s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, a, 4), pcapgen.ConsumerGroupHeartbeatResponse(1, errFencedMemberEpoch, nil, 0))
+		jf = cgJoin(s, 1, bbGroup, b)
+		cgBeat(s, 1, bbGroup, b, 1)
+	})
 	bbExpect(t, rep, map[string]int{"member-id-changed": 1})
 	bbCheck(t, rep, "member-id-changed", "warn", "", jf)
 }
@@ -350,15 +343,14 @@ func TestMemberIDChangedAcrossConnectionsByInstance(t *testing.T) {
 // the client retried the join with a different ID B"; 3.7 "a retried join
 // that is a ghost-member is not also reported as member-id-changed".
 func TestMemberIDGhostNoResponse(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x4d))
 	b := pcapgen.JavaString(pcapgen.SeqUUID(0x4e))
-	s.Request(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, a, 0))
-	jf := cgJoin(s, 1, bbGroup, b)
-	cgBeat(s, 1, bbGroup, b, 1)
-	cn.Close()
-	rep := bbRun2(t, c)
+	var jf int
+	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
+		s.Request(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, a, 0))
+		jf = cgJoin(s, 1, bbGroup, b)
+		cgBeat(s, 1, bbGroup, b, 1)
+	})
 	bbExpect(t, rep, map[string]int{"ghost-member": 1})
 	bbCheck(t, rep, "ghost-member", "error", "full", jf)
 }
@@ -366,16 +358,15 @@ func TestMemberIDGhostNoResponse(t *testing.T) {
 // ghost-member "... got ... an error": the join with A answered
 // COORDINATOR_NOT_AVAILABLE, retried with B; on a share group too.
 func TestMemberIDGhostAfterError(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x4f))
 	b := pcapgen.JavaString(pcapgen.SeqUUID(0x50))
-	s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, a, 0), pcapgen.ConsumerGroupHeartbeatResponse(1, errCoordNotAvailable, nil, 0))
-	jf := cgJoin(s, 1, bbGroup, b)
-	s.RoundTrip(pcapgen.ShareGroupHeartbeat(1, "share-g", a, 0), pcapgen.ShareGroupHeartbeatResponse(1, errCoordNotAvailable, nil, 0))
-	sf, _ := s.RoundTrip(pcapgen.ShareGroupHeartbeat(1, "share-g", b, 0), pcapgen.ShareGroupHeartbeatResponse(1, errNone, pcapgen.Ptr(b), 1))
-	cn.Close()
-	rep := bbRun2(t, c)
+	var jf, sf int
+	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
+		s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, a, 0), pcapgen.ConsumerGroupHeartbeatResponse(1, errCoordNotAvailable, nil, 0))
+		jf = cgJoin(s, 1, bbGroup, b)
+		s.RoundTrip(pcapgen.ShareGroupHeartbeat(1, "share-g", a, 0), pcapgen.ShareGroupHeartbeatResponse(1, errCoordNotAvailable, nil, 0))
+		sf, _ = s.RoundTrip(pcapgen.ShareGroupHeartbeat(1, "share-g", b, 0), pcapgen.ShareGroupHeartbeatResponse(1, errNone, pcapgen.Ptr(b), 1))
+	})
 	bbExpect(t, rep, map[string]int{"ghost-member": 2})
 	got := map[int]bool{}
 	for _, f := range bbOf(rep, "ghost-member") {
@@ -636,12 +627,10 @@ func TestMemberIDReservedInstanceAligned(t *testing.T) {
 // request": an empty v1 join with no response, retried empty, is two
 // member-id-empty findings; with no response there is no 3.5 finding.
 func TestMemberIDEmptyJoinRetriedNoResponse(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
-	s.Request(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0))
-	s.Request(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0))
-	cn.Close()
-	rep := bbRun2(t, c)
+	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
+		s.Request(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0))
+		s.Request(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0))
+	})
 	bbExpect(t, rep, map[string]int{"member-id-empty": 2})
 	bbCheck(t, rep, "member-id-empty", "error", "", 0)
 }
@@ -649,14 +638,13 @@ func TestMemberIDEmptyJoinRetriedNoResponse(t *testing.T) {
 // member-id-changed "uses a second member ID in the same group" also when the
 // switch happens in a plain heartbeat (epoch > 0), not a join.
 func TestMemberIDChangedInHeartbeat(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x71))
 	b := pcapgen.JavaString(pcapgen.SeqUUID(0x72))
-	cgJoin(s, 1, bbGroup, a)
-	hf := cgBeat(s, 1, bbGroup, b, 2)
-	cn.Close()
-	rep := bbRun2(t, c)
+	var hf int
+	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
+		cgJoin(s, 1, bbGroup, a)
+		hf = cgBeat(s, 1, bbGroup, b, 2)
+	})
 	bbExpect(t, rep, map[string]int{"member-id-changed": 1})
 	bbCheck(t, rep, "member-id-changed", "warn", "", hf)
 }

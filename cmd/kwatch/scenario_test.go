@@ -2616,3 +2616,14 @@ func bbOneConn(t *testing.T, cid *string, id *[16]byte, play func(s *pcapgen.Ses
 	cn.Close()
 	return bbRun(t, c, extra...)
 }
+
+// bbLegacyConn plays one legacy connection (bbLegacy, pcapgen's default
+// addresses), closes it and reads the capture with bbRun2.
+func bbLegacyConn(t *testing.T, play func(s *pcapgen.Session), extra ...string) bbFindingsReport {
+	t.Helper()
+	c := pcapgen.New(pcapgen.Options{})
+	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
+	play(s)
+	cn.Close()
+	return bbRun2(t, c, extra...)
+}

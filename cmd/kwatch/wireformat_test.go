@@ -111,12 +111,10 @@ func TestWireSaslV0RawTokens(t *testing.T) {
 // 3.6 unmatched-response: "Responses are matched to requests by correlation
 // id per connection"; a response to no request is counted.
 func TestWireUnmatchedResponse(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
-	s.Respond(999, pcapgen.MetadataResponse(12, "10.0.0.1", 9092))
-	cgJoin(s, 1, bbGroup, pcapgen.JavaString(pcapgen.SeqUUID(0x67)))
-	cn.Close()
-	rep := bbRun2(t, c)
+	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
+		s.Respond(999, pcapgen.MetadataResponse(12, "10.0.0.1", 9092))
+		cgJoin(s, 1, bbGroup, pcapgen.JavaString(pcapgen.SeqUUID(0x67)))
+	})
 	bbExpect(t, rep, nil)
 	if n := rep.Totals.Coverage["unmatched-response"]; n != 1 {
 		t.Errorf("unmatched-response %d, want 1", n)
