@@ -859,6 +859,7 @@ func bb8eChangedWant(k *bb8eConn, f int) bb8eWant {
 // not depend on how the packets were written. SPEC 2: no SYN/SYN-ACK =
 // joined mid-stream (partial, midstream-join); a handshake = full.
 func TestHandwrittenTransportQuirks(t *testing.T) {
+	t.Parallel()
 	styles := []bb8eStyle{
 		{name: "handshake-isn0", handshake: true, pad: -1},
 		{name: "handshake-isn1", handshake: true, cISN: 1, sISN: 1, pad: -1},
@@ -926,6 +927,7 @@ func TestHandwrittenTransportQuirks(t *testing.T) {
 // asks for the conversation, as a receiver that trims the overlapping
 // byte would lose only one byte of it.
 func TestHandwrittenAuthorMistakesSpecSilent(t *testing.T) {
+	t.Parallel()
 	styles := []bb8eStyle{
 		{name: "ip-length-plus-14", handshake: true, cISN: 100, sISN: 900, ipLen: 14, pad: -1},
 		{name: "ipv6-payload-length-plus-14", handshake: true, cISN: 100, sISN: 900, v6: true, ipLen: 14, pad: -1},
@@ -954,6 +956,7 @@ func TestHandwrittenAuthorMistakesSpecSilent(t *testing.T) {
 // peer is gone). The second connection's first request sets its own
 // instance ID: no instance-id-changed across connections.
 func TestHandwrittenFourTupleReuse(t *testing.T) {
+	t.Parallel()
 	for _, end := range []string{"no-fin", "fin-both", "rst"} {
 		for _, st := range []bb8eStyle{bb8eScapy, bb8eGopkt} {
 			t.Run(end+"/"+st.name, func(t *testing.T) {
@@ -993,6 +996,7 @@ func TestHandwrittenFourTupleReuse(t *testing.T) {
 // first request are partial; SPEC 5: the frame is the packet that
 // completed the request.
 func TestHandwrittenMidConversationStart(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"answered", "unanswered", "first-split", "first-two-in-one-packet"} {
 		for _, st := range []bb8eStyle{bb8eHand, bb8eOdd, {name: "nohs-v6-gopacket", v6: true, gopkt: true, cISN: 7, sISN: 9, pad: -1}} {
 			t.Run(v+"/"+st.name, func(t *testing.T) {
@@ -1032,6 +1036,7 @@ func TestHandwrittenMidConversationStart(t *testing.T) {
 // a request split over packets points at its last one; the size prefix
 // itself split; the two-byte first segment padded by an Ethernet trailer.
 func TestHandwrittenFramesPerPacket(t *testing.T) {
+	t.Parallel()
 	styles := append(bb8eStyles[:3:3],
 		bb8eStyle{name: "nohs-realack-step", cISN: 100, sISN: 900, pad: -1},
 		bb8eStyle{name: "nohs-pshonly-step", cISN: 100, sISN: 900, ack: bb8eAckNone, pad: -1},
@@ -1102,6 +1107,7 @@ func TestHandwrittenFramesPerPacket(t *testing.T) {
 // wrote the broker's side, not even its SYN-ACK). Request rules of 3.1 and
 // 3.2 need no answers; nothing is an unmatched response.
 func TestHandwrittenRequestsOnly(t *testing.T) {
+	t.Parallel()
 	for _, hs := range []bool{true, false} {
 		t.Run(fmt.Sprint("handshake=", hs), func(t *testing.T) {
 			w := bb8eNew(bb8eStyle{name: "requests-only", cISN: 1, sISN: 1, pad: -1})
@@ -1133,6 +1139,7 @@ func TestHandwrittenRequestsOnly(t *testing.T) {
 // --port, and with --port naming it; the client's port is whatever the
 // author typed. SPEC 2/5: conn.client is the client, conn.broker the broker.
 func TestHandwrittenPorts(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name         string
 		cport, bport uint16
@@ -1213,6 +1220,7 @@ func TestHandwrittenPorts(t *testing.T) {
 // A KIP-1313 client that repeats its client ID twice ("app" = 3 bytes):
 // observed names 2 requests and 6 bytes (README 4).
 func TestHandwrittenConnectionEnd(t *testing.T) {
+	t.Parallel()
 	cases := []string{"no-fin", "fin-client-only", "fin-both", "rst-client", "fin-broker-only"}
 	for _, st := range bb8eStyles {
 		for _, end := range cases {
@@ -1267,6 +1275,7 @@ func TestHandwrittenConnectionEnd(t *testing.T) {
 // next request, with another client ID, is client-id-changed after a gap:
 // partial (SPEC 2). The requests before the hole are judged in full.
 func TestHandwrittenSnaplen(t *testing.T) {
+	t.Parallel()
 	for _, st := range []bb8eStyle{bb8eScapy, bb8eGopkt} {
 		t.Run(st.name, func(t *testing.T) {
 			w := bb8eNew(st)
@@ -1324,6 +1333,7 @@ func bb8eRunCases(t *testing.T, cases []bb8eCase) {
 }
 
 func TestHandwrittenInstanceIDRules(t *testing.T) {
+	t.Parallel()
 	// tags builds a raw tagged-field section.
 	tags := func(fields ...[]byte) []byte {
 		b := []byte{byte(len(fields))}
@@ -1476,6 +1486,7 @@ func TestHandwrittenInstanceIDRules(t *testing.T) {
 // ============================================================ 3.2 client ID
 
 func TestHandwrittenClientIDRules(t *testing.T) {
+	t.Parallel()
 	x := bb8eX
 	cases := []bb8eCase{
 		{"changed-legacy", func(w *bb8eWorld) (int, []bb8eWant) {
@@ -1550,6 +1561,7 @@ const (
 )
 
 func TestHandwrittenTelemetryRules(t *testing.T) {
+	t.Parallel()
 	x, y, b, c, zero := bb8eX, bb8eY, bb8eB, bb8eC, bb8eZero
 	cases := []bb8eCase{
 		{"row1-legacy-first-twin", func(w *bb8eWorld) (int, []bb8eWant) {
@@ -1630,6 +1642,7 @@ func TestHandwrittenTelemetryRules(t *testing.T) {
 // v1, ShareGroupHeartbeat and StreamsGroupHeartbeat, legacy clients (no
 // header instance ID, so no alignment rule can fire) unless named.
 func TestHandwrittenMemberRules(t *testing.T) {
+	t.Parallel()
 	x, y := bb8eX, bb8eY
 	jx := bb8eJ(x)
 	ja, ja2 := bb8eJ(bb8eA), bb8eJ(bb8eA2)
@@ -1787,6 +1800,7 @@ func TestHandwrittenMemberRules(t *testing.T) {
 // ============================================================ 3.5 broker
 
 func TestHandwrittenBrokerRules(t *testing.T) {
+	t.Parallel()
 	x, y, b, zero := bb8eX, bb8eY, bb8eB, bb8eZero
 	const g = "orders-group"
 	cases := []bb8eCase{
@@ -1860,6 +1874,7 @@ func TestHandwrittenBrokerRules(t *testing.T) {
 // empty at the required version with no answer has no 3.5 rule; telemetry
 // body rules are about the request alone.
 func TestHandwrittenRequestsOnlyRules(t *testing.T) {
+	t.Parallel()
 	x, y, zero := bb8eX, bb8eY, bb8eZero
 	ja, ja2 := bb8eJ(bb8eA), bb8eJ(bb8eA2)
 	const g = "g1"
@@ -1904,6 +1919,7 @@ func TestHandwrittenRequestsOnlyRules(t *testing.T) {
 // ghost-member after an error answer, telemetry-id-not-adopted after B,
 // broker-generated-member-id.
 func TestHandwrittenCorrelationFromZero(t *testing.T) {
+	t.Parallel()
 	x, b, c, zero := bb8eX, bb8eB, bb8eC, bb8eZero
 	ja, ja2 := bb8eJ(bb8eA), bb8eJ(bb8eA2)
 	for _, st := range bb8eStyles {
@@ -1949,6 +1965,7 @@ func TestHandwrittenCorrelationFromZero(t *testing.T) {
 // client ID on a connection with header instance IDs: client-id-repeated
 // at the connection's last packet (SPEC 3.2, README 12).
 func TestHandwrittenApiVersionsFallback(t *testing.T) {
+	t.Parallel()
 	x := bb8eX
 	for _, malformed := range []bool{true, false} {
 		for _, st := range bb8eStyles {
@@ -1994,6 +2011,7 @@ func TestHandwrittenApiVersionsFallback(t *testing.T) {
 // repeats it; dropped and late are off. A connection joined mid-stream is
 // "identity unobservable": never missing-first.
 func TestHandwrittenAccepted2026(t *testing.T) {
+	t.Parallel()
 	x := bb8eX
 	od := func(k *bb8eConn, inst *[16]byte, cid *string) int {
 		return k.rt(bb8eH{hv: 3, inst: inst, cid: cid}, bb8eOffsetDelete(), bb8eOffsetDeleteResp())

@@ -22,6 +22,7 @@ import (
 // be equal)". A KIP-1313 + KIP-1082 consumer whose member ID is the Java form
 // of its instance ID, joining at v1, heartbeating and leaving, is compliant.
 func TestMemberIDCompliantAlignedConsumer(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x30)
 	m := pcapgen.JavaString(inst)
@@ -54,6 +55,7 @@ func TestMemberIDCompliantAlignedConsumer(t *testing.T) {
 // Share (76) and streams (88) groups: "Share and streams groups require it
 // from v0". Aligned member IDs at v0/v1 are compliant.
 func TestMemberIDCompliantShareStreams(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x31)
 	m := pcapgen.JavaString(inst)
@@ -70,6 +72,7 @@ func TestMemberIDCompliantShareStreams(t *testing.T) {
 // and "A zero header instance ID is no claim of KIP-1313 support." A legacy
 // client and a client sending a zero tag 0 with a Java v4 member ID: nothing.
 func TestMemberIDNoMisalignedWithoutInstanceID(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x40))
@@ -93,6 +96,7 @@ func TestMemberIDNoMisalignedWithoutInstanceID(t *testing.T) {
 // fenced heartbeat and after a static leave is compliant; a join retried with
 // the same ID after an error is compliant (not ghost-member).
 func TestMemberIDCompliantRejoinSameID(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x41))
@@ -118,6 +122,7 @@ func TestMemberIDCompliantRejoinSameID(t *testing.T) {
 // host, one after the other, with different member IDs are two clients that
 // never overlap: no finding.
 func TestMemberIDLegacySequentialDifferentIDs(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	host := netip.MustParseAddr("10.9.0.1")
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{Client: netip.AddrPortFrom(host, 50001)})
@@ -134,6 +139,7 @@ func TestMemberIDLegacySequentialDifferentIDs(t *testing.T) {
 // broker-generated-member-id nor broker-accepted-invalid (both are "at or
 // above the required version"). The broker's ID is not judged (3.7).
 func TestMemberIDEmptyJoinV0Info(t *testing.T) {
+	t.Parallel()
 	assigned := "consumer-1-9f8e"
 	var jf int
 	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
@@ -147,6 +153,7 @@ func TestMemberIDEmptyJoinV0Info(t *testing.T) {
 // A conforming broker rejecting the empty v1 join with INVALID_REQUEST: only
 // member-id-empty (error), no 3.5 finding.
 func TestMemberIDEmptyJoinV1Rejected(t *testing.T) {
+	t.Parallel()
 	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
 		s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0), pcapgen.ConsumerGroupHeartbeatResponse(1, errInvalidRequest, nil, 0))
 	})
@@ -159,6 +166,7 @@ func TestMemberIDEmptyJoinV1Rejected(t *testing.T) {
 // join answered NONE with an assigned ID also gives both 3.5 rules; the
 // streams join is rejected with INVALID_REQUEST.
 func TestMemberIDEmptyJoinShareStreamsV0(t *testing.T) {
+	t.Parallel()
 	assigned := pcapgen.JavaString(pcapgen.SeqUUID(0x44))
 	var sf, tf int
 	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
@@ -184,6 +192,7 @@ func TestMemberIDEmptyJoinShareStreamsV0(t *testing.T) {
 // is no member-id-changed and no ghost-member (the empty join is no "member
 // ID A").
 func TestMemberIDEmptyThenAligned(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x33)
 	m := pcapgen.JavaString(inst)
@@ -200,6 +209,7 @@ func TestMemberIDEmptyThenAligned(t *testing.T) {
 // only ... leave-without-member-id". It is not version-dependent and not in
 // broker-accepted-invalid's list (UNKNOWN_MEMBER_ID answer is expected).
 func TestMemberIDLeaveWithoutMemberID(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x34)
 	cn, s := bbModern(c, pcapgen.ConnOptions{}, inst)
@@ -224,6 +234,7 @@ func TestMemberIDLeaveWithoutMemberID(t *testing.T) {
 // still answered without INVALID_REQUEST; no member ID was assigned so no
 // broker-generated-member-id.
 func TestMemberIDEmptyJoinV1OtherError(t *testing.T) {
+	t.Parallel()
 	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
 		s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0), pcapgen.ConsumerGroupHeartbeatResponse(1, errCoordNotAvailable, nil, 0))
 	})
@@ -239,6 +250,7 @@ func TestMemberIDEmptyJoinV1OtherError(t *testing.T) {
 // at the rejoin; heartbeats with B are not re-reported... but a further
 // switch to C is another offending request.
 func TestMemberIDChangedAcrossLeave(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x45))
@@ -282,6 +294,7 @@ func TestMemberIDChangedAcrossLeave(t *testing.T) {
 // client rejoins with a new ID B. The join with A succeeded, so this is not
 // ghost-member (which needs the join with A to get no response or an error).
 func TestMemberIDChangedAfterFencing(t *testing.T) {
+	t.Parallel()
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x47))
 	b := pcapgen.JavaString(pcapgen.SeqUUID(0x48))
 	var jf int
@@ -299,6 +312,7 @@ func TestMemberIDChangedAfterFencing(t *testing.T) {
 // offending requests; a different group is a different subject ("in the
 // same group"), so using A in group g2 is fine.
 func TestMemberIDChangedTwiceAndOtherGroup(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x49))
@@ -320,6 +334,7 @@ func TestMemberIDChangedTwiceAndOtherGroup(t *testing.T) {
 // and reconnect: member-id-changed (plus member-id-misaligned, since the new
 // ID is not the Java form of the instance ID).
 func TestMemberIDChangedAcrossConnectionsByInstance(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x35)
 	a := pcapgen.JavaString(inst)
@@ -343,6 +358,7 @@ func TestMemberIDChangedAcrossConnectionsByInstance(t *testing.T) {
 // the client retried the join with a different ID B"; 3.7 "a retried join
 // that is a ghost-member is not also reported as member-id-changed".
 func TestMemberIDGhostNoResponse(t *testing.T) {
+	t.Parallel()
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x4d))
 	b := pcapgen.JavaString(pcapgen.SeqUUID(0x4e))
 	var jf int
@@ -358,6 +374,7 @@ func TestMemberIDGhostNoResponse(t *testing.T) {
 // ghost-member "... got ... an error": the join with A answered
 // COORDINATOR_NOT_AVAILABLE, retried with B; on a share group too.
 func TestMemberIDGhostAfterError(t *testing.T) {
+	t.Parallel()
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x4f))
 	b := pcapgen.JavaString(pcapgen.SeqUUID(0x50))
 	var jf, sf int
@@ -386,6 +403,7 @@ func TestMemberIDGhostAfterError(t *testing.T) {
 // connections from different hosts, the second heartbeating several times:
 // one finding; a third claimant: a second finding.
 func TestMemberIDCollisionLegacy(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x51))
 	cn1, s1 := bbLegacy(c, pcapgen.ConnOptions{})
@@ -417,6 +435,7 @@ func TestMemberIDCollisionLegacy(t *testing.T) {
 // second claimant is also misaligned (its member ID is the first's instance
 // ID). The same member ID in a different group is no collision.
 func TestMemberIDCollisionInstances(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	i1, i2 := pcapgen.SeqUUID(0x36), pcapgen.SeqUUID(0x37)
 	m := pcapgen.JavaString(i1)
@@ -439,6 +458,7 @@ func TestMemberIDCollisionInstances(t *testing.T) {
 // second one opened; the same member ID is no collision (the spec's legacy
 // claimants must be "alive at the same time").
 func TestMemberIDNoCollisionSequentialLegacy(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x52))
 	cn1, s1 := bbLegacy(c, pcapgen.ConnOptions{})
@@ -455,6 +475,7 @@ func TestMemberIDNoCollisionSequentialLegacy(t *testing.T) {
 // member ID: one client instance, no collision ("two different client
 // instances").
 func TestMemberIDNoCollisionSameInstance(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x38)
 	m := pcapgen.JavaString(inst)
@@ -473,6 +494,7 @@ func TestMemberIDNoCollisionSameInstance(t *testing.T) {
 // URL-safe base64, standard base64 ..., or hex". Each encoding on its own
 // legacy connection (no instance ID, so no alignment rules).
 func TestMemberIDEncodings(t *testing.T) {
+	t.Parallel()
 	slash := pcapgen.SeqUUID(0x53)
 	slash[0] = 0xff // standard base64 starts with '/', URL-safe with '_'
 	plus := pcapgen.SeqUUID(0x54)
@@ -518,6 +540,7 @@ func TestMemberIDEncodings(t *testing.T) {
 // A version-1 UUID, ONE_UUID and the zero UUID in Java form, each on its own
 // connection (legacy, so nothing else applies).
 func TestMemberIDNotV4(t *testing.T) {
+	t.Parallel()
 	for name, id := range map[string][16]byte{
 		"v1":   withVersion(pcapgen.SeqUUID(0x59), 1),
 		"v7":   withVersion(pcapgen.SeqUUID(0x5a), 7),
@@ -541,6 +564,7 @@ func TestMemberIDNotV4(t *testing.T) {
 // An aligned member ID whose instance ID is a version-1 UUID: aligned (no
 // misaligned), but member-id-not-v4 (info) once.
 func TestMemberIDAlignedButNotV4(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := withVersion(pcapgen.SeqUUID(0x39), 1)
 	m := pcapgen.JavaString(inst)
@@ -555,6 +579,7 @@ func TestMemberIDAlignedButNotV4(t *testing.T) {
 // form of the same connection's header instance ID"; once per (connection,
 // group, member ID).
 func TestMemberIDMisaligned(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x3a)
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x5b))
@@ -579,6 +604,7 @@ func TestMemberIDMisaligned(t *testing.T) {
 // member-id-alignment-encoding (plus member-id-encoding), never
 // member-id-misaligned".
 func TestMemberIDAlignmentEncoding(t *testing.T) {
+	t.Parallel()
 	slash := pcapgen.SeqUUID(0x3b)
 	slash[0] = 0xff
 	cases := []struct {
@@ -612,6 +638,7 @@ func TestMemberIDAlignmentEncoding(t *testing.T) {
 // reserved (warn, 3.1) and member-id-not-v4 (info, "or is reserved"), no
 // misaligned.
 func TestMemberIDReservedInstanceAligned(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.OneUUID()
 	m := pcapgen.JavaString(inst)
@@ -627,6 +654,7 @@ func TestMemberIDReservedInstanceAligned(t *testing.T) {
 // request": an empty v1 join with no response, retried empty, is two
 // member-id-empty findings; with no response there is no 3.5 finding.
 func TestMemberIDEmptyJoinRetriedNoResponse(t *testing.T) {
+	t.Parallel()
 	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
 		s.Request(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0))
 		s.Request(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0))
@@ -638,6 +666,7 @@ func TestMemberIDEmptyJoinRetriedNoResponse(t *testing.T) {
 // member-id-changed "uses a second member ID in the same group" also when the
 // switch happens in a plain heartbeat (epoch > 0), not a join.
 func TestMemberIDChangedInHeartbeat(t *testing.T) {
+	t.Parallel()
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x71))
 	b := pcapgen.JavaString(pcapgen.SeqUUID(0x72))
 	var hf int
@@ -653,6 +682,7 @@ func TestMemberIDChangedInHeartbeat(t *testing.T) {
 // instance on two connections, both using the same misaligned member ID, is
 // two member-id-misaligned findings and no member-id-changed.
 func TestMemberIDMisalignedPerConnection(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x73)
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x74))
@@ -675,6 +705,7 @@ func TestMemberIDMisalignedPerConnection(t *testing.T) {
 // connection is one client; 3.4 collision needs "two different client
 // instances").
 func TestMemberIDMalformedTagThenAligned(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x75)
 	m := pcapgen.JavaString(inst)
@@ -696,6 +727,7 @@ func TestMemberIDMalformedTagThenAligned(t *testing.T) {
 // member-id-not-uuid for strings that look like an encoding but do not
 // decode to 16 bytes.
 func TestMemberIDNotUUIDShapes(t *testing.T) {
+	t.Parallel()
 	for name, m := range map[string]string{
 		"32-non-hex":       strings.Repeat("z", 32),
 		"36-dashed-nonhex": "zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz",
@@ -719,6 +751,7 @@ func TestMemberIDNotUUIDShapes(t *testing.T) {
 // instance ID I with the same member ID M = Java(I). One connection is one
 // client: no member-id-collision with itself, no member-id-changed.
 func TestMemberIDLateInstanceNoSelfCollision(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x77)
 	m := pcapgen.JavaString(inst)
@@ -738,6 +771,7 @@ func TestMemberIDLateInstanceNoSelfCollision(t *testing.T) {
 // (instance-id-dropped, rejected with INVALID_REQUEST): the connection is
 // still one client, so its member ID does not collide with itself.
 func TestMemberIDDroppedInstanceNoSelfCollision(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x78)
 	m := pcapgen.JavaString(inst)
@@ -755,6 +789,7 @@ func TestMemberIDDroppedInstanceNoSelfCollision(t *testing.T) {
 // both alive: "two different client instances (different instance IDs, or
 // different client host:port without instance IDs ...)".
 func TestMemberIDCollisionInstanceAndLegacy(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x36)
 	m := pcapgen.JavaString(inst)
@@ -778,6 +813,7 @@ func TestMemberIDCollisionInstanceAndLegacy(t *testing.T) {
 // member-id-changed ("a retried join that is a ghost-member is not also
 // reported as member-id-changed"); B is also misaligned.
 func TestMemberIDGhostAcrossReconnect(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x79)
 	a := pcapgen.JavaString(inst)
@@ -803,6 +839,7 @@ func TestMemberIDGhostAcrossReconnect(t *testing.T) {
 // rules where SPEC.md is silent, 7). With a join on the second while the
 // first holds M, or both heartbeating on, it is a collision.
 func TestMemberIDCollisionLegacySameHostHeartbeat(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		join, both bool
@@ -853,6 +890,7 @@ func TestMemberIDCollisionLegacySameHostHeartbeat(t *testing.T) {
 // precedes the KIP-1313 requests: no instance-id-late; the aligned consumer
 // is compliant.
 func TestMemberIDFirstIsFirstV2(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x12)
 	m := pcapgen.JavaString(inst)
@@ -882,6 +920,7 @@ func TestMemberIDFirstIsFirstV2(t *testing.T) {
 // streams groups require it from v0". The same scenario gives the same
 // findings, with the severities of the 3.4 table, on each API.
 func TestMemberIDRulesOnAllHeartbeatAPIs(t *testing.T) {
+	t.Parallel()
 	a, b := bbJ(pcapgen.SeqUUID(0x01)), bbJ(pcapgen.SeqUUID(0x41))
 	scenarios := []struct {
 		name string
@@ -960,6 +999,7 @@ func TestMemberIDRulesOnAllHeartbeatAPIs(t *testing.T) {
 // UNKNOWN_MEMBER_ID (as a broker does) or NONE: no rule fired, so no 3.5
 // finding.
 func TestMemberIDEmptyOnPlainHeartbeat(t *testing.T) {
+	t.Parallel()
 	m := bbJ(pcapgen.SeqUUID(0x02))
 	for _, h := range []bb7HB{bb7CG, bb7CG.at(0), bb7SG, bb7ST} {
 		for _, code := range []int16{bb7ErrUnknownMember, bb7ErrNone} {
@@ -988,6 +1028,7 @@ func TestMemberIDEmptyOnPlainHeartbeat(t *testing.T) {
 // to any heartbeat of A proves A's join ..., and a leave with A ends it: a
 // join with B after either is a rejoin, member-id-changed."
 func TestMemberIDGhostMemberBoundaries(t *testing.T) {
+	t.Parallel()
 	a := bbJ(pcapgen.SeqUUID(0x03))
 	b := bbJ(pcapgen.SeqUUID(0x13))
 	cc := bbJ(pcapgen.SeqUUID(0x23))
@@ -1049,6 +1090,7 @@ func TestMemberIDGhostMemberBoundaries(t *testing.T) {
 // member-id-changed; a KIP-1313 client's empty join is no
 // member-id-misaligned.
 func TestMemberIDEmptyAfterAnID(t *testing.T) {
+	t.Parallel()
 	a := bbJ(pcapgen.SeqUUID(0x04))
 	t.Run("empty-join-after-leave", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
@@ -1087,6 +1129,7 @@ func TestMemberIDEmptyAfterAnID(t *testing.T) {
 // another claimant holds the ID collides too (once)". The member ID is
 // Java(I1), so I2 is also member-id-misaligned once per group.
 func TestMemberIDCollisionClaims(t *testing.T) {
+	t.Parallel()
 	i1, i2 := pcapgen.SeqUUID(0x0a), pcapgen.SeqUUID(0x1a)
 	m := bbJ(i1)
 	h1 := func(p uint16) pcapgen.ConnOptions { return pcapgen.ConnOptions{Client: bb7Host("10.7.2.1", p)} }
@@ -1144,6 +1187,7 @@ func TestMemberIDCollisionClaims(t *testing.T) {
 // undecodable (a truncated body), then a join with B: no ghost-member; the
 // client still uses a second member ID (SPEC 3.4 member-id-changed).
 func TestMemberIDGhostPipelinedAndUndecodable(t *testing.T) {
+	t.Parallel()
 	a := bbJ(pcapgen.SeqUUID(0x0d))
 	b := bbJ(pcapgen.SeqUUID(0x1d))
 	t.Run("pipelined", func(t *testing.T) {
@@ -1176,6 +1220,7 @@ func TestMemberIDGhostPipelinedAndUndecodable(t *testing.T) {
 // are member-id-empty, info), are given the same member ID by the broker
 // and heartbeat with it at the same time: one collision.
 func TestMemberIDBrokerAssignedCollision(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	dup := "broker-assigned-dup"
 	cn1, s1 := bb7Legacy(c, pcapgen.ConnOptions{Client: bb7Host("10.7.7.1", 41001)}, "app-1")
@@ -1201,6 +1246,7 @@ func TestMemberIDBrokerAssignedCollision(t *testing.T) {
 // first connection's next heartbeat with the first ID is a second
 // member-id-changed -- "A, B, A" -- SPEC leaves open: not asserted.)
 func TestMemberIDSameInstanceTwoMemberIDsAtOnce(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn1, s1 := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.7.8.1", 41001)}, "app", bb7X)
 	cn2, s2 := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.7.8.1", 41002), Broker: bb7Host("10.0.0.2", 9092)}, "app", bb7X)
@@ -1232,6 +1278,7 @@ func TestMemberIDSameInstanceTwoMemberIDsAtOnce(t *testing.T) {
 // ID is not Java(Y)). Case "gone": X's fetch connection closed too before
 // Y's join: X is not alive, no collision, only the misalignment.
 func TestMemberIDCollisionClaimLivesOnLatestConnection(t *testing.T) {
+	t.Parallel()
 	for _, gone := range []bool{false, true} {
 		t.Run(fmt.Sprintf("gone=%v", gone), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -1283,6 +1330,7 @@ func TestMemberIDCollisionClaimLivesOnLatestConnection(t *testing.T) {
 // "closed": A's connection closed before B connected: "not alive at the
 // same time", nothing.
 func TestMemberIDCollisionLegacyLeftButOpen(t *testing.T) {
+	t.Parallel()
 	for _, closed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("closed=%v", closed), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -1326,6 +1374,7 @@ func TestMemberIDCollisionLegacyLeftButOpen(t *testing.T) {
 // "once per (group, member ID, second claimant)": Y's and X's later
 // heartbeats add nothing.
 func TestMemberIDCollisionClaimantComesBack(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	x, y := bb8bX, bb8bY
 	m := bbJ(x)
@@ -1363,6 +1412,7 @@ func TestMemberIDCollisionClaimantComesBack(t *testing.T) {
 // IDs", README 7). Nothing else (no instance ID: no misalignment; M is a
 // Java-form v4 UUID).
 func TestMemberIDCollisionSixPodsSameSecond(t *testing.T) {
+	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	m := bbJ(pcapgen.SeqUUID(0xb3))
 	type pod struct {
