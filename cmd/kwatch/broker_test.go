@@ -25,7 +25,6 @@ import (
 // answered without INVALID_REQUEST, where the response has a top-level
 // error code (APIs of section 1)". ApiVersions has one; Metadata does not.
 func TestBrokerAcceptedInvalidHeader(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	// changed on ApiVersions answered NONE: changed + accepted-invalid.
 	cn := c.Conn(pcapgen.ConnOptions{})
@@ -52,7 +51,6 @@ func TestBrokerAcceptedInvalidHeader(t *testing.T) {
 // instance-id-malformed (error rules of 3.1) on APIs with a top-level
 // error code answered NONE.
 func TestBrokerAcceptedInvalidLateMalformed(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), nil)
@@ -77,7 +75,6 @@ func TestBrokerAcceptedInvalidLateMalformed(t *testing.T) {
 // pipelined ApiVersions, both instance-id-changed; the broker answers the
 // second (NONE) before the first (42): only the second was accepted.
 func TestBrokerAcceptedInvalidByCorrelation(t *testing.T) {
-	t.Parallel()
 	var corrs []int32
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
 		bbMeta(s)
@@ -97,7 +94,6 @@ func TestBrokerAcceptedInvalidByCorrelation(t *testing.T) {
 // SPEC 3.5: "was answered without INVALID_REQUEST": a violating request
 // that got no response at all was not answered: no broker rule.
 func TestBrokerUnansweredNoBrokerRule(t *testing.T) {
-	t.Parallel()
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
 		bbMeta(s)
 		s.Header.ClientID = nil
@@ -112,7 +108,6 @@ func TestBrokerUnansweredNoBrokerRule(t *testing.T) {
 // of them: a GetTelemetrySubscriptions that is both instance-id-changed and
 // telemetry-id-mismatch, answered NONE, is one broker-accepted-invalid.
 func TestBrokerAcceptedInvalidOncePerRequest(t *testing.T) {
-	t.Parallel()
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
 		bbMeta(s)
 		s.Header.ClientID = nil
@@ -127,7 +122,6 @@ func TestBrokerAcceptedInvalidOncePerRequest(t *testing.T) {
 // request answered NONE with Y is mismatch + broker-accepted-invalid +
 // broker-telemetry-id-echo.
 func TestBrokerRow5AcceptedWithEcho(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	bbPlay(c, pcapgen.ConnOptions{}, []bbStep{{cid: pcapgen.Ptr("orders-app"), id: bbID(bbX), kind: "g", r: bbY, b: bbY}})
 	rep := bbRun(t, c)
@@ -146,7 +140,6 @@ func TestBrokerRow5AcceptedWithEcho(t *testing.T) {
 // and the member-ID property rules (-not-uuid, -encoding, -not-v4,
 // -misaligned) do not judge it."
 func TestBrokerEmptyJoinV1Assigns(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x32)
 	cn, s := bbModern(c, pcapgen.ConnOptions{}, inst)
@@ -173,7 +166,6 @@ func TestBrokerEmptyJoinV1Assigns(t *testing.T) {
 // version (v0) the assignment is legitimate. A KIP-1313 client at v0 gets a
 // padded, non-v4, misaligned ID from the broker: only member-id-empty (info).
 func TestBrokerAssignedNotJudged(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x3f)
 	assigned := pcapgen.PaddedURL(withVersion(pcapgen.SeqUUID(0x5c), 1))
@@ -191,7 +183,6 @@ func TestBrokerAssignedNotJudged(t *testing.T) {
 // answered NONE with an assigned member ID: member-id-empty error plus both
 // broker rules.
 func TestBrokerStreamsAssigned(t *testing.T) {
-	t.Parallel()
 	assigned := pcapgen.JavaString(pcapgen.SeqUUID(0x70))
 	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
 		s.RoundTrip(pcapgen.StreamsGroupHeartbeat(0, "streams-g", "", 0), pcapgen.StreamsGroupHeartbeatResponse(0, errNone, assigned, 1))
@@ -211,7 +202,6 @@ func TestBrokerStreamsAssigned(t *testing.T) {
 // answer comes two seconds after its request, so that frame and time of the
 // request and of the answer differ.
 func TestBrokerFindingsNameTheRequest(t *testing.T) {
-	t.Parallel()
 	type answered struct{ reqFrame, respFrame int }
 	slow := func(c *pcapgen.Capture, s *pcapgen.Session, req kmsg.Request, resp kmsg.Response) answered {
 		corr, rf := s.Request(req)
@@ -319,7 +309,6 @@ func TestBrokerFindingsNameTheRequest(t *testing.T) {
 // heartbeat, and a 3.3 rule answered with an error other than
 // INVALID_REQUEST, do.
 func TestBrokerAcceptedInvalidScope(t *testing.T) {
-	t.Parallel()
 	one := pcapgen.OneUUID()
 	cases := []struct {
 		name  string
@@ -367,7 +356,6 @@ func TestBrokerAcceptedInvalidScope(t *testing.T) {
 
 // instance-id-changed on a ConsumerGroupHeartbeat answered NONE.
 func TestBrokerChangedOnHeartbeatAccepted(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8iModern(c)
 	s.Header.InstanceID = bbID(bb8iY)
@@ -385,7 +373,6 @@ func TestBrokerChangedOnHeartbeatAccepted(t *testing.T) {
 // Telemetry rows 4 and 5 answered NONE (with a zero ID): broker-accepted-invalid,
 // kip of the rule answered (KIP-714).
 func TestBrokerTelemetryRows45Accepted(t *testing.T) {
-	t.Parallel()
 	for _, row := range []struct {
 		name string
 		body [16]byte
@@ -410,7 +397,6 @@ func TestBrokerTelemetryRows45Accepted(t *testing.T) {
 // member-id-empty on a v1 join answered with a broker-assigned ID: both 3.5
 // rules; at v0 (below the required version) neither.
 func TestBrokerMemberIDEmptyAnswered(t *testing.T) {
-	t.Parallel()
 	for _, v := range []int16{0, 1} {
 		t.Run("v"+strconv.Itoa(int(v)), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -431,7 +417,6 @@ func TestBrokerMemberIDEmptyAnswered(t *testing.T) {
 
 // broker-telemetry-id-echo / -missing for each GetTelemetrySubscriptions row.
 func TestBrokerTelemetryEchoMissingRows(t *testing.T) {
-	t.Parallel()
 	cases := []struct {
 		name   string
 		modern bool
@@ -473,7 +458,6 @@ func TestBrokerTelemetryEchoMissingRows(t *testing.T) {
 // with an error is no finding; a zero push answered with an error that is
 // not INVALID_REQUEST is broker-accepted-invalid (README 9), answered 42 not.
 func TestBrokerPushTelemetryErrorAnswers(t *testing.T) {
-	t.Parallel()
 	cases := []struct {
 		name string
 		body [16]byte
@@ -502,7 +486,6 @@ func TestBrokerPushTelemetryErrorAnswers(t *testing.T) {
 // (no tag byte) instead of v1: the body is off by one; no crash, no
 // broker finding.
 func TestBrokerGTSWrongResponseHeader(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8iLegacy(c)
 	corr, _ := s.Request(pcapgen.GetTelemetrySubscriptions(bb8iZero))
@@ -519,7 +502,6 @@ func TestBrokerGTSWrongResponseHeader(t *testing.T) {
 // A request whose tag 0 is malformed (size 15), answered NONE: SPEC 3.5
 // "the error rules of 3.1": broker-accepted-invalid.
 func TestBrokerMalformedAnsweredNone(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8iModern(c)
 	bad := append([]byte{1, 0, 15}, make([]byte, 15)...)
@@ -599,7 +581,6 @@ func bb8iFixTCP(p []byte, ack uint32) []byte {
 // answer NONE, then the broker's FIN: the answer is still matched and the
 // request is broker-accepted-invalid.
 func TestBrokerAnswerAfterClientFIN(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{Link: pcapgen.LinkRaw})
 	cn, s := bb8iModern(c)
 	s.Header.InstanceID = bbID(bb8iY)

@@ -32,7 +32,6 @@ import (
 // (Ethernet, 802.1Q, Linux cooked v1/v2 from `tcpdump -i any`, BSD
 // loopback, raw IP) and every classic pcap variant give the same findings.
 func TestCaptureFileLinkTypesAndFormats(t *testing.T) {
-	t.Parallel()
 	base := func(o pcapgen.Options) []map[string]any {
 		c, _, _ := bb3Changed(o)
 		b, err := c.Bytes()
@@ -261,7 +260,6 @@ func TestCaptureFileTruncatedPcap(t *testing.T) {
 // after some packets (truncated, corrupt) is reported on stderr and what
 // was read before it stands".
 func TestCaptureFileTruncatedPcapng(t *testing.T) {
-	t.Parallel()
 	c, early, late := bb8dBase(pcapgen.Options{})
 	ng := &bb8dNg{o: binary.LittleEndian}
 	ng.shb()
@@ -307,7 +305,6 @@ func TestCaptureFileTruncatedPcapng(t *testing.T) {
 // nothing after it either: the instance-id-changed findings before and
 // after the big record are reported, and every packet counted.
 func TestCaptureFilePcapRecordLongerThanSnaplen(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	x, y := bb8dX, bb8dY
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb8dAP("10.8.4.1:44000"), Broker: bb8dAP("10.0.0.9:9092"), Perturb: &pcapgen.Perturb{MSS: 65495}})
@@ -421,7 +418,6 @@ func TestCaptureFilePcapAbsurdRecordLength(t *testing.T) {
 // lost": the early finding stands (exit 1) and the damage is one line on
 // stderr.
 func TestCaptureFilePcapngBadBlockLength(t *testing.T) {
-	t.Parallel()
 	c, early, late := bb8dBase(pcapgen.Options{})
 	recs := bb8dRecs(c)
 	k := (early + late) / 2
@@ -494,7 +490,6 @@ func TestCaptureFilePcapngBadBlockLength(t *testing.T) {
 // second file's frames continue after them (README: "frame numbers continue
 // from one file to the next, as mergecap -a numbers them").
 func TestCaptureFilePcapngNonPacketBlocks(t *testing.T) {
-	t.Parallel()
 	c, early, late := bb8dBase(pcapgen.Options{})
 	recs := bb8dRecs(c)
 	le := binary.LittleEndian
@@ -586,7 +581,6 @@ func TestCaptureFilePcapngNonPacketBlocks(t *testing.T) {
 // panic, and nothing already analyzed is lost": never silently; the
 // findings read before it stand.
 func TestCaptureFilePcapngPacketWithoutInterface(t *testing.T) {
-	t.Parallel()
 	c, early, late := bb8dBase(pcapgen.Options{})
 	recs := bb8dRecs(c)
 	k := (early + late) / 2
@@ -651,7 +645,6 @@ func TestCaptureFilePcapngPacketWithoutInterface(t *testing.T) {
 // little-endian microsecond pcap (SPEC 5: time "2026-11-29T16:49:25.123456Z",
 // the packet's own time).
 func TestCaptureFileOtherByteOrder(t *testing.T) {
-	t.Parallel()
 	start := time.Date(2026, 11, 29, 16, 49, 25, 123456000, time.UTC)
 	c, early, late := bb8dBase(pcapgen.Options{Start: start})
 	wantRep, _ := bbReadAs[bbFindingsReport](t, bbCaptureFile(t, c, "ref.pcap"))
@@ -975,7 +968,6 @@ func bb8dUSB(i int) []byte {
 // USB packets change nothing but the frame numbers (SPEC 5 "as Wireshark
 // numbers it").
 func TestCaptureFileUnsupportedLinkTypes(t *testing.T) {
-	t.Parallel()
 	c, early, late := bb8dBase(pcapgen.Options{})
 	var usb, wifi []bb8dRec
 	for i, p := range c.Packets() {
@@ -1056,7 +1048,6 @@ func TestCaptureFileUnsupportedLinkTypes(t *testing.T) {
 // the bytes captured (SPEC 1: "must cost no more than the bytes they occupy
 // in the capture").
 func TestCaptureFileHostileFrameSizes(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	for i, size := range []uint32{0xffffffff, 0x7fffffff, 0} {
 		cn := c.Conn(pcapgen.ConnOptions{Client: bb8dAP(fmt.Sprintf("10.8.5.%d:45000", i+1)), Broker: bb8dAP("10.0.0.9:9092")})
@@ -1200,7 +1191,6 @@ func TestCaptureFilePcapngTimestampUnits(t *testing.T) {
 // lost": kwatch either reads them (the findings of the plain capture) or
 // says in one line that it cannot; never a silent partial report.
 func TestCaptureFilePcapHeaderOddFields(t *testing.T) {
-	t.Parallel()
 	c, early, late := bb8dBase(pcapgen.Options{})
 	plain, err := c.Bytes()
 	if err != nil {
@@ -1262,7 +1252,6 @@ func TestCaptureFilePcapHeaderOddFields(t *testing.T) {
 // cleanly at that record; the same with --workers 3; and the report is the
 // one of the cleanly cut file (plus one line on stderr).
 func TestCaptureFileTruncatedEndsOpenConnections(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	x := bb8dX
 	rc := c.Conn(pcapgen.ConnOptions{Client: bb8dAP("10.8.7.1:47000"), Broker: bb8dAP("10.0.0.9:9092")})
@@ -1319,7 +1308,6 @@ func TestCaptureFileTruncatedEndsOpenConnections(t *testing.T) {
 // 40 (in pcap and pcapng): the findings are those of the plain capture at
 // frames shifted by the records before them, and every record is counted.
 func TestCaptureFileEmptyAndRuntRecords(t *testing.T) {
-	t.Parallel()
 	c, early, late := bb8dBase(pcapgen.Options{})
 	var recs []bb8dRec
 	shift := func(f int) int {

@@ -34,7 +34,6 @@ import (
 // SPEC section 5: "Exit status of offline analysis: 0 when no finding
 // reaches --fail-on (default error), 1 when one does".
 func TestCLIExitStatus(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	mk := func(name string, build func(c *pcapgen.Capture)) string {
 		c := pcapgen.New(pcapgen.Options{})
@@ -103,7 +102,6 @@ func TestCLIExitStatus(t *testing.T) {
 // 1 when one does"; text is the default format and stdout holds the report
 // only (no JSON, nothing on stderr on success).
 func TestCLITextFormatAndExit(t *testing.T) {
-	t.Parallel()
 	c, _, _ := bb3Changed(pcapgen.Options{})
 	path := bbCaptureFile(t, c, "changed.pcap")
 	code, out, errOut := runKwatch("read", path)
@@ -129,7 +127,6 @@ func TestCLITextFormatAndExit(t *testing.T) {
 // (client-id-changed is warn) and an info-only capture (member-id-empty
 // below the required version is info).
 func TestCLIFailOnLevels(t *testing.T) {
-	t.Parallel()
 	warnC := pcapgen.New(pcapgen.Options{})
 	cn := warnC.Conn(pcapgen.ConnOptions{})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("a"), CorrelationID: 1})
@@ -166,7 +163,6 @@ func TestCLIFailOnLevels(t *testing.T) {
 // SPEC 5: "2 when the input cannot be read or the command line is wrong
 // (with a one-line reason on stderr)".
 func TestCLICommandLineErrors(t *testing.T) {
-	t.Parallel()
 	c, _, _ := bb3Changed(pcapgen.Options{})
 	path := bbCaptureFile(t, c, "ok.pcap")
 	for _, args := range [][]string{
@@ -196,7 +192,6 @@ func TestCLICommandLineErrors(t *testing.T) {
 // SPEC 5: exit 2 "when the input cannot be read": a missing file and a
 // garbage file, each with a one-line reason on stderr and no report.
 func TestCLIUnreadableInput(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	garbage := filepath.Join(dir, "garbage.pcap")
 	os.WriteFile(garbage, bytes.Repeat([]byte("not a capture at all\n"), 20), 0o600)
@@ -219,7 +214,6 @@ func TestCLIUnreadableInput(t *testing.T) {
 // README: "A file that breaks after some packets (truncated, corrupt) is
 // reported on stderr and what was read before it stands."
 func TestCLITruncatedFile(t *testing.T) {
-	t.Parallel()
 	c, frame, _ := bb3Changed(pcapgen.Options{})
 	b, err := c.Bytes()
 	if err != nil {
@@ -248,7 +242,6 @@ func TestCLITruncatedFile(t *testing.T) {
 // SPEC 6: "--port N (repeatable; default: every TCP port, Kafka recognised
 // by content)".
 func TestCLIPortFlag(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	for i, port := range []int{9092, 19092, 29092} {
 		cn := c.Conn(pcapgen.ConnOptions{Broker: netip.AddrPortFrom(netip.MustParseAddr("10.0.0.1"), uint16(port))})
@@ -276,7 +269,6 @@ func TestCLIPortFlag(t *testing.T) {
 // SPEC 1: "A frame size < 8 or > 100 MiB (configurable) is a framing error,
 // never a panic"; SPEC 6 "--max-frame BYTES".
 func TestCLIMaxFrame(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("big-app"), CorrelationID: 1})
@@ -306,7 +298,6 @@ func TestCLIMaxFrame(t *testing.T) {
 // in order as one capture ...: frame numbers continue from one file to the
 // next, as mergecap -a numbers them".
 func TestCLIMultipleFiles(t *testing.T) {
-	t.Parallel()
 	c1, f1, _ := bb3Changed(pcapgen.Options{})
 	c2, f2, _ := bb3Changed(pcapgen.Options{Start: pcapgen.BaseTime().Add(time.Minute)})
 	p1, p2 := bbCaptureFile(t, c1, "a.pcap"), bbCaptureFile(t, c2, "b.pcap")
@@ -323,7 +314,6 @@ func TestCLIMultipleFiles(t *testing.T) {
 // SPEC 6: "offline: pcap or pcapng (also .gz)"; also '-' (README: reads a
 // capture from standard input). Every input form gives the same findings.
 func TestCLIInputForms(t *testing.T) {
-	t.Parallel()
 	c, _, _ := bb3Changed(pcapgen.Options{})
 	base := bb3Findings(t, bb3ReadJSON(t, bbCaptureFile(t, c, "x.pcap")))
 	if len(base) == 0 {
@@ -352,7 +342,6 @@ func TestCLIInputForms(t *testing.T) {
 // SPEC 6: "kwatch rules [RULE] every rule with its severity, KIP and
 // explanation"; severities from the tables of section 3 and 4.
 func TestCLIRulesCommand(t *testing.T) {
-	t.Parallel()
 	code, out, errOut := runKwatch("rules")
 	if code != 0 {
 		t.Fatalf("rules: exit %d (%s)", code, errOut)
@@ -402,7 +391,6 @@ func TestCLIRulesCommand(t *testing.T) {
 // SPEC 6 dump takes FILE... like read: frames continue across files
 // (README), and --port limits what is decoded.
 func TestCLIDumpFilesAndPort(t *testing.T) {
-	t.Parallel()
 	mk := func(port uint16, start time.Time) *pcapgen.Capture {
 		c := pcapgen.New(pcapgen.Options{Start: start})
 		cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: netip.AddrPortFrom(bb3BrokerA.Addr(), port)})
@@ -427,7 +415,6 @@ func TestCLIDumpFilesAndPort(t *testing.T) {
 // SPEC 5 exit status applies to every --format: ndjson exits 1 on an
 // error finding with the default --fail-on.
 func TestCLINDJSONExitStatus(t *testing.T) {
-	t.Parallel()
 	c, _, _ := bb3Changed(pcapgen.Options{})
 	path := bbCaptureFile(t, c, "x.pcap")
 	for _, format := range []string{"ndjson", "json", "text"} {
@@ -441,7 +428,6 @@ func TestCLINDJSONExitStatus(t *testing.T) {
 // reported on stderr and what was read before it stands", also for a
 // gzipped capture cut short; SPEC 6 '-' (README: standard input) for dump.
 func TestCLITruncatedGzAndDumpStdin(t *testing.T) {
-	t.Parallel()
 	c, _, _ := bb3Changed(pcapgen.Options{})
 	// Pad the capture so the cut lands well after the finding.
 	for i := 0; i < 5; i++ {
@@ -474,7 +460,6 @@ func TestCLITruncatedGzAndDumpStdin(t *testing.T) {
 // error; the requests after it are decoded again. Without the flag the same
 // capture is clean.
 func TestCLIMaxFrameResync(t *testing.T) {
-	t.Parallel()
 	build := func() *pcapgen.Capture {
 		c := pcapgen.New(pcapgen.Options{})
 		cn := c.Conn(pcapgen.ConnOptions{})
@@ -504,7 +489,6 @@ func TestCLIMaxFrameResync(t *testing.T) {
 // port 9092 towards a broker on 50000, give the reference findings with no
 // --port; with --port 31337 the first is analysed.
 func TestCLIOddPorts(t *testing.T) {
-	t.Parallel()
 	for _, tc := range []struct {
 		name           string
 		client, broker string
@@ -538,7 +522,6 @@ func TestCLIOddPorts(t *testing.T) {
 // with a broker-assigned ID. leave-without-member-id does not depend on the
 // version.
 func TestCLIMemberIDRequiredFromFlag(t *testing.T) {
-	t.Parallel()
 	assigned := "broker-assigned-1"
 	atOrAbove := map[string]int{"member-id-empty": 1, "broker-generated-member-id": 1, "broker-accepted-invalid": 1}
 	below := map[string]int{"member-id-empty": 1}
@@ -590,7 +573,6 @@ func TestCLIMemberIDRequiredFromFlag(t *testing.T) {
 // 6 "--max-frame BYTES". The limit is inclusive: a request whose size field
 // equals --max-frame is no framing error, one byte more is.
 func TestCLIMaxFrameBoundary(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "big-app")
 	corr, frame := s.Encode(pcapgen.Produce(7, "orders", bb7Zero, make([]byte, 3000)))
@@ -618,7 +600,6 @@ func TestCLIMaxFrameBoundary(t *testing.T) {
 // SPEC 5: "2 when the input cannot be read or the command line is wrong
 // (with a one-line reason on stderr)", for the README's numeric flags.
 func TestCLINumericFlagErrors(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "app")
 	bbMeta(s)
@@ -652,7 +633,6 @@ func TestCLINumericFlagErrors(t *testing.T) {
 // (KIP-1313)"; 3.3 "KIP-714 as changed by KIP-1313"; 3.5 the KIP of what it
 // judges), and the same severity and KIP as the `kwatch rules` listing.
 func TestCLIRulesEveryRule(t *testing.T) {
-	t.Parallel()
 	type r struct{ sev, kip string }
 	any3 := "KIP-714|KIP-1313|KIP-1082"
 	rules := map[string]r{
@@ -724,7 +704,6 @@ func TestCLIRulesEveryRule(t *testing.T) {
 // error (leave-without-member-id), warn (instance-id-shared), info
 // (client-id-repeated).
 func TestCLIFailOnEveryLevel(t *testing.T) {
-	t.Parallel()
 	rank := map[string]int{"": 0, "info": 1, "warn": 2, "error": 3}
 	caps := []struct {
 		vary string
@@ -820,7 +799,6 @@ func bb8bWritePart(t *testing.T, c *pcapgen.Capture, name string, from, to int) 
 // files (pcapng, pcap.gz, pcapng.gz), each cut falling inside open
 // connections; dump gives the same objects too.
 func TestCLIRotatedFilesAreOneCapture(t *testing.T) {
-	t.Parallel()
 	c, fr := bb8bSession(map[string]bool{"repeat-client-id": true, "rejoin-new-id": true})
 	whole := bbCaptureFile(t, c, "whole.pcap")
 	cut1, cut2 := fr.fetch, fr.rejoin+3 // inside the fetch and coordinator connections
@@ -860,7 +838,6 @@ func TestCLIRotatedFilesAreOneCapture(t *testing.T) {
 // SPEC 5: exit 2 "when the input cannot be read ... (with a one-line reason
 // on stderr)": one of several FILE arguments is missing.
 func TestCLISeveralFilesOneMissing(t *testing.T) {
-	t.Parallel()
 	c, _ := bb8bSession(nil)
 	ok := bbCaptureFile(t, c, "ok.pcap.gz")
 	missing := filepath.Join(t.TempDir(), "rotated-away.pcap")
@@ -899,7 +876,6 @@ func bb8dSplit(t *testing.T, c *pcapgen.Capture, name string, from, to int) stri
 //     if a report is written anyway it holds the first file's finding;
 //   - the first file is garbage: exit 2, one line naming it.
 func TestCLISeveralFilesOneBad(t *testing.T) {
-	t.Parallel()
 	c, early, late := bb8dBase(pcapgen.Options{})
 	n := c.Frames()
 	k := (early + late) / 2
@@ -976,7 +952,6 @@ func TestCLISeveralFilesOneBad(t *testing.T) {
 // flag without its value, a directory as FILE, `rules` with an extra
 // argument, and dump's flags.
 func TestCLICommandLineMistakes(t *testing.T) {
-	t.Parallel()
 	c, _, _ := bb8dBase(pcapgen.Options{})
 	path := bbCaptureFile(t, c, "ok.pcap")
 	dir := t.TempDir()
@@ -1042,7 +1017,6 @@ func TestCLICommandLineMistakes(t *testing.T) {
 // read on, its findings are reported at frames continuing after the first
 // file's whole records.
 func TestCLIFirstOfTwoFilesTruncated(t *testing.T) {
-	t.Parallel()
 	c1, e1, l1 := bb8dBase(pcapgen.Options{})
 	c2, e2, l2 := bb8dBase(pcapgen.Options{Start: pcapgen.BaseTime().Add(time.Hour)})
 	b1, err := c1.Bytes()

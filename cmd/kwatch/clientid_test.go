@@ -24,7 +24,6 @@ import (
 // and a later repeat of the first are not changes; legacy repeats are no
 // finding ("For legacy clients this is a statistic").
 func TestClientIDChanged(t *testing.T) {
-	t.Parallel()
 	var f1 int
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), nil, func(s *pcapgen.Session) {
 		bbMeta(s)
@@ -46,7 +45,6 @@ func TestClientIDChanged(t *testing.T) {
 // null or empty but a later request sets one"; 3.7: "a null first client
 // ID followed by a set one is client-id-missing-first only".
 func TestClientIDMissingFirst(t *testing.T) {
-	t.Parallel()
 	for _, first := range []struct {
 		name string
 		cid  *string
@@ -69,7 +67,6 @@ func TestClientIDMissingFirst(t *testing.T) {
 // SPEC 3.2, negative: null client IDs throughout are neither missing-first
 // nor changed (no later request sets one).
 func TestClientIDAllNull(t *testing.T) {
-	t.Parallel()
 	rep := bbOneConn(t, nil, nil, func(s *pcapgen.Session) {
 		bbMeta(s)
 		bbMeta(s)
@@ -84,7 +81,6 @@ func TestClientIDAllNull(t *testing.T) {
 // the first client ID is the Metadata request's, and a later different one
 // is client-id-changed, not client-id-missing-first.
 func TestClientIDFirstIsFirstV1(t *testing.T) {
-	t.Parallel()
 	rep := bbOneConn(t, nil, nil, func(s *pcapgen.Session) {
 		cs := kmsg.NewPtrControlledShutdownRequest()
 		cs.Version = 0
@@ -104,7 +100,6 @@ func TestClientIDFirstIsFirstV1(t *testing.T) {
 // the bytes that sending null would save"; 3.7: "once per connection, when
 // the connection ends, with the bytes saved". 3 later requests x 10 bytes.
 func TestClientIDRepeated(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	for i := 0; i < 2; i++ {
 		cn := c.Conn(pcapgen.ConnOptions{Client: netip.MustParseAddrPort(fmt.Sprintf("10.1.0.1:%d", 40001+i))})
@@ -128,7 +123,6 @@ func TestClientIDRepeated(t *testing.T) {
 // SPEC 3.2 client-id-repeated, negative: a KIP-1313 client that sends null
 // after its first request saves nothing; no finding.
 func TestClientIDNotRepeated(t *testing.T) {
-	t.Parallel()
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
 		bbMeta(s)
 		s.Header.ClientID = nil
@@ -142,7 +136,6 @@ func TestClientIDNotRepeated(t *testing.T) {
 // 3.7: the client-ID rules' requests are those "with header v1 or higher".
 // Later requests: null, v1 repeat, null, v2 repeat = 2 repeats x 10 bytes.
 func TestClientIDRepeatedBytes(t *testing.T) {
-	t.Parallel()
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
 		bbAPIV(s, 0)
 		s.Header.ClientID = nil
@@ -166,7 +159,6 @@ func TestClientIDRepeatedBytes(t *testing.T) {
 // instance IDs), where the later set client ID must not also count as
 // client-id-repeated or client-id-changed.
 func TestClientIDMissingFirstOnlyWithInstanceID(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	bbPlay(c, pcapgen.ConnOptions{}, []bbStep{
 		{id: bbID(bbX), kind: "m"},
@@ -188,7 +180,6 @@ func TestClientIDMissingFirstOnlyWithInstanceID(t *testing.T) {
 // later request that sets one is client-id-missing-first only". Legacy
 // clients (no instance ID, so no client-id-repeated).
 func TestClientIDRulesPerRequest(t *testing.T) {
-	t.Parallel()
 	p := pcapgen.Ptr[string]
 	cases := []struct {
 		name  string
@@ -240,7 +231,6 @@ func TestClientIDRulesPerRequest(t *testing.T) {
 // KIP-1313 client repeats "orders-app" (10 bytes) on 3 later requests,
 // sends "" once and null once: 3 requests, 30 bytes.
 func TestClientIDRepeatedObserved(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb7X)
 	for _, cid := range []*string{pcapgen.Ptr("orders-app"), pcapgen.Ptr(""), pcapgen.Ptr("orders-app"), nil, pcapgen.Ptr("orders-app")} {

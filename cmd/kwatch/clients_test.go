@@ -32,7 +32,6 @@ import (
 // broker-accepted-invalid "answered without INVALID_REQUEST"; 3.4
 // member-id-empty "a join carries an empty member ID" (error from v1).
 func TestClientReference(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	bb4Ref(c, pcapgen.ConnOptions{}).Close()
 	rep := bbRun(t, c)
@@ -58,7 +57,6 @@ func TestClientReference(t *testing.T) {
 // the reference client, a compliant one, and one whose only fault is
 // instance-id-late (from its 6th request on).
 func TestClientInterleaved(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{Perturb: pcapgen.Perturb{MSS: 64, RetransmitEvery: 5}})
 	ref := c.Conn(pcapgen.ConnOptions{})
 	good := c.Conn(pcapgen.ConnOptions{})
@@ -116,7 +114,6 @@ func TestClientInterleaved(t *testing.T) {
 // each connection: no finding. A fourth connection whose first request
 // omits the instance ID is instance-id-late on that connection only.
 func TestClientSeveralBrokers(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	host := netip.MustParseAddr("10.7.0.5")
 	var conns []*pcapgen.Conn
@@ -163,7 +160,6 @@ func TestClientSeveralBrokers(t *testing.T) {
 // connection's client-id does not carry over either (client-id-changed
 // needs the same connection).
 func TestClientReconnect(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	host := netip.MustParseAddr("10.7.0.6")
 	broker := netip.MustParseAddrPort("10.0.0.1:9092")
@@ -447,7 +443,6 @@ var bb6Zero [16]byte
 //
 // Spec requires: no finding at all.
 func TestClientJavaLegacyConsumerLifecycle(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	p := bb6Java(c, "10.20.0.5", 50100, "consumer-payments-1", "3.9.0", nil)
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x11))
@@ -544,7 +539,6 @@ func TestClientJavaLegacyConsumerLifecycle(t *testing.T) {
 // processes one after the other: no member-id-changed (not the same client),
 // no collision (different member IDs). Spec requires: nothing.
 func TestClientJavaLegacyStaticMembershipRestart(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	for gen := range 2 {
 		p := bb6Java(c, "10.20.0.6", uint16(50300+100*gen), "consumer-payments-static", "4.0.0", nil)
@@ -579,7 +573,6 @@ func TestClientJavaLegacyStaticMembershipRestart(t *testing.T) {
 // instance IDs: one instance cannot collide with itself), leave -1.
 // Spec requires: nothing; one instance row naming everything.
 func TestClientJavaKIP1313ConsumerLifecycle(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	x := pcapgen.SeqUUID(0x41)
 	m := pcapgen.JavaString(x)
@@ -664,7 +657,6 @@ func TestClientJavaKIP1313ConsumerLifecycle(t *testing.T) {
 // hosts or client IDs: two instance IDs with the same client ID on one host
 // are two processes, not a shared UUID. Spec requires: nothing.
 func TestClientJavaKIP1313StaticRestart(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	ids := [][16]byte{pcapgen.SeqUUID(0x51), pcapgen.SeqUUID(0x61)}
 	for gen, id := range ids {
@@ -700,7 +692,6 @@ func TestClientJavaKIP1313StaticRestart(t *testing.T) {
 // ID. And a legacy client doing the same with its client ID everywhere.
 // Spec requires: nothing.
 func TestClientSASLPlainLifecycle(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	x := pcapgen.SeqUUID(0x71)
 	for _, inst := range []*[16]byte{&x, nil} {
@@ -738,7 +729,6 @@ func TestClientSASLPlainLifecycle(t *testing.T) {
 // telemetry", answered 0 and NONE), and close() sends a terminating push
 // with B. Spec requires: nothing.
 func TestClientTelemetryLegacyLifecycle(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	b := pcapgen.SeqUUID(0x81)
 	p := bb6Java(c, "10.20.1.5", 51000, "producer-1", "3.9.0", nil)
@@ -774,7 +764,6 @@ func TestClientTelemetryLegacyLifecycle(t *testing.T) {
 // request (3.7). Nothing about the client: the echo is B, the client keeps
 // using B. Spec requires: broker-telemetry-id-echo x2, info.
 func TestClientTelemetryLegacyApacheBrokerEcho(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	b := pcapgen.SeqUUID(0x82)
 	p := bb6Java(c, "10.20.1.6", 51100, "producer-1", "3.9.0", nil)
@@ -803,7 +792,6 @@ func TestClientTelemetryLegacyApacheBrokerEcho(t *testing.T) {
 // without instance ID it may be a restarted process)". Spec requires:
 // nothing.
 func TestClientTelemetryLegacyLostAssignment(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	b1, b2 := pcapgen.SeqUUID(0x83), pcapgen.SeqUUID(0x84)
 	p := bb6Java(c, "10.20.1.7", 51200, "consumer-x", "3.9.0", nil)
@@ -826,7 +814,6 @@ func TestClientTelemetryLegacyLostAssignment(t *testing.T) {
 // differs from a non-zero header ID"; requested-with-header needs body 0.
 // Spec requires: nothing; the row's telemetry ID is X.
 func TestClientTelemetryKIP1313Lifecycle(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	x := pcapgen.SeqUUID(0x85)
 	p := bb6Java(c, "10.20.1.8", 51300, "producer-2", "4.2.0", &x)
@@ -860,7 +847,6 @@ func TestClientTelemetryKIP1313Lifecycle(t *testing.T) {
 // "require it from v0"; both member IDs are set and Java-form v4.
 // Spec requires: nothing.
 func TestClientShareGroupLifecycle(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	const g = "share-payments"
 	x := pcapgen.SeqUUID(0x91)
@@ -907,7 +893,6 @@ func TestClientShareGroupLifecycle(t *testing.T) {
 // leave at -1. SPEC 3.4: streams groups "require it from v0".
 // Spec requires: nothing.
 func TestClientStreamsGroupLifecycle(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	const g = "payments-streams-app"
 	x := pcapgen.SeqUUID(0xa1)
@@ -978,7 +963,6 @@ func bb6Rdkafka(c *pcapgen.Capture, host string, id [16]byte) string {
 // heartbeats moving to another open connection of the same host with an
 // epoch past the join are the same process. Spec requires: nothing.
 func TestClientLibrdkafkaLifecycle(t *testing.T) {
-	t.Parallel()
 	var id [16]byte
 	for n := byte(0x01); ; n++ {
 		if id = pcapgen.SeqUUID(n); !strings.ContainsAny(pcapgen.StdBase64NoPad(id), "+/") {
@@ -1012,7 +996,6 @@ func TestClientLibrdkafkaLifecycle(t *testing.T) {
 // warn, and no other rule (no misalignment without an instance ID, not
 // "not-uuid": it decodes to 16 bytes in a known encoding).
 func TestClientLibrdkafkaSlashMemberID(t *testing.T) {
-	t.Parallel()
 	var id [16]byte
 	for n := byte(0xc0); ; n++ {
 		id = pcapgen.SeqUUID(n)
@@ -1035,7 +1018,6 @@ func TestClientLibrdkafkaSlashMemberID(t *testing.T) {
 // member ID) however many heartbeats. Spec requires: member-id-encoding x1,
 // info.
 func TestClientKgoPaddedMemberID(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	m := pcapgen.PaddedURL(pcapgen.SeqUUID(0xd1))
 	p := &bb6Proc{c: c, host: netip.MustParseAddr("10.20.4.7"), port: 54100, clientID: "kgo", sw: "kgo", swv: "v1.20.0", apiV: 4}
@@ -1071,7 +1053,6 @@ func TestClientKgoPaddedMemberID(t *testing.T) {
 // claimants "alive at the same time" (the old connection is closed).
 // Spec requires: nothing.
 func TestClientLegacyBrokerRestartReconnect(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	p := bb6Java(c, "10.20.5.5", 55000, "consumer-payments-1", "4.0.0", nil)
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0xe1))
@@ -1104,7 +1085,6 @@ func TestClientLegacyBrokerRestartReconnect(t *testing.T) {
 // "on the initial request on each connection") and the same instance ID.
 // Spec requires: nothing.
 func TestClientKIP1313BrokerRestartReconnect(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	x := pcapgen.SeqUUID(0xe2)
 	m := pcapgen.JavaString(x)
@@ -1156,7 +1136,6 @@ func TestClientKIP1313BrokerRestartReconnect(t *testing.T) {
 // Spec requires: nothing; one legacy row and one instance row of 20
 // connections each.
 func TestClientShortLivedAdminConnections(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	x := pcapgen.SeqUUID(0xf1)
 	legacy := bb6Java(c, "10.20.6.5", 56000, "adminclient-1", "3.9.0", nil)
@@ -1196,7 +1175,6 @@ func TestClientShortLivedAdminConnections(t *testing.T) {
 // one host, one client ID), no misalignment, no collision.
 // Spec requires: nothing; two rows with the right client IDs.
 func TestClientKIP1313ProducerAndConsumerOneJVM(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	pid, cid := pcapgen.SeqUUID(0x15), pcapgen.SeqUUID(0x25)
 	prod := bb6Java(c, "10.20.7.5", 57000, "producer-1", "4.2.0", &pid)
@@ -1239,7 +1217,6 @@ func TestClientKIP1313ProducerAndConsumerOneJVM(t *testing.T) {
 // ghost-member needs a retried join with a different ID. The answers come
 // back in order. Spec requires: nothing.
 func TestClientCloseDuringJoinLeavesWithOwnID(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x35))
 	p := bb6Java(c, "10.20.8.5", 58000, "consumer-payments-1", "4.0.0", nil)
@@ -1266,7 +1243,6 @@ func TestClientCloseDuringJoinLeavesWithOwnID(t *testing.T) {
 // member-ID property rules ... do not judge it". Spec requires:
 // member-id-empty x1, info.
 func TestClientJavaV0BrokerAssignedLifecycle(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	assigned := "broker-assigned-member-0001"
 	p := bb6Java(c, "10.20.8.6", 58100, "consumer-payments-1", "3.7.0", nil)
@@ -1297,7 +1273,6 @@ func TestClientJavaV0BrokerAssignedLifecycle(t *testing.T) {
 // instance ID is one claimant, so no collision. Exactly one finding; the
 // row of X names both hosts, five connections, and the finding.
 func TestClientVariantSharedHost(t *testing.T) {
-	t.Parallel()
 	c, fr := bb8bSession(map[string]bool{"shared-host": true})
 	rep, _ := bb8bRun(t, c)
 	bbExpect(t, rep, map[string]int{"instance-id-shared": 1})
@@ -1321,7 +1296,6 @@ func TestClientVariantSharedHost(t *testing.T) {
 // (error), once for that request (3.7); the broker rejected it, so no
 // broker-accepted-invalid (3.5). The retry is row 3, aligned.
 func TestClientVariantTelemetryBodyZero(t *testing.T) {
-	t.Parallel()
 	c, fr := bb8bSession(map[string]bool{"telemetry-body-zero": true})
 	rep, _ := bb8bRun(t, c)
 	bbExpect(t, rep, map[string]int{"telemetry-id-requested-with-header": 1})
@@ -1346,7 +1320,6 @@ func TestClientVariantTelemetryBodyZero(t *testing.T) {
 // FIN); README 4: "its observed value gives the request count and the bytes
 // null would save" (3 requests, 3 x 10 bytes of "orders-svc").
 func TestClientVariantRepeatClientID(t *testing.T) {
-	t.Parallel()
 	c, fr := bb8bSession(map[string]bool{"repeat-client-id": true})
 	rep, _ := bb8bRun(t, c)
 	bbExpect(t, rep, map[string]int{"client-id-repeated": 1})
@@ -1374,7 +1347,6 @@ func TestClientVariantRepeatClientID(t *testing.T) {
 // member rule"; 3.5 broker-accepted-invalid covers "the error rules of 3.1,
 // 3.3, member-id-empty", not leaves (and the broker did reject it).
 func TestClientVariantStreamsLeaveEmpty(t *testing.T) {
-	t.Parallel()
 	c, fr := bb8bSession(map[string]bool{"streams-leave-empty": true})
 	rep, _ := bb8bRun(t, c)
 	bbExpect(t, rep, map[string]int{"leave-without-member-id": 1})
@@ -1395,7 +1367,6 @@ func TestClientVariantStreamsLeaveEmpty(t *testing.T) {
 // once for its (connection, group, member ID). The row's member IDs by
 // group list both IDs of group "orders".
 func TestClientVariantRejoinNewID(t *testing.T) {
-	t.Parallel()
 	c, fr := bb8bSession(map[string]bool{"rejoin-new-id": true})
 	rep, _ := bb8bRun(t, c)
 	bbExpect(t, rep, map[string]int{"member-id-changed": 1, "member-id-misaligned": 1})
@@ -1419,7 +1390,6 @@ func TestClientVariantRejoinNewID(t *testing.T) {
 // "UUIDs in expected and observed are in Java's form": expected the header
 // ID P, observed the body ID X. The finding counts in the producer's row.
 func TestClientVariantPushMismatch(t *testing.T) {
-	t.Parallel()
 	c, fr := bb8bSession(map[string]bool{"push-mismatch": true})
 	rep, _ := bb8bRun(t, c)
 	bbExpect(t, rep, map[string]int{"telemetry-id-mismatch": 1})
@@ -1442,7 +1412,6 @@ func TestClientVariantPushMismatch(t *testing.T) {
 // Fetch answers have no top-level error code among section 1's APIs, so no
 // 3.5 finding.
 func TestClientVariantFetchDropped(t *testing.T) {
-	t.Parallel()
 	c, fr := bb8bSession(map[string]bool{"fetch-dropped": true})
 	rep, _ := bb8bRun(t, c)
 	bbExpect(t, rep, map[string]int{"instance-id-dropped": 1})
@@ -1937,7 +1906,6 @@ func bb8gPush(s *pcapgen.Session, body [16]byte, sub int32, code int16) int {
 // uses the client instance ID"; seed 003: "should not be reset or changed,
 // even if the consumer leaves and rejoins the group". Nothing to report.
 func TestClientJavaKIP1313FullLifecycle(t *testing.T) {
-	t.Parallel()
 	c := bb8gNew()
 	m := bbJ(bb8gH)
 	_, s := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.1.0.9", 40001)}, "orders-app", bb8gH)
@@ -1975,7 +1943,6 @@ func TestClientJavaKIP1313FullLifecycle(t *testing.T) {
 // 3.3 "kwatch follows the table", so that answer is broker-accepted-invalid
 // (SPEC wins over the earlier seed revision).
 func TestClientTelemetryHeaderClientVariants(t *testing.T) {
-	t.Parallel()
 	cases := []struct {
 		name string
 		run  func(s *pcapgen.Session)
@@ -2024,7 +1991,6 @@ func TestClientTelemetryHeaderClientVariants(t *testing.T) {
 // re-fetches with B. Variants: README rule 5, "so is asking again with body
 // 0 on the connection that was given B", and a re-fetch with another ID.
 func TestClientTelemetryLegacyResubscribe(t *testing.T) {
-	t.Parallel()
 	cases := []struct {
 		name  string
 		refID [16]byte
@@ -2063,7 +2029,6 @@ func TestClientTelemetryLegacyResubscribe(t *testing.T) {
 // request, leading potentially creating a new member each time" with a new
 // ID: ghost-member (SPEC 3.4), on all three heartbeat APIs.
 func TestClientJoinResponseLostRetry(t *testing.T) {
-	t.Parallel()
 	for _, h := range []bb7HB{bb7CG, bb7SG, bb7ST} {
 		for _, ghost := range []bool{false, true} {
 			name := h.name + "/same-id"
@@ -2103,7 +2068,6 @@ func TestClientJoinResponseLostRetry(t *testing.T) {
 // leave-without-member-id (error), with no broker rule (the leave is not in
 // SPEC 3.5's list).
 func TestClientCloseBeforeJoinAnswerV0(t *testing.T) {
-	t.Parallel()
 	c := bb8gNew()
 	_, s := bb7Legacy(c, pcapgen.ConnOptions{}, "old-consumer")
 	h := bb7CG.at(0)
@@ -2124,7 +2088,6 @@ func TestClientCloseBeforeJoinAnswerV0(t *testing.T) {
 // (leave-without-member-id), and the same process rejoining after its static
 // leave with a new member ID (member-id-changed, plus misaligned).
 func TestClientStaticMembershipRestart(t *testing.T) {
-	t.Parallel()
 	static := func(h bb7HB, s *pcapgen.Session, member string, epoch int32, code int16) {
 		req := h.req("static-g", member, epoch)
 		switch r := req.(type) {
@@ -2173,7 +2136,6 @@ func TestClientStaticMembershipRestart(t *testing.T) {
 // share groups (the consumer case is pinned elsewhere); one finding plus
 // misaligned (the new ID is not the header ID).
 func TestClientFencedRejoinNewIDStreamsShare(t *testing.T) {
-	t.Parallel()
 	for _, h := range []bb7HB{bb7SG, bb7ST} {
 		t.Run(h.name, func(t *testing.T) {
 			c := bb8gNew()
@@ -2198,7 +2160,6 @@ func TestClientFencedRejoinNewIDStreamsShare(t *testing.T) {
 // member-id-misaligned". Once per (connection, group, member ID) over a
 // whole share lifecycle.
 func TestClientShareStdBase64Aligned(t *testing.T) {
-	t.Parallel()
 	c := bb8gNew()
 	_, s := bb7Modern(c, pcapgen.ConnOptions{}, "share-app", bb8gPlus)
 	m := pcapgen.StdBase64(bb8gPlus)
@@ -2222,7 +2183,6 @@ func TestClientShareStdBase64Aligned(t *testing.T) {
 // 001 "sending the client ID only on the initial request on each
 // connection").
 func TestClientReconnectVariants(t *testing.T) {
-	t.Parallel()
 	t.Run("late-on-second-connection", func(t *testing.T) {
 		c := bb8gNew()
 		cn, s := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.1.0.9", 40001)}, "orders-app", bb8gH)
@@ -2258,7 +2218,6 @@ func TestClientReconnectVariants(t *testing.T) {
 // SaslAuthenticate is not among SPEC section 1's decoded bodies, so README
 // rule 9 judges no broker-accepted-invalid on its answer.
 func TestClientSaslFlowDroppedOnAuthenticate(t *testing.T) {
-	t.Parallel()
 	c := bb8gNew()
 	_, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb8gH)
 	s.Header.InstanceID = nil
@@ -2275,7 +2234,6 @@ func TestClientSaslFlowDroppedOnAuthenticate(t *testing.T) {
 // connection is README rule 5's "on another connection of a client without
 // instance ID it may be a restarted process": nothing either.
 func TestClientTelemetryLegacyReconnect(t *testing.T) {
-	t.Parallel()
 	for _, again := range []bool{false, true} {
 		name := "refetch-with-B"
 		if again {
@@ -2306,7 +2264,6 @@ func TestClientTelemetryLegacyReconnect(t *testing.T) {
 // Java client's aligned request (H, H) with a non-zero ID is
 // broker-telemetry-id-echo (info, SPEC 3.5); the client itself conforms.
 func TestClientPreKIPBrokerEchoesAlignedID(t *testing.T) {
-	t.Parallel()
 	c := bb8gNew()
 	_, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb8gH)
 	bb8gGTS(s, bb8gH, bb7ErrNone, bb8gH, 3)
@@ -2322,7 +2279,6 @@ func TestClientPreKIPBrokerEchoesAlignedID(t *testing.T) {
 // leave-without-member-id". A KIP-1313 consumer's session with one such
 // heartbeat (answered UNKNOWN_MEMBER_ID) then a proper leave: nothing.
 func TestClientHeartbeatEmptyMidSession(t *testing.T) {
-	t.Parallel()
 	c := bb8gNew()
 	_, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb8gH)
 	m := bbJ(bb8gH)
@@ -2432,7 +2388,6 @@ func bb8hNew() *pcapgen.Capture {
 // (rule 7: the claimant is the instance ID), one host and client ID (3.1
 // instance-id-shared: no).
 func TestClientKIPConsumerResetReconnect(t *testing.T) {
-	t.Parallel()
 	c := bb8hNew()
 	x := pcapgen.SeqUUID(0x31)
 	m := pcapgen.JavaString(x)
@@ -2464,7 +2419,6 @@ func TestClientKIPConsumerResetReconnect(t *testing.T) {
 // second broker's connection while the old one (also fetching) stays open,
 // then closes. Same instance = same claimant (rule 7), same member ID.
 func TestClientKIPCoordinatorMoves(t *testing.T) {
-	t.Parallel()
 	c := bb8hNew()
 	x := pcapgen.SeqUUID(0x41)
 	m := pcapgen.JavaString(x)
@@ -2495,7 +2449,6 @@ func TestClientKIPCoordinatorMoves(t *testing.T) {
 // Scenario 3: a producer instance with three broker connections open at
 // once, each naming itself once then sending null client IDs.
 func TestClientKIPProducerThreeBrokers(t *testing.T) {
-	t.Parallel()
 	c := bb8hNew()
 	x := pcapgen.SeqUUID(0x51)
 	host := netip.MustParseAddr("10.5.0.9")
@@ -2526,7 +2479,6 @@ func TestClientKIPProducerThreeBrokers(t *testing.T) {
 // Scenario 4: 30 short-lived legacy admin connections from one host, one
 // after the other, same client ID. One legacy row (rule 11), no finding.
 func TestClientLegacyAdminChurn(t *testing.T) {
-	t.Parallel()
 	c := bb8hNew()
 	host := netip.MustParseAddr("10.5.0.10")
 	reqs := 0
@@ -2551,7 +2503,6 @@ func TestClientLegacyAdminChurn(t *testing.T) {
 // (librdkafka keeps one connection per broker): 3.7 the ID is the broker's
 // (no property rules, no member-id-changed), rule 7 one process.
 func TestClientLegacyBrokerAssignedCoordinatorMove(t *testing.T) {
-	t.Parallel()
 	for _, closeFirst := range []bool{false, true} {
 		t.Run(fmt.Sprintf("closeFirst=%v", closeFirst), func(t *testing.T) {
 			c := bb8hNew()
@@ -2588,7 +2539,6 @@ func TestClientLegacyBrokerAssignedCoordinatorMove(t *testing.T) {
 // different groups at the same time, with the same member-ID string: a
 // collision needs the same group (3.4).
 func TestClientLegacySameMemberDifferentGroups(t *testing.T) {
-	t.Parallel()
 	c := bb8hNew()
 	host := netip.MustParseAddr("10.5.0.12")
 	m := pcapgen.JavaString(pcapgen.MustUUID("0f1e2d3c-4b5a-4697-8877-665544332211"))
@@ -2613,7 +2563,6 @@ func TestClientLegacySameMemberDifferentGroups(t *testing.T) {
 // each with one member ID: no instance-id-shared (the two IDs differ), no
 // collision, no member-id-changed (different clients).
 func TestClientKIPRestartNewInstance(t *testing.T) {
-	t.Parallel()
 	c := bb8hNew()
 	host := netip.MustParseAddr("10.5.0.13")
 	x1, x2 := pcapgen.SeqUUID(0x61), pcapgen.SeqUUID(0x71)
@@ -2649,7 +2598,6 @@ func TestClientKIPRestartNewInstance(t *testing.T) {
 // to a second broker and back again (rule 7: "moving back is one process
 // too"), its first connection open throughout.
 func TestClientLegacyCoordinatorMoveAndBack(t *testing.T) {
-	t.Parallel()
 	c := bb8hNew()
 	host := netip.MustParseAddr("10.5.0.14")
 	m := pcapgen.JavaString(pcapgen.MustUUID("1a2b3c4d-5e6f-4a0b-8c1d-2e3f40516273"))

@@ -17,7 +17,6 @@ import (
 // SPEC 3.1 instance-id-reserved (warn): "the instance ID is ONE_UUID"; 3.7:
 // "instance-id-reserved ... once per instance ID", across connections.
 func TestCountingReservedOncePerID(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	one := pcapgen.OneUUID()
 	var first int
@@ -44,7 +43,6 @@ func TestCountingReservedOncePerID(t *testing.T) {
 // dropped (expected X both times); none,X,Y is late twice (never changed:
 // the first carried none).
 func TestCountingStateIsTheFirstRequest(t *testing.T) {
-	t.Parallel()
 	a := pcapgen.Ptr("orders-app")
 	X, Y := bbID(bbX), bbID(bbY)
 	for _, tc := range []struct {
@@ -76,7 +74,6 @@ func TestCountingStateIsTheFirstRequest(t *testing.T) {
 // request, and retransmitted bytes never count a request twice (3.7 "once
 // per offending request").
 func TestCountingFrameUnderSegmentation(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{Seed: 3, Perturb: pcapgen.Perturb{MSS: 20, Reorder: 3, RetransmitEvery: 2, OverlapEvery: 5}})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -100,7 +97,6 @@ func TestCountingFrameUnderSegmentation(t *testing.T) {
 // Same ID in two groups on one connection = 2; repeated heartbeats add none;
 // another connection (sequential, different host) = 1 more.
 func TestCountingNotUUIDOncePerSubject(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	m := "consumer-7-1732894512"
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
@@ -126,7 +122,6 @@ func TestCountingNotUUIDOncePerSubject(t *testing.T) {
 // completed the request". With 20-byte segments, retransmissions and a
 // pipelined pair, the ghost-member finding points at the completing packet.
 func TestCountingFrameOfSegmentedRequest(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{Perturb: pcapgen.Perturb{MSS: 20, RetransmitEvery: 3, ACKs: true}})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x69))
@@ -148,7 +143,6 @@ func TestCountingFrameOfSegmentedRequest(t *testing.T) {
 // finding is at the first repeating request (3.7: "at the first request that
 // shows it").
 func TestCountingRepeatedCount(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -196,7 +190,6 @@ func bb7V1(id [16]byte) [16]byte {
 // first request that shows it". The same member ID in two groups of one
 // connection is two subjects; heartbeats and leaves add none.
 func TestCountingPropertyRulesOncePerGroup(t *testing.T) {
-	t.Parallel()
 	v1 := bbJ(bb7V1(pcapgen.SeqUUID(0x05)))
 	cases := []struct {
 		name   string
@@ -246,7 +239,6 @@ func TestCountingPropertyRulesOncePerGroup(t *testing.T) {
 // bits are not a UUID); a 22- or 24-character string without + or / is read
 // as URL-safe" (so Java's form with '-' and '_' is Java's form).
 func TestCountingPropertyRulesCombine(t *testing.T) {
-	t.Parallel()
 	dashUnderscore := pcapgen.SeqUUID(0x07)
 	dashUnderscore[0] = 0xfb // first character '-'
 	dashUnderscore[3] = 0xfc // fifth character '_'
@@ -309,7 +301,6 @@ func TestCountingPropertyRulesCombine(t *testing.T) {
 // Not shared. And ONE_UUID from two hosts is both reserved and shared, each
 // "once per instance ID" (3.7).
 func TestCountingSharedFirstClientIDs(t *testing.T) {
-	t.Parallel()
 	t.Run("later-client-id-is-not-a-second-client", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
 		for i, first := range []*string{pcapgen.Ptr("a"), pcapgen.Ptr("a"), nil, pcapgen.Ptr("")} {
@@ -357,7 +348,6 @@ func TestCountingSharedFirstClientIDs(t *testing.T) {
 // a malformed first request followed by one without an ID and then one with
 // X is instance-id-late (the well-formed request without an ID is first).
 func TestCountingMalformed(t *testing.T) {
-	t.Parallel()
 	bad := []byte{1, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8}
 	t.Run("twice", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})

@@ -25,7 +25,6 @@ import (
 // any finding that depends on the first request carries "confidence":
 // "partial"." Also client-id-changed depends on the first request.
 func TestCoverageMidstreamPartial(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -55,7 +54,6 @@ func TestCoverageMidstreamPartial(t *testing.T) {
 // SYN-ACK was captured": without the SYN but with the SYN-ACK, findings
 // are "full" and there is no midstream join.
 func TestCoverageSynAckIsStart(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{SkipSYN: true})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -76,7 +74,6 @@ func TestCoverageSynAckIsStart(t *testing.T) {
 // plausible frame; findings after a gap carry partial too." A finding
 // before the gap stays full.
 func TestCoverageGapPartial(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -106,7 +103,6 @@ func TestCoverageGapPartial(t *testing.T) {
 // partial": findings that depend only on the request itself (reserved,
 // malformed, PushTelemetry mismatch) stay full on a mid-stream connection.
 func TestCoverageMidstreamIndependentFull(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
 	one := pcapgen.OneUUID()
@@ -128,7 +124,6 @@ func TestCoverageMidstreamIndependentFull(t *testing.T) {
 // SPEC section 2: "findings after a gap carry partial too": a zero push
 // after lost bytes.
 func TestCoverageGapPartialTelemetry(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), nil)
@@ -150,7 +145,6 @@ func TestCoverageGapPartialTelemetry(t *testing.T) {
 // header X and body Y (telemetry-id-mismatch, which does not depend on the
 // first request), each answered NONE.
 func TestCoverageMidstreamNullClientIDFrames(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
 	s := bbSession(cn, nil, bbID(bbX))
@@ -173,7 +167,6 @@ func TestCoverageMidstreamNullClientIDFrames(t *testing.T) {
 // Y: telemetry-id-mismatch) answered NONE; with --port naming the broker
 // port it is Kafka by configuration, not by guess.
 func TestCoverageMidstreamSingleRequest(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
 	s := bbSession(cn, nil, bbID(bbX))
@@ -195,7 +188,6 @@ func TestCoverageMidstreamSingleRequest(t *testing.T) {
 // client (null client IDs): "A connection joined mid-stream still yields
 // findings".
 func TestCoverageMidstreamMalformed(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	bbPlay(c, pcapgen.ConnOptions{NoSYN: true}, []bbStep{
 		{id: bbID(bbX), kind: "m"},
@@ -218,7 +210,6 @@ func TestCoverageMidstreamMalformed(t *testing.T) {
 // midstream-join, and a finding depending on the first request
 // (instance-id-late) is "full".
 func TestCoverageSynAckIsStartMember(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{SkipSYN: true})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("app"), CorrelationID: 1})
@@ -240,7 +231,6 @@ func TestCoverageSynAckIsStartMember(t *testing.T) {
 // finding that depends on the first request carries confidence partial";
 // 3.6 midstream-join is counted.
 func TestCoverageMidstreamPartialMember(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("app"), CorrelationID: 100})
@@ -267,7 +257,6 @@ func TestCoverageMidstreamPartialMember(t *testing.T) {
 // Section 2: "A connection with lost bytes resyncs to the next plausible
 // frame; findings after a gap carry partial too"; 3.6 stream-gap counted.
 func TestCoverageGapPartialMember(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x62))
@@ -292,7 +281,6 @@ func TestCoverageGapPartialMember(t *testing.T) {
 
 // 3.6 truncated-packet (snaplen): packets cut by the snaplen are counted.
 func TestCoverageTruncatedPacket(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{Snaplen: 80})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	cgJoin(s, 1, bbGroup, pcapgen.JavaString(pcapgen.SeqUUID(0x68)))
@@ -312,7 +300,6 @@ func TestCoverageTruncatedPacket(t *testing.T) {
 // gap is answered with a broker-assigned, non-UUID member ID, which the
 // client then uses.
 func TestCoverageGapThenBrokerAssigned(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	s.RoundTrip(pcapgen.Metadata(12, "t"), pcapgen.MetadataResponse(12, "10.0.0.1", 9092))
@@ -341,7 +328,6 @@ func TestCoverageGapThenBrokerAssigned(t *testing.T) {
 // a heartbeat is fenced, and the client rejoins with B: that is
 // member-id-changed (warn, partial after the gap), not ghost-member (error).
 func TestCoverageGapNoFalseGhost(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	cn.DropNext(1)
@@ -453,7 +439,6 @@ func bb4CheckMatched(t *testing.T, c *pcapgen.Capture, want []int, lost []int) {
 // is partial. With client IDs null after the first request (KIP-1313
 // clients) and with client IDs on every request.
 func TestCoverageLossClientAcked(t *testing.T) {
-	t.Parallel()
 	for _, cidEvery := range []bool{false, true} {
 		for _, mode := range []string{"whole", "head", "tail", "middle"} {
 			t.Run(fmt.Sprintf("%s-cid%v", mode, cidEvery), func(t *testing.T) {
@@ -500,7 +485,6 @@ func TestCoverageLossClientAcked(t *testing.T) {
 // ends). SPEC 2 "findings after a gap carry partial too": the requests after
 // the hole must still be decoded when the capture ends.
 func TestCoverageLossClientUnacked(t *testing.T) {
-	t.Parallel()
 	for _, mode := range []string{"whole", "tail"} {
 		t.Run(mode, func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -536,7 +520,6 @@ func TestCoverageLossClientUnacked(t *testing.T) {
 // unmatched-response), so broker-accepted-invalid on the GTS answered after
 // the gap is still found.
 func TestCoverageLossBroker(t *testing.T) {
-	t.Parallel()
 	for _, acked := range []bool{true, false} {
 		for _, mode := range []string{"whole", "head", "tail"} {
 			t.Run(fmt.Sprintf("%s-acked%v", mode, acked), func(t *testing.T) {
@@ -593,7 +576,6 @@ func TestCoverageLossBroker(t *testing.T) {
 // client-id-repeated) partial; the others (a request judged on its own, the
 // broker's answer to it) full. 3.6 midstream-join counted once.
 func TestCoverageMidstreamRef(t *testing.T) {
-	t.Parallel()
 	for _, p := range []pcapgen.Perturb{{}, {MSS: 100, Reorder: 3, RetransmitEvery: 4}} {
 		t.Run(fmt.Sprintf("mss%d", p.MSS), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{Perturb: p})
@@ -644,7 +626,6 @@ func bb4MidSteps(cid *string) []bb4Step {
 // TestCoverageMidstreamFirstNullAnswered: the answer to the first
 // null-client-ID request after the join (corr 51) is lost silently.
 func TestCoverageMidstreamMidFrame(t *testing.T) {
-	t.Parallel()
 	for _, cidNull := range []bool{true, false} {
 		for _, brokerFirst := range []bool{false, true} {
 			t.Run(fmt.Sprintf("cidnull%v-brokerfirst%v", cidNull, brokerFirst), func(t *testing.T) {
@@ -703,7 +684,6 @@ func TestCoverageMidstreamMidFrame(t *testing.T) {
 // first packet is a broker answer: instance-id-dropped (partial) is still
 // found, the connection yields all its requests.
 func TestCoverageMidstreamNullFirstAtBoundary(t *testing.T) {
-	t.Parallel()
 	for _, brokerFirst := range []bool{false, true} {
 		t.Run(fmt.Sprintf("brokerfirst%v", brokerFirst), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{Perturb: pcapgen.Perturb{MSS: 100}})
@@ -742,7 +722,6 @@ func TestCoverageMidstreamNullFirstAtBoundary(t *testing.T) {
 // drops the broker's answer sent in between: no broker-accepted-invalid, no
 // response, no unmatched-response.
 func TestCoverageMidstreamFirstNullAnswered(t *testing.T) {
-	t.Parallel()
 	for _, tc := range []struct {
 		cidNull, midFrame bool
 	}{{true, true}, {false, true}, {true, false}} {
@@ -783,7 +762,6 @@ func TestCoverageMidstreamFirstNullAnswered(t *testing.T) {
 // truncation is counted, decoding resumes after it and the later
 // instance-id-changed is still found (after lost bytes: partial).
 func TestCoverageSnaplen(t *testing.T) {
-	t.Parallel()
 	for _, link := range []pcapgen.Link{pcapgen.LinkEthernet, pcapgen.LinkSLL2} {
 		t.Run(link.String(), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{Snaplen: 200, Link: link})
@@ -816,7 +794,6 @@ func TestCoverageSnaplen(t *testing.T) {
 // and the answer to the lost request is neither decoded nor counted as
 // unmatched-response (findings are correctly partial).
 func TestCoverageFirstRequestLost(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb4Sess(cn, pcapgen.Ptr("orders-app"), bbID(bb4X))
@@ -844,7 +821,6 @@ func TestCoverageFirstRequestLost(t *testing.T) {
 // the tail of one request and the head of the next (pipelined in one
 // write): the requests after both are decoded and their findings partial.
 func TestCoverageLossSpansFrames(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	steps := bb4LossSteps(false)
@@ -889,7 +865,6 @@ func TestCoverageLossSpansFrames(t *testing.T) {
 // handshake (unobservable: no finding, counted), SYN-ACK only (observed:
 // missing-first, full), full handshake (missing-first).
 func TestCoverageMidstreamUnobservableCounted(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	var frames []int
 	for _, o := range []pcapgen.ConnOptions{{NoSYN: true}, {SkipSYN: true}, {}} {
@@ -926,7 +901,6 @@ func TestCoverageMidstreamUnobservableCounted(t *testing.T) {
 // ground". A mid-stream connection whose v3 requests all carry X: no error or
 // warn finding, and whatever fires is partial.
 func TestCoverageMidstreamRepeatsPartial(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
 	s := bb5Sess(cn, nil)
@@ -953,7 +927,6 @@ func TestCoverageMidstreamRepeatsPartial(t *testing.T) {
 // without ID after the gap are no instance-id-missing-first (not even
 // partial): the lost request may have carried the ID.
 func TestCoverageFirstRequestLostInGap(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -977,7 +950,6 @@ func TestCoverageFirstRequestLostInGap(t *testing.T) {
 // every other rule judges the request itself and stays full. Each scenario
 // on its own connection without a handshake.
 func TestCoverageMidstreamConfidenceByRule(t *testing.T) {
-	t.Parallel()
 	a := bbJ(pcapgen.SeqUUID(0x0b))
 	b := bbJ(pcapgen.SeqUUID(0x1b))
 	mid := pcapgen.ConnOptions{NoSYN: true}
@@ -1068,7 +1040,6 @@ func TestCoverageMidstreamConfidenceByRule(t *testing.T) {
 // no finding; midstream-join counted once, and it counts as one more TCP
 // connection followed (README 14).
 func TestCoverageIdleConnectionEnds(t *testing.T) {
-	t.Parallel()
 	for _, tc := range []struct {
 		idle  time.Duration
 		want  map[string]int
@@ -1111,7 +1082,6 @@ func TestCoverageIdleConnectionEnds(t *testing.T) {
 // last"), SPEC 3.7 (client-id-repeated "once per connection, when the
 // connection ends"). A third client keeps packet time moving.
 func TestCoverageIdleEndsClaimsAndConnections(t *testing.T) {
-	t.Parallel()
 	m := bbJ(pcapgen.SeqUUID(0x0e))
 	keepBusy := func(c *pcapgen.Capture, d time.Duration) {
 		cn, s := bb7Legacy(c, pcapgen.ConnOptions{Client: bb7Host("10.7.9.9", 41009)}, "busy-app")
@@ -1174,7 +1144,6 @@ func TestCoverageIdleEndsClaimsAndConnections(t *testing.T) {
 // claimant's latest connection is open"): after an RST, another host's join
 // with the same member ID is no collision.
 func TestCoverageConnectionEndsByReuseAndReset(t *testing.T) {
-	t.Parallel()
 	// README 12: the first incarnation's finding has its own last packet,
 	// not the new SYN (the next connection's packet that ended it).
 	t.Run("client-id-repeated-tuple-reuse", func(t *testing.T) {
@@ -1248,7 +1217,6 @@ func bb8cLose(cn *pcapgen.Conn, d pcapgen.Dir, frame []byte, a, b int) {
 // partial. One stream-gap; the Produce's own answer and the later ones are
 // matched.
 func TestCoverageGapInProduceBodyRecordsLookLikeRequests(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8cModern(c, pcapgen.ConnOptions{}, "orders-app", bb8cX)
 	bbMeta(s) // corr 2
@@ -1285,7 +1253,6 @@ func TestCoverageGapInProduceBodyRecordsLookLikeRequests(t *testing.T) {
 // follow the last request's (2): not a resync point. The real requests after
 // it (3 lost; 4 with X, 5 with X) give nothing: no finding at all.
 func TestCoverageGapScanRejectsOldCorrelationID(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8cModern(c, pcapgen.ConnOptions{}, "orders-app", bb8cX)
 	bbMeta(s) // corr 2
@@ -1319,7 +1286,6 @@ func TestCoverageGapScanRejectsOldCorrelationID(t *testing.T) {
 // names "other-app": client-id-changed). Each gives its one finding,
 // partial, at request 5's frame; one stream-gap; requests 4 and 5 matched.
 func TestCoverageGapPositionsInOneRequest(t *testing.T) {
-	t.Parallel()
 	for _, kind := range []string{"kip1313", "legacy"} {
 		for _, pos := range []string{"size-split", "header-after-size", "last-byte", "whole-frame"} {
 			t.Run(kind+"/"+pos, func(t *testing.T) {
@@ -1369,7 +1335,6 @@ func TestCoverageGapPositionsInOneRequest(t *testing.T) {
 // instance-id-changed, partial, at request 9's frame; one stream-gap;
 // requests 8 and 9 matched with their answers.
 func TestCoverageGapFivePipelinedRequestsLost(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8cModern(c, pcapgen.ConnOptions{Perturb: &pcapgen.Perturb{MSS: 60000}}, "orders-app", bb8cX)
 	bbMeta(s) // corr 2
@@ -1414,7 +1379,6 @@ func TestCoverageGapFivePipelinedRequestsLost(t *testing.T) {
 // known); "head": its size was lost too (the decoder must scan);
 // "head-no-lookalike": the same with plain record bytes (the control).
 func TestCoverageResponseResyncMisalignedChunk(t *testing.T) {
-	t.Parallel()
 	for _, mode := range []string{"middle", "head", "head-no-lookalike"} {
 		t.Run(mode, func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -1469,7 +1433,6 @@ func TestCoverageResponseResyncMisalignedChunk(t *testing.T) {
 // matched, nothing is unmatched, and the one finding is instance-id-changed
 // (error, full: the client's direction lost nothing).
 func TestCoverageResponseResyncInsideAnswerBody(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8cModern(c, pcapgen.ConnOptions{Perturb: &pcapgen.Perturb{MSS: 60000}}, "orders-app", bb8cX)
 	bbMeta(s) // corr 2
@@ -1505,7 +1468,6 @@ func TestCoverageResponseResyncInsideAnswerBody(t *testing.T) {
 // its own frame, matched with its answer; Y is instance-id-changed (error,
 // partial) at its frame.
 func TestCoverageMidstreamFirstRequestAnsweredWithPort(t *testing.T) {
-	t.Parallel()
 	for _, port := range []bool{false, true} {
 		t.Run(fmt.Sprintf("port=%v", port), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -1545,7 +1507,6 @@ func TestCoverageMidstreamFirstRequestAnsweredWithPort(t *testing.T) {
 // decoded (16 requests in all), and Y is instance-id-changed (error,
 // partial) at its frame.
 func TestCoverageIdleConnectionSpeaksAgain(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8cModern(c, pcapgen.ConnOptions{Client: netip.MustParseAddrPort("10.8.4.1:41001")}, "orders-app", bb8cX)
 	bbMeta(s)
@@ -1695,7 +1656,6 @@ func bb8fCheckCorrs(t *testing.T, c *pcapgen.Capture, want []int32) {
 // (its first segment was before the capture); every later request, all
 // answered, is decoded and nothing is flagged.
 func TestCoverageMidstreamCutFirstWrite(t *testing.T) {
-	t.Parallel()
 	for _, jump := range []int32{0, 11, 400} {
 		t.Run(fmt.Sprint("jump", jump), func(t *testing.T) {
 			c, want := bb8fMidstream(t, nil, true, jump)
@@ -1715,7 +1675,6 @@ func TestCoverageMidstreamCutFirstWrite(t *testing.T) {
 // starts there). Requests wholly after that point, all answered, are
 // decoded; nothing is flagged.
 func TestCoverageMidstreamReorderedStart(t *testing.T) {
-	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		p     pcapgen.Perturb

@@ -927,7 +927,6 @@ func TestHandwrittenTransportQuirks(t *testing.T) {
 // asks for the conversation, as a receiver that trims the overlapping
 // byte would lose only one byte of it.
 func TestHandwrittenAuthorMistakesSpecSilent(t *testing.T) {
-	t.Parallel()
 	styles := []bb8eStyle{
 		{name: "ip-length-plus-14", handshake: true, cISN: 100, sISN: 900, ipLen: 14, pad: -1},
 		{name: "ipv6-payload-length-plus-14", handshake: true, cISN: 100, sISN: 900, v6: true, ipLen: 14, pad: -1},
@@ -956,7 +955,6 @@ func TestHandwrittenAuthorMistakesSpecSilent(t *testing.T) {
 // peer is gone). The second connection's first request sets its own
 // instance ID: no instance-id-changed across connections.
 func TestHandwrittenFourTupleReuse(t *testing.T) {
-	t.Parallel()
 	for _, end := range []string{"no-fin", "fin-both", "rst"} {
 		for _, st := range []bb8eStyle{bb8eScapy, bb8eGopkt} {
 			t.Run(end+"/"+st.name, func(t *testing.T) {
@@ -996,7 +994,6 @@ func TestHandwrittenFourTupleReuse(t *testing.T) {
 // first request are partial; SPEC 5: the frame is the packet that
 // completed the request.
 func TestHandwrittenMidConversationStart(t *testing.T) {
-	t.Parallel()
 	for _, v := range []string{"answered", "unanswered", "first-split", "first-two-in-one-packet"} {
 		for _, st := range []bb8eStyle{bb8eHand, bb8eOdd, {name: "nohs-v6-gopacket", v6: true, gopkt: true, cISN: 7, sISN: 9, pad: -1}} {
 			t.Run(v+"/"+st.name, func(t *testing.T) {
@@ -1107,7 +1104,6 @@ func TestHandwrittenFramesPerPacket(t *testing.T) {
 // wrote the broker's side, not even its SYN-ACK). Request rules of 3.1 and
 // 3.2 need no answers; nothing is an unmatched response.
 func TestHandwrittenRequestsOnly(t *testing.T) {
-	t.Parallel()
 	for _, hs := range []bool{true, false} {
 		t.Run(fmt.Sprint("handshake=", hs), func(t *testing.T) {
 			w := bb8eNew(bb8eStyle{name: "requests-only", cISN: 1, sISN: 1, pad: -1})
@@ -1139,7 +1135,6 @@ func TestHandwrittenRequestsOnly(t *testing.T) {
 // --port, and with --port naming it; the client's port is whatever the
 // author typed. SPEC 2/5: conn.client is the client, conn.broker the broker.
 func TestHandwrittenPorts(t *testing.T) {
-	t.Parallel()
 	cases := []struct {
 		name         string
 		cport, bport uint16
@@ -1220,7 +1215,6 @@ func TestHandwrittenPorts(t *testing.T) {
 // A KIP-1313 client that repeats its client ID twice ("app" = 3 bytes):
 // observed names 2 requests and 6 bytes (README 4).
 func TestHandwrittenConnectionEnd(t *testing.T) {
-	t.Parallel()
 	cases := []string{"no-fin", "fin-client-only", "fin-both", "rst-client", "fin-broker-only"}
 	for _, st := range bb8eStyles {
 		for _, end := range cases {
@@ -1275,7 +1269,6 @@ func TestHandwrittenConnectionEnd(t *testing.T) {
 // next request, with another client ID, is client-id-changed after a gap:
 // partial (SPEC 2). The requests before the hole are judged in full.
 func TestHandwrittenSnaplen(t *testing.T) {
-	t.Parallel()
 	for _, st := range []bb8eStyle{bb8eScapy, bb8eGopkt} {
 		t.Run(st.name, func(t *testing.T) {
 			w := bb8eNew(st)
@@ -1874,7 +1867,6 @@ func TestHandwrittenBrokerRules(t *testing.T) {
 // empty at the required version with no answer has no 3.5 rule; telemetry
 // body rules are about the request alone.
 func TestHandwrittenRequestsOnlyRules(t *testing.T) {
-	t.Parallel()
 	x, y, zero := bb8eX, bb8eY, bb8eZero
 	ja, ja2 := bb8eJ(bb8eA), bb8eJ(bb8eA2)
 	const g = "g1"
@@ -1919,7 +1911,6 @@ func TestHandwrittenRequestsOnlyRules(t *testing.T) {
 // ghost-member after an error answer, telemetry-id-not-adopted after B,
 // broker-generated-member-id.
 func TestHandwrittenCorrelationFromZero(t *testing.T) {
-	t.Parallel()
 	x, b, c, zero := bb8eX, bb8eB, bb8eC, bb8eZero
 	ja, ja2 := bb8eJ(bb8eA), bb8eJ(bb8eA2)
 	for _, st := range bb8eStyles {
@@ -1965,7 +1956,6 @@ func TestHandwrittenCorrelationFromZero(t *testing.T) {
 // client ID on a connection with header instance IDs: client-id-repeated
 // at the connection's last packet (SPEC 3.2, README 12).
 func TestHandwrittenApiVersionsFallback(t *testing.T) {
-	t.Parallel()
 	x := bb8eX
 	for _, malformed := range []bool{true, false} {
 		for _, st := range bb8eStyles {
@@ -2011,7 +2001,6 @@ func TestHandwrittenApiVersionsFallback(t *testing.T) {
 // repeats it; dropped and late are off. A connection joined mid-stream is
 // "identity unobservable": never missing-first.
 func TestHandwrittenAccepted2026(t *testing.T) {
-	t.Parallel()
 	x := bb8eX
 	od := func(k *bb8eConn, inst *[16]byte, cid *string) int {
 		return k.rt(bb8eH{hv: 3, inst: inst, cid: cid}, bb8eOffsetDelete(), bb8eOffsetDeleteResp())

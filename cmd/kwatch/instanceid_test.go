@@ -21,7 +21,6 @@ import (
 // of 3.3 answered "0, NONE") gives no finding at all, exit 0 even with
 // --fail-on info.
 func TestInstanceIDCompliantModern(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -58,7 +57,6 @@ func TestInstanceIDCompliantModern(t *testing.T) {
 // (3.1 dropped/...) fire once per offending request". Section 5: frame is
 // the packet that completed the request.
 func TestInstanceIDDroppedAbsentAndZero(t *testing.T) {
-	t.Parallel()
 	var f1, f2 int
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
 		bbMeta(s)
@@ -87,7 +85,6 @@ func TestInstanceIDDroppedAbsentAndZero(t *testing.T) {
 // instance ID different from the first"; once per offending request. A
 // later request that goes back to the first value is compliant.
 func TestInstanceIDChangedPerRequest(t *testing.T) {
-	t.Parallel()
 	var f1, f2 int
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
 		bbMeta(s)
@@ -116,7 +113,6 @@ func TestInstanceIDChangedPerRequest(t *testing.T) {
 // request carries one", once per offending request (3.7). "A zero UUID and
 // an absent tag mean the same thing" (section 1): a zero first ID is none.
 func TestInstanceIDLate(t *testing.T) {
-	t.Parallel()
 	for _, first := range []struct {
 		name string
 		id   *[16]byte
@@ -144,7 +140,6 @@ func TestInstanceIDLate(t *testing.T) {
 // legacy clients this is a statistic, not a finding". A legacy client
 // mixing zero and absent IDs and repeating its client ID gives nothing.
 func TestInstanceIDLegacyZeroAbsentMix(t *testing.T) {
-	t.Parallel()
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbZero), func(s *pcapgen.Session) {
 		bbAPIV(s, 0)
 		s.Header.InstanceID = nil
@@ -160,7 +155,6 @@ func TestInstanceIDLegacyZeroAbsentMix(t *testing.T) {
 // SPEC section 2: "The first request ... uses the v2 header": a v1 request
 // first, then a v2 request without instance ID, then v2 with one, is late.
 func TestInstanceIDV1FirstThenLate(t *testing.T) {
-	t.Parallel()
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
 		s.RoundTrip(pcapgen.Metadata(8, "orders"), pcapgen.MetadataResponse(8, "10.0.0.1", 9092)) // v1: no tags
 		s.Header.ClientID = nil
@@ -177,7 +171,6 @@ func TestInstanceIDV1FirstThenLate(t *testing.T) {
 // instance-ID state." A malformed first v2 request, then X, X: only the
 // malformed finding (the X request is the first that sets the state).
 func TestInstanceIDMalformedFirstDoesNotSet(t *testing.T) {
-	t.Parallel()
 	var f1 int
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), nil, func(s *pcapgen.Session) {
 		s.Header.RawTags = []byte{1, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8}
@@ -198,7 +191,6 @@ func TestInstanceIDMalformedFirstDoesNotSet(t *testing.T) {
 // malformed, X is only malformed; a later absent ID is still dropped (the
 // state is still X).
 func TestInstanceIDMalformedMiddleDoesNotBreak(t *testing.T) {
-	t.Parallel()
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
 		bbMeta(s)
 		s.Header.ClientID = nil
@@ -216,7 +208,6 @@ func TestInstanceIDMalformedMiddleDoesNotBreak(t *testing.T) {
 // SPEC 3.1 instance-id-malformed: "duplicate tags, descending tags, or
 // tagged-field bytes that overrun the header". One connection each.
 func TestInstanceIDMalformedVariants(t *testing.T) {
-	t.Parallel()
 	x := bbX[:]
 	dup := append(append(append([]byte{2, 0, 16}, x...), 0, 16), x...)
 	desc := append([]byte{2, 3, 1, 0xaa, 0, 16}, x...)
@@ -256,7 +247,6 @@ func TestInstanceIDMalformedVariants(t *testing.T) {
 // SPEC section 1: "Unknown tags are skipped, never fatal." Tag 0 = X plus
 // an unknown ascending tag 5 is well-formed and consistent with X.
 func TestInstanceIDUnknownTagSkipped(t *testing.T) {
-	t.Parallel()
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
 		bbMeta(s)
 		s.Header.ClientID = nil
@@ -271,7 +261,6 @@ func TestInstanceIDUnknownTagSkipped(t *testing.T) {
 // SPEC 3.1 instance-id-shared (warn): "one instance ID is used from two
 // different client hosts"; once per instance ID (3.7), even with a third.
 func TestInstanceIDSharedTwoHosts(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	var shows int
 	for i := 1; i <= 3; i++ {
@@ -304,7 +293,6 @@ func TestInstanceIDSharedTwoHosts(t *testing.T) {
 
 // SPEC 3.1 instance-id-shared: "or with two different client IDs".
 func TestInstanceIDSharedTwoClientIDs(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	for i, cid := range []string{"orders-app", "payments-app"} {
 		cn := c.Conn(pcapgen.ConnOptions{Client: netip.MustParseAddrPort(fmt.Sprintf("10.1.0.1:%d", 40001+i))})
@@ -321,7 +309,6 @@ func TestInstanceIDSharedTwoClientIDs(t *testing.T) {
 // SPEC 3.1 instance-id-shared, negative: one process (one host, one client
 // ID) on several connections, to several brokers, is not sharing.
 func TestInstanceIDNotSharedSameProcess(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	for i := 0; i < 3; i++ {
 		cn := c.Conn(pcapgen.ConnOptions{
@@ -341,7 +328,6 @@ func TestInstanceIDNotSharedSameProcess(t *testing.T) {
 // SPEC 3.1 reserved + changed: ONE_UUID first, later X: instance-id-changed
 // (X differs from the first) and instance-id-reserved once.
 func TestInstanceIDReservedThenChanged(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	one := pcapgen.OneUUID()
@@ -366,7 +352,6 @@ func TestInstanceIDReservedThenChanged(t *testing.T) {
 // First X, then the request under test, then X again. Ascending unknown
 // tags without tag 0 are well formed and carry no instance ID: dropped.
 func TestInstanceIDMalformedTagVariants(t *testing.T) {
-	t.Parallel()
 	seventeen := append([]byte{1, 0, 17}, make([]byte, 17)...)
 	seventeen[3] = 0x81
 	cases := []struct {

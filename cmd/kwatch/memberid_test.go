@@ -22,7 +22,6 @@ import (
 // be equal)". A KIP-1313 + KIP-1082 consumer whose member ID is the Java form
 // of its instance ID, joining at v1, heartbeating and leaving, is compliant.
 func TestMemberIDCompliantAlignedConsumer(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x30)
 	m := pcapgen.JavaString(inst)
@@ -55,7 +54,6 @@ func TestMemberIDCompliantAlignedConsumer(t *testing.T) {
 // Share (76) and streams (88) groups: "Share and streams groups require it
 // from v0". Aligned member IDs at v0/v1 are compliant.
 func TestMemberIDCompliantShareStreams(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x31)
 	m := pcapgen.JavaString(inst)
@@ -72,7 +70,6 @@ func TestMemberIDCompliantShareStreams(t *testing.T) {
 // and "A zero header instance ID is no claim of KIP-1313 support." A legacy
 // client and a client sending a zero tag 0 with a Java v4 member ID: nothing.
 func TestMemberIDNoMisalignedWithoutInstanceID(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x40))
@@ -96,7 +93,6 @@ func TestMemberIDNoMisalignedWithoutInstanceID(t *testing.T) {
 // fenced heartbeat and after a static leave is compliant; a join retried with
 // the same ID after an error is compliant (not ghost-member).
 func TestMemberIDCompliantRejoinSameID(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x41))
@@ -122,7 +118,6 @@ func TestMemberIDCompliantRejoinSameID(t *testing.T) {
 // host, one after the other, with different member IDs are two clients that
 // never overlap: no finding.
 func TestMemberIDLegacySequentialDifferentIDs(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	host := netip.MustParseAddr("10.9.0.1")
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{Client: netip.AddrPortFrom(host, 50001)})
@@ -139,7 +134,6 @@ func TestMemberIDLegacySequentialDifferentIDs(t *testing.T) {
 // broker-generated-member-id nor broker-accepted-invalid (both are "at or
 // above the required version"). The broker's ID is not judged (3.7).
 func TestMemberIDEmptyJoinV0Info(t *testing.T) {
-	t.Parallel()
 	assigned := "consumer-1-9f8e"
 	var jf int
 	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
@@ -153,7 +147,6 @@ func TestMemberIDEmptyJoinV0Info(t *testing.T) {
 // A conforming broker rejecting the empty v1 join with INVALID_REQUEST: only
 // member-id-empty (error), no 3.5 finding.
 func TestMemberIDEmptyJoinV1Rejected(t *testing.T) {
-	t.Parallel()
 	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
 		s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0), pcapgen.ConsumerGroupHeartbeatResponse(1, errInvalidRequest, nil, 0))
 	})
@@ -166,7 +159,6 @@ func TestMemberIDEmptyJoinV1Rejected(t *testing.T) {
 // join answered NONE with an assigned ID also gives both 3.5 rules; the
 // streams join is rejected with INVALID_REQUEST.
 func TestMemberIDEmptyJoinShareStreamsV0(t *testing.T) {
-	t.Parallel()
 	assigned := pcapgen.JavaString(pcapgen.SeqUUID(0x44))
 	var sf, tf int
 	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
@@ -192,7 +184,6 @@ func TestMemberIDEmptyJoinShareStreamsV0(t *testing.T) {
 // is no member-id-changed and no ghost-member (the empty join is no "member
 // ID A").
 func TestMemberIDEmptyThenAligned(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x33)
 	m := pcapgen.JavaString(inst)
@@ -209,7 +200,6 @@ func TestMemberIDEmptyThenAligned(t *testing.T) {
 // only ... leave-without-member-id". It is not version-dependent and not in
 // broker-accepted-invalid's list (UNKNOWN_MEMBER_ID answer is expected).
 func TestMemberIDLeaveWithoutMemberID(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x34)
 	cn, s := bbModern(c, pcapgen.ConnOptions{}, inst)
@@ -234,7 +224,6 @@ func TestMemberIDLeaveWithoutMemberID(t *testing.T) {
 // still answered without INVALID_REQUEST; no member ID was assigned so no
 // broker-generated-member-id.
 func TestMemberIDEmptyJoinV1OtherError(t *testing.T) {
-	t.Parallel()
 	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
 		s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0), pcapgen.ConsumerGroupHeartbeatResponse(1, errCoordNotAvailable, nil, 0))
 	})
@@ -250,7 +239,6 @@ func TestMemberIDEmptyJoinV1OtherError(t *testing.T) {
 // at the rejoin; heartbeats with B are not re-reported... but a further
 // switch to C is another offending request.
 func TestMemberIDChangedAcrossLeave(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x45))
@@ -294,7 +282,6 @@ func TestMemberIDChangedAcrossLeave(t *testing.T) {
 // client rejoins with a new ID B. The join with A succeeded, so this is not
 // ghost-member (which needs the join with A to get no response or an error).
 func TestMemberIDChangedAfterFencing(t *testing.T) {
-	t.Parallel()
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x47))
 	b := pcapgen.JavaString(pcapgen.SeqUUID(0x48))
 	var jf int
@@ -312,7 +299,6 @@ func TestMemberIDChangedAfterFencing(t *testing.T) {
 // offending requests; a different group is a different subject ("in the
 // same group"), so using A in group g2 is fine.
 func TestMemberIDChangedTwiceAndOtherGroup(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x49))
@@ -334,7 +320,6 @@ func TestMemberIDChangedTwiceAndOtherGroup(t *testing.T) {
 // and reconnect: member-id-changed (plus member-id-misaligned, since the new
 // ID is not the Java form of the instance ID).
 func TestMemberIDChangedAcrossConnectionsByInstance(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x35)
 	a := pcapgen.JavaString(inst)
@@ -358,7 +343,6 @@ func TestMemberIDChangedAcrossConnectionsByInstance(t *testing.T) {
 // the client retried the join with a different ID B"; 3.7 "a retried join
 // that is a ghost-member is not also reported as member-id-changed".
 func TestMemberIDGhostNoResponse(t *testing.T) {
-	t.Parallel()
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x4d))
 	b := pcapgen.JavaString(pcapgen.SeqUUID(0x4e))
 	var jf int
@@ -374,7 +358,6 @@ func TestMemberIDGhostNoResponse(t *testing.T) {
 // ghost-member "... got ... an error": the join with A answered
 // COORDINATOR_NOT_AVAILABLE, retried with B; on a share group too.
 func TestMemberIDGhostAfterError(t *testing.T) {
-	t.Parallel()
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x4f))
 	b := pcapgen.JavaString(pcapgen.SeqUUID(0x50))
 	var jf, sf int
@@ -403,7 +386,6 @@ func TestMemberIDGhostAfterError(t *testing.T) {
 // connections from different hosts, the second heartbeating several times:
 // one finding; a third claimant: a second finding.
 func TestMemberIDCollisionLegacy(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x51))
 	cn1, s1 := bbLegacy(c, pcapgen.ConnOptions{})
@@ -435,7 +417,6 @@ func TestMemberIDCollisionLegacy(t *testing.T) {
 // second claimant is also misaligned (its member ID is the first's instance
 // ID). The same member ID in a different group is no collision.
 func TestMemberIDCollisionInstances(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	i1, i2 := pcapgen.SeqUUID(0x36), pcapgen.SeqUUID(0x37)
 	m := pcapgen.JavaString(i1)
@@ -458,7 +439,6 @@ func TestMemberIDCollisionInstances(t *testing.T) {
 // second one opened; the same member ID is no collision (the spec's legacy
 // claimants must be "alive at the same time").
 func TestMemberIDNoCollisionSequentialLegacy(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x52))
 	cn1, s1 := bbLegacy(c, pcapgen.ConnOptions{})
@@ -475,7 +455,6 @@ func TestMemberIDNoCollisionSequentialLegacy(t *testing.T) {
 // member ID: one client instance, no collision ("two different client
 // instances").
 func TestMemberIDNoCollisionSameInstance(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x38)
 	m := pcapgen.JavaString(inst)
@@ -540,7 +519,6 @@ func TestMemberIDEncodings(t *testing.T) {
 // A version-1 UUID, ONE_UUID and the zero UUID in Java form, each on its own
 // connection (legacy, so nothing else applies).
 func TestMemberIDNotV4(t *testing.T) {
-	t.Parallel()
 	for name, id := range map[string][16]byte{
 		"v1":   withVersion(pcapgen.SeqUUID(0x59), 1),
 		"v7":   withVersion(pcapgen.SeqUUID(0x5a), 7),
@@ -564,7 +542,6 @@ func TestMemberIDNotV4(t *testing.T) {
 // An aligned member ID whose instance ID is a version-1 UUID: aligned (no
 // misaligned), but member-id-not-v4 (info) once.
 func TestMemberIDAlignedButNotV4(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := withVersion(pcapgen.SeqUUID(0x39), 1)
 	m := pcapgen.JavaString(inst)
@@ -579,7 +556,6 @@ func TestMemberIDAlignedButNotV4(t *testing.T) {
 // form of the same connection's header instance ID"; once per (connection,
 // group, member ID).
 func TestMemberIDMisaligned(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x3a)
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x5b))
@@ -604,7 +580,6 @@ func TestMemberIDMisaligned(t *testing.T) {
 // member-id-alignment-encoding (plus member-id-encoding), never
 // member-id-misaligned".
 func TestMemberIDAlignmentEncoding(t *testing.T) {
-	t.Parallel()
 	slash := pcapgen.SeqUUID(0x3b)
 	slash[0] = 0xff
 	cases := []struct {
@@ -638,7 +613,6 @@ func TestMemberIDAlignmentEncoding(t *testing.T) {
 // reserved (warn, 3.1) and member-id-not-v4 (info, "or is reserved"), no
 // misaligned.
 func TestMemberIDReservedInstanceAligned(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.OneUUID()
 	m := pcapgen.JavaString(inst)
@@ -654,7 +628,6 @@ func TestMemberIDReservedInstanceAligned(t *testing.T) {
 // request": an empty v1 join with no response, retried empty, is two
 // member-id-empty findings; with no response there is no 3.5 finding.
 func TestMemberIDEmptyJoinRetriedNoResponse(t *testing.T) {
-	t.Parallel()
 	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
 		s.Request(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0))
 		s.Request(pcapgen.ConsumerGroupHeartbeat(1, bbGroup, "", 0))
@@ -666,7 +639,6 @@ func TestMemberIDEmptyJoinRetriedNoResponse(t *testing.T) {
 // member-id-changed "uses a second member ID in the same group" also when the
 // switch happens in a plain heartbeat (epoch > 0), not a join.
 func TestMemberIDChangedInHeartbeat(t *testing.T) {
-	t.Parallel()
 	a := pcapgen.JavaString(pcapgen.SeqUUID(0x71))
 	b := pcapgen.JavaString(pcapgen.SeqUUID(0x72))
 	var hf int
@@ -682,7 +654,6 @@ func TestMemberIDChangedInHeartbeat(t *testing.T) {
 // instance on two connections, both using the same misaligned member ID, is
 // two member-id-misaligned findings and no member-id-changed.
 func TestMemberIDMisalignedPerConnection(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x73)
 	m := pcapgen.JavaString(pcapgen.SeqUUID(0x74))
@@ -705,7 +676,6 @@ func TestMemberIDMisalignedPerConnection(t *testing.T) {
 // connection is one client; 3.4 collision needs "two different client
 // instances").
 func TestMemberIDMalformedTagThenAligned(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x75)
 	m := pcapgen.JavaString(inst)
@@ -727,7 +697,6 @@ func TestMemberIDMalformedTagThenAligned(t *testing.T) {
 // member-id-not-uuid for strings that look like an encoding but do not
 // decode to 16 bytes.
 func TestMemberIDNotUUIDShapes(t *testing.T) {
-	t.Parallel()
 	for name, m := range map[string]string{
 		"32-non-hex":       strings.Repeat("z", 32),
 		"36-dashed-nonhex": "zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz",
@@ -751,7 +720,6 @@ func TestMemberIDNotUUIDShapes(t *testing.T) {
 // instance ID I with the same member ID M = Java(I). One connection is one
 // client: no member-id-collision with itself, no member-id-changed.
 func TestMemberIDLateInstanceNoSelfCollision(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x77)
 	m := pcapgen.JavaString(inst)
@@ -771,7 +739,6 @@ func TestMemberIDLateInstanceNoSelfCollision(t *testing.T) {
 // (instance-id-dropped, rejected with INVALID_REQUEST): the connection is
 // still one client, so its member ID does not collide with itself.
 func TestMemberIDDroppedInstanceNoSelfCollision(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x78)
 	m := pcapgen.JavaString(inst)
@@ -789,7 +756,6 @@ func TestMemberIDDroppedInstanceNoSelfCollision(t *testing.T) {
 // both alive: "two different client instances (different instance IDs, or
 // different client host:port without instance IDs ...)".
 func TestMemberIDCollisionInstanceAndLegacy(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x36)
 	m := pcapgen.JavaString(inst)
@@ -813,7 +779,6 @@ func TestMemberIDCollisionInstanceAndLegacy(t *testing.T) {
 // member-id-changed ("a retried join that is a ghost-member is not also
 // reported as member-id-changed"); B is also misaligned.
 func TestMemberIDGhostAcrossReconnect(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x79)
 	a := pcapgen.JavaString(inst)
@@ -839,7 +804,6 @@ func TestMemberIDGhostAcrossReconnect(t *testing.T) {
 // rules where SPEC.md is silent, 7). With a join on the second while the
 // first holds M, or both heartbeating on, it is a collision.
 func TestMemberIDCollisionLegacySameHostHeartbeat(t *testing.T) {
-	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		join, both bool
@@ -890,7 +854,6 @@ func TestMemberIDCollisionLegacySameHostHeartbeat(t *testing.T) {
 // precedes the KIP-1313 requests: no instance-id-late; the aligned consumer
 // is compliant.
 func TestMemberIDFirstIsFirstV2(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	inst := pcapgen.SeqUUID(0x12)
 	m := pcapgen.JavaString(inst)
@@ -1028,7 +991,6 @@ func TestMemberIDEmptyOnPlainHeartbeat(t *testing.T) {
 // to any heartbeat of A proves A's join ..., and a leave with A ends it: a
 // join with B after either is a rejoin, member-id-changed."
 func TestMemberIDGhostMemberBoundaries(t *testing.T) {
-	t.Parallel()
 	a := bbJ(pcapgen.SeqUUID(0x03))
 	b := bbJ(pcapgen.SeqUUID(0x13))
 	cc := bbJ(pcapgen.SeqUUID(0x23))
@@ -1090,7 +1052,6 @@ func TestMemberIDGhostMemberBoundaries(t *testing.T) {
 // member-id-changed; a KIP-1313 client's empty join is no
 // member-id-misaligned.
 func TestMemberIDEmptyAfterAnID(t *testing.T) {
-	t.Parallel()
 	a := bbJ(pcapgen.SeqUUID(0x04))
 	t.Run("empty-join-after-leave", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
@@ -1129,7 +1090,6 @@ func TestMemberIDEmptyAfterAnID(t *testing.T) {
 // another claimant holds the ID collides too (once)". The member ID is
 // Java(I1), so I2 is also member-id-misaligned once per group.
 func TestMemberIDCollisionClaims(t *testing.T) {
-	t.Parallel()
 	i1, i2 := pcapgen.SeqUUID(0x0a), pcapgen.SeqUUID(0x1a)
 	m := bbJ(i1)
 	h1 := func(p uint16) pcapgen.ConnOptions { return pcapgen.ConnOptions{Client: bb7Host("10.7.2.1", p)} }
@@ -1187,7 +1147,6 @@ func TestMemberIDCollisionClaims(t *testing.T) {
 // undecodable (a truncated body), then a join with B: no ghost-member; the
 // client still uses a second member ID (SPEC 3.4 member-id-changed).
 func TestMemberIDGhostPipelinedAndUndecodable(t *testing.T) {
-	t.Parallel()
 	a := bbJ(pcapgen.SeqUUID(0x0d))
 	b := bbJ(pcapgen.SeqUUID(0x1d))
 	t.Run("pipelined", func(t *testing.T) {
@@ -1220,7 +1179,6 @@ func TestMemberIDGhostPipelinedAndUndecodable(t *testing.T) {
 // are member-id-empty, info), are given the same member ID by the broker
 // and heartbeat with it at the same time: one collision.
 func TestMemberIDBrokerAssignedCollision(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	dup := "broker-assigned-dup"
 	cn1, s1 := bb7Legacy(c, pcapgen.ConnOptions{Client: bb7Host("10.7.7.1", 41001)}, "app-1")
@@ -1246,7 +1204,6 @@ func TestMemberIDBrokerAssignedCollision(t *testing.T) {
 // first connection's next heartbeat with the first ID is a second
 // member-id-changed -- "A, B, A" -- SPEC leaves open: not asserted.)
 func TestMemberIDSameInstanceTwoMemberIDsAtOnce(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn1, s1 := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.7.8.1", 41001)}, "app", bb7X)
 	cn2, s2 := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.7.8.1", 41002), Broker: bb7Host("10.0.0.2", 9092)}, "app", bb7X)
@@ -1278,7 +1235,6 @@ func TestMemberIDSameInstanceTwoMemberIDsAtOnce(t *testing.T) {
 // ID is not Java(Y)). Case "gone": X's fetch connection closed too before
 // Y's join: X is not alive, no collision, only the misalignment.
 func TestMemberIDCollisionClaimLivesOnLatestConnection(t *testing.T) {
-	t.Parallel()
 	for _, gone := range []bool{false, true} {
 		t.Run(fmt.Sprintf("gone=%v", gone), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -1330,7 +1286,6 @@ func TestMemberIDCollisionClaimLivesOnLatestConnection(t *testing.T) {
 // "closed": A's connection closed before B connected: "not alive at the
 // same time", nothing.
 func TestMemberIDCollisionLegacyLeftButOpen(t *testing.T) {
-	t.Parallel()
 	for _, closed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("closed=%v", closed), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -1374,7 +1329,6 @@ func TestMemberIDCollisionLegacyLeftButOpen(t *testing.T) {
 // "once per (group, member ID, second claimant)": Y's and X's later
 // heartbeats add nothing.
 func TestMemberIDCollisionClaimantComesBack(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	x, y := bb8bX, bb8bY
 	m := bbJ(x)
@@ -1412,7 +1366,6 @@ func TestMemberIDCollisionClaimantComesBack(t *testing.T) {
 // IDs", README 7). Nothing else (no instance ID: no misalignment; M is a
 // Java-form v4 UUID).
 func TestMemberIDCollisionSixPodsSameSecond(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	m := bbJ(pcapgen.SeqUUID(0xb3))
 	type pod struct {

@@ -31,7 +31,6 @@ import (
 // instance-ID rules: they neither set nor break the connection's state."
 // Section 5 totals: "requests by header version".
 func TestOutputV0V1HeadersExempt(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	// ControlledShutdown v0: header v0 (no client ID field).
@@ -69,7 +68,6 @@ func TestOutputV0V1HeadersExempt(t *testing.T) {
 // SPEC 5: "ndjson = one finding per line, the summary on stderr": the same
 // findings as the json report.
 func TestOutputNDJSONSameFindings(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -193,7 +191,6 @@ func bb3CheckFinding(t *testing.T, c *pcapgen.Capture, f map[string]any, want ma
 // "api":"Metadata","api_key":3,"api_version":12,"correlation_id":7,
 // "client_id":"orders-app","instance_id":..,"expected":..,"observed":..,"message":..}".
 func TestOutputFindingChangedSchema(t *testing.T) {
-	t.Parallel()
 	c, frame, corr := bb3Changed(pcapgen.Options{})
 	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "changed.pcap"))
 	fs := bb3Findings(t, rep)
@@ -219,7 +216,6 @@ func TestOutputFindingChangedSchema(t *testing.T) {
 // chars). This is the canonical string form kwatch prints for every UUID".
 // An ID whose bytes spell '-' and '_' must not come out as '+' and '/'.
 func TestOutputInstanceIDJavaForm(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), InstanceID: bbID(bb3Dash), CorrelationID: 1})
@@ -256,7 +252,6 @@ func TestOutputInstanceIDJavaForm(t *testing.T) {
 // spelled as Kafka does ("SaslHandshake"); 3.2 client-id-changed "a later
 // request carries a non-null client ID different from the first request's".
 func TestOutputFindingSaslHandshake(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("first-app"), CorrelationID: 10})
@@ -285,7 +280,6 @@ func TestOutputFindingSaslHandshake(t *testing.T) {
 // sends a client ID gets "client_id": null, not "" and not a missing key.
 // DISCREPANCY: kwatch omits "client_id" from the finding entirely.
 func TestOutputFindingNullClientID(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
 	s := cn.Session(pcapgen.RequestHeader{InstanceID: bbID(bb3X), CorrelationID: 1})
@@ -302,7 +296,6 @@ func TestOutputFindingNullClientID(t *testing.T) {
 // telemetry-id-zero-push only"; SPEC 5 api names "GetTelemetrySubscriptions"
 // (71) and "PushTelemetry" (72), with expected/observed in Java's form.
 func TestOutputFindingTelemetry(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("tele-app"), InstanceID: bbID(bb3X), CorrelationID: 1})
@@ -333,7 +326,6 @@ func TestOutputFindingTelemetry(t *testing.T) {
 // them: "ConsumerGroupHeartbeat" (68), "ShareGroupHeartbeat" (76),
 // "StreamsGroupHeartbeat" (88). leave-without-member-id is error, KIP-1082.
 func TestOutputFindingHeartbeatAPIs(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("grp-app"), CorrelationID: 1})
@@ -368,7 +360,6 @@ func TestOutputFindingHeartbeatAPIs(t *testing.T) {
 // connection ends, with the bytes saved". Ended by an RST (the RST is the
 // connection's last packet) and by the end of the capture.
 func TestOutputFindingClientIDRepeated(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	var last []int
 	for i := 0; i < 2; i++ {
@@ -401,7 +392,6 @@ func TestOutputFindingClientIDRepeated(t *testing.T) {
 // SPEC 2: "any finding that depends on the first request carries
 // "confidence": "partial"" for a connection joined mid-stream.
 func TestOutputFindingPartialMidstream(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA, NoSYN: true})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("mid-app"), InstanceID: bbID(bb3X), CorrelationID: 1})
@@ -419,7 +409,6 @@ func TestOutputFindingPartialMidstream(t *testing.T) {
 // counts every TCP connection followed, Kafka or not (kafka_connections
 // those recognised as Kafka)".
 func TestOutputReportTotals(t *testing.T) {
-	t.Parallel()
 	c, info := bb3Fleet()
 	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "fleet.pcap"))
 	tot, ok := rep["totals"].(map[string]any)
@@ -486,7 +475,6 @@ func bb3Strings(v any) []string {
 // software name/version, client hosts, brokers, connections, member IDs by
 // group, telemetry ID, findings by rule".
 func TestOutputReportInstanceRow(t *testing.T) {
-	t.Parallel()
 	c, _ := bb3Fleet()
 	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "fleet.pcap"))
 	in := bb3Instance(t, rep, bbJ(bb3X))
@@ -517,7 +505,6 @@ func TestOutputReportInstanceRow(t *testing.T) {
 // IP, first client ID) as "legacy" rows"; SPEC 1: only "ApiVersions (v3+
 // request has ClientSoftwareName/Version)" names the software.
 func TestOutputReportLegacyRow(t *testing.T) {
-	t.Parallel()
 	c, _ := bb3Fleet()
 	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "fleet.pcap"))
 	var row map[string]any
@@ -551,7 +538,6 @@ func TestOutputReportLegacyRow(t *testing.T) {
 // README 14: "A report without findings has "findings": []" (SPEC 5: the
 // findings are "an array in a report"), also for a capture with no packets.
 func TestOutputReportEmptyFindingsArray(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("ok-app"), CorrelationID: 1})
@@ -576,7 +562,6 @@ func TestOutputReportEmptyFindingsArray(t *testing.T) {
 
 // SPEC 3.6 coverage events "always reported in totals", counted per name.
 func TestOutputReportCoverageCounts(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	// midstream-join
 	cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
@@ -635,7 +620,6 @@ func bb3CheckPDU(t *testing.T, o map[string]any) {
 // and instance_id (absent when absent or zero)". SPEC 1: header versions
 // v0 (ControlledShutdown v0), v1, v2; ApiVersions responses always v0.
 func TestOutputDumpCommonFields(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("dump-app"), InstanceID: bbID(bb3X), CorrelationID: 1})
@@ -707,7 +691,6 @@ func TestOutputDumpCommonFields(t *testing.T) {
 // telemetry_instance_id, subscription_id, error_code, client_software_name,
 // client_software_version where they apply".
 func TestOutputDumpBodyFields(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("body-app"), CorrelationID: 1})
@@ -771,7 +754,6 @@ func TestOutputDumpBodyFields(t *testing.T) {
 
 // SPEC 5: "events carry event (the names of 3.6) and conn", kind "event".
 func TestOutputDumpEvents(t *testing.T) {
-	t.Parallel()
 	cases := []struct {
 		event string
 		build func(c *pcapgen.Capture)
@@ -857,7 +839,6 @@ func TestOutputDumpEvents(t *testing.T) {
 // SPEC 5 / README: dump --format json holds the same objects as ndjson
 // (one object per decoded PDU or coverage event).
 func TestOutputDumpJSONMatchesNDJSON(t *testing.T) {
-	t.Parallel()
 	c, _ := bb3Fleet()
 	path := bbCaptureFile(t, c, "fleet.pcap")
 	nd := bb3Dump(t, path)
@@ -886,7 +867,6 @@ func TestOutputDumpJSONMatchesNDJSON(t *testing.T) {
 
 // SPEC 6: "ndjson = one finding per line, the summary on stderr".
 func TestOutputReadNDJSON(t *testing.T) {
-	t.Parallel()
 	c, _ := bb3Fleet()
 	path := bbCaptureFile(t, c, "fleet.pcap")
 	rep := bb3ReadJSON(t, path)
@@ -915,7 +895,6 @@ func TestOutputReadNDJSON(t *testing.T) {
 
 // SPEC 6 ndjson with no finding: nothing on stdout, exit 0.
 func TestOutputReadNDJSONNoFindings(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	bbMeta9(cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("ok"), CorrelationID: 1}))
@@ -929,7 +908,6 @@ func TestOutputReadNDJSONNoFindings(t *testing.T) {
 // SPEC 5 time format with a nanosecond pcapng capture: the spec's
 // "2026-11-29T16:49:25.123456Z" form (microseconds, UTC, 'Z').
 func TestOutputTimeFormatNanos(t *testing.T) {
-	t.Parallel()
 	start := time.Date(2026, 11, 29, 16, 49, 25, 123456789, time.FixedZone("X", 3600))
 	c, frame, _ := bb3Changed(pcapgen.Options{Start: start})
 	rep := bb3ReadJSON(t, bbCaptureFile(t, c, "ns.pcapng"))
@@ -941,7 +919,6 @@ func TestOutputTimeFormatNanos(t *testing.T) {
 // SPEC 5 conn object "client":"10.0.0.5:53122": an IPv6 endpoint is
 // written so that it still parses as ip:port ("[addr]:port").
 func TestOutputIPv6Conn(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cl, br := netip.MustParseAddrPort("[fd00::5]:53122"), netip.MustParseAddrPort("[fd00::9]:9092")
 	cn := c.Conn(pcapgen.ConnOptions{Client: cl, Broker: br})
@@ -964,7 +941,6 @@ func TestOutputIPv6Conn(t *testing.T) {
 // instance ID (README 11 legacy row): 3.3 row 1 "remember B as the
 // connection's telemetry ID".
 func TestOutputLegacyRowTelemetryAndFindings(t *testing.T) {
-	t.Parallel()
 	b := pcapgen.SeqUUID(0x40)
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb3ClientA, Broker: bb3BrokerA})
@@ -999,7 +975,6 @@ func TestOutputLegacyRowTelemetryAndFindings(t *testing.T) {
 // of interleaved connections with findings of every kind, read with 1, 2, 3
 // and 4 workers, in json and ndjson.
 func TestOutputWorkersSameReport(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{Perturb: pcapgen.Perturb{MSS: 40}})
 	type cl struct {
 		cn *pcapgen.Conn
@@ -1067,7 +1042,6 @@ func TestOutputWorkersSameReport(t *testing.T) {
 // Produce v8 is non-flexible, header v1; everything else here is flexible.
 // README 14: "connections counts every TCP connection followed".
 func TestOutputReferenceSessionRows(t *testing.T) {
-	t.Parallel()
 	c, _ := bb8bSession(nil)
 	rep, path := bb8bRun(t, c)
 	bbExpect(t, rep, nil)
@@ -1140,7 +1114,6 @@ func bb8bTextBlock(out, head string) string {
 // reads it)", SPEC 1), client IDs, software name/version, hosts, brokers,
 // connections, member IDs by group, telemetry ID and findings.
 func TestOutputReferenceSessionText(t *testing.T) {
-	t.Parallel()
 	c, _ := bb8bSession(nil)
 	path := bbCaptureFile(t, c, "")
 	code, out, errOut := runKwatch("read", path)
@@ -1241,7 +1214,6 @@ func bb8bLegacyFleet() (*pcapgen.Capture, string, string) {
 // The two consumers are alive at the same time with different member IDs:
 // no collision.
 func TestOutputLegacyRowsByHostAndClientID(t *testing.T) {
-	t.Parallel()
 	c, m1, m2 := bb8bLegacyFleet()
 	rep, _ := bb8bRun(t, c)
 	bbExpect(t, rep, nil)
@@ -1327,7 +1299,6 @@ func TestOutputLegacyRowsByHostAndClientID(t *testing.T) {
 // UNKNOWN_SUBSCRIPTION_ID, SaslHandshake answered
 // UNSUPPORTED_SASL_MECHANISM.
 func TestOutputDumpBodyFieldsEveryBody(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	x := bb8bX
 	m := bbJ(x)
@@ -1406,7 +1377,6 @@ func TestOutputDumpBodyFieldsEveryBody(t *testing.T) {
 // frame numbers of the merged file (SPEC 5: "the 1-based packet number in
 // the capture file (as Wireshark numbers it)").
 func TestOutputPcapngTwoInterfaces(t *testing.T) {
-	t.Parallel()
 	mk := func(link pcapgen.Link, host string, x, y [16]byte) (*pcapgen.Capture, int) {
 		c := pcapgen.New(pcapgen.Options{Link: link, Start: pcapgen.BaseTime(), Step: 2 * time.Millisecond})
 		cn := c.Conn(pcapgen.ConnOptions{Client: netip.MustParseAddrPort(host), Broker: bb8bB1})
@@ -1480,7 +1450,6 @@ func TestOutputPcapngTwoInterfaces(t *testing.T) {
 // random member ID, joining and leaving the group. One legacy row of twelve
 // connections whose member IDs by group name all twelve IDs.
 func TestOutputLegacyRowCronConsumers(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	var ids []string
 	for i := 0; i < 12; i++ {
@@ -1515,7 +1484,6 @@ func TestOutputLegacyRowCronConsumers(t *testing.T) {
 // per (connection, group, member ID): the 40 (group, Java(Y)) pairs.
 // Reading the capture five times must give five identical reports.
 func TestOutputManyGroupsDeterministic(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	x := bb8bX
 	p := &bb8bProc{c: c, host: netip.MustParseAddr("10.63.0.5"), port: 49500, clientID: "hb-proxy", inst: &x, sw: "apache-kafka-java", swv: "4.2.0"}
@@ -1545,7 +1513,6 @@ func TestOutputManyGroupsDeterministic(t *testing.T) {
 // (".000000Z", not RFC 3339's shortest "16:49:25Z"), in the json report,
 // ndjson and dump.
 func TestOutputTimeWholeSeconds(t *testing.T) {
-	t.Parallel()
 	c, early, _ := bb8dBase(pcapgen.Options{Start: time.Date(2026, 11, 29, 16, 49, 25, 0, time.UTC), Step: time.Second})
 	path := bbCaptureFile(t, c, "secs.pcap")
 	rep, _ := bbReadAs[bbFindingsReport](t, path)
@@ -1591,7 +1558,6 @@ func TestOutputTimeWholeSeconds(t *testing.T) {
 // report and dump text are readable: no terminal escape or other control
 // byte from the capture, no line forged by a newline inside a client ID.
 func TestOutputHostileClientIDs(t *testing.T) {
-	t.Parallel()
 	hostile := "evil\"\\\x01\x1b[2J\x1b]0;owned\x07\r\nFAKE finding line\u2028<&>\xff\x7f"
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb8dAP("10.8.6.1:46000"), Broker: bb8dAP("10.0.0.9:9092")})
@@ -1771,7 +1737,6 @@ func bb8dFleet() *pcapgen.Capture {
 // (client-id-repeated), read with --workers 1, 2, 3 and 8: stdout (json,
 // ndjson, text) and the ndjson summary on stderr are identical; dump too.
 func TestOutputWorkersByteIdentical(t *testing.T) {
-	t.Parallel()
 	c := bb8dFleet()
 	path := bbCaptureFile(t, c, "fleet.pcap")
 	rep, _ := bbReadAs[bbFindingsReport](t, path, "--workers", "1")
@@ -1829,7 +1794,6 @@ func TestOutputWorkersByteIdentical(t *testing.T) {
 // go on. Standard: byte-identical reports for --workers 1, 2, 3, 8, with
 // exactly 5+1 member-id-collision findings in each.
 func TestOutputWorkersOrderSensitive(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	hb := func(s *pcapgen.Session, member string, epoch int32) {
 		s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, "g", member, epoch), pcapgen.ConsumerGroupHeartbeatResponse(1, 0, pcapgen.Ptr(member), epoch+1))

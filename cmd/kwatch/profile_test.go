@@ -20,7 +20,6 @@ import (
 // instance-id-late are off, and instance-id-missing-first (error: the first
 // v3 request has none) and instance-id-repeated (info) run instead".
 func TestProfileV3(t *testing.T) {
-	t.Parallel()
 	t.Run("compliant", func(t *testing.T) {
 		rep := bbOneConn(t, pcapgen.Ptr("orders-app"), nil, func(s *pcapgen.Session) {
 			bbOffsetDelete(s, bbID(bbX))
@@ -66,7 +65,6 @@ func TestProfileV3(t *testing.T) {
 // instance-id-late are off" (unconditionally), while the seed profile
 // reports them on the same capture.
 func TestProfileDroppedLateOff(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -98,7 +96,6 @@ func TestProfileDroppedLateOff(t *testing.T) {
 // "identity unobservable" under this profile: never non-compliant on that
 // ground."
 func TestProfileUnobservable(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
 	s := bbSession(cn, nil, nil)
@@ -112,7 +109,6 @@ func TestProfileUnobservable(t *testing.T) {
 // SPEC 6 "--profile seed|accepted-2026"; SPEC 4: "Under this profile
 // instance-id-dropped and instance-id-late are off".
 func TestProfileFlag(t *testing.T) {
-	t.Parallel()
 	c, _ := bb3Fleet()
 	path := bbCaptureFile(t, c, "fleet.pcap")
 	seed := bb3ReadJSON(t, path)
@@ -135,7 +131,6 @@ func TestProfileFlag(t *testing.T) {
 // table ("the first v3 user is OffsetDelete v1"); SPEC 5 totals count
 // "requests by header version", so the v3 requests are counted as v3.
 func TestProfileHeaderV3Counted(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("od-app"), CorrelationID: 1})
@@ -220,7 +215,6 @@ func bb5Instance(rep bbReport, id [16]byte) map[string]any {
 // software (SPEC 5). Under seed OffsetDelete v1 is non-flexible, so header v1
 // (SPEC 1 table): X is never seen, no instance row for X, no finding either.
 func TestProfileCompliantModernMixed(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -276,7 +270,6 @@ func TestProfileCompliantModernMixed(t *testing.T) {
 // exit 1 by default. Seed: the same bytes are v1 headers, exempt (SPEC 2):
 // no finding, exit 0.
 func TestProfileMissingFirstAfterV2(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -310,7 +303,6 @@ func TestProfileMissingFirstAfterV2(t *testing.T) {
 // missing-first when "the first v3 request has none". A first v3 request
 // with an explicit zero UUID is missing-first.
 func TestProfileMissingFirstZeroUUID(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -328,7 +320,6 @@ func TestProfileMissingFirstZeroUUID(t *testing.T) {
 // (seed: instance-id-dropped) nor "none, none" gives a finding, since
 // "instance-id-dropped and instance-id-late are off".
 func TestProfileV2OnlyConnections(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -352,7 +343,6 @@ func TestProfileV2OnlyConnections(t *testing.T) {
 // a v3 request carrying X is compliant: instance-id-late is off and the
 // first v3 request has one.
 func TestProfileV2FirstThenV3WithID(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -369,7 +359,6 @@ func TestProfileV2FirstThenV3WithID(t *testing.T) {
 // request with X, later v3 requests with a zero UUID are omissions, not
 // repeats and not changes: no finding.
 func TestProfileZeroLaterIsOmission(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -389,7 +378,6 @@ func TestProfileZeroLaterIsOmission(t *testing.T) {
 // changes the ID does not repeat the first one: no instance-id-repeated ("one
 // problem gives one finding"). Seed: v1 headers, nothing.
 func TestProfileChangedV3(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -422,7 +410,6 @@ func TestProfileChangedV3(t *testing.T) {
 // malformed plus missing-first on the second request. Seed: v1 headers, the
 // tag bytes are body bytes: nothing.
 func TestProfileMalformedV3(t *testing.T) {
-	t.Parallel()
 	bad := []byte{1, 0, 3, 1, 2, 3} // tag 0, size 3
 	for _, tc := range []struct {
 		name string
@@ -458,7 +445,6 @@ func TestProfileMalformedV3(t *testing.T) {
 // request carries ONE_UUID: one reserved finding, and ONE_UUID is non-zero,
 // so no missing-first.
 func TestProfileReservedV3(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	one := pcapgen.OneUUID()
 	var f1 int
@@ -485,7 +471,6 @@ func TestProfileReservedV3(t *testing.T) {
 // ID travels once per connection, on the v3 request: two hosts, two
 // connections each, all with X on the first request: one shared finding.
 func TestProfileSharedV3(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	hosts := []string{"10.9.0.1", "10.9.0.2"}
 	for i := 0; i < 4; i++ {
@@ -516,7 +501,6 @@ func TestProfileSharedV3(t *testing.T) {
 // omits it. Seed: no header instance ID is seen ("Without a header instance
 // ID, member-id-misaligned cannot fire").
 func TestProfileMemberAlignmentUsesConnectionID(t *testing.T) {
-	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		member    string
@@ -554,7 +538,6 @@ func TestProfileMemberAlignmentUsesConnectionID(t *testing.T) {
 // fire". A connection whose first v3 request has no ID (missing-first) has no
 // instance ID: its heartbeat with an unrelated member ID is not misaligned.
 func TestProfileMissingFirstNoMisaligned(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -573,7 +556,6 @@ func TestProfileMissingFirstNoMisaligned(t *testing.T) {
 // Seed: no instance ID is seen, the connections are separate clients:
 // nothing.
 func TestProfileMemberChangedAcrossConnections(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb5Host(0)})
 	s := bb5Sess(cn, bb5App)
@@ -604,7 +586,6 @@ func TestProfileMemberChangedAcrossConnections(t *testing.T) {
 // the client ID afterwards is a finding; under seed the same bytes are a v1
 // header without instance ID: a legacy client, no finding.
 func TestProfileClientIDRepeatedNeedsV3ID(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -629,7 +610,6 @@ func TestProfileClientIDRepeatedNeedsV3ID(t *testing.T) {
 // (Spec gap: under accepted-2026 broker-accepted-invalid can thus never
 // answer instance-id-missing-first.)
 func TestProfileMissingFirstAnsweredNone(t *testing.T) {
-	t.Parallel()
 	for _, code := range []int16{0, 42} {
 		t.Run(fmt.Sprint(code), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -653,7 +633,6 @@ func TestProfileMissingFirstAnsweredNone(t *testing.T) {
 // v0 stays header v1 (exempt, SPEC 2), so the v1 request after it is the
 // first v3 request: missing-first there, and totals count v1:1 v3:2.
 func TestProfileTableOffsetDeleteV0IsV1(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -681,7 +660,6 @@ func TestProfileTableOffsetDeleteV0IsV1(t *testing.T) {
 // no collision, no finding. Under seed no instance ID is seen: two host:port
 // claimants, the second starting with a join: one collision.
 func TestProfileCollisionClaimantIsConnectionID(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn1 := c.Conn(pcapgen.ConnOptions{Client: bb5Host(0)})
 	s1 := bb5Sess(cn1, bb5App)
@@ -709,7 +687,6 @@ func TestProfileCollisionClaimantIsConnectionID(t *testing.T) {
 // whose first v3 request named X (row 1 by the request header, row 4 by the
 // connection's ID); (c) a v2 request with Y after the v3 one with X.
 func TestProfileProbeAmbiguities(t *testing.T) {
-	t.Parallel()
 	run := func(name string, body func(s *pcapgen.Session)) {
 		c := pcapgen.New(pcapgen.Options{})
 		cn := c.Conn(pcapgen.ConnOptions{})
@@ -742,7 +719,6 @@ func TestProfileProbeAmbiguities(t *testing.T) {
 // --fail-on info, the same totals, no connection unobservable (all start
 // with a SYN).
 func TestProfileReferenceSession(t *testing.T) {
-	t.Parallel()
 	c, _ := bb8bSession(nil)
 	rep, path := bb8bRun(t, c, "--profile", "accepted-2026")
 	bbExpect(t, rep, nil)
@@ -795,7 +771,6 @@ func bb8bOffsetDelete(s *pcapgen.Session, id *[16]byte) int {
 // Exit 1 by default (an error finding), 0 with --fail-on never. Under seed
 // OffsetDelete v1 is non-flexible, header v1 (exempt, SPEC 2): no finding.
 func TestProfileAdminEndToEnd(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	x := bb8bX
 	host := netip.MustParseAddr("10.70.0.5")
@@ -855,7 +830,6 @@ func TestProfileAdminEndToEnd(t *testing.T) {
 // so no instance_id, and the client ID is read all the same (SPEC 1: "v1 =
 // v0 + client_id").
 func TestProfileDumpHeaderV3(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	x := bb8bX
 	cn := c.Conn(pcapgen.ConnOptions{Client: netip.MustParseAddrPort("10.81.0.5:46100"), Broker: bb8bB1})
@@ -904,7 +878,6 @@ func TestProfileDumpHeaderV3(t *testing.T) {
 // rule 10: "Only v3 requests feed the instance-ID state"). Variant: the ID
 // repeated on a later v3 request is instance-id-repeated (info).
 func TestProfileClientFlow(t *testing.T) {
-	t.Parallel()
 	c := bb8gNew()
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, pcapgen.Ptr("admin-app"))

@@ -20,7 +20,6 @@ import (
 // request: remember B"; "absent or 0 | R != 0 | 0, NONE | legacy later
 // request". Pushing with B is compliant.
 func TestTelemetryLegacyCompliant(t *testing.T) {
-	t.Parallel()
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), nil, func(s *pcapgen.Session) {
 		bbGTS(s, bbZero, 0, bbB)
 		bbPush(s, bbB, 0)
@@ -33,7 +32,6 @@ func TestTelemetryLegacyCompliant(t *testing.T) {
 // SPEC 3.3 row 4: "H | 0 | INVALID_REQUEST | telemetry-id-requested-with-
 // header (error)". Answered 42: no broker rule.
 func TestTelemetryRequestedWithHeader(t *testing.T) {
-	t.Parallel()
 	var f1 int
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
 		s.Header.ClientID = nil
@@ -53,7 +51,6 @@ func TestTelemetryRequestedWithHeader(t *testing.T) {
 // first request, so no broker-telemetry-id-missing ("rows ... are
 // exclusive") and no echo (body ID is 0).
 func TestTelemetryRequestedWithHeaderAccepted(t *testing.T) {
-	t.Parallel()
 	for _, b := range []struct {
 		name string
 		id   [16]byte
@@ -72,7 +69,6 @@ func TestTelemetryRequestedWithHeaderAccepted(t *testing.T) {
 
 // SPEC 3.3 row 5: "H | R != H | INVALID_REQUEST | telemetry-id-mismatch".
 func TestTelemetryMismatchGTS(t *testing.T) {
-	t.Parallel()
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
 		s.Header.ClientID = nil
 		bbMeta(s)
@@ -87,7 +83,6 @@ func TestTelemetryMismatchGTS(t *testing.T) {
 
 // SPEC 3.5: row 5 answered NONE with 0 is broker-accepted-invalid too.
 func TestTelemetryMismatchAccepted(t *testing.T) {
-	t.Parallel()
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
 		s.Header.ClientID = nil
 		bbMeta(s)
@@ -100,7 +95,6 @@ func TestTelemetryMismatchAccepted(t *testing.T) {
 // non-zero body ID answered with a non-zero ID (KIP-714 says 0)": aligned
 // row 3 and legacy row 2 both.
 func TestTelemetryBrokerEcho(t *testing.T) {
-	t.Parallel()
 	t.Run("aligned", func(t *testing.T) {
 		rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
 			s.Header.ClientID = nil
@@ -123,7 +117,6 @@ func TestTelemetryBrokerEcho(t *testing.T) {
 // GetTelemetrySubscriptions (body 0) answered NONE with a zero ID". A zero
 // header counts as "absent or 0". An error answer is no NONE answer.
 func TestTelemetryBrokerMissing(t *testing.T) {
-	t.Parallel()
 	for _, h := range []struct {
 		name string
 		id   *[16]byte
@@ -153,7 +146,6 @@ func TestTelemetryBrokerMissing(t *testing.T) {
 // zero ClientInstanceId"; 3.7: "PushTelemetry with a zero body ID is
 // telemetry-id-zero-push only". Answered 42: no broker rule.
 func TestTelemetryPushRejected(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -178,7 +170,6 @@ func TestTelemetryPushRejected(t *testing.T) {
 // SPEC 3.5: the same PushTelemetry violations answered NONE are
 // broker-accepted-invalid, once per offending request (3.7).
 func TestTelemetryPushAccepted(t *testing.T) {
-	t.Parallel()
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
 		s.Header.ClientID = nil
 		bbGTS(s, bbX, 0, bbZero)
@@ -193,7 +184,6 @@ func TestTelemetryPushAccepted(t *testing.T) {
 // uses an ID other than B"; a request rule of 3.3, once per offending
 // request.
 func TestTelemetryNotAdopted(t *testing.T) {
-	t.Parallel()
 	var f1, f2 int
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), nil, func(s *pcapgen.Session) {
 		bbGTS(s, bbZero, 0, bbB)
@@ -215,7 +205,6 @@ func TestTelemetryNotAdopted(t *testing.T) {
 // SPEC 3.3 row 3 with a changed header: H=Y, R=Y is aligned for telemetry
 // (no 3.3 finding), but the header is instance-id-changed (3.1).
 func TestTelemetryChangedHeaderAligned(t *testing.T) {
-	t.Parallel()
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
 		bbMeta(s)
 		s.Header.ClientID = nil
@@ -229,7 +218,6 @@ func TestTelemetryChangedHeaderAligned(t *testing.T) {
 // body X answered NONE: dropped + broker-accepted-invalid; no mismatch
 // ("needs two non-zero IDs") and no zero-push.
 func TestTelemetryDroppedOnPush(t *testing.T) {
-	t.Parallel()
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), bbID(bbX), func(s *pcapgen.Session) {
 		bbGTS(s, bbX, 0, bbZero)
 		s.Header.ClientID = nil
@@ -242,7 +230,6 @@ func TestTelemetryDroppedOnPush(t *testing.T) {
 // SPEC 3.5 broker-telemetry-id-missing then a zero push: the client had no
 // ID to push with; both findings stand (answered 42: no broker-accepted).
 func TestTelemetryMissingThenZeroPush(t *testing.T) {
-	t.Parallel()
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), nil, func(s *pcapgen.Session) {
 		bbGTS(s, bbZero, 0, bbZero)
 		bbPush(s, bbZero, 42)
@@ -253,7 +240,6 @@ func TestTelemetryMissingThenZeroPush(t *testing.T) {
 // SPEC 3.3 row 2 without a prior assignment: "legacy later request: R is
 // the telemetry ID": no finding (nothing was assigned, so nothing to adopt).
 func TestTelemetryLegacyLaterWithoutAssignment(t *testing.T) {
-	t.Parallel()
 	rep := bbOneConn(t, pcapgen.Ptr("orders-app"), nil, func(s *pcapgen.Session) {
 		bbGTS(s, bbC, 0, bbZero)
 		bbPush(s, bbC, 0)
@@ -269,7 +255,6 @@ func TestTelemetryLegacyLaterWithoutAssignment(t *testing.T) {
 // Subscriptions (header v2, no ID) with body X, answered "0, NONE", and
 // PushTelemetry with body X: no finding.
 func TestTelemetryBodyWithoutHeader(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -290,7 +275,6 @@ func TestTelemetryBodyWithoutHeader(t *testing.T) {
 // broker-accepted-invalid. (Whether the v2 header's X also counts as a
 // repeat is not asserted.)
 func TestTelemetryRulesStillApply(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -321,7 +305,6 @@ func TestTelemetryRulesStillApply(t *testing.T) {
 // instance a body Y != B is not-adopted. Seed: no instance ID is seen, and
 // README 5 exempts another connection of a client without instance ID.
 func TestTelemetryNotAdoptedAcrossConnections(t *testing.T) {
-	t.Parallel()
 	B := pcapgen.SeqUUID(0x44)
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb5Host(0)})
@@ -352,7 +335,6 @@ func TestTelemetryNotAdoptedAcrossConnections(t *testing.T) {
 // connection that was given B"; 3.7: "PushTelemetry with a zero body ID is
 // telemetry-id-zero-push only".
 func TestTelemetryAskAgainWithZero(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
 	s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb7Zero), pcapgen.GetTelemetrySubscriptionsResponse(bb7ErrNone, bb7B, 7))
@@ -385,7 +367,6 @@ func TestTelemetryAskAgainWithZero(t *testing.T) {
 // (nothing), PushTelemetry with R is not-adopted (warn, full, at its frame,
 // expected B, observed R).
 func TestTelemetryPushAcrossConnections(t *testing.T) {
-	t.Parallel()
 	od := func(s *pcapgen.Session) {
 		s.Header.HeaderVersion = 3
 		s.Header.InstanceID = bbID(bb8cX)
@@ -434,7 +415,6 @@ func TestTelemetryPushAcrossConnections(t *testing.T) {
 // broker-telemetry-id-missing (error). README 9: the 3.5 findings carry the
 // request's frame.
 func TestTelemetryRequestDroppingHeaderID(t *testing.T) {
-	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		code int16
@@ -473,7 +453,6 @@ func TestTelemetryRequestDroppingHeaderID(t *testing.T) {
 // for row 1 answered NONE with zero. README 9: every 3.5 finding carries the
 // request's frame.
 func TestTelemetryTableRowsAndAnswers(t *testing.T) {
-	t.Parallel()
 	type row struct {
 		name   string
 		header *[16]byte
@@ -524,7 +503,6 @@ func TestTelemetryTableRowsAndAnswers(t *testing.T) {
 // full), asks again with body 0, gets B, and pushes with B: nothing more (it
 // was never given an ID before; no telemetry-id-not-adopted).
 func TestTelemetryMissingThenAssigned(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("tele-app"), CorrelationID: 1})

@@ -92,7 +92,6 @@ func TestTransportVariants(t *testing.T) {
 // incarnation uses one instance ID throughout, so nothing fires; a new
 // incarnation that breaks its own first request still does (changed).
 func TestTransportTupleReuse(t *testing.T) {
-	t.Parallel()
 	for _, rst := range []bool{false, true} {
 		t.Run(fmt.Sprintf("rst=%v", rst), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{Seed: 11})
@@ -132,7 +131,6 @@ func TestTransportTupleReuse(t *testing.T) {
 // connection was never seen to end (crash, FIN not captured) starts a new
 // connection: its own first request sets the state, so nothing fires.
 func TestTransportTupleReuseNoClose(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{Seed: 5})
 	o := pcapgen.ConnOptions{Client: netip.MustParseAddrPort("10.7.0.8:52001"), Broker: netip.MustParseAddrPort("10.0.0.1:9092")}
 	for i, id := range [][16]byte{bb4X, bb4Y} {
@@ -295,7 +293,6 @@ func bb8aPDUFrames(dump []map[string]any) []string {
 // connection was "observed from its start", SPEC 2); no coverage event
 // (3.6: the events say what kwatch "could not see"; it saw everything).
 func TestTransportKeepaliveProbes(t *testing.T) {
-	t.Parallel()
 	probes := map[string]func(f *bb8aFlow, last []byte){
 		"client-zero-byte": func(f *bb8aFlow, _ []byte) {
 			f.seg(bb8aToBroker, f.next[0]-1, f.next[1], bb8aACK, 502, nil)
@@ -369,7 +366,6 @@ func TestTransportKeepaliveProbes(t *testing.T) {
 // same connection, so the request with Y is instance-id-changed against
 // its first request (full), no midstream-join, one connection.
 func TestTransportKeepalivesKeepConnectionAlive(t *testing.T) {
-	t.Parallel()
 	cases := map[string]func(f *bb8aFlow){
 		"client-probes": func(f *bb8aFlow) {
 			f.seg(bb8aToBroker, f.next[0]-1, f.next[1], bb8aACK, 502, nil)
@@ -418,7 +414,6 @@ func TestTransportKeepalivesKeepConnectionAlive(t *testing.T) {
 // is new twice: the request is decoded once, and SPEC 5's frame is "the
 // packet that completed the request", the one that brings its last bytes.
 func TestTransportZeroWindowProbe(t *testing.T) {
-	t.Parallel()
 	for _, mode := range []string{"probe-refused", "probe-accepted", "linux-probe"} {
 		t.Run(mode, func(t *testing.T) {
 			c := bb8aNew()
@@ -480,7 +475,6 @@ func TestTransportZeroWindowProbe(t *testing.T) {
 // same, nothing is lost for good: one request, decoded at "the packet that
 // completed the request" (SPEC 5), full, and no stream-gap.
 func TestTransportRepacketizedRetransmit(t *testing.T) {
-	t.Parallel()
 	type piece struct{ a, b int } // b < 0: n + b
 	cases := []struct {
 		name     string
@@ -544,7 +538,6 @@ func TestTransportRepacketizedRetransmit(t *testing.T) {
 // requests by correlation id"; no unmatched-response), no framing error,
 // and the findings stay where they were.
 func TestTransportSpuriousRetransmitAfterAnswer(t *testing.T) {
-	t.Parallel()
 	for _, mode := range []string{"whole", "tail", "answer"} {
 		t.Run(mode, func(t *testing.T) {
 			c := bb8aNew()
@@ -587,7 +580,6 @@ func TestTransportSpuriousRetransmitAfterAnswer(t *testing.T) {
 // duplicate of the client's. Counts and coverage as without duplicates,
 // one connection (README 14: every TCP connection followed).
 func TestTransportDuplicatedPackets(t *testing.T) {
-	t.Parallel()
 	for _, link := range []string{"sll", "eth"} {
 		t.Run(link, func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{Perturb: pcapgen.Perturb{ACKs: true}})
@@ -636,7 +628,6 @@ func TestTransportDuplicatedPackets(t *testing.T) {
 // starts at a SYN-ACK seen twice: each is one connection observed from its
 // start, so its findings are full and there is no midstream-join.
 func TestTransportHandshakeRetransmits(t *testing.T) {
-	t.Parallel()
 	cases := []struct {
 		name string
 		open func(c *bb8aCap, f *bb8aFlow) (hello func(k *bb8aKafka))
@@ -726,7 +717,6 @@ func TestTransportHandshakeRetransmits(t *testing.T) {
 // client's FIN retransmitted before the broker's (a retransmitted FIN is
 // not a second FIN); the broker's FIN answered by the client's RST.
 func TestTransportCloseFrames(t *testing.T) {
-	t.Parallel()
 	cases := []struct {
 		name string
 		end  func(k *bb8aKafka) int // plays the last request and the close; returns the ending frame
@@ -831,7 +821,6 @@ func TestTransportCloseFrames(t *testing.T) {
 // request and closes at once (the answer and the FIN in one segment) gives
 // no 3.5 finding. README 9: the 3.5 finding's frame is the request's.
 func TestTransportAnswerAroundFIN(t *testing.T) {
-	t.Parallel()
 	for _, mode := range []string{"answer-after-client-fin", "answer-with-broker-fin", "rejected-with-broker-fin"} {
 		t.Run(mode, func(t *testing.T) {
 			c := bb8aNew()
@@ -878,7 +867,6 @@ func TestTransportAnswerAroundFIN(t *testing.T) {
 // (README 12 "its second FIN or its RST"), full. Nothing was lost from the
 // capture, nothing is a framing error.
 func TestTransportResetMidRequest(t *testing.T) {
-	t.Parallel()
 	for _, who := range []int{bb8aToClient, bb8aToBroker} {
 		name := "broker-resets"
 		if who == bb8aToBroker {
@@ -929,7 +917,6 @@ func TestTransportResetMidRequest(t *testing.T) {
 // and retransmitted FINs do not open a new connection") and Accept refuses
 // every non-SYN segment on it; after 11 minutes the same capture works.
 func TestTransportTupleReuseWithoutSYN(t *testing.T) {
-	t.Parallel()
 	for _, end := range []string{"fin", "rst"} {
 		for _, start := range []string{"synack-only", "no-handshake"} {
 			t.Run(end+"/"+start, func(t *testing.T) {
@@ -982,7 +969,6 @@ func TestTransportTupleReuseWithoutSYN(t *testing.T) {
 // answered NONE. That answer is the new request's: no
 // broker-accepted-invalid for the old one, no unmatched-response.
 func TestTransportTupleReuseCorrelationIDs(t *testing.T) {
-	t.Parallel()
 	for _, end := range []string{"rst", "fin", "new-syn", "fin-lower-isn", "new-syn-lower-isn"} {
 		t.Run(end, func(t *testing.T) {
 			c := bb8aNew()
@@ -1094,7 +1080,6 @@ func bb8aTwoClientsCheck(t *testing.T, rep bbFindingsReport, frames [2]int, v6 b
 // 6) and decodes TCP whatever the link layer carries: each connection's
 // own finding, full, all requests and responses.
 func TestTransportVLANStacks(t *testing.T) {
-	t.Parallel()
 	c, frames := bb8aTwoClients(false)
 	pkts := bb8aFromGen(c)
 	for i := range pkts {
@@ -1143,7 +1128,6 @@ func bb8aIPv6Ext(ip []byte) []byte {
 // hop-by-hop and a destination options header before TCP. The TCP
 // segments are the same: the same findings, frames and counts.
 func TestTransportIPOptionsAndExtensionHeaders(t *testing.T) {
-	t.Parallel()
 	t.Run("ipv4-options", func(t *testing.T) {
 		c, frames := bb8aTwoClients(false)
 		pkts := bb8aFromGen(c)
@@ -1180,7 +1164,6 @@ func TestTransportIPOptionsAndExtensionHeaders(t *testing.T) {
 // up. Real captures are full of them, and the bytes are the ones sent: the
 // same findings, frames and counts.
 func TestTransportChecksumOffload(t *testing.T) {
-	t.Parallel()
 	for _, mode := range []string{"sent-zero", "all-wrong"} {
 		t.Run(mode, func(t *testing.T) {
 			c, frames := bb8aTwoClients(false)
@@ -1228,7 +1211,6 @@ func bb8aLinuxOpts(tsval *uint32) func(flags uint8) []byte {
 // segments. The payload starts after the data offset: the same findings,
 // frames and counts as without options.
 func TestTransportLinuxTCPOptions(t *testing.T) {
-	t.Parallel()
 	c := bb8aNew()
 	var ts uint32 = 1000
 	f := c.flow("10.8.14.1:45014", "10.0.0.1:9092", 31_000, 62_000)
@@ -1271,7 +1253,6 @@ func TestTransportLinuxTCPOptions(t *testing.T) {
 // VLAN sub-interface (dumpcap -i eth0 -i eth0.100): the second copy adds
 // nothing; (3) an extra 802.11 interface whose packets are not Ethernet.
 func TestTransportPcapngInterfaces(t *testing.T) {
-	t.Parallel()
 	t.Run("split-by-direction", func(t *testing.T) {
 		c, frames := bb8aTwoClients(false)
 		pkts := bb8aFromGen(c)
@@ -1345,7 +1326,6 @@ func TestTransportPcapngInterfaces(t *testing.T) {
 // Accept, "Mid-stream: start at once": h.pos = sq; tcpasm general():
 // half.nextSeq = seq), so the byte at next-1 is a hole, given up as lost.
 func TestTransportMidstreamStartsWithKeepalive(t *testing.T) {
-	t.Parallel()
 	cases := map[string]func(f *bb8aFlow){
 		"client-probe-empty": func(f *bb8aFlow) {
 			f.seg(bb8aToBroker, f.next[0]-1, f.next[1], bb8aACK, 502, nil)
@@ -1410,7 +1390,6 @@ func TestTransportMidstreamStartsWithKeepalive(t *testing.T) {
 // instance-id-changed, partial, at its own packet; their answers are
 // matched (SPEC 1), no framing error.
 func TestTransportGROSegmentsCutBySnaplen(t *testing.T) {
-	t.Parallel()
 	for _, which := range []string{"produce-request", "fetch-answer"} {
 		t.Run(which, func(t *testing.T) {
 			c := bb8aNew()
@@ -1477,7 +1456,6 @@ func TestTransportGROSegmentsCutBySnaplen(t *testing.T) {
 // SPEC.md and README.md do not mention; past it the hole is given up as
 // lost though its retransmission follows.
 func TestTransportLargeOutOfOrderRecovery(t *testing.T) {
-	t.Parallel()
 	const mss = 1448
 	recs := make([]byte, 2<<20)
 	for i := range recs {
@@ -1667,7 +1645,6 @@ func bb8aDumpcapNg(t *testing.T, pkts []bb8aPkt, sections int) string {
 // the packets of every section (SPEC 5 "as Wireshark numbers it"), and
 // the findings and counts are those of the plain capture.
 func TestTransportDumpcapPcapng(t *testing.T) {
-	t.Parallel()
 	for _, sections := range []int{1, 3} {
 		t.Run(fmt.Sprintf("sections=%d", sections), func(t *testing.T) {
 			c, frames := bb8aTwoClients(false)
@@ -1690,7 +1667,6 @@ func TestTransportDumpcapPcapng(t *testing.T) {
 // handling (README 16, 10 minutes) is not disturbed by time running
 // backwards by milliseconds.
 func TestTransportTimestampSkew(t *testing.T) {
-	t.Parallel()
 	c, frames := bb8aTwoClients(false)
 	pkts := bb8aFromGen(c)
 	for i := range pkts {
@@ -1714,7 +1690,6 @@ func TestTransportTimestampSkew(t *testing.T) {
 // packet's total length are no TCP payload. The same findings, frames and
 // counts as the plain capture.
 func TestTransportEthernetTrailers(t *testing.T) {
-	t.Parallel()
 	c, frames := bb8aTwoClients(false)
 	pkts := bb8aFromGen(c)
 	for i := range pkts {
@@ -1733,7 +1708,6 @@ func TestTransportEthernetTrailers(t *testing.T) {
 // connection followed"): the findings are those of the plain capture, at
 // frames shifted by the packets inserted before them.
 func TestTransportNonTCPInterleaved(t *testing.T) {
-	t.Parallel()
 	c, frames := bb8aTwoClients(false)
 	gen := bb8aFromGen(c)
 	ipv4 := func(proto byte, payload []byte, src, dst string) []byte {
@@ -1799,7 +1773,6 @@ func TestTransportNonTCPInterleaved(t *testing.T) {
 // its packet, full; no answer, so no 3.5 finding and no unmatched
 // response. The RST ends the connection (README 12).
 func TestTransportRequestAfterBrokerFIN(t *testing.T) {
-	t.Parallel()
 	c := bb8aNew()
 	f := c.flow("10.8.18.1:45018", "10.0.0.1:9092", 1_000, 2_000)
 	f.open()
@@ -1824,7 +1797,6 @@ func TestTransportRequestAfterBrokerFIN(t *testing.T) {
 // request rules run, full; there is no answer to match (no response, no
 // unmatched-response, no 3.5 finding).
 func TestTransportOneDirectionCaptured(t *testing.T) {
-	t.Parallel()
 	c := bb8aNew()
 	f := c.flow("10.8.19.1:45019", "10.0.0.1:9092", 5_000, 6_000)
 	f.open()
@@ -1869,7 +1841,6 @@ func TestTransportOneDirectionCaptured(t *testing.T) {
 // (reassembly/conn.go Accept); the client's ACK (ack = broker ISN + 1) is
 // not used, as the SYN-ACK's ack is for the other direction.
 func TestTransportFirstAnswerReordered(t *testing.T) {
-	t.Parallel()
 	for _, tc := range []struct {
 		synack, reorder bool
 	}{{true, true}, {false, false}, {false, true}} {
@@ -1918,7 +1889,6 @@ func TestTransportFirstAnswerReordered(t *testing.T) {
 // first request, so a later Y is instance-id-changed, full, with no
 // midstream-join and no coverage event, and every answer is matched.
 func TestTransportFirstRequestReordered(t *testing.T) {
-	t.Parallel()
 	for _, start := range []string{"syn", "synack-only", "syn-and-synack"} {
 		t.Run(start, func(t *testing.T) {
 			c := bb8aNew()
@@ -1960,7 +1930,6 @@ func TestTransportFirstRequestReordered(t *testing.T) {
 // second FIN that ends the connection (README 12), where the repeated
 // client ID is reported (3.7). No coverage event: nothing was lost.
 func TestTransportFINBeforeLastData(t *testing.T) {
-	t.Parallel()
 	for _, mode := range []string{"fin-first", "last-segment-after-fin"} {
 		t.Run(mode, func(t *testing.T) {
 			c := bb8aNew()
@@ -2015,7 +1984,6 @@ func TestTransportFINBeforeLastData(t *testing.T) {
 // (the new mid-stream connection starts at the probe's seq): a phantom
 // stream-gap, and the telemetry and 3.5 findings partial.
 func TestTransportIdleThenKeepalive(t *testing.T) {
-	t.Parallel()
 	c := bb8aNew()
 	f := c.flow("10.8.24.1:45024", "10.0.0.1:9092", 18_000, 19_000)
 	f.open()

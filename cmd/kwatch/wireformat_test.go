@@ -26,7 +26,6 @@ import (
 // do not flag them". The tokens are no requests and do not touch the
 // instance-ID state: a later request without the ID is still dropped.
 func TestWireSaslTokensSkipped(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
@@ -49,7 +48,6 @@ func TestWireSaslTokensSkipped(t *testing.T) {
 // Section 1: "A frame size < 8 ... is a framing error, never a panic"; 3.6
 // framing-error counted.
 func TestWireFramingError(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bbLegacy(c, pcapgen.ConnOptions{})
 	cgJoin(s, 1, bbGroup, pcapgen.JavaString(pcapgen.SeqUUID(0x64)))
@@ -65,7 +63,6 @@ func TestWireFramingError(t *testing.T) {
 // Section 2: "TLS traffic (first client byte 0x16) cannot be audited: it is
 // counted and reported, never decoded as Kafka."
 func TestWireTLSCounted(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Broker: netip.MustParseAddrPort("10.0.0.1:9093")})
 	cn.Raw(pcapgen.ToBroker, pcapgen.TLSClientHello())
@@ -86,7 +83,6 @@ func TestWireTLSCounted(t *testing.T) {
 // 3.6 sasl-raw-tokens. The broker's empty (size 0) token answer must not be
 // a framing error; member rules run after authentication.
 func TestWireSaslV0RawTokens(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("sasl-app"), CorrelationID: 1})
@@ -115,7 +111,6 @@ func TestWireSaslV0RawTokens(t *testing.T) {
 // 3.6 unmatched-response: "Responses are matched to requests by correlation
 // id per connection"; a response to no request is counted.
 func TestWireUnmatchedResponse(t *testing.T) {
-	t.Parallel()
 	rep := bbLegacyConn(t, func(s *pcapgen.Session) {
 		s.Respond(999, pcapgen.MetadataResponse(12, "10.0.0.1", 9092))
 		cgJoin(s, 1, bbGroup, pcapgen.JavaString(pcapgen.SeqUUID(0x67)))
@@ -151,7 +146,6 @@ func bb4PlayBatches(cn *pcapgen.Conn, steps []bb4Step, n int, rev bool) {
 // on it alone)". The reference conversation with several requests in flight
 // (and answers in reverse order) gives the same findings as one at a time.
 func TestWirePipelined(t *testing.T) {
-	t.Parallel()
 	for _, tc := range []struct {
 		n   int
 		rev bool
@@ -174,7 +168,6 @@ func TestWirePipelined(t *testing.T) {
 // the later requests are decoded; a second connection on port 9092 that
 // carries only HTTP gives no finding.
 func TestWireGarbageInStream(t *testing.T) {
-	t.Parallel()
 	for _, garbage := range [][]byte{[]byte("GARBAGE GARBAGE GARBAGE\r\n"), {0, 0, 0, 2, 0xff, 0xff}} {
 		t.Run(fmt.Sprintf("%x", garbage[:4]), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -209,7 +202,6 @@ func TestWireGarbageInStream(t *testing.T) {
 // mid-stream (broker's record first): one tls-connection, and the reference
 // findings unchanged.
 func TestWireTLSBesideKafka(t *testing.T) {
-	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		noSYN bool
@@ -246,7 +238,6 @@ func TestWireTLSBesideKafka(t *testing.T) {
 // rules run as usual (one instance-id-changed, full) and nothing else is
 // flagged (no client-id-missing-first: the first v1+ request set it).
 func TestWireSaslRawKIP1313(t *testing.T) {
-	t.Parallel()
 	for _, mss := range []int{0, 5} {
 		t.Run(fmt.Sprintf("mss%d", mss), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{Perturb: pcapgen.Perturb{MSS: mss}})
@@ -278,7 +269,6 @@ func TestWireSaslRawKIP1313(t *testing.T) {
 // SaslAuthenticate requests (key 36, Kafka headers): no sasl-raw-tokens,
 // and they are ordinary requests.
 func TestWireSaslHandshakeV1NoRaw(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb4Sess(cn, pcapgen.Ptr("orders-app"), nil)
@@ -309,7 +299,6 @@ func TestWireSaslHandshakeV1NoRaw(t *testing.T) {
 // and the client retries at v3. The v0 answer to a v5 request is matched, no
 // framing error, and later rules run as usual.
 func TestWireApiVersionsFallback(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb4Sess(cn, pcapgen.Ptr("orders-app"), bbID(bb4X))
@@ -352,7 +341,6 @@ func TestWireApiVersionsFallback(t *testing.T) {
 // client ID) then Metadata with "a-app" then "b-app": client-id-changed
 // once; header v0 counted in totals; no framing error.
 func TestWireHeaderV0(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{Perturb: pcapgen.Perturb{MSS: 3}})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb4Sess(cn, pcapgen.Ptr("ignored"), nil)
@@ -385,7 +373,6 @@ func TestWireHeaderV0(t *testing.T) {
 // ID and error code, 6 bytes), so only responses under 4 bytes are framing
 // errors." SPEC 1: responses are matched by correlation ID.
 func TestWireShortResponses(t *testing.T) {
-	t.Parallel()
 	hb := func() *kmsg.HeartbeatRequest {
 		r := kmsg.NewPtrHeartbeatRequest()
 		r.Version = 0
@@ -438,7 +425,6 @@ func TestWireShortResponses(t *testing.T) {
 // records are copies of a response frame, cut into 64-byte segments: the
 // copies are payload, not requests or responses.
 func TestWirePayloadsSkippedByLength(t *testing.T) {
-	t.Parallel()
 	fakeReq := pcapgen.EncodeRequest(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("evil"), InstanceID: &bb7Y, CorrelationID: 999}, pcapgen.Metadata(12, "x"))
 	fakeResp := pcapgen.EncodeResponse(4242, 12, pcapgen.MetadataResponse(12, "10.9.9.9", 9092))
 	var reqs, resps []byte
@@ -473,7 +459,6 @@ func TestWirePayloadsSkippedByLength(t *testing.T) {
 // with Y answered NONE is instance-id-changed and broker-accepted-invalid
 // (3.5), each at the request's packet (README 9).
 func TestWireProduceAcksZero(t *testing.T) {
-	t.Parallel()
 	c := bb8aNew()
 	f := c.flow("10.8.20.1:45020", "10.0.0.1:9092", 8_000, 9_000)
 	f.open()
@@ -519,7 +504,6 @@ func TestWireProduceAcksZero(t *testing.T) {
 // not among the APIs of section 1 (README 9: "ApiVersions, SaslHandshake,
 // the group heartbeats, telemetry").
 func TestWireSaslReauthentication(t *testing.T) {
-	t.Parallel()
 	for _, drop := range []bool{false, true} {
 		t.Run(fmt.Sprintf("reauth-drops-id=%v", drop), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -573,7 +557,6 @@ func TestWireSaslReauthentication(t *testing.T) {
 // No framing error, stream gap or unmatched response; 4 requests and 4
 // responses.
 func TestWireSaslV0ScramTwoRounds(t *testing.T) {
-	t.Parallel()
 	for _, kind := range []string{"kip1313", "legacy"} {
 		t.Run(kind, func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -619,7 +602,6 @@ func TestWireSaslV0ScramTwoRounds(t *testing.T) {
 // ends"; README 12: its frame is "the packet that ended the connection: its
 // second FIN".
 func TestWireSaslHandshakeFirstNamesClient(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), CorrelationID: 1})
@@ -651,7 +633,6 @@ func TestWireSaslHandshakeFirstNamesClient(t *testing.T) {
 // 4 requests, 4 responses; the first answer (error 35) matched to the v4
 // request; the instance's row names the software from the request.
 func TestWireApiVersionsV4UnsupportedThenV3(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), InstanceID: bbID(bb8cX), CorrelationID: 1})
@@ -697,7 +678,6 @@ func TestWireApiVersionsV4UnsupportedThenV3(t *testing.T) {
 // (client-id-changed, warn, full). No framing error or unmatched response;
 // the dump's ApiVersions requests carry no client_software_name.
 func TestWireApiVersionsOldVersions(t *testing.T) {
-	t.Parallel()
 	for _, v := range []int16{0, 1, 2} {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -745,7 +725,6 @@ func TestWireApiVersionsOldVersions(t *testing.T) {
 // instance-id-dropped (error, full), and no broker-accepted-invalid
 // (ControlledShutdown is not an API of section 1).
 func TestWireControlledShutdownHeaders(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("broker-3"), InstanceID: bbID(bb8cX), CorrelationID: 1})
@@ -790,7 +769,6 @@ func TestWireControlledShutdownHeaders(t *testing.T) {
 // instance-id-changed (Y) is full at its frame. Reported: framing-error and
 // what the dump shows for the unknown request (README is silent on it).
 func TestWireUnknownKeyAndVersion(t *testing.T) {
-	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		key, ver int16
@@ -831,7 +809,6 @@ func TestWireUnknownKeyAndVersion(t *testing.T) {
 // finding. A first request whose only tags are unknown (1 and 2) carries no
 // instance ID, so a later X is instance-id-late (error, full).
 func TestWireUnknownHeaderTags(t *testing.T) {
-	t.Parallel()
 	tag0 := append([]byte{0, 16}, bb8cX[:]...)
 	big := append([]byte{2, 0xc8, 0x01}, bytes.Repeat([]byte{0xee}, 200)...)
 	cases := []struct {
@@ -885,7 +862,6 @@ func TestWireUnknownHeaderTags(t *testing.T) {
 // both are followed by the end of the connection (the client sent 2 KB of
 // it). The client-id-changed finding before them is unaffected.
 func TestWireRequestFrameSizes(t *testing.T) {
-	t.Parallel()
 	withSize := func(frame []byte, size uint32) []byte {
 		out := slices.Clone(frame)
 		binary.BigEndian.PutUint32(out, size)
@@ -971,7 +947,6 @@ func TestWireRequestFrameSizes(t *testing.T) {
 // --max-frame 2000 a 3000-byte Fetch answer is a framing error and the
 // answers after it are matched.
 func TestWireResponseFrameSizes(t *testing.T) {
-	t.Parallel()
 	t.Run("4-bytes", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
 		cn, s := bb8cModern(c, pcapgen.ConnOptions{}, "orders-app", bb8cX)
@@ -1038,7 +1013,6 @@ func TestWireResponseFrameSizes(t *testing.T) {
 // run allocates about as much as when they claim 8 KB (within 16 MiB), and
 // neither is a framing error.
 func TestWireHugeFrameClaimThenEnd(t *testing.T) {
-	t.Parallel()
 	build := func(claim uint32) string {
 		c := pcapgen.New(pcapgen.Options{})
 		cn, s := bb8cModern(c, pcapgen.ConnOptions{}, "orders-app", bb8cX)
@@ -1078,7 +1052,6 @@ func TestWireHugeFrameClaimThenEnd(t *testing.T) {
 // the violating one NONE. The 3.5 finding is about the violating request
 // (its frame and correlation ID), and every answer is matched.
 func TestWireOutOfOrderAnswers(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8iModern(c)
 	s.Header.InstanceID = bbID(bb8iY)
@@ -1104,7 +1077,6 @@ func TestWireOutOfOrderAnswers(t *testing.T) {
 // violating request waits, must not be taken for its answer; the real
 // answer (INVALID_REQUEST) then matches: no 3.5 finding, one unmatched.
 func TestWireUnknownCorrelationNotTakenInOrder(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8iModern(c)
 	s.Header.InstanceID = bbID(bb8iY)
@@ -1124,7 +1096,6 @@ func TestWireUnknownCorrelationNotTakenInOrder(t *testing.T) {
 // the second answer matches none (one unmatched-response). A finding that
 // may be wrong is worse than none.
 func TestWireDuplicateCorrelation(t *testing.T) {
-	t.Parallel()
 	for _, badFirst := range []bool{true, false} {
 		name := "badFirst"
 		if !badFirst {
@@ -1171,7 +1142,6 @@ func TestWireDuplicateCorrelation(t *testing.T) {
 // oldest dropped, counted in state_limited. So 16 broker-accepted-invalid
 // (the newest 16) and the 4 skipped judgements counted, never silent.
 func TestWirePendingBound(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8iModern(c)
 	s.Header.InstanceID = bbID(bb8iY)
@@ -1203,7 +1173,6 @@ func TestWirePendingBound(t *testing.T) {
 // 16 pipelined violating requests fit the bound: all 16 judged, nothing
 // state-limited, nothing unmatched.
 func TestWirePendingAtBound(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8iModern(c)
 	s.Header.InstanceID = bbID(bb8iY)
@@ -1228,7 +1197,6 @@ func TestWirePendingAtBound(t *testing.T) {
 // "v1-looking" body) gives no broker finding and no crash; the answer is
 // still matched (not unmatched).
 func TestWireUndecodableAnswers(t *testing.T) {
-	t.Parallel()
 	full := bb8iGTSBody(0, bb8iZero)
 	cases := []struct {
 		name   string
@@ -1274,7 +1242,6 @@ func TestWireUndecodableAnswers(t *testing.T) {
 // ID the answer is not judged; the later request replaced the earlier, so
 // the second answer matches none).
 func TestWireDuplicateCorrelationConformingBroker(t *testing.T) {
-	t.Parallel()
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb8iModern(c)
 	dup := s.Header.CorrelationID
