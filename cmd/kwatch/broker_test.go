@@ -226,25 +226,25 @@ func TestBrokerFindingsNameTheRequest(t *testing.T) {
 		}, 18, []string{"broker-accepted-invalid"}, "instance-id-changed"},
 		{"member-id-empty-assigned", func(c *pcapgen.Capture) answered {
 			cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
-			a := slow(c, s, pcapgen.ConsumerGroupHeartbeat(1, "g", "", 0), pcapgen.ConsumerGroupHeartbeatResponse(1, bb7ErrNone, &assigned, 1))
+			a := slow(c, s, pcapgen.ConsumerGroupHeartbeat(1, "g", "", 0), pcapgen.ConsumerGroupHeartbeatResponse(1, errNone, &assigned, 1))
 			cn.Close()
 			return a
 		}, 68, []string{"broker-accepted-invalid", "broker-generated-member-id"}, "member-id-empty"},
 		{"telemetry-id-zero-push", func(c *pcapgen.Capture) answered {
 			cn, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb7X)
-			a := slow(c, s, pcapgen.PushTelemetry(bb7Zero, 7), pcapgen.PushTelemetryResponse(bb7ErrNone))
+			a := slow(c, s, pcapgen.PushTelemetry(bb7Zero, 7), pcapgen.PushTelemetryResponse(errNone))
 			cn.Close()
 			return a
 		}, 72, []string{"broker-accepted-invalid"}, "telemetry-id-zero-push"},
 		{"broker-telemetry-id-echo", func(c *pcapgen.Capture) answered {
 			cn, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb7X)
-			a := slow(c, s, pcapgen.GetTelemetrySubscriptions(bb7X), pcapgen.GetTelemetrySubscriptionsResponse(bb7ErrNone, bb7X, 7))
+			a := slow(c, s, pcapgen.GetTelemetrySubscriptions(bb7X), pcapgen.GetTelemetrySubscriptionsResponse(errNone, bb7X, 7))
 			cn.Close()
 			return a
 		}, 71, []string{"broker-telemetry-id-echo"}, ""},
 		{"broker-telemetry-id-missing", func(c *pcapgen.Capture) answered {
 			cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
-			a := slow(c, s, pcapgen.GetTelemetrySubscriptions(bb7Zero), pcapgen.GetTelemetrySubscriptionsResponse(bb7ErrNone, bb7Zero, 7))
+			a := slow(c, s, pcapgen.GetTelemetrySubscriptions(bb7Zero), pcapgen.GetTelemetrySubscriptionsResponse(errNone, bb7Zero, 7))
 			cn.Close()
 			return a
 		}, 71, []string{"broker-telemetry-id-missing"}, ""},
@@ -328,8 +328,8 @@ func TestBrokerAcceptedInvalidScope(t *testing.T) {
 		}, map[string]int{"instance-id-shared": 1}},
 		{"leave-without-member-id-none", func(c *pcapgen.Capture) {
 			cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
-			bb7CG.rt(s, "g", "", -1, bb7ErrNone, nil, -1)
-			bb7SG.rt(s, "sg", "", -1, bb7ErrNone, nil, -1)
+			bb7CG.rt(s, "g", "", -1, errNone, nil, -1)
+			bb7SG.rt(s, "sg", "", -1, errNone, nil, -1)
 			cn.Close()
 		}, map[string]int{"leave-without-member-id": 2}},
 		{"instance-id-dropped-share-none", func(c *pcapgen.Capture) {
@@ -340,8 +340,8 @@ func TestBrokerAcceptedInvalidScope(t *testing.T) {
 		}, map[string]int{"instance-id-dropped": 1, "broker-accepted-invalid": 1}},
 		{"telemetry-id-mismatch-unknown-subscription", func(c *pcapgen.Capture) {
 			cn, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb7X)
-			s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb7X), pcapgen.GetTelemetrySubscriptionsResponse(bb7ErrNone, bb7Zero, 7))
-			s.RoundTrip(pcapgen.PushTelemetry(bb7Y, 7), pcapgen.PushTelemetryResponse(bb7ErrUnknownSubscription))
+			s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb7X), pcapgen.GetTelemetrySubscriptionsResponse(errNone, bb7Zero, 7))
+			s.RoundTrip(pcapgen.PushTelemetry(bb7Y, 7), pcapgen.PushTelemetryResponse(errUnknownSubscription))
 			cn.Close()
 		}, map[string]int{"telemetry-id-mismatch": 1, "broker-accepted-invalid": 1}},
 	}

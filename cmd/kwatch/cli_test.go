@@ -543,7 +543,7 @@ func TestCLIMemberIDRequiredFromFlag(t *testing.T) {
 		t.Run(fmt.Sprintf("from-%q/%s-v%d", tc.flag, tc.h.name, tc.h.ver), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
 			cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
-			tc.h.rt(s, "g", "", 0, bb7ErrNone, &assigned, 1)
+			tc.h.rt(s, "g", "", 0, errNone, &assigned, 1)
 			tc.h.beat(s, "g", assigned, 1)
 			tc.h.leave(s, "g", assigned)
 			cn.Close()
@@ -559,7 +559,7 @@ func TestCLIMemberIDRequiredFromFlag(t *testing.T) {
 	t.Run("leave-without-member-id-below-threshold", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
 		cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
-		bb7CG.at(0).rt(s, "g", "", -1, bb7ErrUnknownMember, nil, 0)
+		bb7CG.at(0).rt(s, "g", "", -1, errUnknownMemberID, nil, 0)
 		cn.Close()
 		rep := bbRunF(t, c, "--member-id-required-from", "2")
 		bbExpect(t, rep, map[string]int{"leave-without-member-id": 1})

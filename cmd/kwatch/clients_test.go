@@ -183,16 +183,6 @@ func TestClientReconnect(t *testing.T) {
 
 // ------------------------------------------------------------------ helpers
 
-// Kafka error codes used by the lifecycles (kerr).
-const (
-	bb6ErrNone                = 0
-	bb6ErrCoordLoading        = 14
-	bb6ErrNotCoordinator      = 16
-	bb6ErrUnknownMemberID     = 25
-	bb6ErrFencedMemberEpoch   = 110
-	bb6ErrUnknownSubscription = 117
-)
-
 var (
 	bb6B1 = netip.MustParseAddrPort("10.0.0.1:9092")
 	bb6B2 = netip.MustParseAddrPort("10.0.0.2:9092")
@@ -359,7 +349,7 @@ func bb6Produce(s *pcapgen.Session) {
 // the member ID in every successful response).
 func bb6CG(s *pcapgen.Session, group, member string, epoch int32, code int16, respEpoch int32) int {
 	var m *string
-	if code == bb6ErrNone {
+	if code == errNone {
 		m = pcapgen.Ptr(member)
 	}
 	f, _ := s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, group, member, epoch), pcapgen.ConsumerGroupHeartbeatResponse(1, code, m, respEpoch))
@@ -370,12 +360,12 @@ func bb6CG(s *pcapgen.Session, group, member string, epoch int32, code int16, re
 func bb6CGStatic(s *pcapgen.Session, group, member, static string, epoch int32, respEpoch int32) {
 	r := pcapgen.ConsumerGroupHeartbeat(1, group, member, epoch)
 	r.InstanceID = pcapgen.Ptr(static)
-	s.RoundTrip(r, pcapgen.ConsumerGroupHeartbeatResponse(1, bb6ErrNone, pcapgen.Ptr(member), respEpoch))
+	s.RoundTrip(r, pcapgen.ConsumerGroupHeartbeatResponse(1, errNone, pcapgen.Ptr(member), respEpoch))
 }
 
 func bb6SG(s *pcapgen.Session, group, member string, epoch int32, code int16, respEpoch int32) {
 	var m *string
-	if code == bb6ErrNone {
+	if code == errNone {
 		m = pcapgen.Ptr(member)
 	}
 	s.RoundTrip(pcapgen.ShareGroupHeartbeat(1, group, member, epoch), pcapgen.ShareGroupHeartbeatResponse(1, code, m, respEpoch))
@@ -397,7 +387,7 @@ func bb6ShareFetch(s *pcapgen.Session, group, member string, sessEpoch int32) {
 
 func bb6ST(s *pcapgen.Session, group, member string, epoch int32, code int16, respEpoch int32) {
 	m := ""
-	if code == bb6ErrNone {
+	if code == errNone {
 		m = member
 	}
 	s.RoundTrip(pcapgen.StreamsGroupHeartbeat(0, group, member, epoch), pcapgen.StreamsGroupHeartbeatResponse(0, code, m, respEpoch))
@@ -455,47 +445,47 @@ func TestClientJavaLegacyConsumerLifecycle(t *testing.T) {
 	n2, s2 := p.dial(bb6B2) // node 2, least loaded
 	bb6FindCoord(s2, bb6Group, bb6B3, 3)
 	coord, sc := p.dial(bb6B3) // coordinator connection to broker 3
-	bb6CG(sc, bb6Group, m, 0, bb6ErrNone, 1)
+	bb6CG(sc, bb6Group, m, 0, errNone, 1)
 	n3, s3 := p.dial(bb6B3) // node 3, partition leader: fetches
 	bb6Fetch(s3)
-	bb6CG(sc, bb6Group, m, 1, bb6ErrNone, 2)
+	bb6CG(sc, bb6Group, m, 1, errNone, 2)
 	bb6Fetch(s3)
-	bb6CG(sc, bb6Group, m, 2, bb6ErrNone, 3)
+	bb6CG(sc, bb6Group, m, 2, errNone, 3)
 
 	// The second consumer joins through the same coordinator broker on its
 	// own connections.
 	c2n, c2s := p2.dial(bb6B2)
 	bb6FindCoord(c2s, bb6Group, bb6B3, 3)
 	c2c, c2cs := p2.dial(bb6B3)
-	bb6CG(c2cs, bb6Group, m2, 0, bb6ErrNone, 4)
-	bb6CG(sc, bb6Group, m, 3, bb6ErrNone, 4)
+	bb6CG(c2cs, bb6Group, m2, 0, errNone, 4)
+	bb6CG(sc, bb6Group, m, 3, errNone, 4)
 
 	// Fenced: rejoin with the same member ID at epoch 0.
-	bb6CG(sc, bb6Group, m, 4, bb6ErrFencedMemberEpoch, 0)
-	bb6CG(sc, bb6Group, m, 0, bb6ErrNone, 6)
+	bb6CG(sc, bb6Group, m, 4, errFencedMemberEpoch, 0)
+	bb6CG(sc, bb6Group, m, 0, errNone, 6)
 	bb6Fetch(s3)
-	bb6CG(sc, bb6Group, m, 6, bb6ErrNone, 6)
-	bb6CG(c2cs, bb6Group, m2, 4, bb6ErrNone, 6)
+	bb6CG(sc, bb6Group, m, 6, errNone, 6)
+	bb6CG(c2cs, bb6Group, m2, 4, errNone, 6)
 
 	// Coordinator moves to broker 2: new coordinator connection, same member
 	// ID, same epoch; the old coordinator connection stays open.
-	bb6CG(sc, bb6Group, m, 6, bb6ErrNotCoordinator, 0)
+	bb6CG(sc, bb6Group, m, 6, errNotCoordinator, 0)
 	bb6FindCoord(s2, bb6Group, bb6B2, 2)
 	coord2, sc2 := p.dial(bb6B2)
-	bb6CG(sc2, bb6Group, m, 6, bb6ErrNone, 6)
+	bb6CG(sc2, bb6Group, m, 6, errNone, 6)
 	bb6Fetch(s3)
-	bb6CG(sc2, bb6Group, m, 6, bb6ErrNone, 7)
+	bb6CG(sc2, bb6Group, m, 6, errNone, 7)
 	bbMeta(s2) // metadata refresh on the node connection
 
 	// The second consumer's coordinator moves too.
-	bb6CG(c2cs, bb6Group, m2, 6, bb6ErrNotCoordinator, 0)
+	bb6CG(c2cs, bb6Group, m2, 6, errNotCoordinator, 0)
 	bb6FindCoord(c2s, bb6Group, bb6B2, 2)
 	c2c2, c2cs2 := p2.dial(bb6B2)
-	bb6CG(c2cs2, bb6Group, m2, 6, bb6ErrNone, 7)
+	bb6CG(c2cs2, bb6Group, m2, 6, errNone, 7)
 
 	// close(): leave at epoch -1 on the current coordinator, then close all.
-	bb6CG(sc2, bb6Group, m, -1, bb6ErrNone, -1)
-	bb6CG(c2cs2, bb6Group, m2, -1, bb6ErrNone, -1)
+	bb6CG(sc2, bb6Group, m, -1, errNone, -1)
+	bb6CG(c2cs2, bb6Group, m2, -1, errNone, -1)
 	for _, cn := range []*pcapgen.Conn{boot, n2, coord, n3, coord2, c2n, c2c, c2c2} {
 		cn.Close()
 	}
@@ -549,7 +539,7 @@ func TestClientJavaLegacyStaticMembershipRestart(t *testing.T) {
 		coord, sc := p.dial(bb6B2)
 		bb6CGStatic(sc, bb6Group, m, "pod-0", 0, 10+int32(gen))
 		bb6CGStatic(sc, bb6Group, m, "pod-0", 10+int32(gen), 10+int32(gen))
-		bb6CG(sc, bb6Group, m, 10+int32(gen), bb6ErrNone, 10+int32(gen))
+		bb6CG(sc, bb6Group, m, 10+int32(gen), errNone, 10+int32(gen))
 		bb6CGStatic(sc, bb6Group, m, "pod-0", -2, -2)
 		coord.Close()
 		boot.Close()
@@ -582,31 +572,31 @@ func TestClientJavaKIP1313ConsumerLifecycle(t *testing.T) {
 	bbMeta(sb)
 	n2, s2 := p.dial(bb6B2)
 	bb6FindCoord(s2, bb6Group, bb6B3, 3)
-	bb6GTS(s2, x, bb6ErrNone, bb6Zero, 9)
+	bb6GTS(s2, x, errNone, bb6Zero, 9)
 	coord, sc := p.dial(bb6B3)
-	bb6CG(sc, bb6Group, m, 0, bb6ErrCoordLoading, 0) // retriable: retried with the same ID
-	bb6CG(sc, bb6Group, m, 0, bb6ErrNone, 1)
+	bb6CG(sc, bb6Group, m, 0, errCoordLoading, 0) // retriable: retried with the same ID
+	bb6CG(sc, bb6Group, m, 0, errNone, 1)
 	n3, s3 := p.dial(bb6B3)
 	bb6Fetch(s3)
-	bb6CG(sc, bb6Group, m, 1, bb6ErrNone, 2)
-	bb6Push(s2, x, 9, false, bb6ErrNone)
-	bb6CG(sc, bb6Group, m, 2, bb6ErrFencedMemberEpoch, 0)
-	bb6CG(sc, bb6Group, m, 0, bb6ErrNone, 4)
+	bb6CG(sc, bb6Group, m, 1, errNone, 2)
+	bb6Push(s2, x, 9, false, errNone)
+	bb6CG(sc, bb6Group, m, 2, errFencedMemberEpoch, 0)
+	bb6CG(sc, bb6Group, m, 0, errNone, 4)
 	bb6Fetch(s3)
 	// Coordinator moves to broker 2 (new connection), then back to broker 3
 	// on the coordinator connection that stayed open.
-	bb6CG(sc, bb6Group, m, 4, bb6ErrNotCoordinator, 0)
+	bb6CG(sc, bb6Group, m, 4, errNotCoordinator, 0)
 	bb6FindCoord(s2, bb6Group, bb6B2, 2)
 	coord2, sc2 := p.dial(bb6B2)
-	bb6CG(sc2, bb6Group, m, 4, bb6ErrNone, 5)
-	bb6CG(sc2, bb6Group, m, 5, bb6ErrNone, 5)
+	bb6CG(sc2, bb6Group, m, 4, errNone, 5)
+	bb6CG(sc2, bb6Group, m, 5, errNone, 5)
 	bb6Fetch(s3)
-	bb6CG(sc2, bb6Group, m, 5, bb6ErrNotCoordinator, 0)
+	bb6CG(sc2, bb6Group, m, 5, errNotCoordinator, 0)
 	bb6FindCoord(s2, bb6Group, bb6B3, 3)
-	bb6CG(sc, bb6Group, m, 5, bb6ErrNone, 6)
-	bb6Push(s2, x, 9, false, bb6ErrNone)
-	bb6CG(sc, bb6Group, m, -1, bb6ErrNone, -1)
-	bb6Push(s2, x, 9, true, bb6ErrNone) // terminating push on close
+	bb6CG(sc, bb6Group, m, 5, errNone, 6)
+	bb6Push(s2, x, 9, false, errNone)
+	bb6CG(sc, bb6Group, m, -1, errNone, -1)
+	bb6Push(s2, x, 9, true, errNone) // terminating push on close
 	for _, cn := range []*pcapgen.Conn{boot, n2, coord, n3, coord2} {
 		cn.Close()
 	}
@@ -667,7 +657,7 @@ func TestClientJavaKIP1313StaticRestart(t *testing.T) {
 		bb6FindCoord(sb, bb6Group, bb6B2, 2)
 		coord, sc := p.dial(bb6B2)
 		bb6CGStatic(sc, bb6Group, m, "pod-0", 0, 20+int32(gen))
-		bb6CG(sc, bb6Group, m, 20+int32(gen), bb6ErrNone, 20+int32(gen))
+		bb6CG(sc, bb6Group, m, 20+int32(gen), errNone, 20+int32(gen))
 		bb6CGStatic(sc, bb6Group, m, "pod-0", -2, -2)
 		coord.Close()
 		boot.Close()
@@ -734,15 +724,15 @@ func TestClientTelemetryLegacyLifecycle(t *testing.T) {
 	p := bb6Java(c, "10.20.1.5", 51000, "producer-1", "3.9.0", nil)
 	c1, s1 := p.dial(bb6B1)
 	bbMeta(s1)
-	bb6GTS(s1, bb6Zero, bb6ErrNone, b, 3)
+	bb6GTS(s1, bb6Zero, errNone, b, 3)
 	c2, s2 := p.dial(bb6B2)
 	bb6Produce(s2)
-	bb6Push(s2, b, 3, false, bb6ErrNone)
-	bb6Push(s1, b, 3, false, bb6ErrUnknownSubscription)
-	bb6GTS(s1, b, bb6ErrNone, bb6Zero, 4)
-	bb6Push(s1, b, 4, false, bb6ErrNone)
+	bb6Push(s2, b, 3, false, errNone)
+	bb6Push(s1, b, 3, false, errUnknownSubscription)
+	bb6GTS(s1, b, errNone, bb6Zero, 4)
+	bb6Push(s1, b, 4, false, errNone)
 	bb6Produce(s2)
-	bb6Push(s2, b, 4, true, bb6ErrNone)
+	bb6Push(s2, b, 4, true, errNone)
 	c1.Close()
 	c2.Close()
 	rep := bb6Run(t, c)
@@ -768,14 +758,14 @@ func TestClientTelemetryLegacyApacheBrokerEcho(t *testing.T) {
 	b := pcapgen.SeqUUID(0x82)
 	p := bb6Java(c, "10.20.1.6", 51100, "producer-1", "3.9.0", nil)
 	c1, s1 := p.dial(bb6B1)
-	bb6GTS(s1, bb6Zero, bb6ErrNone, b, 3)
-	bb6Push(s1, b, 3, false, bb6ErrUnknownSubscription)
-	bb6GTS(s1, b, bb6ErrNone, b, 4)
-	bb6Push(s1, b, 4, false, bb6ErrNone)
+	bb6GTS(s1, bb6Zero, errNone, b, 3)
+	bb6Push(s1, b, 3, false, errUnknownSubscription)
+	bb6GTS(s1, b, errNone, b, 4)
+	bb6Push(s1, b, 4, false, errNone)
 	c1.Close()
 	c2, s2 := p.dial(bb6B2) // broker 1 restarted; telemetry moves on
-	bb6GTS(s2, b, bb6ErrNone, b, 5)
-	bb6Push(s2, b, 5, true, bb6ErrNone)
+	bb6GTS(s2, b, errNone, b, 5)
+	bb6Push(s2, b, 5, true, errNone)
 	c2.Close()
 	rep := bb6Run(t, c)
 	bbExpect(t, rep, map[string]int{"broker-telemetry-id-echo": 2})
@@ -796,12 +786,12 @@ func TestClientTelemetryLegacyLostAssignment(t *testing.T) {
 	b1, b2 := pcapgen.SeqUUID(0x83), pcapgen.SeqUUID(0x84)
 	p := bb6Java(c, "10.20.1.7", 51200, "consumer-x", "3.9.0", nil)
 	c1, s1 := p.dial(bb6B1)
-	bb6GTS(s1, bb6Zero, bb6ErrNone, b1, 3)
+	bb6GTS(s1, bb6Zero, errNone, b1, 3)
 	c1.Reset()
 	c2, s2 := p.dial(bb6B2)
-	bb6GTS(s2, bb6Zero, bb6ErrNone, b2, 3)
-	bb6Push(s2, b2, 3, false, bb6ErrNone)
-	bb6Push(s2, b2, 3, true, bb6ErrNone)
+	bb6GTS(s2, bb6Zero, errNone, b2, 3)
+	bb6Push(s2, b2, 3, false, errNone)
+	bb6Push(s2, b2, 3, true, errNone)
 	c2.Close()
 	rep := bb6Run(t, c)
 	bbExpect(t, rep, nil)
@@ -819,14 +809,14 @@ func TestClientTelemetryKIP1313Lifecycle(t *testing.T) {
 	p := bb6Java(c, "10.20.1.8", 51300, "producer-2", "4.2.0", &x)
 	c1, s1 := p.dial(bb6B1)
 	bbMeta(s1)
-	bb6GTS(s1, x, bb6ErrNone, bb6Zero, 7)
+	bb6GTS(s1, x, errNone, bb6Zero, 7)
 	c2, s2 := p.dial(bb6B2)
 	bb6Produce(s2)
-	bb6Push(s2, x, 7, false, bb6ErrNone)
-	bb6Push(s2, x, 7, false, bb6ErrUnknownSubscription)
-	bb6GTS(s2, x, bb6ErrNone, bb6Zero, 8)
-	bb6Push(s1, x, 8, false, bb6ErrNone)
-	bb6Push(s1, x, 8, true, bb6ErrNone)
+	bb6Push(s2, x, 7, false, errNone)
+	bb6Push(s2, x, 7, false, errUnknownSubscription)
+	bb6GTS(s2, x, errNone, bb6Zero, 8)
+	bb6Push(s1, x, 8, false, errNone)
+	bb6Push(s1, x, 8, true, errNone)
 	c1.Close()
 	c2.Close()
 	rep := bb6Run(t, c)
@@ -864,15 +854,15 @@ func TestClientShareGroupLifecycle(t *testing.T) {
 		bb6FindCoord(sb, g, bb6B2, 2)
 		coord, sc := mc.p.dial(bb6B2)
 		leader, sl := mc.p.dial(bb6B3)
-		bb6SG(sc, g, mc.m, 0, bb6ErrNone, 1)
+		bb6SG(sc, g, mc.m, 0, errNone, 1)
 		bb6ShareFetch(sl, g, mc.m, 0)
-		bb6SG(sc, g, mc.m, 1, bb6ErrNone, 2)
+		bb6SG(sc, g, mc.m, 1, errNone, 2)
 		bb6ShareFetch(sl, g, mc.m, 1)
-		bb6SG(sc, g, mc.m, 2, bb6ErrUnknownMemberID, 0)
-		bb6SG(sc, g, mc.m, 0, bb6ErrNone, 4)
+		bb6SG(sc, g, mc.m, 2, errUnknownMemberID, 0)
+		bb6SG(sc, g, mc.m, 0, errNone, 4)
 		bb6ShareFetch(sl, g, mc.m, 0)
-		bb6SG(sc, g, mc.m, 4, bb6ErrNone, 5)
-		bb6SG(sc, g, mc.m, -1, bb6ErrNone, -1)
+		bb6SG(sc, g, mc.m, 4, errNone, 5)
+		bb6SG(sc, g, mc.m, -1, errNone, -1)
 		all = append(all, boot, coord, leader)
 	}
 	for _, cn := range all {
@@ -908,13 +898,13 @@ func TestClientStreamsGroupLifecycle(t *testing.T) {
 		boot, sb := a.p.dial(bb6B1)
 		bb6FindCoord(sb, g, bb6B3, 3)
 		coord, sc := a.p.dial(bb6B3)
-		bb6ST(sc, g, a.m, 0, bb6ErrNone, 1)
-		bb6ST(sc, g, a.m, 1, bb6ErrNone, 2)
+		bb6ST(sc, g, a.m, 0, errNone, 1)
+		bb6ST(sc, g, a.m, 1, errNone, 2)
 		bb6Fetch(sb)
-		bb6ST(sc, g, a.m, 2, bb6ErrFencedMemberEpoch, 0)
-		bb6ST(sc, g, a.m, 0, bb6ErrNone, 3)
-		bb6ST(sc, g, a.m, 3, bb6ErrNone, 3)
-		bb6ST(sc, g, a.m, -1, bb6ErrNone, -1)
+		bb6ST(sc, g, a.m, 2, errFencedMemberEpoch, 0)
+		bb6ST(sc, g, a.m, 0, errNone, 3)
+		bb6ST(sc, g, a.m, 3, errNone, 3)
+		bb6ST(sc, g, a.m, -1, errNone, -1)
 		all = append(all, boot, coord)
 	}
 	for _, cn := range all {
@@ -941,17 +931,17 @@ func bb6Rdkafka(c *pcapgen.Capture, host string, id [16]byte) string {
 	bbMeta(s1)
 	bb6FindCoord(s1, bb6Group, bb6B1, 1)
 	c2, s2 := p.dial(bb6B2)
-	bb6CG(s1, bb6Group, m, 0, bb6ErrNone, 1)
+	bb6CG(s1, bb6Group, m, 0, errNone, 1)
 	bb6Fetch(s2)
-	bb6CG(s1, bb6Group, m, 1, bb6ErrNone, 2)
+	bb6CG(s1, bb6Group, m, 1, errNone, 2)
 	bb6Fetch(s1)
 	bb6Fetch(s2)
-	bb6CG(s1, bb6Group, m, 2, bb6ErrNotCoordinator, 0)
+	bb6CG(s1, bb6Group, m, 2, errNotCoordinator, 0)
 	bb6FindCoord(s1, bb6Group, bb6B2, 2)
-	bb6CG(s2, bb6Group, m, 2, bb6ErrNone, 3)
+	bb6CG(s2, bb6Group, m, 2, errNone, 3)
 	bb6Fetch(s1)
-	bb6CG(s2, bb6Group, m, 3, bb6ErrNone, 3)
-	bb6CG(s2, bb6Group, m, -1, bb6ErrNone, -1)
+	bb6CG(s2, bb6Group, m, 3, errNone, 3)
+	bb6CG(s2, bb6Group, m, -1, errNone, -1)
 	c1.Close()
 	c2.Close()
 	return m
@@ -1025,12 +1015,12 @@ func TestClientKgoPaddedMemberID(t *testing.T) {
 	bbMeta(s1)
 	bb6FindCoord(s1, bb6Group, bb6B2, 2)
 	c2, s2 := p.dial(bb6B2)
-	bb6CG(s2, bb6Group, m, 0, bb6ErrNone, 1)
+	bb6CG(s2, bb6Group, m, 0, errNone, 1)
 	for e := int32(1); e <= 4; e++ {
-		bb6CG(s2, bb6Group, m, e, bb6ErrNone, e+1)
+		bb6CG(s2, bb6Group, m, e, errNone, e+1)
 		bb6Fetch(s1)
 	}
-	bb6CG(s2, bb6Group, m, -1, bb6ErrNone, -1)
+	bb6CG(s2, bb6Group, m, -1, errNone, -1)
 	c1.Close()
 	c2.Close()
 	rep := bb6Run(t, c)
@@ -1059,18 +1049,18 @@ func TestClientLegacyBrokerRestartReconnect(t *testing.T) {
 	boot, sb := p.dial(bb6B1)
 	bb6FindCoord(sb, bb6Group, bb6B2, 2)
 	co1, s1 := p.dial(bb6B2)
-	bb6CG(s1, bb6Group, m, 0, bb6ErrNone, 1)
-	bb6CG(s1, bb6Group, m, 1, bb6ErrNone, 2)
+	bb6CG(s1, bb6Group, m, 0, errNone, 1)
+	bb6CG(s1, bb6Group, m, 1, errNone, 2)
 	co1.Close() // broker 2 restarts
 	co2, s2 := p.dial(bb6B2)
-	bb6CG(s2, bb6Group, m, 2, bb6ErrNone, 2)
-	bb6CG(s2, bb6Group, m, 2, bb6ErrFencedMemberEpoch, 0)
-	bb6CG(s2, bb6Group, m, 0, bb6ErrNone, 5) // answered, but the client timed out
+	bb6CG(s2, bb6Group, m, 2, errNone, 2)
+	bb6CG(s2, bb6Group, m, 2, errFencedMemberEpoch, 0)
+	bb6CG(s2, bb6Group, m, 0, errNone, 5) // answered, but the client timed out
 	co2.Reset()
 	co3, s3 := p.dial(bb6B2)
-	bb6CG(s3, bb6Group, m, 0, bb6ErrNone, 5) // retried join, same member ID
-	bb6CG(s3, bb6Group, m, 5, bb6ErrNone, 5)
-	bb6CG(s3, bb6Group, m, -1, bb6ErrNone, -1)
+	bb6CG(s3, bb6Group, m, 0, errNone, 5) // retried join, same member ID
+	bb6CG(s3, bb6Group, m, 5, errNone, 5)
+	bb6CG(s3, bb6Group, m, -1, errNone, -1)
 	co3.Close()
 	boot.Close()
 	rep := bb6Run(t, c)
@@ -1095,12 +1085,12 @@ func TestClientKIP1313BrokerRestartReconnect(t *testing.T) {
 	s1.Request(pcapgen.ConsumerGroupHeartbeat(1, bb6Group, m, 0)) // broker dies before answering
 	co1.Reset()
 	co2, s2 := p.dial(bb6B2)
-	bb6CG(s2, bb6Group, m, 0, bb6ErrNone, 1)
-	bb6CG(s2, bb6Group, m, 1, bb6ErrNone, 1)
+	bb6CG(s2, bb6Group, m, 0, errNone, 1)
+	bb6CG(s2, bb6Group, m, 1, errNone, 1)
 	co2.Close() // broker restarts again
 	co3, s3 := p.dial(bb6B2)
-	bb6CG(s3, bb6Group, m, 1, bb6ErrNone, 2)
-	bb6CG(s3, bb6Group, m, -1, bb6ErrNone, -1)
+	bb6CG(s3, bb6Group, m, 1, errNone, 2)
+	bb6CG(s3, bb6Group, m, -1, errNone, -1)
 	co3.Close()
 	boot.Close()
 
@@ -1183,20 +1173,20 @@ func TestClientKIP1313ProducerAndConsumerOneJVM(t *testing.T) {
 	cc, cs := cons.dial(bb6B1)
 	bbMeta(ps)
 	bbMeta(cs)
-	bb6GTS(ps, pid, bb6ErrNone, bb6Zero, 1)
-	bb6GTS(cs, cid, bb6ErrNone, bb6Zero, 1)
+	bb6GTS(ps, pid, errNone, bb6Zero, 1)
+	bb6GTS(cs, cid, errNone, bb6Zero, 1)
 	bb6FindCoord(cs, bb6Group, bb6B1, 1)
 	co, cos := cons.dial(bb6B1)
 	m := pcapgen.JavaString(cid)
-	bb6CG(cos, bb6Group, m, 0, bb6ErrNone, 1)
+	bb6CG(cos, bb6Group, m, 0, errNone, 1)
 	for i := range 3 {
 		bb6Produce(ps)
 		bb6Fetch(cs)
-		bb6CG(cos, bb6Group, m, 1+int32(i), bb6ErrNone, 2+int32(i))
+		bb6CG(cos, bb6Group, m, 1+int32(i), errNone, 2+int32(i))
 	}
-	bb6Push(ps, pid, 1, true, bb6ErrNone)
-	bb6CG(cos, bb6Group, m, -1, bb6ErrNone, -1)
-	bb6Push(cs, cid, 1, true, bb6ErrNone)
+	bb6Push(ps, pid, 1, true, errNone)
+	bb6CG(cos, bb6Group, m, -1, errNone, -1)
+	bb6Push(cs, cid, 1, true, errNone)
 	pc.Close()
 	cc.Close()
 	co.Close()
@@ -1224,8 +1214,8 @@ func TestClientCloseDuringJoinLeavesWithOwnID(t *testing.T) {
 	bb6FindCoord(sb, bb6Group, bb6B1, 1)
 	co, s := p.dial(bb6B1)
 	corrs, _ := s.Pipeline(pcapgen.ConsumerGroupHeartbeat(1, bb6Group, m, 0), pcapgen.ConsumerGroupHeartbeat(1, bb6Group, m, -1))
-	s.Respond(corrs[0], pcapgen.ConsumerGroupHeartbeatResponse(1, bb6ErrNone, pcapgen.Ptr(m), 1))
-	s.Respond(corrs[1], pcapgen.ConsumerGroupHeartbeatResponse(1, bb6ErrNone, pcapgen.Ptr(m), -1))
+	s.Respond(corrs[0], pcapgen.ConsumerGroupHeartbeatResponse(1, errNone, pcapgen.Ptr(m), 1))
+	s.Respond(corrs[1], pcapgen.ConsumerGroupHeartbeatResponse(1, errNone, pcapgen.Ptr(m), -1))
 	co.Close()
 	boot.Close()
 	rep := bb6Run(t, c)
@@ -1249,11 +1239,11 @@ func TestClientJavaV0BrokerAssignedLifecycle(t *testing.T) {
 	boot, sb := p.dial(bb6B1)
 	bb6FindCoord(sb, bb6Group, bb6B2, 2)
 	co, s := p.dial(bb6B2)
-	s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(0, bb6Group, "", 0), pcapgen.ConsumerGroupHeartbeatResponse(0, bb6ErrNone, pcapgen.Ptr(assigned), 1))
+	s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(0, bb6Group, "", 0), pcapgen.ConsumerGroupHeartbeatResponse(0, errNone, pcapgen.Ptr(assigned), 1))
 	for e := int32(1); e <= 3; e++ {
-		s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(0, bb6Group, assigned, e), pcapgen.ConsumerGroupHeartbeatResponse(0, bb6ErrNone, pcapgen.Ptr(assigned), e+1))
+		s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(0, bb6Group, assigned, e), pcapgen.ConsumerGroupHeartbeatResponse(0, errNone, pcapgen.Ptr(assigned), e+1))
 	}
-	s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(0, bb6Group, assigned, -1), pcapgen.ConsumerGroupHeartbeatResponse(0, bb6ErrNone, pcapgen.Ptr(assigned), -1))
+	s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(0, bb6Group, assigned, -1), pcapgen.ConsumerGroupHeartbeatResponse(0, errNone, pcapgen.Ptr(assigned), -1))
 	co.Close()
 	boot.Close()
 	rep := bb6Run(t, c)
@@ -1866,12 +1856,6 @@ func TestClientBusyClusterPlanted(t *testing.T) {
 	bb8fCheckCoverage(t, b, rep)
 }
 
-const (
-	bb8gErrFenced          = 110 // FENCED_MEMBER_EPOCH
-	bb8gErrUnknownSub      = 117 // UNKNOWN_SUBSCRIPTION_ID
-	bb8gErrUnknownMemberID = 25
-)
-
 // bb8gSasl is a SaslHandshake v1 (header v1, null client ID) and a
 // SaslAuthenticate v2 (header v2) round trip on s.
 func bb8gSasl(s *pcapgen.Session) {
@@ -1911,19 +1895,19 @@ func TestClientJavaKIP1313FullLifecycle(t *testing.T) {
 	_, s := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.1.0.9", 40001)}, "orders-app", bb8gH)
 	bb8gSasl(s)
 	bbMeta(s)
-	bb8gGTS(s, bb8gH, bb7ErrNone, bb7Zero, 7)
-	bb8gPush(s, bb8gH, 7, bb7ErrNone)
+	bb8gGTS(s, bb8gH, errNone, bb7Zero, 7)
+	bb8gPush(s, bb8gH, 7, errNone)
 	// subscription changed: re-fetch with the same ID, push again.
-	bb8gPush(s, bb8gH, 7, bb8gErrUnknownSub)
-	bb8gGTS(s, bb8gH, bb7ErrNone, bb7Zero, 8)
-	bb8gPush(s, bb8gH, 8, bb7ErrNone)
+	bb8gPush(s, bb8gH, 7, errUnknownSubscription)
+	bb8gGTS(s, bb8gH, errNone, bb7Zero, 8)
+	bb8gPush(s, bb8gH, 8, errNone)
 	// coordinator on a second broker: new connection, client ID again once.
 	_, g := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.1.0.9", 40002), Broker: bb7Host("10.0.0.2", 9092)}, "orders-app", bb8gH)
 	bb8gSasl(g)
 	bb7CG.join(g, "orders-group", m)
 	bb7CG.beat(g, "orders-group", m, 1)
 	// fenced: rejoin with epoch 0 and the same member ID.
-	bb7CG.rt(g, "orders-group", m, 1, bb8gErrFenced, pcapgen.Ptr(m), 1)
+	bb7CG.rt(g, "orders-group", m, 1, errFencedMemberEpoch, pcapgen.Ptr(m), 1)
 	bb7CG.join(g, "orders-group", m)
 	bb7CG.beat(g, "orders-group", m, 2)
 	bb7CG.leave(g, "orders-group", m)
@@ -1949,26 +1933,26 @@ func TestClientTelemetryHeaderClientVariants(t *testing.T) {
 		want map[string]int
 	}{
 		{"row4-rejected", func(s *pcapgen.Session) {
-			bb8gGTS(s, bb7Zero, bb7ErrInvalidRequest, bb7Zero, 0)
+			bb8gGTS(s, bb7Zero, errInvalidRequest, bb7Zero, 0)
 		}, map[string]int{"telemetry-id-requested-with-header": 1}},
 		{"row4-old-revision-echo", func(s *pcapgen.Session) {
-			bb8gGTS(s, bb7Zero, bb7ErrNone, bb8gH, 3)
+			bb8gGTS(s, bb7Zero, errNone, bb8gH, 3)
 		}, map[string]int{"telemetry-id-requested-with-header": 1, "broker-accepted-invalid": 1}},
 		{"row5-rejected", func(s *pcapgen.Session) {
-			bb8gGTS(s, bb8gR, bb7ErrInvalidRequest, bb7Zero, 0)
+			bb8gGTS(s, bb8gR, errInvalidRequest, bb7Zero, 0)
 		}, map[string]int{"telemetry-id-mismatch": 1}},
 		{"row3-then-push-other-id", func(s *pcapgen.Session) {
-			bb8gGTS(s, bb8gH, bb7ErrNone, bb7Zero, 3)
-			bb8gPush(s, bb8gR, 3, bb7ErrInvalidRequest)
+			bb8gGTS(s, bb8gH, errNone, bb7Zero, 3)
+			bb8gPush(s, bb8gR, 3, errInvalidRequest)
 		}, map[string]int{"telemetry-id-mismatch": 1}},
 		{"row3-then-push-zero", func(s *pcapgen.Session) {
-			bb8gGTS(s, bb8gH, bb7ErrNone, bb7Zero, 3)
-			bb8gPush(s, bb7Zero, 3, bb7ErrInvalidRequest)
+			bb8gGTS(s, bb8gH, errNone, bb7Zero, 3)
+			bb8gPush(s, bb7Zero, 3, errInvalidRequest)
 		}, map[string]int{"telemetry-id-zero-push": 1}},
 		{"refetch-after-subscription-change-asks-zero", func(s *pcapgen.Session) {
-			bb8gGTS(s, bb8gH, bb7ErrNone, bb7Zero, 3)
-			bb8gPush(s, bb8gH, 3, bb8gErrUnknownSub)
-			bb8gGTS(s, bb7Zero, bb7ErrInvalidRequest, bb7Zero, 0)
+			bb8gGTS(s, bb8gH, errNone, bb7Zero, 3)
+			bb8gPush(s, bb8gH, 3, errUnknownSubscription)
+			bb8gGTS(s, bb7Zero, errInvalidRequest, bb7Zero, 0)
 		}, map[string]int{"telemetry-id-requested-with-header": 1}},
 	}
 	for _, tc := range cases {
@@ -2005,16 +1989,16 @@ func TestClientTelemetryLegacyResubscribe(t *testing.T) {
 			c := bb8gNew()
 			_, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
 			bbMeta(s)
-			bb8gGTS(s, bb7Zero, bb7ErrNone, bb8gB, 4)
-			bb8gPush(s, bb8gB, 4, bb7ErrNone)
-			bb8gPush(s, bb8gB, 4, bb8gErrUnknownSub)
+			bb8gGTS(s, bb7Zero, errNone, bb8gB, 4)
+			bb8gPush(s, bb8gB, 4, errNone)
+			bb8gPush(s, bb8gB, 4, errUnknownSubscription)
 			ans := bb7Zero
 			if tc.refID == bb7Zero {
 				ans = bb8gB // a broker answers a row-1 request with an ID
 			}
-			bb8gGTS(s, tc.refID, bb7ErrNone, ans, 5)
+			bb8gGTS(s, tc.refID, errNone, ans, 5)
 			if tc.refID == bb8gB {
-				bb8gPush(s, bb8gB, 5, bb7ErrNone)
+				bb8gPush(s, bb8gB, 5, errNone)
 			}
 			rep := bbRunF(t, c)
 			bbExpect(t, rep, tc.want)
@@ -2040,7 +2024,7 @@ func TestClientJoinResponseLostRetry(t *testing.T) {
 				_, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb8gH)
 				m := bbJ(bb8gH)
 				h.send(s, "g1", m, 0) // answer lost
-				h.rt(s, "g1", m, 0, bb7ErrCoordNotAvailable, nil, 0)
+				h.rt(s, "g1", m, 0, errCoordNotAvailable, nil, 0)
 				retry := m
 				if ghost {
 					retry = bbJ(bb8gH2)
@@ -2072,7 +2056,7 @@ func TestClientCloseBeforeJoinAnswerV0(t *testing.T) {
 	_, s := bb7Legacy(c, pcapgen.ConnOptions{}, "old-consumer")
 	h := bb7CG.at(0)
 	h.send(s, "g1", "", 0)
-	h.rt(s, "g1", "", -1, bb8gErrUnknownMemberID, nil, -1)
+	h.rt(s, "g1", "", -1, errUnknownMemberID, nil, -1)
 	rep := bbRunF(t, c)
 	bbExpect(t, rep, map[string]int{"member-id-empty": 1, "leave-without-member-id": 1})
 	bb7Sev(t, rep, "member-id-empty", "info", "")
@@ -2103,28 +2087,28 @@ func TestClientStaticMembershipRestart(t *testing.T) {
 		t.Run(h.name+"/restart", func(t *testing.T) {
 			c := bb8gNew()
 			cn, s := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.1.0.5", 40001)}, "orders-app", bb8gH)
-			static(h, s, bbJ(bb8gH), 0, bb7ErrNone)
-			static(h, s, bbJ(bb8gH), 1, bb7ErrNone)
-			static(h, s, bbJ(bb8gH), -2, bb7ErrNone)
+			static(h, s, bbJ(bb8gH), 0, errNone)
+			static(h, s, bbJ(bb8gH), 1, errNone)
+			static(h, s, bbJ(bb8gH), -2, errNone)
 			cn.Close()
 			_, s2 := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.1.0.5", 40002)}, "orders-app", bb8gH2)
-			static(h, s2, bbJ(bb8gH2), 0, bb7ErrNone)
-			static(h, s2, bbJ(bb8gH2), 1, bb7ErrNone)
+			static(h, s2, bbJ(bb8gH2), 0, errNone)
+			static(h, s2, bbJ(bb8gH2), 1, errNone)
 			bbExpect(t, bbRunF(t, c), map[string]int{})
 		})
 		t.Run(h.name+"/static-leave-empty", func(t *testing.T) {
 			c := bb8gNew()
 			_, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb8gH)
-			static(h, s, bbJ(bb8gH), 0, bb7ErrNone)
-			static(h, s, "", -2, bb8gErrUnknownMemberID)
+			static(h, s, bbJ(bb8gH), 0, errNone)
+			static(h, s, "", -2, errUnknownMemberID)
 			bbExpect(t, bbRunF(t, c), map[string]int{"leave-without-member-id": 1})
 		})
 		t.Run(h.name+"/same-process-new-id", func(t *testing.T) {
 			c := bb8gNew()
 			_, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb8gH)
-			static(h, s, bbJ(bb8gH), 0, bb7ErrNone)
-			static(h, s, bbJ(bb8gH), -2, bb7ErrNone)
-			static(h, s, bbJ(bb8gR), 0, bb7ErrNone)
+			static(h, s, bbJ(bb8gH), 0, errNone)
+			static(h, s, bbJ(bb8gH), -2, errNone)
+			static(h, s, bbJ(bb8gR), 0, errNone)
 			bbExpect(t, bbRunF(t, c), map[string]int{"member-id-changed": 1, "member-id-misaligned": 1})
 		})
 	}
@@ -2142,7 +2126,7 @@ func TestClientFencedRejoinNewIDStreamsShare(t *testing.T) {
 			_, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb8gH)
 			m := bbJ(bb8gH)
 			h.join(s, "g1", m)
-			h.rt(s, "g1", m, 1, bb8gErrFenced, pcapgen.Ptr(m), 1)
+			h.rt(s, "g1", m, 1, errFencedMemberEpoch, pcapgen.Ptr(m), 1)
 			h.join(s, "g1", bbJ(bb8gR))
 			rep := bbRunF(t, c)
 			bbExpect(t, rep, map[string]int{"member-id-changed": 1, "member-id-misaligned": 1})
@@ -2242,16 +2226,16 @@ func TestClientTelemetryLegacyReconnect(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := bb8gNew()
 			cn, s := bb7Legacy(c, pcapgen.ConnOptions{Client: bb7Host("10.1.0.7", 40001)}, "legacy-app")
-			bb8gGTS(s, bb7Zero, bb7ErrNone, bb8gB, 4)
-			bb8gPush(s, bb8gB, 4, bb7ErrNone)
+			bb8gGTS(s, bb7Zero, errNone, bb8gB, 4)
+			bb8gPush(s, bb8gB, 4, errNone)
 			cn.Close()
 			_, s2 := bb7Legacy(c, pcapgen.ConnOptions{Client: bb7Host("10.1.0.7", 40002)}, "legacy-app")
 			if again {
-				bb8gGTS(s2, bb7Zero, bb7ErrNone, bb8gR, 5)
-				bb8gPush(s2, bb8gR, 5, bb7ErrNone)
+				bb8gGTS(s2, bb7Zero, errNone, bb8gR, 5)
+				bb8gPush(s2, bb8gR, 5, errNone)
 			} else {
-				bb8gGTS(s2, bb8gB, bb7ErrNone, bb7Zero, 5)
-				bb8gPush(s2, bb8gB, 5, bb7ErrNone)
+				bb8gGTS(s2, bb8gB, errNone, bb7Zero, 5)
+				bb8gPush(s2, bb8gB, 5, errNone)
 			}
 			bbExpect(t, bbRunF(t, c), map[string]int{})
 		})
@@ -2266,8 +2250,8 @@ func TestClientTelemetryLegacyReconnect(t *testing.T) {
 func TestClientPreKIPBrokerEchoesAlignedID(t *testing.T) {
 	c := bb8gNew()
 	_, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb8gH)
-	bb8gGTS(s, bb8gH, bb7ErrNone, bb8gH, 3)
-	bb8gPush(s, bb8gH, 3, bb7ErrNone)
+	bb8gGTS(s, bb8gH, errNone, bb8gH, 3)
+	bb8gPush(s, bb8gH, 3, errNone)
 	rep := bbRunF(t, c)
 	bbExpect(t, rep, map[string]int{"broker-telemetry-id-echo": 1})
 	bb7Sev(t, rep, "broker-telemetry-id-echo", "info", "")
@@ -2283,16 +2267,10 @@ func TestClientHeartbeatEmptyMidSession(t *testing.T) {
 	_, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb8gH)
 	m := bbJ(bb8gH)
 	bb7CG.join(s, "g1", m)
-	bb7CG.rt(s, "g1", "", 1, bb8gErrUnknownMemberID, nil, 1)
+	bb7CG.rt(s, "g1", "", 1, errUnknownMemberID, nil, 1)
 	bb7CG.leave(s, "g1", m)
 	bbExpect(t, bbRunF(t, c), map[string]int{})
 }
-
-const (
-	bb8hErrNone           = 0
-	bb8hErrNotCoordinator = 16
-	bb8hErrFencedEpoch    = 110
-)
 
 var (
 	bb8hBroker1 = netip.MustParseAddrPort("10.0.0.1:9092")
@@ -2394,9 +2372,9 @@ func TestClientKIPConsumerResetReconnect(t *testing.T) {
 	host := netip.MustParseAddr("10.5.0.7")
 	a := bb8hConn(c, netip.AddrPortFrom(host, 51000), bb8hBroker1, "orders-consumer", &x, 1)
 	a.hello()
-	a.hb("g1", m, 0, bb8hErrNone, 1)
-	a.hb("g1", m, 1, bb8hErrNone, 1)
-	a.hb("g1", m, 1, bb8hErrNone, 1)
+	a.hb("g1", m, 0, errNone, 1)
+	a.hb("g1", m, 1, errNone, 1)
+	a.hb("g1", m, 1, errNone, 1)
 	// the broker's half of a heartbeat never comes: the client resets
 	a.s.Request(pcapgen.ConsumerGroupHeartbeat(1, "g1", m, 1))
 	a.reqs++
@@ -2404,10 +2382,10 @@ func TestClientKIPConsumerResetReconnect(t *testing.T) {
 	c.Sleep(3 * time.Second)
 	b := bb8hConn(c, netip.AddrPortFrom(host, 51001), bb8hBroker1, "orders-consumer", &x, 1000)
 	b.hello()
-	b.hb("g1", m, 1, bb8hErrNone, 1)
-	b.hb("g1", m, 1, bb8hErrFencedEpoch, -1)
-	b.hb("g1", m, 0, bb8hErrNone, 2)
-	b.hb("g1", m, 2, bb8hErrNone, 2)
+	b.hb("g1", m, 1, errNone, 1)
+	b.hb("g1", m, 1, errFencedMemberEpoch, -1)
+	b.hb("g1", m, 0, errNone, 2)
+	b.hb("g1", m, 2, errNone, 2)
 	b.cn.Close()
 	rep := bb8hRun(t, c, map[string]int{}, 2, a.reqs+b.reqs, a.resps+b.resps)
 	if len(rep.Instances) != 1 || rep.Instances[0].Connections != 2 {
@@ -2425,19 +2403,19 @@ func TestClientKIPCoordinatorMoves(t *testing.T) {
 	host := netip.MustParseAddr("10.5.0.8")
 	a := bb8hConn(c, netip.AddrPortFrom(host, 52000), bb8hBroker1, "billing", &x, 1)
 	a.hello()
-	a.hb("g2", m, 0, bb8hErrNone, 5)
+	a.hb("g2", m, 0, errNone, 5)
 	a.fetch()
-	a.hb("g2", m, 5, bb8hErrNone, 5)
-	a.hb("g2", m, 5, bb8hErrNotCoordinator, 5)
+	a.hb("g2", m, 5, errNone, 5)
+	a.hb("g2", m, 5, errNotCoordinator, 5)
 	b := bb8hConn(c, netip.AddrPortFrom(host, 52001), bb8hBroker2, "billing", &x, 100)
 	b.hello()
-	b.hb("g2", m, 5, bb8hErrNone, 5)
+	b.hb("g2", m, 5, errNone, 5)
 	a.fetch()
-	b.hb("g2", m, 5, bb8hErrNone, 6)
+	b.hb("g2", m, 5, errNone, 6)
 	a.fetch()
-	b.hb("g2", m, 6, bb8hErrNone, 6)
+	b.hb("g2", m, 6, errNone, 6)
 	a.cn.Close()
-	b.hb("g2", m, 6, bb8hErrNone, 6)
+	b.hb("g2", m, 6, errNone, 6)
 	b.fetch()
 	b.cn.Close()
 	rep := bb8hRun(t, c, map[string]int{}, 2, a.reqs+b.reqs, a.resps+b.resps)
@@ -2511,11 +2489,11 @@ func TestClientLegacyBrokerAssignedCoordinatorMove(t *testing.T) {
 			a := bb8hConn(c, netip.AddrPortFrom(host, 55000), bb8hBroker1, "rdkafka-consumer", nil, 1)
 			a.hello()
 			a.rt(pcapgen.ConsumerGroupHeartbeat(0, "g5", "", 0),
-				pcapgen.ConsumerGroupHeartbeatResponse(0, bb8hErrNone, pcapgen.Ptr(assigned), 3))
+				pcapgen.ConsumerGroupHeartbeatResponse(0, errNone, pcapgen.Ptr(assigned), 3))
 			a.rt(pcapgen.ConsumerGroupHeartbeat(0, "g5", assigned, 3),
-				pcapgen.ConsumerGroupHeartbeatResponse(0, bb8hErrNone, pcapgen.Ptr(assigned), 3))
+				pcapgen.ConsumerGroupHeartbeatResponse(0, errNone, pcapgen.Ptr(assigned), 3))
 			a.rt(pcapgen.ConsumerGroupHeartbeat(0, "g5", assigned, 3),
-				pcapgen.ConsumerGroupHeartbeatResponse(0, bb8hErrNotCoordinator, nil, 3))
+				pcapgen.ConsumerGroupHeartbeatResponse(0, errNotCoordinator, nil, 3))
 			if closeFirst {
 				a.cn.Close()
 			}
@@ -2523,7 +2501,7 @@ func TestClientLegacyBrokerAssignedCoordinatorMove(t *testing.T) {
 			b.hello()
 			for e := int32(3); e < 6; e++ {
 				b.rt(pcapgen.ConsumerGroupHeartbeat(0, "g5", assigned, e),
-					pcapgen.ConsumerGroupHeartbeatResponse(0, bb8hErrNone, pcapgen.Ptr(assigned), e+1))
+					pcapgen.ConsumerGroupHeartbeatResponse(0, errNone, pcapgen.Ptr(assigned), e+1))
 				if !closeFirst {
 					a.fetch()
 				}
@@ -2546,11 +2524,11 @@ func TestClientLegacySameMemberDifferentGroups(t *testing.T) {
 	b := bb8hConn(c, netip.AddrPortFrom(host, 56001), bb8hBroker1, "svc-b", nil, 1)
 	a.hello()
 	b.hello()
-	a.hb("group-a", m, 0, bb8hErrNone, 1)
-	b.hb("group-b", m, 0, bb8hErrNone, 1)
+	a.hb("group-a", m, 0, errNone, 1)
+	b.hb("group-b", m, 0, errNone, 1)
 	for range 3 {
-		a.hb("group-a", m, 1, bb8hErrNone, 1)
-		b.hb("group-b", m, 1, bb8hErrNone, 1)
+		a.hb("group-a", m, 1, errNone, 1)
+		b.hb("group-b", m, 1, errNone, 1)
 	}
 	a.cn.Close()
 	b.cn.Close()
@@ -2571,10 +2549,10 @@ func TestClientKIPRestartNewInstance(t *testing.T) {
 	f := bb8hConn(c, netip.AddrPortFrom(host, 57001), bb8hBroker2, "stream-app", &x1, 2)
 	a.hello()
 	f.hello()
-	a.hb("g7", m1, 0, bb8hErrNone, 1)
+	a.hb("g7", m1, 0, errNone, 1)
 	f.fetch()
-	a.hb("g7", m1, 1, bb8hErrNone, 1)
-	a.hb("g7", m1, -1, bb8hErrNone, -1)
+	a.hb("g7", m1, 1, errNone, 1)
+	a.hb("g7", m1, -1, errNone, -1)
 	a.cn.Close()
 	f.cn.Close()
 	c.Sleep(5 * time.Second)
@@ -2582,9 +2560,9 @@ func TestClientKIPRestartNewInstance(t *testing.T) {
 	g := bb8hConn(c, netip.AddrPortFrom(host, 57003), bb8hBroker2, "stream-app", &x2, 2)
 	b.hello()
 	g.hello()
-	b.hb("g7", m2, 0, bb8hErrNone, 2)
+	b.hb("g7", m2, 0, errNone, 2)
 	g.fetch()
-	b.hb("g7", m2, 2, bb8hErrNone, 2)
+	b.hb("g7", m2, 2, errNone, 2)
 	b.cn.Close()
 	g.cn.Close()
 	rep := bb8hRun(t, c, map[string]int{}, 4, a.reqs+f.reqs+b.reqs+g.reqs, a.resps+f.resps+b.resps+g.resps)
@@ -2603,14 +2581,14 @@ func TestClientLegacyCoordinatorMoveAndBack(t *testing.T) {
 	m := pcapgen.JavaString(pcapgen.MustUUID("1a2b3c4d-5e6f-4a0b-8c1d-2e3f40516273"))
 	a := bb8hConn(c, netip.AddrPortFrom(host, 58000), bb8hBroker1, "rd-cons", nil, 1)
 	a.hello()
-	a.hb("g8", m, 0, bb8hErrNone, 1)
-	a.hb("g8", m, 1, bb8hErrNotCoordinator, 1)
+	a.hb("g8", m, 0, errNone, 1)
+	a.hb("g8", m, 1, errNotCoordinator, 1)
 	b := bb8hConn(c, netip.AddrPortFrom(host, 58001), bb8hBroker2, "rd-cons", nil, 1)
 	b.hello()
-	b.hb("g8", m, 1, bb8hErrNone, 1)
-	b.hb("g8", m, 1, bb8hErrNotCoordinator, 1)
-	a.hb("g8", m, 1, bb8hErrNone, 2)
-	a.hb("g8", m, 2, bb8hErrNone, 2)
+	b.hb("g8", m, 1, errNone, 1)
+	b.hb("g8", m, 1, errNotCoordinator, 1)
+	a.hb("g8", m, 1, errNone, 2)
+	a.hb("g8", m, 2, errNone, 2)
 	a.cn.Close()
 	b.cn.Close()
 	bb8hRun(t, c, map[string]int{}, 2, a.reqs+b.reqs, a.resps+b.resps)

@@ -968,8 +968,8 @@ func TestCoverageMidstreamConfidenceByRule(t *testing.T) {
 		}, map[string]int{"member-id-changed": 1}, "partial"},
 		{"telemetry-id-not-adopted", func(c *pcapgen.Capture) {
 			cn, s := bb7Legacy(c, mid, "legacy-app")
-			s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb7Zero), pcapgen.GetTelemetrySubscriptionsResponse(bb7ErrNone, bb7B, 7))
-			s.RoundTrip(pcapgen.PushTelemetry(bb7C, 7), pcapgen.PushTelemetryResponse(bb7ErrNone))
+			s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb7Zero), pcapgen.GetTelemetrySubscriptionsResponse(errNone, bb7B, 7))
+			s.RoundTrip(pcapgen.PushTelemetry(bb7C, 7), pcapgen.PushTelemetryResponse(errNone))
 			cn.Close()
 		}, map[string]int{"telemetry-id-not-adopted": 1}, "partial"},
 		{"client-id-missing-first", func(c *pcapgen.Capture) {
@@ -990,12 +990,12 @@ func TestCoverageMidstreamConfidenceByRule(t *testing.T) {
 		}, map[string]int{"ghost-member": 1}, "full"},
 		{"member-id-empty-and-broker-rules", func(c *pcapgen.Capture) {
 			cn, s := bb7Legacy(c, mid, "legacy-app")
-			bb7CG.rt(s, "g", "", 0, bb7ErrNone, pcapgen.Ptr("assigned-1"), 1)
+			bb7CG.rt(s, "g", "", 0, errNone, pcapgen.Ptr("assigned-1"), 1)
 			cn.Close()
 		}, map[string]int{"member-id-empty": 1, "broker-generated-member-id": 1, "broker-accepted-invalid": 1}, "full"},
 		{"leave-without-member-id", func(c *pcapgen.Capture) {
 			cn, s := bb7Legacy(c, mid, "legacy-app")
-			bb7CG.rt(s, "g", "", -1, bb7ErrUnknownMember, nil, 0)
+			bb7CG.rt(s, "g", "", -1, errUnknownMemberID, nil, 0)
 			cn.Close()
 		}, map[string]int{"leave-without-member-id": 1}, "full"},
 		{"member-id-misaligned", func(c *pcapgen.Capture) {
@@ -1005,7 +1005,7 @@ func TestCoverageMidstreamConfidenceByRule(t *testing.T) {
 		}, map[string]int{"member-id-misaligned": 1}, "full"},
 		{"telemetry-id-requested-with-header", func(c *pcapgen.Capture) {
 			cn, s := bb7Modern(c, mid, "orders-app", bb7X)
-			s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb7Zero), pcapgen.GetTelemetrySubscriptionsResponse(bb7ErrInvalidRequest, bb7Zero, 0))
+			s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb7Zero), pcapgen.GetTelemetrySubscriptionsResponse(errInvalidRequest, bb7Zero, 0))
 			cn.Close()
 		}, map[string]int{"telemetry-id-requested-with-header": 1}, "full"},
 	}
@@ -1400,7 +1400,7 @@ func TestCoverageResponseResyncMisalignedChunk(t *testing.T) {
 			}
 			r3 := pcapgen.EncodeResponse(c3, 12, pcapgen.FetchResponse(12, "orders", bb8cZero, slices.Concat(bb8cFiller(200), fake, bb8cFiller(200))))
 			rej := pcapgen.APIVersionsResponse(3)
-			rej.ErrorCode = bb8cErrInvalidRequest
+			rej.ErrorCode = errInvalidRequest
 			rest := slices.Concat(pcapgen.EncodeResponse(c4, 3, rej), bb8cMetaResp(c5))
 			if mode == "middle" {
 				bb8cLose(cn, pcapgen.ToClient, slices.Concat(r3, rest), 30, 100)
@@ -1414,7 +1414,7 @@ func TestCoverageResponseResyncMisalignedChunk(t *testing.T) {
 			bb8cExact(t, rep, bb8cW{"instance-id-changed", "error", "full", fr[1]})
 			bb8cCov(t, rep, map[string]int{"stream-gap": 1, "unmatched-response": 0})
 			d := bb8cDump(t, path)
-			bb8cMatched(t, d, c4, fr[1], bb8cErrInvalidRequest)
+			bb8cMatched(t, d, c4, fr[1], errInvalidRequest)
 			bb8cMatched(t, d, c5, fr[2], -1)
 			bb8cMatched(t, d, 6, f6, -1)
 		})
@@ -1443,7 +1443,7 @@ func TestCoverageResponseResyncInsideAnswerBody(t *testing.T) {
 	s.Header.InstanceID = bbID(bb8cX)
 	fr := cn.Write(pcapgen.ToBroker, q3, q4, q5)
 	rej := pcapgen.APIVersionsResponse(3)
-	rej.ErrorCode = bb8cErrInvalidRequest
+	rej.ErrorCode = errInvalidRequest
 	all := slices.Concat(pcapgen.EncodeResponse(c3, 3, pcapgen.APIVersionsResponse(3)), bb8cMetaResp(c4), pcapgen.EncodeResponse(c5, 3, rej))
 	bb8cLose(cn, pcapgen.ToClient, all, 0, 20)
 	f6 := bbMeta(s)
@@ -1454,7 +1454,7 @@ func TestCoverageResponseResyncInsideAnswerBody(t *testing.T) {
 	bb8cCov(t, rep, map[string]int{"stream-gap": 1, "unmatched-response": 0, "framing-error": 0})
 	d := bb8cDump(t, path)
 	bb8cMatched(t, d, c4, fr[1], -1)
-	bb8cMatched(t, d, c5, fr[2], bb8cErrInvalidRequest)
+	bb8cMatched(t, d, c5, fr[2], errInvalidRequest)
 	bb8cMatched(t, d, 6, f6, -1)
 }
 

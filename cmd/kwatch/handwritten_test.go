@@ -1548,11 +1548,6 @@ func TestHandwrittenClientIDRules(t *testing.T) {
 
 // ============================================================ 3.3 telemetry
 
-const (
-	bb8eNone    = 0
-	bb8eInvalid = 42
-)
-
 func TestHandwrittenTelemetryRules(t *testing.T) {
 	t.Parallel()
 	x, y, b, c, zero := bb8eX, bb8eY, bb8eB, bb8eC, bb8eZero
@@ -1560,69 +1555,69 @@ func TestHandwrittenTelemetryRules(t *testing.T) {
 		{"row1-legacy-first-twin", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.legacy("legacy-app")
-			k.rt(bb8eH{cid: bb8eS("legacy-app")}, bb8eGTS(zero), bb8eGTSResp(bb8eNone, b))
-			k.rt(bb8eH{cid: bb8eS("legacy-app")}, bb8ePush(b), bb8ePushResp(bb8eNone))
+			k.rt(bb8eH{cid: bb8eS("legacy-app")}, bb8eGTS(zero), bb8eGTSResp(errNone, b))
+			k.rt(bb8eH{cid: bb8eS("legacy-app")}, bb8ePush(b), bb8ePushResp(errNone))
 			return 1, nil
 		}, nil},
 		{"row2-legacy-later-twin", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.legacy("legacy-app")
-			k.rt(bb8eH{cid: bb8eS("legacy-app")}, bb8eGTS(zero), bb8eGTSResp(bb8eNone, b))
-			k.rt(bb8eH{cid: bb8eS("legacy-app")}, bb8eGTS(b), bb8eGTSResp(bb8eNone, zero))
+			k.rt(bb8eH{cid: bb8eS("legacy-app")}, bb8eGTS(zero), bb8eGTSResp(errNone, b))
+			k.rt(bb8eH{cid: bb8eS("legacy-app")}, bb8eGTS(b), bb8eGTSResp(errNone, zero))
 			return 1, nil
 		}, nil},
 		{"row3-aligned-twin", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.modern("orders-app", x)
-			k.rt(bb8eIP(&x), bb8eGTS(x), bb8eGTSResp(bb8eNone, zero))
-			k.rt(bb8eIP(&x), bb8ePush(x), bb8ePushResp(bb8eNone))
+			k.rt(bb8eIP(&x), bb8eGTS(x), bb8eGTSResp(errNone, zero))
+			k.rt(bb8eIP(&x), bb8ePush(x), bb8ePushResp(errNone))
 			return 1, nil
 		}, nil},
 		{"row4-requested-with-header", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.modern("orders-app", x)
-			f := k.rt(bb8eIP(&x), bb8eGTS(zero), bb8eGTSResp(bb8eInvalid, zero))
+			f := k.rt(bb8eIP(&x), bb8eGTS(zero), bb8eGTSResp(errInvalidRequest, zero))
 			return 1, []bb8eWant{{rule: "telemetry-id-requested-with-header", sev: "error", frame: f}}
 		}, nil},
 		{"row5-mismatch", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.modern("orders-app", x)
-			f := k.rt(bb8eIP(&x), bb8eGTS(y), bb8eGTSResp(bb8eInvalid, zero))
+			f := k.rt(bb8eIP(&x), bb8eGTS(y), bb8eGTSResp(errInvalidRequest, zero))
 			return 1, []bb8eWant{{rule: "telemetry-id-mismatch", sev: "error", frame: f, exp: bb8eJ(x), obs: bb8eJ(y)}}
 		}, nil},
 		{"push-mismatch", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.modern("orders-app", x)
-			k.rt(bb8eIP(&x), bb8eGTS(x), bb8eGTSResp(bb8eNone, zero))
-			f := k.rt(bb8eIP(&x), bb8ePush(y), bb8ePushResp(bb8eInvalid))
+			k.rt(bb8eIP(&x), bb8eGTS(x), bb8eGTSResp(errNone, zero))
+			f := k.rt(bb8eIP(&x), bb8ePush(y), bb8ePushResp(errInvalidRequest))
 			return 1, []bb8eWant{{rule: "telemetry-id-mismatch", sev: "error", frame: f, exp: bb8eJ(x), obs: bb8eJ(y)}}
 		}, nil},
 		{"zero-push-legacy", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.legacy("legacy-app")
-			f := k.rt(bb8eH{}, bb8ePush(zero), bb8ePushResp(bb8eInvalid))
+			f := k.rt(bb8eH{}, bb8ePush(zero), bb8ePushResp(errInvalidRequest))
 			return 1, []bb8eWant{{rule: "telemetry-id-zero-push", sev: "error", frame: f}}
 		}, nil},
 		{"zero-push-with-header-only", func(w *bb8eWorld) (int, []bb8eWant) {
 			// SPEC 3.7: zero-push only, no mismatch
 			k := w.conn(5, 40001, 9, 9092)
 			k.modern("orders-app", x)
-			f := k.rt(bb8eIP(&x), bb8ePush(zero), bb8ePushResp(bb8eInvalid))
+			f := k.rt(bb8eIP(&x), bb8ePush(zero), bb8ePushResp(errInvalidRequest))
 			return 1, []bb8eWant{{rule: "telemetry-id-zero-push", sev: "error", frame: f}}
 		}, nil},
 		{"not-adopted", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.legacy("legacy-app")
-			k.rt(bb8eH{}, bb8eGTS(zero), bb8eGTSResp(bb8eNone, b))
-			f := k.rt(bb8eH{}, bb8ePush(c), bb8ePushResp(bb8eNone))
+			k.rt(bb8eH{}, bb8eGTS(zero), bb8eGTSResp(errNone, b))
+			f := k.rt(bb8eH{}, bb8ePush(c), bb8ePushResp(errNone))
 			return 1, []bb8eWant{{rule: "telemetry-id-not-adopted", sev: "warn", frame: f, first: true, exp: bb8eJ(b), obs: bb8eJ(c)}}
 		}, nil},
 		{"not-adopted-twin", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.legacy("legacy-app")
-			k.rt(bb8eH{}, bb8eGTS(zero), bb8eGTSResp(bb8eNone, b))
-			k.rt(bb8eH{}, bb8ePush(b), bb8ePushResp(bb8eNone))
-			k.rt(bb8eH{}, bb8eGTS(b), bb8eGTSResp(bb8eNone, zero))
+			k.rt(bb8eH{}, bb8eGTS(zero), bb8eGTSResp(errNone, b))
+			k.rt(bb8eH{}, bb8ePush(b), bb8ePushResp(errNone))
+			k.rt(bb8eH{}, bb8eGTS(b), bb8eGTSResp(errNone, zero))
 			return 1, nil
 		}, nil},
 	}
@@ -1642,10 +1637,10 @@ func TestHandwrittenMemberRules(t *testing.T) {
 	const g = "orders-group"
 	for _, hb := range bb8eHBs {
 		join := func(k *bb8eConn, h bb8eH, m string) int {
-			return k.rt(h, hb.req(g, m, 0), hb.resp(bb8eNone, m, 1))
+			return k.rt(h, hb.req(g, m, 0), hb.resp(errNone, m, 1))
 		}
 		beat := func(k *bb8eConn, h bb8eH, m string, e int32) int {
-			return k.rt(h, hb.req(g, m, e), hb.resp(bb8eNone, m, e))
+			return k.rt(h, hb.req(g, m, e), hb.resp(errNone, m, e))
 		}
 		emptySev := "error"
 		if !hb.required() {
@@ -1679,11 +1674,11 @@ func TestHandwrittenMemberRules(t *testing.T) {
 				var f int
 				if hb.required() {
 					// a conforming broker rejects it
-					f = k.rt(bb8eH{}, hb.req(g, "", 0), hb.resp(bb8eInvalid, "", 0))
+					f = k.rt(bb8eH{}, hb.req(g, "", 0), hb.resp(errInvalidRequest, "", 0))
 				} else {
 					// below the required version the broker assigns an ID:
 					// it is the broker's, not judged (SPEC 3.7)
-					f = k.rt(bb8eH{}, hb.req(g, "", 0), hb.resp(bb8eNone, "broker-assigned-1", 1))
+					f = k.rt(bb8eH{}, hb.req(g, "", 0), hb.resp(errNone, "broker-assigned-1", 1))
 					beat(k, bb8eH{}, "broker-assigned-1", 1)
 				}
 				return 1, []bb8eWant{{rule: "member-id-empty", sev: emptySev, frame: f}}
@@ -1810,14 +1805,14 @@ func TestHandwrittenBrokerRules(t *testing.T) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.modern("orders-app", x)
 			r := bb8eApivResp()
-			r.ErrorCode = bb8eInvalid
+			r.ErrorCode = errInvalidRequest
 			f := k.rt(bb8eIP(&y), bb8eApiv(3), r)
 			return 1, []bb8eWant{{rule: "instance-id-changed", sev: "error", frame: f, first: true}}
 		}, nil},
 		{"accepted-invalid-requested-with-header", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.modern("orders-app", x)
-			f := k.rt(bb8eIP(&x), bb8eGTS(zero), bb8eGTSResp(bb8eNone, b))
+			f := k.rt(bb8eIP(&x), bb8eGTS(zero), bb8eGTSResp(errNone, b))
 			return 1, []bb8eWant{
 				{rule: "telemetry-id-requested-with-header", sev: "error", frame: f},
 				{rule: "broker-accepted-invalid", sev: "warn", frame: f},
@@ -1826,8 +1821,8 @@ func TestHandwrittenBrokerRules(t *testing.T) {
 		{"generated-member-id", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.legacy("legacy-app")
-			f := k.rt(bb8eH{}, bb8eCG1.req(g, "", 0), bb8eCG1.resp(bb8eNone, "broker-made-42", 1))
-			k.rt(bb8eH{}, bb8eCG1.req(g, "broker-made-42", 1), bb8eCG1.resp(bb8eNone, "broker-made-42", 1))
+			f := k.rt(bb8eH{}, bb8eCG1.req(g, "", 0), bb8eCG1.resp(errNone, "broker-made-42", 1))
+			k.rt(bb8eH{}, bb8eCG1.req(g, "broker-made-42", 1), bb8eCG1.resp(errNone, "broker-made-42", 1))
 			return 1, []bb8eWant{
 				{rule: "member-id-empty", sev: "error", frame: f},
 				{rule: "broker-accepted-invalid", sev: "warn", frame: f},
@@ -1838,20 +1833,20 @@ func TestHandwrittenBrokerRules(t *testing.T) {
 			// below the required version: member-id-empty info, no 3.5 rule
 			k := w.conn(5, 40001, 9, 9092)
 			k.legacy("legacy-app")
-			f := k.rt(bb8eH{}, bb8eCG0.req(g, "", 0), bb8eCG0.resp(bb8eNone, "broker-made-42", 1))
+			f := k.rt(bb8eH{}, bb8eCG0.req(g, "", 0), bb8eCG0.resp(errNone, "broker-made-42", 1))
 			return 1, []bb8eWant{{rule: "member-id-empty", sev: "info", frame: f}}
 		}, nil},
 		{"telemetry-id-echo", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.legacy("legacy-app")
-			k.rt(bb8eH{}, bb8eGTS(zero), bb8eGTSResp(bb8eNone, b))
-			f := k.rt(bb8eH{}, bb8eGTS(b), bb8eGTSResp(bb8eNone, b))
+			k.rt(bb8eH{}, bb8eGTS(zero), bb8eGTSResp(errNone, b))
+			f := k.rt(bb8eH{}, bb8eGTS(b), bb8eGTSResp(errNone, b))
 			return 1, []bb8eWant{{rule: "broker-telemetry-id-echo", sev: "info", frame: f}}
 		}, nil},
 		{"telemetry-id-missing", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.legacy("legacy-app")
-			f := k.rt(bb8eH{}, bb8eGTS(zero), bb8eGTSResp(bb8eNone, zero))
+			f := k.rt(bb8eH{}, bb8eGTS(zero), bb8eGTSResp(errNone, zero))
 			return 1, []bb8eWant{{rule: "broker-telemetry-id-missing", sev: "error", frame: f}}
 		}, nil},
 	}
@@ -1921,14 +1916,14 @@ func TestHandwrittenCorrelationFromZero(t *testing.T) {
 			cid := "modern-app"
 			mal := k.rt(bb8eH{cid: &cid, tags: []byte{1, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8}}, bb8eApiv(3), bb8eApivResp())
 			k.rt(bb8eIP(&x), bb8eMeta(), bb8eMetaResp())
-			rwh := k.rt(bb8eIP(&x), bb8eGTS(zero), bb8eGTSResp(bb8eNone, b))
+			rwh := k.rt(bb8eIP(&x), bb8eGTS(zero), bb8eGTSResp(errNone, b))
 			l := w.conn(6, 40002, 9, 9092)
 			l.legacy("legacy-app")
 			l.rt(bb8eH{}, bb8eCG1.req("g", ja, 0), bb8eCG1.resp(15, "", 0))
-			ghost := l.rt(bb8eH{}, bb8eCG1.req("g", ja2, 0), bb8eCG1.resp(bb8eNone, ja2, 1))
-			l.rt(bb8eH{}, bb8eGTS(zero), bb8eGTSResp(bb8eNone, b))
-			na := l.rt(bb8eH{}, bb8ePush(c), bb8ePushResp(bb8eNone))
-			gen := l.rt(bb8eH{}, bb8eCG1.req("g2", "", 0), bb8eCG1.resp(bb8eNone, "assigned-9", 1))
+			ghost := l.rt(bb8eH{}, bb8eCG1.req("g", ja2, 0), bb8eCG1.resp(errNone, ja2, 1))
+			l.rt(bb8eH{}, bb8eGTS(zero), bb8eGTSResp(errNone, b))
+			na := l.rt(bb8eH{}, bb8ePush(c), bb8ePushResp(errNone))
+			gen := l.rt(bb8eH{}, bb8eCG1.req("g2", "", 0), bb8eCG1.resp(errNone, "assigned-9", 1))
 			rep := w.run(t)
 			w.check(t, rep,
 				bb8eWant{rule: "instance-id-malformed", sev: "error", frame: mal},

@@ -920,18 +920,18 @@ func TestMemberIDRulesOnAllHeartbeatAPIs(t *testing.T) {
 		}, map[string]int{"member-id-misaligned": 1}, "warn"},
 		{"ghost-member", func(c *pcapgen.Capture, h bb7HB) {
 			cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
-			h.rt(s, "g", a, 0, bb7ErrCoordNotAvailable, nil, 0)
+			h.rt(s, "g", a, 0, errCoordNotAvailable, nil, 0)
 			h.join(s, "g", b)
 			cn.Close()
 		}, map[string]int{"ghost-member": 1}, "error"},
 		{"leave-without-member-id", func(c *pcapgen.Capture, h bb7HB) {
 			cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
-			h.rt(s, "g", "", -1, bb7ErrUnknownMember, nil, 0)
+			h.rt(s, "g", "", -1, errUnknownMemberID, nil, 0)
 			cn.Close()
 		}, map[string]int{"leave-without-member-id": 1}, "error"},
 		{"member-id-empty-rejected", func(c *pcapgen.Capture, h bb7HB) {
 			cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
-			h.rt(s, "g", "", 0, bb7ErrInvalidRequest, nil, 0)
+			h.rt(s, "g", "", 0, errInvalidRequest, nil, 0)
 			cn.Close()
 		}, map[string]int{"member-id-empty": 1}, "error"},
 	}
@@ -965,7 +965,7 @@ func TestMemberIDEmptyOnPlainHeartbeat(t *testing.T) {
 	t.Parallel()
 	m := bbJ(pcapgen.SeqUUID(0x02))
 	for _, h := range []bb7HB{bb7CG, bb7CG.at(0), bb7SG, bb7ST} {
-		for _, code := range []int16{bb7ErrUnknownMember, bb7ErrNone} {
+		for _, code := range []int16{errUnknownMemberID, errNone} {
 			t.Run(fmt.Sprintf("%s-v%d/answer-%d", h.name, h.ver, code), func(t *testing.T) {
 				c := pcapgen.New(pcapgen.Options{})
 				cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
@@ -1021,10 +1021,10 @@ func TestMemberIDGhostMemberBoundaries(t *testing.T) {
 		}, nil},
 		{"retry-with-empty-id", func(s *pcapgen.Session) []int {
 			bb7CG.send(s, "g", a, 0)
-			return []int{bb7CG.rt(s, "g", "", 0, bb7ErrInvalidRequest, nil, 0)}
+			return []int{bb7CG.rt(s, "g", "", 0, errInvalidRequest, nil, 0)}
 		}, map[string]int{"member-id-empty": 1}},
 		{"streams-join-error", func(s *pcapgen.Session) []int {
-			bb7ST.rt(s, "g", a, 0, bb7ErrCoordNotAvailable, nil, 0)
+			bb7ST.rt(s, "g", a, 0, errCoordNotAvailable, nil, 0)
 			return []int{bb7ST.join(s, "g", b)}
 		}, map[string]int{"ghost-member": 1}},
 	}
@@ -1058,7 +1058,7 @@ func TestMemberIDEmptyAfterAnID(t *testing.T) {
 		cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
 		bb7CG.join(s, "g", a)
 		bb7CG.leave(s, "g", a)
-		bb7CG.rt(s, "g", "", 0, bb7ErrInvalidRequest, nil, 0)
+		bb7CG.rt(s, "g", "", 0, errInvalidRequest, nil, 0)
 		cn.Close()
 		bbExpect(t, bbRunF(t, c), map[string]int{"member-id-empty": 1})
 	})
@@ -1067,14 +1067,14 @@ func TestMemberIDEmptyAfterAnID(t *testing.T) {
 		cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
 		bb7CG.join(s, "g", a)
 		bb7CG.beat(s, "g", a, 1)
-		bb7CG.rt(s, "g", "", -1, bb7ErrUnknownMember, nil, 0)
+		bb7CG.rt(s, "g", "", -1, errUnknownMemberID, nil, 0)
 		cn.Close()
 		bbExpect(t, bbRunF(t, c), map[string]int{"leave-without-member-id": 1})
 	})
 	t.Run("kip1313-empty-join", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
 		cn, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb7X)
-		bb7SG.rt(s, "g", "", 0, bb7ErrInvalidRequest, nil, 0)
+		bb7SG.rt(s, "g", "", 0, errInvalidRequest, nil, 0)
 		cn.Close()
 		bbExpect(t, bbRunF(t, c), map[string]int{"member-id-empty": 1})
 	})
@@ -1153,8 +1153,8 @@ func TestMemberIDGhostPipelinedAndUndecodable(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
 		cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
 		corrs, frames := s.Pipeline(bb7CG.req("g", a, 0), bb7CG.req("g", b, 0))
-		s.Respond(corrs[0], bb7CG.resp(bb7ErrNone, &a, 1))
-		s.Respond(corrs[1], bb7CG.resp(bb7ErrNone, &b, 1))
+		s.Respond(corrs[0], bb7CG.resp(errNone, &a, 1))
+		s.Respond(corrs[1], bb7CG.resp(errNone, &b, 1))
 		cn.Close()
 		rep := bbRunF(t, c)
 		bbExpect(t, rep, map[string]int{"ghost-member": 1})
@@ -1184,8 +1184,8 @@ func TestMemberIDBrokerAssignedCollision(t *testing.T) {
 	cn1, s1 := bb7Legacy(c, pcapgen.ConnOptions{Client: bb7Host("10.7.7.1", 41001)}, "app-1")
 	cn2, s2 := bb7Legacy(c, pcapgen.ConnOptions{Client: bb7Host("10.7.7.2", 41001)}, "app-2")
 	v0 := bb7CG.at(0)
-	v0.rt(s1, "g", "", 0, bb7ErrNone, &dup, 1)
-	v0.rt(s2, "g", "", 0, bb7ErrNone, &dup, 1)
+	v0.rt(s1, "g", "", 0, errNone, &dup, 1)
+	v0.rt(s2, "g", "", 0, errNone, &dup, 1)
 	v0.beat(s1, "g", dup, 1)
 	v0.beat(s2, "g", dup, 1)
 	cn1.Close()
@@ -1243,18 +1243,18 @@ func TestMemberIDCollisionClaimLivesOnLatestConnection(t *testing.T) {
 			px := &bb8bProc{c: c, host: netip.MustParseAddr("10.50.0.5"), port: 43000, clientID: "app-x", inst: &x, sw: "apache-kafka-java", swv: "4.2.0"}
 			py := &bb8bProc{c: c, host: netip.MustParseAddr("10.50.0.6"), port: 43000, clientID: "app-y", inst: &y, sw: "apache-kafka-java", swv: "4.2.0"}
 			co, sc, _ := px.dial(bb8bB3, 4)
-			bb8bCG(sc, bb8bGroup, m, 0, bb8bNone, 1)
+			bb8bCG(sc, bb8bGroup, m, 0, errNone, 1)
 			fc, sf, _ := px.dial(bb8bB2, 4)
 			bb8bFetch(sf)
-			bb8bCG(sc, bb8bGroup, m, 1, bb8bNone, 2)
+			bb8bCG(sc, bb8bGroup, m, 1, errNone, 2)
 			co.Close()
 			bb8bFetch(sf)
 			if gone {
 				fc.Close()
 			}
 			cy, sy, _ := py.dial(bb8bB3, 4)
-			jf := bb8bCG(sy, bb8bGroup, m, 0, bb8bNone, 3)
-			bb8bCG(sy, bb8bGroup, m, 3, bb8bNone, 3)
+			jf := bb8bCG(sy, bb8bGroup, m, 0, errNone, 3)
+			bb8bCG(sy, bb8bGroup, m, 3, errNone, 3)
 			if !gone {
 				bb8bFetch(sf)
 				fc.Close()
@@ -1293,15 +1293,15 @@ func TestMemberIDCollisionLegacyLeftButOpen(t *testing.T) {
 			pa := &bb8bProc{c: c, host: netip.MustParseAddr("10.60.0.5"), port: 44000, clientID: "rdk", sw: "librdkafka", swv: "2.3.0"}
 			pb := &bb8bProc{c: c, host: netip.MustParseAddr("10.60.0.6"), port: 44000, clientID: "rdk", sw: "librdkafka", swv: "2.3.0"}
 			ca, sa, _ := pa.dial(bb8bB3, 3)
-			bb8bCG(sa, bb8bGroup, m, 0, bb8bNone, 1)
-			bb8bCG(sa, bb8bGroup, m, 1, bb8bNone, 1)
-			bb8bCG(sa, bb8bGroup, m, -1, bb8bNone, -1)
+			bb8bCG(sa, bb8bGroup, m, 0, errNone, 1)
+			bb8bCG(sa, bb8bGroup, m, 1, errNone, 1)
+			bb8bCG(sa, bb8bGroup, m, -1, errNone, -1)
 			if closed {
 				ca.Close()
 			}
 			cb, sb, _ := pb.dial(bb8bB3, 3)
-			jf := bb8bCG(sb, bb8bGroup, m, 0, bb8bNone, 2)
-			bb8bCG(sb, bb8bGroup, m, 2, bb8bNone, 2)
+			jf := bb8bCG(sb, bb8bGroup, m, 0, errNone, 2)
+			bb8bCG(sb, bb8bGroup, m, 2, errNone, 2)
 			if !closed {
 				bbMeta(sa)
 				ca.Close()
@@ -1335,15 +1335,15 @@ func TestMemberIDCollisionClaimantComesBack(t *testing.T) {
 	px := &bb8bProc{c: c, host: netip.MustParseAddr("10.51.0.5"), port: 43000, clientID: "app-x", inst: &x, sw: "apache-kafka-java", swv: "4.2.0"}
 	py := &bb8bProc{c: c, host: netip.MustParseAddr("10.51.0.6"), port: 43000, clientID: "app-y", inst: &y, sw: "apache-kafka-java", swv: "4.2.0"}
 	c1, s1, _ := px.dial(bb8bB3, 4)
-	bb8bCG(s1, bb8bGroup, m, 0, bb8bNone, 1)
-	bb8bCG(s1, bb8bGroup, m, 1, bb8bNone, 2)
+	bb8bCG(s1, bb8bGroup, m, 0, errNone, 1)
+	bb8bCG(s1, bb8bGroup, m, 1, errNone, 2)
 	c1.Close()
 	cy, sy, _ := py.dial(bb8bB3, 4)
-	yj := bb8bCG(sy, bb8bGroup, m, 0, bb8bNone, 3)
+	yj := bb8bCG(sy, bb8bGroup, m, 0, errNone, 3)
 	c2, s2, _ := px.dial(bb8bB3, 4)
-	back := bb8bCG(s2, bb8bGroup, m, 2, bb8bNone, 3)
-	bb8bCG(sy, bb8bGroup, m, 3, bb8bNone, 3)
-	bb8bCG(s2, bb8bGroup, m, 3, bb8bNone, 3)
+	back := bb8bCG(s2, bb8bGroup, m, 2, errNone, 3)
+	bb8bCG(sy, bb8bGroup, m, 3, errNone, 3)
+	bb8bCG(s2, bb8bGroup, m, 3, errNone, 3)
 	c2.Close()
 	cy.Close()
 	rep, _ := bb8bRun(t, c)
@@ -1378,14 +1378,14 @@ func TestMemberIDCollisionSixPodsSameSecond(t *testing.T) {
 		p := &bb8bProc{c: c, host: netip.AddrFrom4([4]byte{10, 61, 0, byte(10 + i)}), port: 48000, clientID: "rdkafka", sw: "librdkafka", swv: "2.3.0"}
 		cn, s, _ := p.dial(bb8bB3, 3)
 		pods = append(pods, pod{cn, s})
-		f := bb8bCG(s, bb8bGroup, m, 0, bb8bNone, int32(i+1))
+		f := bb8bCG(s, bb8bGroup, m, 0, errNone, int32(i+1))
 		if i > 0 {
 			joins = append(joins, f)
 		}
 	}
 	for round := 0; round < 2; round++ {
 		for i, p := range pods {
-			bb8bCG(p.s, bb8bGroup, m, int32(i+1), bb8bNone, int32(i+1))
+			bb8bCG(p.s, bb8bGroup, m, int32(i+1), errNone, int32(i+1))
 		}
 	}
 	for _, p := range pods {

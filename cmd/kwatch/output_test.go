@@ -1002,7 +1002,7 @@ func TestOutputWorkersSameReport(t *testing.T) {
 				x.s.Header.ClientID = pcapgen.Ptr(fmt.Sprintf("other-%d", i))
 				bbMeta(x.s)
 			case 2:
-				x.s.RoundTrip(pcapgen.PushTelemetry(bb7Zero, 7), pcapgen.PushTelemetryResponse(bb7ErrNone))
+				x.s.RoundTrip(pcapgen.PushTelemetry(bb7Zero, 7), pcapgen.PushTelemetryResponse(errNone))
 			}
 		}
 	}
@@ -1184,20 +1184,20 @@ func bb8bLegacyFleet() (*pcapgen.Capture, string, string) {
 	bbMeta(sb) // 1 repeat
 	n2, s2, _ := c1.dial(bb8bB2, 3)
 	bb8bFindCoord(s2, bb8bGroup, bb8bB3)
-	bb8bGTS(s2, bb8bZero, bb8bNone, bb8bB, 7)
-	bb8bPush(s2, bb8bB, 7, false, bb8bNone) // 3 repeats
+	bb8bGTS(s2, bb8bZero, errNone, bb8bB, 7)
+	bb8bPush(s2, bb8bB, 7, false, errNone) // 3 repeats
 	boot.Close()
 	pc, ps, _ := pr.dial(bb8bB1, 3)
 	co1, sc1, _ := c1.dial(bb8bB3, 3)
 	co2, sc2, _ := c2.dial(bb8bB3, 3)
-	bb8bCG(sc1, bb8bGroup, m1, 0, bb8bNone, 1)
-	bb8bCG(sc2, bb8bGroup, m2, 0, bb8bNone, 2)
+	bb8bCG(sc1, bb8bGroup, m1, 0, errNone, 1)
+	bb8bCG(sc2, bb8bGroup, m2, 0, errNone, 2)
 	bb8bProduce(ps)
-	bb8bCG(sc1, bb8bGroup, m1, 1, bb8bNone, 3)
-	bb8bCG(sc2, bb8bGroup, m2, 2, bb8bNone, 3)
-	bb8bProduce(ps)                              // 2 repeats
-	bb8bCG(sc1, bb8bGroup, m1, -1, bb8bNone, -1) // 3 repeats
-	bb8bCG(sc2, bb8bGroup, m2, -1, bb8bNone, -1) // 3 repeats
+	bb8bCG(sc1, bb8bGroup, m1, 1, errNone, 3)
+	bb8bCG(sc2, bb8bGroup, m2, 2, errNone, 3)
+	bb8bProduce(ps)                             // 2 repeats
+	bb8bCG(sc1, bb8bGroup, m1, -1, errNone, -1) // 3 repeats
+	bb8bCG(sc2, bb8bGroup, m2, -1, errNone, -1) // 3 repeats
 	for _, cn := range []*pcapgen.Conn{n2, pc, co1, co2} {
 		cn.Close()
 	}
@@ -1308,11 +1308,11 @@ func TestOutputDumpBodyFieldsEveryBody(t *testing.T) {
 	avResp.ErrorCode = 35
 	avF, avRF := s.RoundTrip(pcapgen.APIVersions(5, "apache-kafka-java", "4.3.0-rc1"), avResp)
 	s.Header.ClientID = nil
-	cgF, cgRF := s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, "cg8", m, 7), pcapgen.ConsumerGroupHeartbeatResponse(1, bb8bFenced, nil, 0))
-	sgF, sgRF := s.RoundTrip(pcapgen.ShareGroupHeartbeat(1, "sg8", m, 0), pcapgen.ShareGroupHeartbeatResponse(1, bb8bNone, &m, 4))
-	stF, stRF := s.RoundTrip(pcapgen.StreamsGroupHeartbeat(0, "st8", m, 0), pcapgen.StreamsGroupHeartbeatResponse(0, bb8bNone, m, 9))
-	gtF, gtRF := s.RoundTrip(pcapgen.GetTelemetrySubscriptions(x), pcapgen.GetTelemetrySubscriptionsResponse(bb8bInvalidRequest, bb8bZero, 0))
-	puF, puRF := s.RoundTrip(pcapgen.PushTelemetry(x, 12), pcapgen.PushTelemetryResponse(bb8bUnknownSub))
+	cgF, cgRF := s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, "cg8", m, 7), pcapgen.ConsumerGroupHeartbeatResponse(1, errFencedMemberEpoch, nil, 0))
+	sgF, sgRF := s.RoundTrip(pcapgen.ShareGroupHeartbeat(1, "sg8", m, 0), pcapgen.ShareGroupHeartbeatResponse(1, errNone, &m, 4))
+	stF, stRF := s.RoundTrip(pcapgen.StreamsGroupHeartbeat(0, "st8", m, 0), pcapgen.StreamsGroupHeartbeatResponse(0, errNone, m, 9))
+	gtF, gtRF := s.RoundTrip(pcapgen.GetTelemetrySubscriptions(x), pcapgen.GetTelemetrySubscriptionsResponse(errInvalidRequest, bb8bZero, 0))
+	puF, puRF := s.RoundTrip(pcapgen.PushTelemetry(x, 12), pcapgen.PushTelemetryResponse(errUnknownSubscription))
 	saResp := pcapgen.SaslHandshakeResponse(1, "PLAIN")
 	saResp.ErrorCode = 33
 	_, saRF := s.RoundTrip(pcapgen.SaslHandshake(1, "GSSAPI"), saResp)
@@ -1459,9 +1459,9 @@ func TestOutputLegacyRowCronConsumers(t *testing.T) {
 		ids = append(ids, m)
 		p := &bb8bProc{c: c, host: netip.MustParseAddr("10.62.0.5"), port: uint16(49000 + i), clientID: "rdkafka", sw: "librdkafka", swv: "2.6.0"}
 		cn, s, _ := p.dial(bb8bB3, 3)
-		bb8bCG(s, bb8bGroup, m, 0, bb8bNone, int32(2*i+1))
+		bb8bCG(s, bb8bGroup, m, 0, errNone, int32(2*i+1))
 		bb8bFetch(s)
-		bb8bCG(s, bb8bGroup, m, -1, bb8bNone, -1)
+		bb8bCG(s, bb8bGroup, m, -1, errNone, -1)
 		cn.Close()
 		c.Sleep(time.Minute)
 	}
@@ -1490,7 +1490,7 @@ func TestOutputManyGroupsDeterministic(t *testing.T) {
 	cn, s, _ := p.dial(bb8bB3, 4)
 	for _, m := range []string{bbJ(x), bbJ(bb8bY)} {
 		for g := 0; g < 40; g++ {
-			bb8bCG(s, fmt.Sprintf("group-%02d", g), m, 0, bb8bNone, 1)
+			bb8bCG(s, fmt.Sprintf("group-%02d", g), m, 0, errNone, 1)
 		}
 	}
 	cn.Close()

@@ -885,12 +885,12 @@ func TestProfileClientFlow(t *testing.T) {
 	s.Header.ClientID = nil
 	bbMeta(s)
 	corr, _ := bb5OD(s, &bb8gH, nil)
-	bb5ODResp(s, corr, bb7ErrNone)
+	bb5ODResp(s, corr, errNone)
 	corr, _ = bb5OD(s, nil, nil)
-	bb5ODResp(s, corr, bb7ErrNone)
+	bb5ODResp(s, corr, errNone)
 	bbMeta(s)
 	corr, _ = bb5OD(s, nil, nil)
-	bb5ODResp(s, corr, bb7ErrNone)
+	bb5ODResp(s, corr, errNone)
 	rep := bbRunF(t, c, "--profile", "accepted-2026")
 	bbExpect(t, rep, map[string]int{})
 
@@ -901,9 +901,9 @@ func TestProfileClientFlow(t *testing.T) {
 	s2.RoundTrip(pcapgen.APIVersions(4, "apache-kafka-java", "4.3.0"), pcapgen.APIVersionsResponse(4))
 	s2.Header.ClientID = nil
 	corr, _ = bb5OD(s2, &bb8gH, nil)
-	bb5ODResp(s2, corr, bb7ErrNone)
+	bb5ODResp(s2, corr, errNone)
 	corr, _ = bb5OD(s2, &bb8gH, nil)
-	bb5ODResp(s2, corr, bb7ErrNone)
+	bb5ODResp(s2, corr, errNone)
 	rep2 := bbRunF(t, c2, "--profile", "accepted-2026")
 	bbExpect(t, rep2, map[string]int{"instance-id-repeated": 1})
 	bb7Sev(t, rep2, "instance-id-repeated", "info", "")

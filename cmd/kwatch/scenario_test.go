@@ -235,13 +235,20 @@ func withVersion(id [16]byte, v byte) [16]byte {
 	return id
 }
 
+// Kafka error codes (kerr) the scenarios answer with.
 const (
+	errUnknownServer        = -1
 	errNone                 = 0
+	errCoordLoading         = 14
 	errCoordNotAvailable    = 15
+	errNotCoordinator       = 16
 	errUnknownMemberID      = 25
+	errUnsupportedMech      = 33
+	errUnsupportedVersion   = 35
 	errInvalidRequest       = 42
 	errFencedMemberEpoch    = 110
 	errUnreleasedInstanceID = 111
+	errUnknownSubscription  = 117
 )
 
 var (
@@ -732,15 +739,6 @@ func bb5OD(s *pcapgen.Session, id *[16]byte, raw []byte) (int32, int) {
 
 // ------------------------------------------------------------------ helpers
 
-// Kafka error codes (kerr).
-const (
-	bb7ErrNone                = 0
-	bb7ErrCoordNotAvailable   = 15
-	bb7ErrUnknownMember       = 25
-	bb7ErrInvalidRequest      = 42
-	bb7ErrUnknownSubscription = 117
-)
-
 var (
 	bb7X    = pcapgen.SeqUUID(0x81)
 	bb7Y    = pcapgen.SeqUUID(0x91)
@@ -863,15 +861,15 @@ func (h bb7HB) rt(s *pcapgen.Session, group, member string, epoch int32, code in
 
 // join is a join (epoch 0) answered NONE with the same member ID.
 func (h bb7HB) join(s *pcapgen.Session, group, member string) int {
-	return h.rt(s, group, member, 0, bb7ErrNone, pcapgen.Ptr(member), 1)
+	return h.rt(s, group, member, 0, errNone, pcapgen.Ptr(member), 1)
 }
 
 func (h bb7HB) beat(s *pcapgen.Session, group, member string, epoch int32) int {
-	return h.rt(s, group, member, epoch, bb7ErrNone, pcapgen.Ptr(member), epoch)
+	return h.rt(s, group, member, epoch, errNone, pcapgen.Ptr(member), epoch)
 }
 
 func (h bb7HB) leave(s *pcapgen.Session, group, member string) int {
-	return h.rt(s, group, member, -1, bb7ErrNone, pcapgen.Ptr(member), -1)
+	return h.rt(s, group, member, -1, errNone, pcapgen.Ptr(member), -1)
 }
 
 // send sends a heartbeat that never gets an answer.
@@ -1407,16 +1405,6 @@ func bb8aModern(f *bb8aFlow) *bb8aKafka {
 
 // ------------------------------------------------------------------ helpers
 
-// Kafka error codes (kerr).
-const (
-	bb8bNone           = 0
-	bb8bCoordLoading   = 14
-	bb8bUnknownMember  = 25
-	bb8bInvalidRequest = 42
-	bb8bFenced         = 110
-	bb8bUnknownSub     = 117
-)
-
 var (
 	bb8bB1 = netip.MustParseAddrPort("10.0.0.1:9092")
 	bb8bB2 = netip.MustParseAddrPort("10.0.0.2:9092")
@@ -1618,7 +1606,7 @@ func bb8bProduce(s *pcapgen.Session) int {
 // echoes the member ID, as a coordinator does.
 func bb8bCG(s *pcapgen.Session, group, member string, epoch int32, code int16, respEpoch int32) int {
 	var m *string
-	if code == bb8bNone {
+	if code == errNone {
 		m = pcapgen.Ptr(member)
 	}
 	f, _ := s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, group, member, epoch), pcapgen.ConsumerGroupHeartbeatResponse(1, code, m, respEpoch))
@@ -1627,7 +1615,7 @@ func bb8bCG(s *pcapgen.Session, group, member string, epoch int32, code int16, r
 
 func bb8bSG(s *pcapgen.Session, group, member string, epoch int32, code int16, respEpoch int32) int {
 	var m *string
-	if code == bb8bNone {
+	if code == errNone {
 		m = pcapgen.Ptr(member)
 	}
 	f, _ := s.RoundTrip(pcapgen.ShareGroupHeartbeat(1, group, member, epoch), pcapgen.ShareGroupHeartbeatResponse(1, code, m, respEpoch))
@@ -1636,7 +1624,7 @@ func bb8bSG(s *pcapgen.Session, group, member string, epoch int32, code int16, r
 
 func bb8bST(s *pcapgen.Session, group, member string, epoch int32, code int16, respEpoch int32) int {
 	m := ""
-	if code == bb8bNone {
+	if code == errNone {
 		m = member
 	}
 	f, _ := s.RoundTrip(pcapgen.StreamsGroupHeartbeat(0, group, member, epoch), pcapgen.StreamsGroupHeartbeatResponse(0, code, m, respEpoch))
@@ -1709,10 +1697,10 @@ func bb8bSession(vary map[string]bool) (*pcapgen.Capture, bb8bFrames) {
 	fr.n2AV = f
 	bb8bFindCoord(s2, bb8bGroup, bb8bB3)
 	if vary["telemetry-body-zero"] {
-		fr.gts = bb8bGTS(s2, bb8bZero, bb8bInvalidRequest, bb8bZero, 0)
-		fr.gts2 = bb8bGTS(s2, x, bb8bNone, bb8bZero, 5)
+		fr.gts = bb8bGTS(s2, bb8bZero, errInvalidRequest, bb8bZero, 0)
+		fr.gts2 = bb8bGTS(s2, x, errNone, bb8bZero, 5)
 	} else {
-		fr.gts = bb8bGTS(s2, x, bb8bNone, bb8bZero, 5)
+		fr.gts = bb8bGTS(s2, x, errNone, bb8bZero, 5)
 	}
 	boot.Close()
 
@@ -1720,14 +1708,14 @@ func bb8bSession(vary map[string]bool) (*pcapgen.Capture, bb8bFrames) {
 	pc, ps, f := prod.dial(bb8bB1, 5)
 	fr.prodAV = f
 	bbMeta(ps)
-	bb8bGTS(ps, p, bb8bNone, bb8bZero, 6)
+	bb8bGTS(ps, p, errNone, bb8bZero, 6)
 	bb8bProduce(ps)
 
 	fr.coordStart = c.Frames() + 1
 	co, sc, f := cons.dial(bb8bB3, 4)
 	fr.coordAV = f
-	bb8bCG(sc, bb8bGroup, m, 0, bb8bCoordLoading, 0)
-	bb8bCG(sc, bb8bGroup, m, 0, bb8bNone, 1)
+	bb8bCG(sc, bb8bGroup, m, 0, errCoordLoading, 0)
+	bb8bCG(sc, bb8bGroup, m, 0, errNone, 1)
 	fr.fetchStart = c.Frames() + 1
 	if vary["repeat-client-id"] {
 		cons.repeat = true
@@ -1736,21 +1724,21 @@ func bb8bSession(vary map[string]bool) (*pcapgen.Capture, bb8bFrames) {
 	cons.repeat = false
 	fr.n3AV = f
 	fr.fetch = bb8bFetch(s3)
-	bb8bCG(sc, bb8bGroup, m, 1, bb8bNone, 2)
-	fr.push = bb8bPush(s2, x, 5, false, bb8bNone)
+	bb8bCG(sc, bb8bGroup, m, 1, errNone, 2)
+	fr.push = bb8bPush(s2, x, 5, false, errNone)
 	if vary["push-mismatch"] {
 		// The producer pushes its metrics with the consumer's ID.
-		fr.prodPush = bb8bPush(ps, x, 6, false, bb8bInvalidRequest)
+		fr.prodPush = bb8bPush(ps, x, 6, false, errInvalidRequest)
 	}
 	bb8bProduce(ps)
-	bb8bCG(sc, bb8bGroup, m, 2, bb8bFenced, 0)
+	bb8bCG(sc, bb8bGroup, m, 2, errFencedMemberEpoch, 0)
 	rejoin := m
 	if vary["rejoin-new-id"] {
 		rejoin = bbJ(bb8bY)
 	}
-	fr.rejoin = bb8bCG(sc, bb8bGroup, rejoin, 0, bb8bNone, 4)
-	bb8bSG(sc, bb8bShare, m, 0, bb8bNone, 1)
-	bb8bST(sc, bb8bStreams, m, 0, bb8bNone, 1)
+	fr.rejoin = bb8bCG(sc, bb8bGroup, rejoin, 0, errNone, 4)
+	bb8bSG(sc, bb8bShare, m, 0, errNone, 1)
+	bb8bST(sc, bb8bStreams, m, 0, errNone, 1)
 	if vary["fetch-dropped"] {
 		s3.Header.InstanceID = nil
 		fr.fetch2 = bb8bFetch(s3)
@@ -1764,24 +1752,24 @@ func bb8bSession(vary map[string]bool) (*pcapgen.Capture, bb8bFrames) {
 		twin := &bb8bProc{c: c, host: netip.MustParseAddr("10.30.0.6"), port: 52000, clientID: "orders-svc", inst: &x, sw: "apache-kafka-java", swv: "4.2.0"}
 		tc, ts, f := twin.dial(bb8bB3, 4)
 		fr.hostBAV = f
-		fr.hostBJoin = bb8bCG(ts, bb8bGroup, m, 0, bb8bNone, 5)
-		bb8bCG(ts, bb8bGroup, m, 5, bb8bNone, 5)
-		bb8bCG(ts, bb8bGroup, m, -1, bb8bNone, -1)
+		fr.hostBJoin = bb8bCG(ts, bb8bGroup, m, 0, errNone, 5)
+		bb8bCG(ts, bb8bGroup, m, 5, errNone, 5)
+		bb8bCG(ts, bb8bGroup, m, -1, errNone, -1)
 		tc.Close()
 	}
-	bb8bCG(sc, bb8bGroup, rejoin, 4, bb8bNone, 5)
-	bb8bSG(sc, bb8bShare, m, 1, bb8bNone, 1)
-	bb8bST(sc, bb8bStreams, m, 1, bb8bNone, 1)
+	bb8bCG(sc, bb8bGroup, rejoin, 4, errNone, 5)
+	bb8bSG(sc, bb8bShare, m, 1, errNone, 1)
+	bb8bST(sc, bb8bStreams, m, 1, errNone, 1)
 	fr.produceV8 = bb8bProduceV8(s3)
-	bb8bCG(sc, bb8bGroup, rejoin, -1, bb8bNone, -1)
-	bb8bSG(sc, bb8bShare, m, -1, bb8bNone, -1)
+	bb8bCG(sc, bb8bGroup, rejoin, -1, errNone, -1)
+	bb8bSG(sc, bb8bShare, m, -1, errNone, -1)
 	if vary["streams-leave-empty"] {
-		fr.stLeave = bb8bST(sc, bb8bStreams, "", -1, bb8bUnknownMember, 0)
+		fr.stLeave = bb8bST(sc, bb8bStreams, "", -1, errUnknownMemberID, 0)
 	} else {
-		fr.stLeave = bb8bST(sc, bb8bStreams, m, -1, bb8bNone, -1)
+		fr.stLeave = bb8bST(sc, bb8bStreams, m, -1, errNone, -1)
 	}
-	bb8bPush(s2, x, 5, true, bb8bNone)
-	bb8bPush(ps, p, 6, true, bb8bNone)
+	bb8bPush(s2, x, 5, true, errNone)
+	bb8bPush(ps, p, 6, true, errNone)
 	n2.Close()
 	co.Close()
 	n3.Close()
@@ -1835,15 +1823,6 @@ func bb8bDump(t *testing.T, args ...string) []map[string]any {
 }
 
 // ------------------------------------------------------------------ helpers
-
-// Kafka error codes (kerr).
-const (
-	bb8cErrNone            = 0
-	bb8cErrUnsupportedVer  = 35
-	bb8cErrInvalidRequest  = 42
-	bb8cErrUnknownServer   = -1
-	bb8cErrUnsupportedMech = 33
-)
 
 var (
 	bb8cX    = pcapgen.SeqUUID(0xc1)

@@ -337,11 +337,11 @@ func TestTelemetryNotAdoptedAcrossConnections(t *testing.T) {
 func TestTelemetryAskAgainWithZero(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
-	s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb7Zero), pcapgen.GetTelemetrySubscriptionsResponse(bb7ErrNone, bb7B, 7))
-	s.RoundTrip(pcapgen.PushTelemetry(bb7B, 7), pcapgen.PushTelemetryResponse(bb7ErrNone))
-	again, _ := s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb7Zero), pcapgen.GetTelemetrySubscriptionsResponse(bb7ErrNone, bb7B, 8))
-	s.RoundTrip(pcapgen.PushTelemetry(bb7B, 8), pcapgen.PushTelemetryResponse(bb7ErrNone))
-	zero, _ := s.RoundTrip(pcapgen.PushTelemetry(bb7Zero, 8), pcapgen.PushTelemetryResponse(bb7ErrInvalidRequest))
+	s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb7Zero), pcapgen.GetTelemetrySubscriptionsResponse(errNone, bb7B, 7))
+	s.RoundTrip(pcapgen.PushTelemetry(bb7B, 7), pcapgen.PushTelemetryResponse(errNone))
+	again, _ := s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb7Zero), pcapgen.GetTelemetrySubscriptionsResponse(errNone, bb7B, 8))
+	s.RoundTrip(pcapgen.PushTelemetry(bb7B, 8), pcapgen.PushTelemetryResponse(errNone))
+	zero, _ := s.RoundTrip(pcapgen.PushTelemetry(bb7Zero, 8), pcapgen.PushTelemetryResponse(errInvalidRequest))
 	cn.Close()
 	rep := bbRunF(t, c)
 	bbExpect(t, rep, map[string]int{"telemetry-id-not-adopted": 1, "telemetry-id-zero-push": 1})
@@ -385,12 +385,12 @@ func TestTelemetryPushAcrossConnections(t *testing.T) {
 	c1 := c.Conn(pcapgen.ConnOptions{Client: netip.MustParseAddrPort("10.8.0.1:51001")})
 	s1 := c1.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), CorrelationID: 1})
 	od(s1)
-	s1.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb8cZero), pcapgen.GetTelemetrySubscriptionsResponse(bb8cErrNone, bb8cB, 7))
+	s1.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb8cZero), pcapgen.GetTelemetrySubscriptionsResponse(errNone, bb8cB, 7))
 	c2 := c.Conn(pcapgen.ConnOptions{Client: netip.MustParseAddrPort("10.8.0.1:51002")})
 	s2 := c2.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), CorrelationID: 1})
 	od(s2)
-	s2.RoundTrip(pcapgen.PushTelemetry(bb8cB, 7), pcapgen.PushTelemetryResponse(bb8cErrNone))
-	bad, _ := s2.RoundTrip(pcapgen.PushTelemetry(bb8cR, 7), pcapgen.PushTelemetryResponse(bb8cErrNone))
+	s2.RoundTrip(pcapgen.PushTelemetry(bb8cB, 7), pcapgen.PushTelemetryResponse(errNone))
+	bad, _ := s2.RoundTrip(pcapgen.PushTelemetry(bb8cR, 7), pcapgen.PushTelemetryResponse(errNone))
 	c1.Close()
 	c2.Close()
 	rep := bbRunF(t, c, "--profile", "accepted-2026")
@@ -421,9 +421,9 @@ func TestTelemetryRequestDroppingHeaderID(t *testing.T) {
 		id   [16]byte
 		more []string
 	}{
-		{"invalid-request", bb8cErrInvalidRequest, bb8cZero, nil},
-		{"none-with-B", bb8cErrNone, bb8cB, []string{"broker-accepted-invalid/warn"}},
-		{"none-with-zero", bb8cErrNone, bb8cZero, []string{"broker-accepted-invalid/warn", "broker-telemetry-id-missing/error"}},
+		{"invalid-request", errInvalidRequest, bb8cZero, nil},
+		{"none-with-B", errNone, bb8cB, []string{"broker-accepted-invalid/warn"}},
+		{"none-with-zero", errNone, bb8cZero, []string{"broker-accepted-invalid/warn", "broker-telemetry-id-missing/error"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -471,7 +471,7 @@ func TestTelemetryTableRowsAndAnswers(t *testing.T) {
 		{"3-conforming", X, bb8cX, 0, bb8cZero, nil},
 		{"3-echo", X, bb8cX, 0, bb8cX, []string{"broker-telemetry-id-echo/info"}},
 		{"4-conforming", X, bb8cZero, 42, bb8cZero, []string{"telemetry-id-requested-with-header/error"}},
-		{"4-unknown-server-error", X, bb8cZero, bb8cErrUnknownServer, bb8cZero, []string{"telemetry-id-requested-with-header/error", "broker-accepted-invalid/warn"}},
+		{"4-unknown-server-error", X, bb8cZero, errUnknownServer, bb8cZero, []string{"telemetry-id-requested-with-header/error", "broker-accepted-invalid/warn"}},
 		{"4-none-B", X, bb8cZero, 0, bb8cB, []string{"telemetry-id-requested-with-header/error", "broker-accepted-invalid/warn"}},
 		{"5-conforming", X, bb8cR, 42, bb8cZero, []string{"telemetry-id-mismatch/error"}},
 		{"5-none-echo", X, bb8cR, 0, bb8cR, []string{"telemetry-id-mismatch/error", "broker-accepted-invalid/warn", "broker-telemetry-id-echo/info"}},
@@ -507,9 +507,9 @@ func TestTelemetryMissingThenAssigned(t *testing.T) {
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("tele-app"), CorrelationID: 1})
 	s.RoundTrip(pcapgen.APIVersions(3, "librdkafka", "2.6.0"), pcapgen.APIVersionsResponse(3))
-	f, _ := s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb8cZero), pcapgen.GetTelemetrySubscriptionsResponse(bb8cErrNone, bb8cZero, 7))
-	s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb8cZero), pcapgen.GetTelemetrySubscriptionsResponse(bb8cErrNone, bb8cB, 8))
-	s.RoundTrip(pcapgen.PushTelemetry(bb8cB, 8), pcapgen.PushTelemetryResponse(bb8cErrNone))
+	f, _ := s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb8cZero), pcapgen.GetTelemetrySubscriptionsResponse(errNone, bb8cZero, 7))
+	s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb8cZero), pcapgen.GetTelemetrySubscriptionsResponse(errNone, bb8cB, 8))
+	s.RoundTrip(pcapgen.PushTelemetry(bb8cB, 8), pcapgen.PushTelemetryResponse(errNone))
 	cn.Close()
 	rep := bbRunF(t, c)
 	bb8cExact(t, rep, bb8cW{"broker-telemetry-id-missing", "error", "full", f})

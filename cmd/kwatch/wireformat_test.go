@@ -638,7 +638,7 @@ func TestWireApiVersionsV4UnsupportedThenV3(t *testing.T) {
 	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("orders-app"), InstanceID: bbID(bb8cX), CorrelationID: 1})
 	corr, f1 := s.Request(pcapgen.APIVersions(4, "apache-kafka-java", "4.2.0"))
 	fb := kmsg.NewPtrApiVersionsResponse()
-	fb.ErrorCode = bb8cErrUnsupportedVer
+	fb.ErrorCode = errUnsupportedVersion
 	fb.ApiKeys = []kmsg.ApiVersionsResponseApiKey{{ApiKey: 18, MinVersion: 0, MaxVersion: 3}}
 	cn.Reply(pcapgen.EncodeResponse(corr, 0, fb))
 	s.Header.ClientID = nil
@@ -652,7 +652,7 @@ func TestWireApiVersionsV4UnsupportedThenV3(t *testing.T) {
 	bb8cCov(t, rep, map[string]int{"framing-error": 0, "stream-gap": 0, "unmatched-response": 0})
 	bb8cTotals(t, rep, 4, 4)
 	d := bb8cDump(t, path)
-	bb8cMatched(t, d, corr, f1, bb8cErrUnsupportedVer)
+	bb8cMatched(t, d, corr, f1, errUnsupportedVersion)
 	if r := bb8cPDUs(d, "response", corr); len(r) == 1 && r[0]["header_version"] != float64(0) {
 		t.Errorf("ApiVersions answer header_version %v, want 0", r[0]["header_version"])
 	}
@@ -968,7 +968,7 @@ func TestWireResponseFrameSizes(t *testing.T) {
 		corr, f2 := s.Request(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"))
 		s.Header.InstanceID = bbID(bb8cX)
 		rej := pcapgen.APIVersionsResponse(3)
-		rej.ErrorCode = bb8cErrInvalidRequest
+		rej.ErrorCode = errInvalidRequest
 		cn.Reply(slices.Concat([]byte{0xff, 0xff, 0xff, 0xfe}, pcapgen.EncodeResponse(corr, 3, rej)))
 		bbMeta(s)
 		cn.Close()
@@ -986,7 +986,7 @@ func TestWireResponseFrameSizes(t *testing.T) {
 		corr, f3 := s.Request(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"))
 		s.Header.InstanceID = bbID(bb8cX)
 		rej := pcapgen.APIVersionsResponse(3)
-		rej.ErrorCode = bb8cErrInvalidRequest
+		rej.ErrorCode = errInvalidRequest
 		cn.Reply(pcapgen.EncodeResponse(corr, 3, rej))
 		f4 := bbMeta(s)
 		cn.Close()
@@ -1000,7 +1000,7 @@ func TestWireResponseFrameSizes(t *testing.T) {
 			t.Errorf("framing-error %d, want 1 (the 3000-byte answer)\n%s", n, rep.summary())
 		}
 		d := bb8cDump(t, path, "--max-frame", "2000")
-		bb8cMatched(t, d, corr, f3, bb8cErrInvalidRequest)
+		bb8cMatched(t, d, corr, f3, errInvalidRequest)
 		bb8cMatched(t, d, 4, f4, -1)
 	})
 }
