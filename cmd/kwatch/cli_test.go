@@ -400,13 +400,13 @@ func TestCLIDumpFilesAndPort(t *testing.T) {
 	}
 	c1, c2 := mk(9092, pcapgen.BaseTime()), mk(19092, pcapgen.BaseTime().Add(time.Second))
 	p1, p2 := bbCaptureFile(t, c1, "1.pcap"), bbCaptureFile(t, c2, "2.pcap")
-	objs := bb3Dump(t, p1, p2)
+	objs := bbDump(t, p1, p2)
 	reqs := bb3Kind(objs, "request", "")
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests over two files, want 2", len(reqs))
 	}
 	bb3Eq(t, "second file's request frame", bb3Int(t, reqs[1]["frame"], "frame"), c1.Frames()+4)
-	only := bb3Kind(bb3Dump(t, "--port", "19092", p1, p2), "request", "")
+	only := bb3Kind(bbDump(t, "--port", "19092", p1, p2), "request", "")
 	if len(only) != 1 || only[0]["conn"].(map[string]any)["broker"] != "10.0.0.9:19092" {
 		t.Errorf("dump --port 19092: %v", only)
 	}
@@ -820,7 +820,7 @@ func TestCLIRotatedFilesAreOneCapture(t *testing.T) {
 	if got.Totals.Coverage["midstream-join"] != 0 {
 		t.Errorf("midstream-join %d: connections continuing in the next file are not joined mid-stream", got.Totals.Coverage["midstream-join"])
 	}
-	dw, dr := bb8bDump(t, whole), bb8bDump(t, p1, p2, p3)
+	dw, dr := bbDump(t, whole), bbDump(t, p1, p2, p3)
 	if !reflect.DeepEqual(dw, dr) {
 		n := min(len(dw), len(dr))
 		for i := 0; i < n; i++ {

@@ -634,7 +634,7 @@ func TestOutputDumpCommonFields(t *testing.T) {
 	emptyF, _ := s.RoundTrip(pcapgen.Metadata(1, "orders"), pcapgen.MetadataResponse(1, "h", 1)) // header v1, empty client ID
 	_, csF := s.Request(kmsg.NewPtrControlledShutdownRequest())
 	cn.Close()
-	objs := bb3Dump(t, bbCaptureFile(t, c, "dump.pcap"))
+	objs := bbDump(t, bbCaptureFile(t, c, "dump.pcap"))
 	byFrame := map[int64]map[string]any{}
 	for _, o := range objs {
 		bb3CheckPDU(t, o)
@@ -703,7 +703,7 @@ func TestOutputDumpBodyFields(t *testing.T) {
 	pF, pRF := s.RoundTrip(pcapgen.PushTelemetry(bb3Y, 77), pcapgen.PushTelemetryResponse(0))
 	_, saRF := s.RoundTrip(pcapgen.SaslHandshake(1, "PLAIN"), pcapgen.SaslHandshakeResponse(1, "PLAIN"))
 	cn.Close()
-	objs := bb3Dump(t, bbCaptureFile(t, c, "bodies.pcap"))
+	objs := bbDump(t, bbCaptureFile(t, c, "bodies.pcap"))
 	byFrame := map[int64]map[string]any{}
 	for _, o := range objs {
 		bb3CheckPDU(t, o)
@@ -811,7 +811,7 @@ func TestOutputDumpEvents(t *testing.T) {
 			c := pcapgen.New(tc.opts)
 			tc.build(c)
 			path := bbCaptureFile(t, c, "ev.pcap")
-			objs := bb3Dump(t, path)
+			objs := bbDump(t, path)
 			evs := bb3Kind(objs, "event", "")
 			var hit map[string]any
 			for _, e := range evs {
@@ -841,7 +841,7 @@ func TestOutputDumpEvents(t *testing.T) {
 func TestOutputDumpJSONMatchesNDJSON(t *testing.T) {
 	c, _ := bb3Fleet()
 	path := bbCaptureFile(t, c, "fleet.pcap")
-	nd := bb3Dump(t, path)
+	nd := bbDump(t, path)
 	code, out, errOut := runKwatch("dump", "--format", "json", path)
 	if code != 0 {
 		t.Fatalf("exit %d (%s)", code, errOut)
@@ -931,7 +931,7 @@ func TestOutputIPv6Conn(t *testing.T) {
 	path := bbCaptureFile(t, c, "v6.pcap")
 	f := bb3One(t, bb3Findings(t, bb3ReadJSON(t, path)), "instance-id-changed")
 	bb3CheckFinding(t, c, f, map[string]any{"conn.client": cl.String(), "conn.broker": br.String()})
-	objs := bb3Dump(t, path)
+	objs := bbDump(t, path)
 	if len(objs) == 0 || objs[0]["conn"].(map[string]any)["client"] != cl.String() {
 		t.Errorf("dump conn %v, want client %s", objs, cl)
 	}
@@ -1317,7 +1317,7 @@ func TestOutputDumpBodyFieldsEveryBody(t *testing.T) {
 	saResp.ErrorCode = 33
 	_, saRF := s.RoundTrip(pcapgen.SaslHandshake(1, "GSSAPI"), saResp)
 	cn.Close()
-	objs := bb8bDump(t, bbCaptureFile(t, c, "dump8b.pcap"))
+	objs := bbDump(t, bbCaptureFile(t, c, "dump8b.pcap"))
 	byFrame := map[int]map[string]any{}
 	for _, o := range objs {
 		if n, ok := o["frame"].(json.Number); ok {

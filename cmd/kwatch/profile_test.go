@@ -846,7 +846,7 @@ func TestProfileDumpHeaderV3(t *testing.T) {
 		hv1     int
 		inst    bool
 	}{{"accepted-2026", 3, true}, {"seed", 1, false}} {
-		objs := bb8bDump(t, "--profile", tc.profile, path)
+		objs := bbDump(t, "--profile", tc.profile, path)
 		by := map[string]map[string]any{}
 		for _, o := range objs {
 			if o["kind"] == "request" {

@@ -427,7 +427,9 @@ func bb3Fleet() (*pcapgen.Capture, bb3FleetInfo) {
 
 // ------------------------------------------------------------------- dump
 
-func bb3Dump(t *testing.T, args ...string) []map[string]any {
+// bbDump runs kwatch dump --format ndjson with args (flags and files) and
+// returns its objects, numbers kept as json.Number.
+func bbDump(t *testing.T, args ...string) []map[string]any {
 	t.Helper()
 	all := append([]string{"dump", "--format", "ndjson"}, args...)
 	code, out, errOut := runKwatch(all...)
@@ -473,27 +475,10 @@ func bb4Path(t *testing.T, c *pcapgen.Capture, name string) string {
 	return bbCaptureFile(t, c, name)
 }
 
-// bb4Dump runs kwatch dump --format ndjson and returns its objects.
+// bb4Dump writes c and returns the objects of kwatch dump over it.
 func bb4Dump(t *testing.T, c *pcapgen.Capture, extra ...string) []map[string]any {
 	t.Helper()
-	path := bb4Path(t, c, "")
-	args := append([]string{"dump", "--format", "ndjson"}, extra...)
-	code, stdout, stderr := runKwatch(append(args, path)...)
-	if code != 0 {
-		t.Fatalf("kwatch dump: exit %d: %s", code, stderr)
-	}
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimRight(stdout, "\n"), "\n") {
-		if l == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("dump line is not JSON: %q", l)
-		}
-		out = append(out, m)
-	}
-	return out
+	return bbDumpObjs(t, bb4Path(t, c, ""), extra...)
 }
 
 // bb4Rules is the multiset of rules, each suffixed with its confidence when
@@ -1803,25 +1788,6 @@ func bb8bProducerRow() bb8bRow {
 
 // ---------------------------------------------------------------- (4) dump
 
-// bb8bDump runs `kwatch dump --format ndjson` and returns its objects by
-// kind and frame.
-func bb8bDump(t *testing.T, args ...string) []map[string]any {
-	t.Helper()
-	all := append([]string{"dump", "--format", "ndjson"}, args...)
-	code, out, errOut := runKwatch(all...)
-	if code != 0 {
-		t.Fatalf("kwatch %v: exit %d (%s)", all, code, errOut)
-	}
-	var objs []map[string]any
-	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
-		if line == "" {
-			continue
-		}
-		objs = append(objs, bb3Decode(t, line).(map[string]any))
-	}
-	return objs
-}
-
 // ------------------------------------------------------------------ helpers
 
 var (
@@ -1900,8 +1866,9 @@ func bb8cTotals(t *testing.T, rep bbFindingsReport, requests, responses int) {
 	}
 }
 
-// bb8cDump runs kwatch dump --format ndjson and returns its objects.
-func bb8cDump(t *testing.T, path string, extra ...string) []map[string]any {
+// bbDumpObjs runs kwatch dump --format ndjson, extra flags first, over path
+// and returns its objects (numbers as float64).
+func bbDumpObjs(t *testing.T, path string, extra ...string) []map[string]any {
 	t.Helper()
 	args := append(append([]string{"dump", "--format", "ndjson"}, extra...), path)
 	code, stdout, stderr := runKwatch(args...)

@@ -11,7 +11,6 @@ package main
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"github.com/kwatch/kwatch/internal/pcapgen"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -247,27 +246,6 @@ func bb8aConns(t *testing.T, rep bbFindingsReport, conns, kafka int) {
 	if rep.Totals.Connections != conns || rep.Totals.KafkaConnections != kafka {
 		t.Errorf("connections %d (kafka %d), want %d (kafka %d)", rep.Totals.Connections, rep.Totals.KafkaConnections, conns, kafka)
 	}
-}
-
-// bb8aDump runs kwatch dump --format ndjson over path.
-func bb8aDump(t *testing.T, path string) []map[string]any {
-	t.Helper()
-	code, stdout, stderr := runKwatch("dump", "--format", "ndjson", path)
-	if code != 0 {
-		t.Fatalf("kwatch dump: exit %d: %s", code, stderr)
-	}
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
-		if l == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("dump line is not JSON: %q", l)
-		}
-		out = append(out, m)
-	}
-	return out
 }
 
 // bb8aPDUFrames returns, from a dump, "kind:corr@frame" for every request and
@@ -1421,7 +1399,7 @@ func TestTransportGROSegmentsCutBySnaplen(t *testing.T) {
 				t.Errorf("truncated-packet %d, want 1 (one packet was cut)\n%s", n, rep.summary())
 			}
 			// The requests after the cut and their answers.
-			got := strings.Join(bb8aPDUFrames(bb8aDump(t, path)), " ")
+			got := strings.Join(bb8aPDUFrames(bbDumpObjs(t, path)), " ")
 			for _, want := range []string{
 				fmt.Sprintf("request:3@%d", changed), fmt.Sprintf("response:3@%d", changed+1),
 				fmt.Sprintf("request:4@%d", last), fmt.Sprintf("response:4@%d", last+1),

@@ -651,7 +651,7 @@ func TestWireApiVersionsV4UnsupportedThenV3(t *testing.T) {
 	bb8cExact(t, rep)
 	bb8cCov(t, rep, map[string]int{"framing-error": 0, "stream-gap": 0, "unmatched-response": 0})
 	bb8cTotals(t, rep, 4, 4)
-	d := bb8cDump(t, path)
+	d := bbDumpObjs(t, path)
 	bb8cMatched(t, d, corr, f1, errUnsupportedVersion)
 	if r := bb8cPDUs(d, "response", corr); len(r) == 1 && r[0]["header_version"] != float64(0) {
 		t.Errorf("ApiVersions answer header_version %v, want 0", r[0]["header_version"])
@@ -700,7 +700,7 @@ func TestWireApiVersionsOldVersions(t *testing.T) {
 			if rep.Totals.ByHeaderVersion["v1"] != 3 {
 				t.Errorf("requests_by_header_version %v, want v1=3", rep.Totals.ByHeaderVersion)
 			}
-			d := bb8cDump(t, path)
+			d := bbDumpObjs(t, path)
 			bb8cMatched(t, d, 1, f1, 0)
 			if r := bb8cPDUs(d, "request", 1); len(r) == 1 {
 				if _, ok := r[0]["client_software_name"]; ok {
@@ -789,7 +789,7 @@ func TestWireUnknownKeyAndVersion(t *testing.T) {
 			rep := bbReadF(t, path)
 			bb8cExact(t, rep, bb8cW{"instance-id-changed", "error", "full", f5})
 			bb8cCov(t, rep, map[string]int{"stream-gap": 0})
-			d := bb8cDump(t, path)
+			d := bbDumpObjs(t, path)
 			bb8cMatched(t, d, 4, f4, -1)
 			bb8cMatched(t, d, 5, f5, -1)
 			t.Logf("framing-error=%d unmatched-response=%d requests=%d responses=%d; dump of corr 3: %v / %v",
@@ -959,7 +959,7 @@ func TestWireResponseFrameSizes(t *testing.T) {
 		bb8cExact(t, rep)
 		bb8cCov(t, rep, map[string]int{"framing-error": 0, "unmatched-response": 0, "stream-gap": 0})
 		bb8cTotals(t, rep, 3, 3)
-		bb8cMatched(t, bb8cDump(t, path), corr, f2, -1)
+		bb8cMatched(t, bbDumpObjs(t, path), corr, f2, -1)
 	})
 	t.Run("negative", func(t *testing.T) {
 		c := pcapgen.New(pcapgen.Options{})
@@ -999,7 +999,7 @@ func TestWireResponseFrameSizes(t *testing.T) {
 		if n := rep.Totals.Coverage["framing-error"]; n != 1 {
 			t.Errorf("framing-error %d, want 1 (the 3000-byte answer)\n%s", n, rep.summary())
 		}
-		d := bb8cDump(t, path, "--max-frame", "2000")
+		d := bbDumpObjs(t, path, "--max-frame", "2000")
 		bb8cMatched(t, d, corr, f3, errInvalidRequest)
 		bb8cMatched(t, d, 4, f4, -1)
 	})
