@@ -1363,6 +1363,16 @@ func bb8aExpect(t *testing.T, rep bbFindingsReport, want ...bb8aF) {
 	}
 }
 
+// bb8aCheck reads c and checks its findings (bb8aExpect) and its totals
+// (bb8aTotals) exactly.
+func bb8aCheck(t *testing.T, c *bb8aCap, requests, responses int, cov map[string]int, want ...bb8aF) bbFindingsReport {
+	t.Helper()
+	rep := bb8aRun(t, c)
+	bb8aExpect(t, rep, want...)
+	bb8aTotals(t, rep, requests, responses, cov)
+	return rep
+}
+
 // bb8aTotals asserts the request and response counts and every coverage
 // event (those not in cov: zero).
 func bb8aTotals(t *testing.T, rep bbFindingsReport, requests, responses int, cov map[string]int) {

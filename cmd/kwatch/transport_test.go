@@ -328,9 +328,7 @@ func TestTransportKeepaliveProbes(t *testing.T) {
 				k.meta()
 				probes[name](f, lastReq)
 				f.close()
-				rep := bb8aRun(t, c)
-				bb8aExpect(t, rep, bb8aF{"instance-id-changed", changed, "full", "10.8.1.1:45001"})
-				bb8aTotals(t, rep, 4, 4, nil)
+				rep := bb8aCheck(t, c, 4, 4, nil, bb8aF{"instance-id-changed", changed, "full", "10.8.1.1:45001"})
 				bb8aConns(t, rep, 1, 1)
 			})
 		}
@@ -374,9 +372,7 @@ func TestTransportKeepalivesKeepConnectionAlive(t *testing.T) {
 			c.sleep(4 * time.Minute)
 			changed := k.metaWith(bb8aY)
 			f.close()
-			rep := bb8aRun(t, c)
-			bb8aExpect(t, rep, bb8aF{"instance-id-changed", changed, "full", "10.8.2.1:45002"})
-			bb8aTotals(t, rep, 3, 3, nil)
+			rep := bb8aCheck(t, c, 3, 3, nil, bb8aF{"instance-id-changed", changed, "full", "10.8.2.1:45002"})
 			bb8aConns(t, rep, 1, 1)
 		})
 	}
@@ -436,9 +432,7 @@ func TestTransportZeroWindowProbe(t *testing.T) {
 			k.resp(corr, 12, bb8aMetaResp())
 			k.meta()
 			f.close()
-			rep := bb8aRun(t, c)
-			bb8aExpect(t, rep, bb8aF{"instance-id-changed", changed, "full", ""})
-			bb8aTotals(t, rep, 4, 4, nil)
+			bb8aCheck(t, c, 4, 4, nil, bb8aF{"instance-id-changed", changed, "full", ""})
 		})
 	}
 }
@@ -501,9 +495,7 @@ func TestTransportRepacketizedRetransmit(t *testing.T) {
 			k.resp(corr, 12, bb8aMetaResp())
 			k.meta()
 			f.close()
-			rep := bb8aRun(t, c)
-			bb8aExpect(t, rep, bb8aF{"instance-id-changed", frames[tc.complete], "full", ""})
-			bb8aTotals(t, rep, 4, 4, nil)
+			bb8aCheck(t, c, 4, 4, nil, bb8aF{"instance-id-changed", frames[tc.complete], "full", ""})
 		})
 	}
 }
@@ -538,9 +530,7 @@ func TestTransportSpuriousRetransmitAfterAnswer(t *testing.T) {
 			}
 			k.meta()
 			f.close()
-			rep := bb8aRun(t, c)
-			bb8aExpect(t, rep, bb8aF{"instance-id-changed", changed, "full", ""})
-			bb8aTotals(t, rep, 4, 4, nil)
+			bb8aCheck(t, c, 4, 4, nil, bb8aF{"instance-id-changed", changed, "full", ""})
 		})
 	}
 }
@@ -676,9 +666,7 @@ func TestTransportHandshakeRetransmits(t *testing.T) {
 			changed := k.metaWith(bb8aY)
 			k.meta()
 			f.close()
-			rep := bb8aRun(t, c)
-			bb8aExpect(t, rep, bb8aF{"instance-id-changed", changed, "full", "10.8.7.1:45007"})
-			bb8aTotals(t, rep, 4, 4, nil)
+			rep := bb8aCheck(t, c, 4, 4, nil, bb8aF{"instance-id-changed", changed, "full", "10.8.7.1:45007"})
 			bb8aConns(t, rep, 1, 1)
 		})
 	}
@@ -782,9 +770,7 @@ func TestTransportCloseFrames(t *testing.T) {
 			k.hello()
 			k.meta()
 			end := tc.end(k)
-			rep := bb8aRun(t, c)
-			bb8aExpect(t, rep, bb8aF{"client-id-repeated", end, "full", "10.8.8.1:45008"})
-			bb8aTotals(t, rep, 3, 3, nil)
+			bb8aCheck(t, c, 3, 3, nil, bb8aF{"client-id-repeated", end, "full", "10.8.8.1:45008"})
 		})
 	}
 }
@@ -866,9 +852,7 @@ func TestTransportResetMidRequest(t *testing.T) {
 			// The RST without the ACK bit, as a stack answers a segment
 			// for a socket it no longer has.
 			end := f.seg(who, f.next[who], 0, bb8aRST, 0, nil)
-			rep := bb8aRun(t, c)
-			bb8aExpect(t, rep, bb8aF{"client-id-repeated", end, "full", "10.8.10.1:45010"})
-			bb8aTotals(t, rep, 2, 2, nil)
+			bb8aCheck(t, c, 2, 2, nil, bb8aF{"client-id-repeated", end, "full", "10.8.10.1:45010"})
 		})
 	}
 }
@@ -974,9 +958,7 @@ func TestTransportTupleReuseCorrelationIDs(t *testing.T) {
 			k2 := bb8aModern(f2)
 			k2.rt(pcapgen.GetTelemetrySubscriptions(bb8aX), pcapgen.GetTelemetrySubscriptionsResponse(0, [16]byte{}, 7))
 			f2.close()
-			rep := bb8aRun(t, c)
-			bb8aExpect(t, rep, bb8aF{"telemetry-id-mismatch", bad, "full", "10.8.12.1:45012"})
-			bb8aTotals(t, rep, 4, 3, nil)
+			rep := bb8aCheck(t, c, 4, 3, nil, bb8aF{"telemetry-id-mismatch", bad, "full", "10.8.12.1:45012"})
 			bb8aConns(t, rep, 2, 2)
 		})
 	}
@@ -1215,9 +1197,7 @@ func TestTransportLinuxTCPOptions(t *testing.T) {
 	k.h.InstanceID = &bb8aX
 	k.meta()
 	f.close()
-	rep := bb8aRun(t, c)
-	bb8aExpect(t, rep, bb8aF{"instance-id-changed", changed, "full", "10.8.14.1:45014"})
-	bb8aTotals(t, rep, 4, 4, nil)
+	bb8aCheck(t, c, 4, 4, nil, bb8aF{"instance-id-changed", changed, "full", "10.8.14.1:45014"})
 }
 
 // TestTransportPcapngInterfaces: dumpcap on several interfaces writes one
@@ -1479,9 +1459,7 @@ func TestTransportLargeOutOfOrderRecovery(t *testing.T) {
 			}
 			after := k.metaWith(bb8aZ)
 			f.close()
-			rep := bb8aRun(t, c)
-			bb8aExpect(t, rep, append(want, bb8aF{"instance-id-changed", after, "full", "10.8.17.1:45017"})...)
-			bb8aTotals(t, rep, 3, 3, nil)
+			bb8aCheck(t, c, 3, 3, nil, append(want, bb8aF{"instance-id-changed", after, "full", "10.8.17.1:45017"})...)
 		})
 	}
 }
@@ -1762,9 +1740,7 @@ func TestTransportRequestAfterBrokerFIN(t *testing.T) {
 	k.h.InstanceID = &y
 	_, changed := k.req(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"))
 	f.seg(bb8aToClient, f.next[1], 0, bb8aRST, 0, nil)
-	rep := bb8aRun(t, c)
-	bb8aExpect(t, rep, bb8aF{"instance-id-changed", changed, "full", "10.8.18.1:45018"})
-	bb8aTotals(t, rep, 3, 2, nil)
+	bb8aCheck(t, c, 3, 2, nil, bb8aF{"instance-id-changed", changed, "full", "10.8.18.1:45018"})
 }
 
 // TestTransportOneDirectionCaptured: asymmetric routing (or a mirror of one
@@ -1892,9 +1868,7 @@ func TestTransportFirstRequestReordered(t *testing.T) {
 			k.meta()
 			changed := k.metaWith(bb8aY)
 			f.close()
-			rep := bb8aRun(t, c)
-			bb8aExpect(t, rep, bb8aF{"instance-id-changed", changed, "full", "10.8.22.1:45022"})
-			bb8aTotals(t, rep, 3, 3, nil)
+			bb8aCheck(t, c, 3, 3, nil, bb8aF{"instance-id-changed", changed, "full", "10.8.22.1:45022"})
 		})
 	}
 }
