@@ -483,11 +483,9 @@ func TestWireProduceAcksZero(t *testing.T) {
 	k.h.InstanceID = &y
 	changed, _ := k.rt(pcapgen.APIVersions(3, "apache-kafka-java", "4.2.0"), pcapgen.APIVersionsResponse(3))
 	f.close()
-	rep := bb8aRun(t, c)
-	bb8aExpect(t, rep,
+	bb8aCheck(t, c, 2+batches*(perBatch+1), 2+batches, nil,
 		bb8aF{"instance-id-changed", changed, "full", "10.8.20.1:45020"},
 		bb8aF{"broker-accepted-invalid", changed, "full", "10.8.20.1:45020"})
-	bb8aTotals(t, rep, 2+batches*(perBatch+1), 2+batches, nil)
 }
 
 // ------------------------------------------------------------------- SASL
