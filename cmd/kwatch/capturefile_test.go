@@ -157,11 +157,7 @@ func bb8dGzip(data []byte) []byte {
 func TestCaptureFileTruncatedPcap(t *testing.T) {
 	t.Parallel()
 	c, early, late := bb8dBase(pcapgen.Options{})
-	whole, err := c.Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	offs := bb8dPcapOffsets(c)
+	whole, offs := bb8dBytes(t, c)
 	if offs[len(offs)-1] != len(whole) {
 		t.Fatalf("offsets: %d, file %d bytes", offs[len(offs)-1], len(whole))
 	}
@@ -371,11 +367,7 @@ func TestCaptureFilePcapRecordLongerThanSnaplen(t *testing.T) {
 func TestCaptureFilePcapAbsurdRecordLength(t *testing.T) {
 	t.Parallel()
 	c, early, late := bb8dBase(pcapgen.Options{})
-	whole, err := c.Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	offs := bb8dPcapOffsets(c)
+	whole, offs := bb8dBytes(t, c)
 	k := (early + late) / 2
 	for _, tc := range []struct {
 		name       string
@@ -1269,11 +1261,7 @@ func TestCaptureFileTruncatedEndsOpenConnections(t *testing.T) {
 	}
 	bbMeta9(rs) // after the cut
 	rc.Close()
-	whole, err := c.Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	offs := bb8dPcapOffsets(c)
+	whole, offs := bb8dBytes(t, c)
 	k := lastOwn + 12 // a record of another connection
 	clean := bb8dWrite(t, "clean.pcap", whole[:offs[k]])
 	cut := bb8dWrite(t, "cut.pcap", whole[:offs[k]+20])

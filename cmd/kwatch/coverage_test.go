@@ -526,11 +526,7 @@ func TestCoverageLossBroker(t *testing.T) {
 				c := pcapgen.New(pcapgen.Options{})
 				cn := c.Conn(pcapgen.ConnOptions{})
 				steps := bb4LossSteps(false)
-				var q, r [][]byte
-				for i, st := range steps {
-					a, b := bb4Encode(i, st)
-					q, r = append(q, a), append(r, b)
-				}
+				q, r := bb4EncodeAll(steps)
 				for i := 0; i < 2; i++ {
 					cn.Send(q[i])
 					cn.Reply(r[i])
@@ -824,11 +820,7 @@ func TestCoverageLossSpansFrames(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	steps := bb4LossSteps(false)
-	var q, r [][]byte
-	for i, st := range steps {
-		a, b := bb4Encode(i, st)
-		q, r = append(q, a), append(r, b)
-	}
+	q, r := bb4EncodeAll(steps)
 	for i := 0; i < 2; i++ {
 		cn.Send(q[i])
 		cn.Reply(r[i])

@@ -635,6 +635,15 @@ func bb4Encode(i int, st bb4Step) (req, resp []byte) {
 	return req, resp
 }
 
+// bb4EncodeAll encodes every step: requests q and responses r.
+func bb4EncodeAll(steps []bb4Step) (q, r [][]byte) {
+	for i, st := range steps {
+		a, b := bb4Encode(i, st)
+		q, r = append(q, a), append(r, b)
+	}
+	return q, r
+}
+
 // bb4AfterBad plays, on s, three requests that give exactly one
 // instance-id-changed (X, Y, X), each answered.
 func bb4AfterBad(s *pcapgen.Session) {
@@ -2107,6 +2116,16 @@ func bb8dBase(o pcapgen.Options) (c *pcapgen.Capture, early, late int) {
 	late = bbMeta9(s)
 	cn.Close()
 	return c, early, late
+}
+
+// bb8dBytes is c as a pcap file and the offset of every record in it.
+func bb8dBytes(t *testing.T, c *pcapgen.Capture) ([]byte, []int) {
+	t.Helper()
+	whole, err := c.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return whole, bb8dPcapOffsets(c)
 }
 
 // bb8dPcapOffsets returns the byte offset of every record of c written as
