@@ -724,23 +724,7 @@ func TestOutputDumpBodyFields(t *testing.T) {
 		pRF:  {"api": "PushTelemetry", "error_code": 0},
 		saRF: {"api": "SaslHandshake", "api_key": 17, "error_code": 0},
 	}
-	for frame, kvs := range want {
-		o := byFrame[int64(frame)]
-		if o == nil {
-			t.Errorf("no dump object at frame %d", frame)
-			continue
-		}
-		for k, w := range kvs {
-			v, ok := o[k]
-			if !ok {
-				t.Errorf("frame %d %v %v lacks %q: %v", frame, o["kind"], o["api"], k, o)
-				continue
-			}
-			if fmt.Sprint(v) != fmt.Sprint(w) {
-				t.Errorf("frame %d %v %v: %s = %v, want %v", frame, o["kind"], o["api"], k, v, w)
-			}
-		}
-	}
+	bbCheckDumpFields(t, func(f int) map[string]any { return byFrame[int64(f)] }, want)
 	// Body fields are where they apply only: Metadata-like PDUs and
 	// ApiVersions carry no group.
 	if o := byFrame[int64(avF)]; o != nil {
@@ -1341,23 +1325,7 @@ func TestOutputDumpBodyFieldsEveryBody(t *testing.T) {
 		puRF: {"kind": "response", "api": "PushTelemetry", "error_code": 117},
 		saRF: {"kind": "response", "api": "SaslHandshake", "error_code": 33},
 	}
-	for frame, kvs := range want {
-		o := byFrame[frame]
-		if o == nil {
-			t.Errorf("no dump object at frame %d", frame)
-			continue
-		}
-		for k, w := range kvs {
-			v, ok := o[k]
-			if !ok {
-				t.Errorf("frame %d %v %v lacks %q: %v", frame, o["kind"], o["api"], k, o)
-				continue
-			}
-			if fmt.Sprint(v) != fmt.Sprint(w) {
-				t.Errorf("frame %d %v %v: %s = %v, spec requires %v", frame, o["kind"], o["api"], k, v, w)
-			}
-		}
-	}
+	bbCheckDumpFields(t, func(f int) map[string]any { return byFrame[f] }, want)
 	// A response carries no client_id or instance_id (SPEC 5: "and
 	// requests client_id ... and instance_id").
 	if o := byFrame[cgRF]; o != nil {

@@ -427,6 +427,29 @@ func bb3Fleet() (*pcapgen.Capture, bb3FleetInfo) {
 
 // ------------------------------------------------------------------- dump
 
+// bbCheckDumpFields checks that the dump object at each frame of want (at
+// finds it) has every field of want's map, values compared as text.
+func bbCheckDumpFields(t *testing.T, at func(frame int) map[string]any, want map[int]map[string]any) {
+	t.Helper()
+	for frame, kvs := range want {
+		o := at(frame)
+		if o == nil {
+			t.Errorf("no dump object at frame %d", frame)
+			continue
+		}
+		for k, w := range kvs {
+			v, ok := o[k]
+			if !ok {
+				t.Errorf("frame %d %v %v lacks %q: %v", frame, o["kind"], o["api"], k, o)
+				continue
+			}
+			if fmt.Sprint(v) != fmt.Sprint(w) {
+				t.Errorf("frame %d %v %v: %s = %v, want %v", frame, o["kind"], o["api"], k, v, w)
+			}
+		}
+	}
+}
+
 // bbDump runs kwatch dump --format ndjson with args (flags and files) and
 // returns its objects, numbers kept as json.Number.
 func bbDump(t *testing.T, args ...string) []map[string]any {

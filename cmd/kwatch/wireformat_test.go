@@ -1135,60 +1135,51 @@ func TestWireDuplicateCorrelation(t *testing.T) {
 	}
 }
 
-// Many (20) violating requests pipelined before any answer, then all
-// answered NONE. README 18: 16 requests await an answer per connection, the
-// oldest dropped, counted in state_limited. So 16 broker-accepted-invalid
-// (the newest 16) and the 4 skipped judgements counted, never silent.
-func TestWirePendingBound(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn, s := bb8iModern(c)
-	s.Header.InstanceID = bbID(bb8iY)
-	var bodies []kmsg.Request
-	for range 20 {
-		bodies = append(bodies, bb8iAPIV())
-	}
-	corrs, _ := s.Pipeline(bodies...)
-	for _, corr := range corrs {
-		s.Respond(corr, bb8iAPIVResp(0))
-	}
-	cn.Close()
-	rep := bbRunF(t, c)
-	bbExpect(t, rep, map[string]int{"instance-id-changed": 20, "broker-accepted-invalid": 16})
-	got := map[int32]bool{}
-	for _, f := range bbOf(rep, "broker-accepted-invalid") {
-		got[f.CorrelationID] = true
-	}
-	for _, corr := range corrs[4:] {
-		if !got[corr] {
-			t.Errorf("no broker-accepted-invalid for corr %d (one of the newest 16)", corr)
-		}
-	}
-	if rep.Totals.StateLimited < 4 {
-		t.Errorf("state_limited = %d, want >= 4 (4 pending requests dropped)", rep.Totals.StateLimited)
-	}
-}
-
-// 16 pipelined violating requests fit the bound: all 16 judged, nothing
+// README 18: 16 requests await an answer per connection, the oldest
+// dropped, counted in state_limited. Violating requests pipelined before any
+// answer, then all answered NONE. "over": 20 of them, so 16
+// broker-accepted-invalid (the newest 16) and the 4 skipped judgements
+// counted, never silent. "at": 16 fit the bound: all 16 judged, nothing
 // state-limited, nothing unmatched.
-func TestWirePendingAtBound(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn, s := bb8iModern(c)
-	s.Header.InstanceID = bbID(bb8iY)
-	var bodies []kmsg.Request
-	for range 16 {
-		bodies = append(bodies, bb8iAPIV())
+func TestWirePendingBound(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		n    int
+	}{{"over", 20}, {"at", 16}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := pcapgen.New(pcapgen.Options{})
+			cn, s := bb8iModern(c)
+			s.Header.InstanceID = bbID(bb8iY)
+			var bodies []kmsg.Request
+			for range tc.n {
+				bodies = append(bodies, bb8iAPIV())
+			}
+			corrs, _ := s.Pipeline(bodies...)
+			for _, corr := range corrs {
+				s.Respond(corr, bb8iAPIVResp(0))
+			}
+			cn.Close()
+			rep := bbRunF(t, c)
+			bbExpect(t, rep, map[string]int{"instance-id-changed": tc.n, "broker-accepted-invalid": 16})
+			got := map[int32]bool{}
+			for _, f := range bbOf(rep, "broker-accepted-invalid") {
+				got[f.CorrelationID] = true
+			}
+			for _, corr := range corrs[tc.n-16:] {
+				if !got[corr] {
+					t.Errorf("no broker-accepted-invalid for corr %d (one of the newest 16)", corr)
+				}
+			}
+			if tc.n == 16 {
+				if rep.Totals.StateLimited != 0 {
+					t.Errorf("state_limited = %d, want 0", rep.Totals.StateLimited)
+				}
+				bb8iUnmatched(t, rep, 0)
+			} else if rep.Totals.StateLimited < tc.n-16 {
+				t.Errorf("state_limited = %d, want >= %d (%d pending requests dropped)", rep.Totals.StateLimited, tc.n-16, tc.n-16)
+			}
+		})
 	}
-	corrs, _ := s.Pipeline(bodies...)
-	for _, corr := range corrs {
-		s.Respond(corr, bb8iAPIVResp(0))
-	}
-	cn.Close()
-	rep := bbRunF(t, c)
-	bbExpect(t, rep, map[string]int{"instance-id-changed": 16, "broker-accepted-invalid": 16})
-	if rep.Totals.StateLimited != 0 {
-		t.Errorf("state_limited = %d, want 0", rep.Totals.StateLimited)
-	}
-	bb8iUnmatched(t, rep, 0)
 }
 
 // An answer kwatch cannot decode (truncated body, or trailing bytes of a
