@@ -53,7 +53,19 @@ type Options struct {
 	// offline read does: Event then takes no lock, whose two atomic
 	// operations cost a good part of an ordinary event.
 	SingleGoroutine bool
-	Logger          zerolog.Logger
+	// NameFrame, when several capture files are read as one, names the
+	// capture (file or agent) of an event's frame and the packet's number
+	// in it (SPEC.md 2.1); nil: one capture, frames named as they are.
+	NameFrame func(frame uint64) (capture string, n uint64)
+	Logger    zerolog.Logger
+}
+
+// nameFrame names frame for a person; see Options.NameFrame.
+func (o *Options) nameFrame(frame uint64) (capture string, n uint64) {
+	if o.NameFrame == nil {
+		return "", frame
+	}
+	return o.NameFrame(frame)
 }
 
 // Auditor turns decoded events into findings and a report. Event must be
@@ -78,6 +90,7 @@ type Auditor struct {
 	lru       *list.List // rows, most recently seen at the front
 
 	claims map[memberKey]*claimSet
+	cases  map[caseKey]*caseState
 
 	findings []Finding
 	// findingBytes estimates the memory findings holds (findingSize).
@@ -548,6 +561,8 @@ func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d detail) {
 	if d.reqFrame != 0 {
 		f.Frame, f.Time = d.reqFrame, d.reqTime
 	}
+	f.seq = f.Frame
+	f.Capture, f.Frame = a.o.nameFrame(f.Frame)
 	if e.Kind != decode.KindRequest && e.Kind != decode.KindResponse {
 		// A connection-level finding (client-id-repeated): no PDU.
 		f.API, f.APIKey, f.APIVersion, f.CorrelationID = "", -1, -1, -1
@@ -558,7 +573,9 @@ func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d detail) {
 func (a *Auditor) record(c *connState, f Finding, e *decode.Event) {
 	a.t.byRule[f.rule]++
 	a.t.bySeverity[f.Severity]++
-	a.rowFor(c, f.InstanceID, e).findings[f.rule]++
+	r := a.rowFor(c, f.InstanceID, e)
+	r.findings[f.rule]++
+	a.addCase(r, &f)
 	if sz := findingSize(&f); len(a.findings) < a.o.MaxFindings && a.findingBytes+sz <= a.o.MaxFindingBytes {
 		a.findings = append(a.findings, f)
 		a.findingBytes += sz

@@ -67,15 +67,26 @@ func apiName(key int16) string {
 }
 
 func errName(code int16) string {
+	name := ErrorName(code)
+	if name == "UNKNOWN" {
+		return "error " + strconv.Itoa(int(code))
+	}
+	return name + " (" + strconv.Itoa(int(code)) + ")"
+}
+
+// ErrorName is the name Kafka gives an error code (kerr): "NONE" for 0,
+// "UNKNOWN" for a code kerr does not know. Every output names error codes
+// through it.
+func ErrorName(code int16) string {
 	if code == 0 {
-		return "NONE (0)"
+		return "NONE"
 	}
 	if err := kerr.ErrorForCode(code); err != nil {
 		if ke, ok := err.(*kerr.Error); ok {
-			return ke.Message + " (" + strconv.Itoa(int(code)) + ")"
+			return ke.Message
 		}
 	}
-	return "error " + strconv.Itoa(int(code))
+	return "UNKNOWN"
 }
 
 func plural(n uint64, unit string) string {
@@ -215,7 +226,11 @@ func (q *reqCheck) instanceID() {
 	}
 	if q.hasID {
 		q.c.claimed = true
-		q.touchInstance()
+		// A connection's client row is its first instance ID's: an ID
+		// it changes to shows in the findings, not as a client of its own.
+		if q.c.inst != idSet || q.c.instID == q.id {
+			q.touchInstance()
+		}
 	}
 	if q.a.o.Profile == ProfileAccepted2026 {
 		if q.hv == 3 {
@@ -785,7 +800,7 @@ func (a *Auditor) response(c *connState, e *decode.Event) {
 		answered := p.invalid.rule()
 		a.fire(c, e, rBrokerAcceptedInvalid, detail{reqFrame: p.frame, reqTime: p.time, kip: answered.KIP, expected: errName(errInvalidRequest),
 			observed: errName(b.ErrorCode),
-			msg:      "the broker accepted a request that breaks " + answered.ID + answeredAt(e) + "; a conforming broker answers INVALID_REQUEST"})
+			msg:      "the broker accepted a request that breaks " + answered.ID + a.answeredAt(e) + "; a conforming broker answers INVALID_REQUEST"})
 	}
 	if !decoded {
 		if p.heartbeat && p.join && p.member != "" {
@@ -807,8 +822,12 @@ func (a *Auditor) response(c *connState, e *decode.Event) {
 
 // answeredAt names the answer's frame in the message of a finding about
 // its request (SPEC.md 3.5 findings carry the request's frame).
-func answeredAt(e *decode.Event) string {
-	return " (answered at frame " + strconv.FormatUint(e.Frame, 10) + ")"
+func (a *Auditor) answeredAt(e *decode.Event) string {
+	capture, n := a.o.nameFrame(e.Frame)
+	if capture != "" {
+		return " (answered at frame " + strconv.FormatUint(n, 10) + " of " + capture + ")"
+	}
+	return " (answered at frame " + strconv.FormatUint(n, 10) + ")"
 }
 
 func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
@@ -837,7 +856,7 @@ func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
 	if p.emptyRequired {
 		a.fire(c, e, rBrokerGeneratedMember, detail{reqFrame: p.frame, reqTime: p.time, group: p.group, member: b.MemberID,
 			expected: errName(errInvalidRequest), observed: b.MemberID,
-			msg: "the broker generated a member ID for a join without one, at a version that requires a client-generated ID" + answeredAt(e)})
+			msg: "the broker generated a member ID for a join without one, at a version that requires a client-generated ID" + a.answeredAt(e)})
 	}
 }
 
@@ -852,7 +871,7 @@ func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 		}
 		if id.IsZero() {
 			a.fire(c, e, rBrokerTelemetryMissing, detail{reqFrame: p.frame, reqTime: p.time, expected: "a new non-zero ClientInstanceId", observed: "0",
-				msg: "the broker answered a first GetTelemetrySubscriptions with NONE and a zero ClientInstanceId" + answeredAt(e)})
+				msg: "the broker answered a first GetTelemetrySubscriptions with NONE and a zero ClientInstanceId" + a.answeredAt(e)})
 			return
 		}
 		c.assignedB, c.hasAssigned = id, true
@@ -861,7 +880,7 @@ func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 	case 2, 3, 5: // the rows whose body ID is non-zero
 		if !id.IsZero() {
 			a.fire(c, e, rBrokerTelemetryEcho, detail{reqFrame: p.frame, reqTime: p.time, expected: "0", observed: JavaString(id),
-				msg: "the broker answered a GetTelemetrySubscriptions that carried its ID with a non-zero ID (KIP-714 says 0)" + answeredAt(e)})
+				msg: "the broker answered a GetTelemetrySubscriptions that carried its ID with a non-zero ID (KIP-714 says 0)" + a.answeredAt(e)})
 		}
 	}
 }

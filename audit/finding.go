@@ -32,11 +32,14 @@ func (c Confidence) MarshalText() ([]byte, error) { return []byte(c.String()), n
 // Finding is one rule violation (SPEC.md section 5). Strings are owned by
 // the finding.
 type Finding struct {
-	Time          time.Time
-	Rule          string
-	Severity      Severity
-	KIP           string
-	Confidence    Confidence
+	Time       time.Time
+	Rule       string
+	Severity   Severity
+	KIP        string
+	Confidence Confidence
+	// Capture names the capture file (or fleet agent) of Frame when
+	// several are read as one; "" with one capture.
+	Capture       string
 	Frame         uint64
 	Conn          decode.ConnID
 	API           string
@@ -56,6 +59,9 @@ type Finding struct {
 	MemberID string
 
 	rule ruleID
+	// seq orders findings across captures: the frame as the pipeline
+	// numbers it (one number for the whole input).
+	seq uint64
 }
 
 // findingSize estimates what keeping f costs: the struct (with the slack

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"cmp"
 	"io"
 	"slices"
 	"strings"
@@ -12,12 +13,20 @@ import (
 // Report is the audit's result: totals, one row per client, the findings.
 // It is a snapshot: the Auditor does not touch it after returning it.
 type Report struct {
-	Profile   string     `json:"profile"`
-	Start     string     `json:"start,omitempty"` // time of the first event
-	End       string     `json:"end,omitempty"`   // time of the last event
-	Totals    Totals     `json:"totals"`
-	Instances []Instance `json:"instances"`
-	Findings  []Finding  `json:"findings"`
+	Profile string `json:"profile"`
+	// Complete is false when the audit could not see what it was asked to
+	// (SPEC.md section 5): Warnings then says why, one sentence each.
+	Complete bool     `json:"complete"`
+	Warnings []string `json:"warnings"`
+	Start    string   `json:"start,omitempty"` // time of the first event
+	End      string   `json:"end,omitempty"`   // time of the last event
+	Totals   Totals   `json:"totals"`
+	// Cases and Software are the compliance summary: every finding
+	// counted by (rule, client), and the clients by software version.
+	Cases     []Case           `json:"cases"`
+	Software  []SoftwareRollup `json:"software"`
+	Instances []Instance       `json:"instances"`
+	Findings  []Finding        `json:"findings"`
 
 	maxSev Severity
 }
@@ -74,13 +83,33 @@ type Instance struct {
 	MemberIDs       map[string][]string `json:"member_ids"`
 	TelemetryID     string              `json:"telemetry_id,omitempty"`
 	Findings        map[string]uint64   `json:"findings"`
-	FirstFrame      uint64              `json:"first_frame"`
+	// Capture and FirstFrame: where the row was first seen (Capture only
+	// when several captures are read as one).
+	Capture    string `json:"capture,omitempty"`
+	FirstFrame uint64 `json:"first_frame"`
+
+	firstSeq  uint64 // orders rows across captures (Finding.seq)
+	firstTime time.Time
+}
+
+// compareSeq orders two things by where the pipeline saw them: by sequence
+// (the pipeline's frame) within one capture, and by time first when
+// several captures are read as one, since they were merged by time and the
+// packed frames order them by file.
+func compareSeq(merged bool, xt, yt time.Time, x, y uint64) int {
+	if merged {
+		if c := xt.Compare(yt); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(x, y)
 }
 
 // ConnSummary names one connection of an instance.
 type ConnSummary struct {
 	Client     string `json:"client"`
 	Broker     string `json:"broker"`
+	Capture    string `json:"capture,omitempty"`
 	StartFrame uint64 `json:"start_frame"`
 }
 
@@ -98,7 +127,7 @@ func timeString(t time.Time) string {
 // when and how often snapshots are taken must not change the result.
 func (a *Auditor) report() *Report {
 	t := &a.t
-	r := &Report{Profile: a.o.Profile.String(), Start: timeString(t.first), End: timeString(t.last)}
+	r := &Report{Profile: a.o.Profile.String(), Complete: true, Warnings: []string{}, Start: timeString(t.first), End: timeString(t.last)}
 	r.Totals = Totals{
 		Packets: t.packets, Bytes: t.bytes, Connections: max(t.connections, t.tcpConns), KafkaConnections: t.kafkaConns,
 		RequestsByHeaderVersion: map[string]uint64{}, Responses: t.responses,
@@ -136,9 +165,10 @@ func (a *Auditor) report() *Report {
 	}
 	r.Instances = make([]Instance, 0, a.lru.Len())
 	for el := a.lru.Front(); el != nil; el = el.Next() {
-		r.Instances = append(r.Instances, el.Value.(*row).export())
+		r.Instances = append(r.Instances, el.Value.(*row).export(&a.o))
 	}
 	r.Findings = append(make([]Finding, 0, len(a.findings)), a.findings...) // [] when none, never null
+	r.Cases = a.exportCases(&a.o)
 	return r
 }
 
@@ -152,6 +182,9 @@ func (r *Report) sort() {
 			}
 			return 1
 		}
+		if c := compareSeq(x.Capture != "", x.firstTime, y.firstTime, x.firstSeq, y.firstSeq); c != 0 {
+			return c
+		}
 		if x.FirstFrame != y.FirstFrame {
 			if x.FirstFrame < y.FirstFrame {
 				return -1
@@ -164,6 +197,7 @@ func (r *Report) sort() {
 		return strings.Compare(strings.Join(x.ClientHosts, ","), strings.Join(y.ClientHosts, ","))
 	})
 	sortFindings(r.Findings)
+	r.Software = rollup(r.Instances)
 }
 
 // sortFindings orders findings by frame, then rule table order, then
@@ -171,6 +205,8 @@ func (r *Report) sort() {
 func sortFindings(fs []Finding) {
 	slices.SortStableFunc(fs, func(x, y Finding) int {
 		switch {
+		case compareSeq(x.Capture != "", x.Time, y.Time, x.seq, y.seq) != 0:
+			return compareSeq(x.Capture != "", x.Time, y.Time, x.seq, y.seq)
 		case x.Frame != y.Frame:
 			if x.Frame < y.Frame {
 				return -1
@@ -188,11 +224,12 @@ func sortFindings(fs []Finding) {
 	})
 }
 
-func (r *row) export() Instance {
+func (r *row) export(o *Options) Instance {
 	in := Instance{
 		Legacy: r.legacy, ClientIDs: slices.Clone(r.clientIDs), SoftwareName: r.software, SoftwareVersion: r.swVersion,
-		Connections: r.conns, MemberIDs: map[string][]string{}, Findings: map[string]uint64{}, FirstFrame: r.firstFrame,
+		Connections: r.conns, MemberIDs: map[string][]string{}, Findings: map[string]uint64{}, firstSeq: r.firstFrame, firstTime: r.firstSeen,
 	}
+	in.Capture, in.FirstFrame = o.nameFrame(r.firstFrame)
 	if in.ClientIDs == nil {
 		in.ClientIDs = []string{}
 	}
@@ -212,7 +249,8 @@ func (r *row) export() Instance {
 		in.Brokers = []string{}
 	}
 	for _, c := range r.connList {
-		in.ConnectionList = append(in.ConnectionList, ConnSummary{Client: c.Client.String(), Broker: c.Broker.String(), StartFrame: c.StartFrame})
+		capture, start := o.nameFrame(c.StartFrame)
+		in.ConnectionList = append(in.ConnectionList, ConnSummary{Client: c.Client.String(), Broker: c.Broker.String(), Capture: capture, StartFrame: start})
 	}
 	if in.ConnectionList == nil {
 		in.ConnectionList = []ConnSummary{}
@@ -259,4 +297,10 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	jw.buf = append(jw.buf, '\n')
 	_, err := w.Write(jw.buf)
 	return err
+}
+
+// Incomplete marks the report incomplete (SPEC.md section 5) and says why.
+func (r *Report) Incomplete(why string) {
+	r.Complete = false
+	r.Warnings = append(r.Warnings, why)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -110,15 +111,15 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, error) 
 
 // openInput opens the capture files of read, dump and tui; "-" alone reads
 // standard input (tcpdump -w - | kwatch read -).
-func (e *env) openInput(files []string) (capture.Source, error) {
-	return e.openInputLogging(files, e.log)
+func (e *env) openInput(ctx context.Context, files []string, in inputFlags) (capture.Source, error) {
+	return e.openInputLogging(ctx, files, in, e.log)
 }
 
 // openInputLogging is openInput with the capture's warnings going to log.
-func (e *env) openInputLogging(files []string, log zerolog.Logger) (capture.Source, error) {
-	opts := capture.Options{Logger: log}
+func (e *env) openInputLogging(ctx context.Context, files []string, in inputFlags, log zerolog.Logger) (capture.Source, error) {
+	opts := capture.Options{Logger: log, Concat: in.concat}
 	if len(files) == 1 && files[0] == "-" {
-		return capture.NewReader(e.stdin, "stdin", opts)
+		return capture.NewReader(interruptible(ctx, e.stdin), "stdin", opts)
 	}
 	return capture.OpenFiles(files, opts)
 }

@@ -43,7 +43,8 @@ Usage:
   kwatch dump  [flags] FILE...        one line per decoded request, response and coverage event
   kwatch live  -i IFACE [flags]       live capture; TUI when stdout is a terminal
   kwatch tui   FILE... | -i IFACE     the interactive terminal UI over a file or an interface
-  kwatch rules [RULE]                 every rule with its severity, KIP and explanation
+  kwatch rules [RULE]                 every rule (and coverage event) with its severity, KIP and explanation
+  kwatch --version                    the version, VCS revision and Go version of this build
 
 Run 'kwatch COMMAND -h' for the flags of a command.
 `
@@ -86,7 +87,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	log := zerolog.New(zerolog.ConsoleWriter{Out: stderr, NoColor: os.Getenv("NO_COLOR") != ""}).
+	log := zerolog.New(zerolog.ConsoleWriter{Out: stderr, NoColor: !useColor(stderr)}).
 		Level(zerolog.WarnLevel).With().Timestamp().Logger()
 	if lvl, err := zerolog.ParseLevel(os.Getenv("KWATCH_LOG")); err == nil && os.Getenv("KWATCH_LOG") != "" {
 		log = log.Level(lvl)
@@ -111,6 +112,9 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = e.live(ctx, rest)
 	case "tui":
 		err = e.tui(ctx, rest)
+	case "--version", "version":
+		fmt.Fprintln(stdout, version())
+		return exitOK
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

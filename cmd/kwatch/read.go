@@ -52,8 +52,10 @@ func (e *env) read(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("read", flag.ContinueOnError)
 	var c common
 	var af auditFlags
+	var in inputFlags
 	c.register(fs, "text, json or ndjson")
 	af.register(fs)
+	in.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: kwatch read [--format text|json|ndjson] [--profile seed|accepted-2026] [--fail-on error|warn|info|never] [--port N] FILE...")
 		fs.PrintDefaults()
@@ -72,7 +74,7 @@ func (e *env) read(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	src, err := e.openInput(files)
+	src, err := e.openInput(ctx, files, in)
 	if err != nil {
 		return err
 	}
@@ -87,12 +89,16 @@ func (e *env) read(ctx context.Context, args []string) error {
 	// Every auditor call below is on this goroutine (pipeline.Run feeds
 	// the sink on its caller's), so events need no lock.
 	aopts.SingleGoroutine = true
+	aopts.NameFrame = captureNames(files).namer()
 	a := audit.New(aopts)
 	st, runErr := pipeline.Run(ctx, src, popts, a)
 	a.AddCapture(st.Packets, st.Bytes, st.Connections)
 	rep := a.Finish(st.LastTime)
 	if err := inputResult(st, runErr, e); err != nil {
 		return err
+	}
+	for _, why := range incompleteReasons(ctx, st, runErr, &rep.Totals) {
+		rep.Incomplete(why)
 	}
 
 	return e.writeReport(rep, c.format, failOn, out)
@@ -116,8 +122,8 @@ func (e *env) analysisOptions(c *common, af *auditFlags) (pipeline.Options, audi
 
 // writeReport prints the report in format (text or json on out; for
 // ndjson the findings went to stdout as they came, so the summary goes to
-// stderr and stdout stays one finding per line), and returns exit status 1
-// when a finding reaches failOn.
+// stderr and stdout stays one finding per line), and returns the exit
+// status (verdict).
 func (e *env) writeReport(rep *audit.Report, format string, failOn audit.Severity, out *bufio.Writer) error {
 	var err error
 	switch format {
@@ -134,10 +140,7 @@ func (e *env) writeReport(rep *audit.Report, format string, failOn audit.Severit
 	if err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
-	if max, ok := rep.MaxSeverity(); ok && failOn != 0 && max >= failOn {
-		return exitError{exitFindings}
-	}
-	return nil
+	return verdict(rep, failOn)
 }
 
 // useColor: colour only on a terminal, and never when NO_COLOR is set.
