@@ -479,8 +479,8 @@ func TestCaptureFilePcapngBadBlockLength(t *testing.T) {
 // frames. Each case inserts its blocks after frame 2, before the early
 // finding; the findings are those of the plain capture at frames shifted by
 // the packet blocks inserted; and, read as the first of two files, the
-// second file's frames continue after them (README: "frame numbers continue
-// from one file to the next, as mergecap -a numbers them").
+// second file's findings keep its own frame numbers (SPEC 2.1: "frame is
+// the packet's number in that capture").
 func TestCaptureFilePcapngNonPacketBlocks(t *testing.T) {
 	c, early, late := bb8dBase(pcapgen.Options{})
 	recs := bb8dRecs(c)
@@ -548,13 +548,12 @@ func TestCaptureFilePcapngNonPacketBlocks(t *testing.T) {
 					t.Errorf("totals.packets %d, want %d", rep.Totals.Packets, c.Frames()+tc.shift)
 				}
 			}
-			n := c.Frames() + tc.shift
 			code, out, errOut = bb8dReadFile(t, []string{"--fail-on", "never"}, path, secondPath)
 			rep, ok = bb8dParse(t, tc.name+" + second file", out)
 			if code != 0 || errOut != "" {
 				t.Errorf("two files: exit %d, stderr %q", code, errOut)
 			}
-			want = append(want, fmt.Sprintf("instance-id-changed@%d", n+e2), fmt.Sprintf("client-id-changed@%d", n+l2))
+			want = append(want, fmt.Sprintf("instance-id-changed@%d", e2), fmt.Sprintf("client-id-changed@%d", l2))
 			if ok {
 				if got := bb8dFrames(rep); !slices.Equal(got, want) {
 					t.Errorf("two files: findings %v, want %v", got, want)
@@ -798,8 +797,10 @@ func TestCaptureFileGzipDamage(t *testing.T) {
 // ... (with a one-line reason on stderr)": an empty file and empty standard
 // input, for read in every format. A capture with a file header and no
 // packet (pcap; pcapng with a section header, with or without an interface)
-// is a valid empty capture (tcpdump -c 0, a rotation with no traffic):
-// exit 0, a report with zero packets and (README 14) "findings": [].
+// is a valid empty capture (tcpdump -c 0, a rotation with no traffic): a
+// report with zero packets and (README 14) "findings": [], exit 3 (SPEC 5:
+// the audit is incomplete, "an empty capture") with nothing on stderr; dump
+// exits 0.
 func TestCaptureFileEmptyAndHeaderOnly(t *testing.T) {
 	t.Parallel()
 	empty := bb8dWrite(t, "empty.pcap", nil)
@@ -835,8 +836,8 @@ func TestCaptureFileEmptyAndHeaderOnly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := bb8dWrite(t, tc.name, tc.b)
 			code, out, errOut := bb8dReadFile(t, nil, path)
-			if code != 0 || errOut != "" {
-				t.Errorf("exit %d, stderr %q; want 0 and nothing (a valid capture without packets)", code, errOut)
+			if code != 3 || errOut != "" {
+				t.Errorf("exit %d, stderr %q; want 3 (an incomplete audit) and nothing (a valid capture without packets)", code, errOut)
 			}
 			if !strings.Contains(out, `"findings": []`) && !strings.Contains(out, `"findings":[]`) {
 				t.Errorf(`report lacks "findings": []:\n%.400s`, out)
@@ -1242,7 +1243,8 @@ func TestCaptureFilePcapHeaderOddFields(t *testing.T) {
 // (inside a record of another connection): the capture ends there, so its
 // client-id-repeated is reported at its own last packet, as in the file cut
 // cleanly at that record; the same with --workers 3; and the report is the
-// one of the cleanly cut file (plus one line on stderr).
+// one of the cleanly cut file (plus one line on stderr), but for saying it
+// is incomplete (SPEC 5: "complete": false and its warnings).
 func TestCaptureFileTruncatedEndsOpenConnections(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	x := bb8dX
@@ -1282,9 +1284,26 @@ func TestCaptureFileTruncatedEndsOpenConnections(t *testing.T) {
 			t.Errorf("--workers %s: exit %d, want 0", w, code)
 		}
 		bb8dOneLine(t, "cut", errOut)
-		if got != want {
+		// SPEC 5: the cut file's report says it is incomplete, and why;
+		// the rest is the cleanly cut file's report.
+		var gm, wm map[string]any
+		json.Unmarshal([]byte(got), &gm)
+		json.Unmarshal([]byte(want), &wm)
+		if gm["complete"] != false || wm["complete"] != true {
+			t.Errorf("--workers %s: complete %v for the cut file, %v for the clean one; want false and true", w, gm["complete"], wm["complete"])
+		}
+		if ws, _ := gm["warnings"].([]any); len(ws) == 0 {
+			t.Errorf("--workers %s: the cut file's report gives no warning", w)
+		}
+		for _, m := range []map[string]any{gm, wm} {
+			delete(m, "complete")
+			delete(m, "warnings")
+		}
+		if !reflect.DeepEqual(gm, wm) {
+			gj, _ := json.MarshalIndent(gm, "", "  ")
+			wj, _ := json.MarshalIndent(wm, "", "  ")
 			grep, _ := bb8dParse(t, "cut", got)
-			t.Errorf("--workers %s: the file cut inside a record gives another report than the file cut before that record:\n%s\nfindings %v, want %v", w, bb8dDiff(want, got), bb8dFrames(grep), bb8dFrames(wrep))
+			t.Errorf("--workers %s: the file cut inside a record gives another report than the file cut before that record:\n%s\nfindings %v, want %v", w, bb8dDiff(string(wj), string(gj)), bb8dFrames(grep), bb8dFrames(wrep))
 		}
 	}
 }

@@ -294,9 +294,10 @@ func TestCLIMaxFrame(t *testing.T) {
 	}
 }
 
-// SPEC 6 "kwatch read [flags] FILE..." with README: "Several files are read
-// in order as one capture ...: frame numbers continue from one file to the
-// next, as mergecap -a numbers them".
+// SPEC 6 "kwatch read [flags] FILE..." with SPEC 2.1 "Several capture
+// points": files read together are one capture, merged by time; "a finding
+// then names the capture it comes from" and "frame is the packet's number
+// in that capture".
 func TestCLIMultipleFiles(t *testing.T) {
 	c1, f1, _ := bb3Changed(pcapgen.Options{})
 	c2, f2, _ := bb3Changed(pcapgen.Options{Start: pcapgen.BaseTime().Add(time.Minute)})
@@ -307,7 +308,9 @@ func TestCLIMultipleFiles(t *testing.T) {
 		t.Fatalf("%d instance-id-changed over two files, want 2", len(fs))
 	}
 	bb3Eq(t, "first file's frame", bb3Int(t, fs[0]["frame"], "frame"), f1)
-	bb3Eq(t, "second file's frame", bb3Int(t, fs[1]["frame"], "frame"), c1.Frames()+f2)
+	bb3Eq(t, "first file's capture", fs[0]["capture"], p1)
+	bb3Eq(t, "second file's frame", bb3Int(t, fs[1]["frame"], "frame"), f2)
+	bb3Eq(t, "second file's capture", fs[1]["capture"], p2)
 	bb3Eq(t, "packets", bb3Int(t, rep["totals"].(map[string]any)["packets"], "packets"), c1.Frames()+c2.Frames())
 }
 
@@ -388,8 +391,8 @@ func TestCLIRulesCommand(t *testing.T) {
 	}
 }
 
-// SPEC 6 dump takes FILE... like read: frames continue across files
-// (README), and --port limits what is decoded.
+// SPEC 6 dump takes FILE... like read: frames are numbered in each file,
+// named by "capture" (SPEC 2.1), and --port limits what is decoded.
 func TestCLIDumpFilesAndPort(t *testing.T) {
 	mk := func(port uint16, start time.Time) *pcapgen.Capture {
 		c := pcapgen.New(pcapgen.Options{Start: start})
@@ -405,7 +408,8 @@ func TestCLIDumpFilesAndPort(t *testing.T) {
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests over two files, want 2", len(reqs))
 	}
-	bb3Eq(t, "second file's request frame", bb3Int(t, reqs[1]["frame"], "frame"), c1.Frames()+4)
+	bb3Eq(t, "second file's request frame", bb3Int(t, reqs[1]["frame"], "frame"), 4)
+	bb3Eq(t, "second file's request capture", reqs[1]["capture"], p2)
 	only := bb3Kind(bbDump(t, "--port", "19092", p1, p2), "request", "")
 	if len(only) != 1 || only[0]["conn"].(map[string]any)["broker"] != "10.0.0.9:19092" {
 		t.Errorf("dump --port 19092: %v", only)
@@ -792,7 +796,8 @@ func bb8bWritePart(t *testing.T, c *pcapgen.Capture, name string, from, to int) 
 // -C files): frame numbers continue from one file to the next, as mergecap
 // -a numbers them"; SPEC 6: "pcap or pcapng (also .gz)". tcpdump -C rotates
 // in the middle of connections, so reading the rotated files must give the
-// report of the unrotated capture: the same findings (frames, times,
+// report of the unrotated capture: the same findings (frames, numbered in
+// each file and named by "capture" as SPEC 2.1 says, times,
 // confidence: no midstream-join for connections continuing in the next
 // file), rows and totals. The reference session with two variants
 // (client-id-repeated, member-id-changed + misaligned) is cut into three
@@ -805,7 +810,21 @@ func TestCLIRotatedFilesAreOneCapture(t *testing.T) {
 	p1 := bb8bWritePart(t, c, "rot.pcapng", 0, cut1)
 	p2 := bb8bWritePart(t, c, "rot1.pcap.gz", cut1, cut2)
 	p3 := bb8bWritePart(t, c, "rot2.pcapng.gz", cut2, c.Frames())
+	// SPEC 2.1: read together, a finding names its file and frame is the
+	// packet's number in that file.
+	local := func(frame int) (string, int) {
+		switch {
+		case frame <= cut1:
+			return p1, frame
+		case frame <= cut2:
+			return p2, frame - cut1
+		}
+		return p3, frame - cut2
+	}
 	want := bb8bRead(t, whole)
+	for i := range want.Findings {
+		want.Findings[i].Capture, want.Findings[i].Frame = local(want.Findings[i].Frame)
+	}
 	got := bb8bRead(t, p1, p2, p3)
 	bbExpect(t, got, map[string]int{"client-id-repeated": 1, "member-id-changed": 1, "member-id-misaligned": 1})
 	if !reflect.DeepEqual(got.Findings, want.Findings) {
@@ -821,6 +840,18 @@ func TestCLIRotatedFilesAreOneCapture(t *testing.T) {
 		t.Errorf("midstream-join %d: connections continuing in the next file are not joined mid-stream", got.Totals.Coverage["midstream-join"])
 	}
 	dw, dr := bbDump(t, whole), bbDump(t, p1, p2, p3)
+	for _, o := range dw {
+		if n, ok := o["frame"].(json.Number); ok {
+			f, _ := n.Int64()
+			capture, lf := local(int(f))
+			o["capture"], o["frame"] = capture, json.Number(strconv.Itoa(lf))
+		}
+		if n, ok := o["request_frame"].(json.Number); ok {
+			f, _ := n.Int64()
+			_, lf := local(int(f))
+			o["request_frame"] = json.Number(strconv.Itoa(lf))
+		}
+	}
 	if !reflect.DeepEqual(dw, dr) {
 		n := min(len(dw), len(dr))
 		for i := 0; i < n; i++ {
@@ -885,8 +916,9 @@ func TestCLISeveralFilesOneBad(t *testing.T) {
 	t.Run("second-truncated", func(t *testing.T) {
 		code, out, errOut := bb8dReadFile(t, nil, f1, f2cut)
 		rep, ok := bb8dCheckKept(t, "second truncated", code, out, errOut, early)
-		if ok && !bb8dHas(rep, "client-id-changed", late) {
-			t.Errorf("client-id-changed at frame %d (second file, before its cut) lost: %v", late, bb8dFrames(rep))
+		// SPEC 2.1: frame is the packet's number in its own file.
+		if ok && !bb8dHas(rep, "client-id-changed", late-k) {
+			t.Errorf("client-id-changed at frame %d of the second file (before its cut) lost: %v", late-k, bb8dFrames(rep))
 		}
 		if !strings.Contains(errOut, "rot1.pcap") {
 			t.Errorf("stderr %q does not name the truncated file rot1.pcap", errOut)
@@ -903,7 +935,7 @@ func TestCLISeveralFilesOneBad(t *testing.T) {
 		if code != 1 || errOut != "" {
 			t.Errorf("exit %d, stderr %q; want 1 and nothing", code, errOut)
 		}
-		if want := []string{fmt.Sprintf("instance-id-changed@%d", early), fmt.Sprintf("client-id-changed@%d", late)}; ok && !slices.Equal(bb8dFrames(rep), want) {
+		if want := []string{fmt.Sprintf("instance-id-changed@%d", early), fmt.Sprintf("client-id-changed@%d", late-k)}; ok && !slices.Equal(bb8dFrames(rep), want) {
 			t.Errorf("findings %v, want %v", bb8dFrames(rep), want)
 		}
 	})
@@ -1014,8 +1046,8 @@ func TestCLICommandLineMistakes(t *testing.T) {
 // was read before it stands". The first of two rotated files is cut inside
 // a record (a tcpdump killed mid-write, then restarted): its findings stand
 // and the breakage is one line on stderr naming it. If the second file is
-// read on, its findings are reported at frames continuing after the first
-// file's whole records.
+// read on, its findings are reported at the frames of the second file
+// (SPEC 2.1: "frame is the packet's number in that capture").
 func TestCLIFirstOfTwoFilesTruncated(t *testing.T) {
 	c1, e1, l1 := bb8dBase(pcapgen.Options{})
 	c2, e2, l2 := bb8dBase(pcapgen.Options{Start: pcapgen.BaseTime().Add(time.Hour)})
@@ -1033,7 +1065,7 @@ func TestCLIFirstOfTwoFilesTruncated(t *testing.T) {
 		t.Errorf("stderr %q does not name the truncated file rot0.pcap", errOut)
 	}
 	if ok && len(rep.Findings) > 1 {
-		want := []string{fmt.Sprintf("instance-id-changed@%d", e1), fmt.Sprintf("instance-id-changed@%d", k+e2), fmt.Sprintf("client-id-changed@%d", k+l2)}
+		want := []string{fmt.Sprintf("instance-id-changed@%d", e1), fmt.Sprintf("instance-id-changed@%d", e2), fmt.Sprintf("client-id-changed@%d", l2)}
 		if got := bb8dFrames(rep); !slices.Equal(got, want) {
 			t.Errorf("findings %v, want %v (or only the first file's)", got, want)
 		}

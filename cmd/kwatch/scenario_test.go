@@ -2586,6 +2586,7 @@ type bbFinding struct {
 	KIP           string  `json:"kip"`
 	Confidence    string  `json:"confidence"`
 	Frame         int     `json:"frame"`
+	Capture       string  `json:"capture"`
 	Conn          bbConn  `json:"conn"`
 	API           string  `json:"api"`
 	APIKey        int     `json:"api_key"`
