@@ -344,31 +344,11 @@ func bb6Produce(s *pcapgen.Session) {
 	s.RoundTrip(pcapgen.Produce(11, "orders", bb6TopicID, []byte("records")), pcapgen.ProduceResponse(11, "orders", bb6TopicID))
 }
 
-// bb6CG is one ConsumerGroupHeartbeat v1 round trip; the broker answers code
-// and, on success, the member ID and respEpoch (a real coordinator echoes
-// the member ID in every successful response).
-func bb6CG(s *pcapgen.Session, group, member string, epoch int32, code int16, respEpoch int32) int {
-	var m *string
-	if code == errNone {
-		m = pcapgen.Ptr(member)
-	}
-	f, _ := s.RoundTrip(pcapgen.ConsumerGroupHeartbeat(1, group, member, epoch), pcapgen.ConsumerGroupHeartbeatResponse(1, code, m, respEpoch))
-	return f
-}
-
-// bb6CGStatic is bb6CG with group.instance.id set (static membership).
+// bb6CGStatic is bbCG with group.instance.id set (static membership).
 func bb6CGStatic(s *pcapgen.Session, group, member, static string, epoch int32, respEpoch int32) {
 	r := pcapgen.ConsumerGroupHeartbeat(1, group, member, epoch)
 	r.InstanceID = pcapgen.Ptr(static)
 	s.RoundTrip(r, pcapgen.ConsumerGroupHeartbeatResponse(1, errNone, pcapgen.Ptr(member), respEpoch))
-}
-
-func bb6SG(s *pcapgen.Session, group, member string, epoch int32, code int16, respEpoch int32) {
-	var m *string
-	if code == errNone {
-		m = pcapgen.Ptr(member)
-	}
-	s.RoundTrip(pcapgen.ShareGroupHeartbeat(1, group, member, epoch), pcapgen.ShareGroupHeartbeatResponse(1, code, m, respEpoch))
 }
 
 func bb6ShareFetch(s *pcapgen.Session, group, member string, sessEpoch int32) {
@@ -383,26 +363,6 @@ func bb6ShareFetch(s *pcapgen.Session, group, member string, sessEpoch int32) {
 	tp.Partitions = append(tp.Partitions, kmsg.NewShareFetchRequestTopicPartition())
 	r.Topics = append(r.Topics, tp)
 	s.RoundTrip(r, kmsg.NewPtrShareFetchResponse())
-}
-
-func bb6ST(s *pcapgen.Session, group, member string, epoch int32, code int16, respEpoch int32) {
-	m := ""
-	if code == errNone {
-		m = member
-	}
-	s.RoundTrip(pcapgen.StreamsGroupHeartbeat(0, group, member, epoch), pcapgen.StreamsGroupHeartbeatResponse(0, code, m, respEpoch))
-}
-
-// bb6GTS is a GetTelemetrySubscriptions round trip: body r, answer code with
-// ID b and subscription sub.
-func bb6GTS(s *pcapgen.Session, r [16]byte, code int16, b [16]byte, sub int32) {
-	s.RoundTrip(pcapgen.GetTelemetrySubscriptions(r), pcapgen.GetTelemetrySubscriptionsResponse(code, b, sub))
-}
-
-func bb6Push(s *pcapgen.Session, id [16]byte, sub int32, terminating bool, code int16) {
-	r := pcapgen.PushTelemetry(id, sub)
-	r.Terminating = terminating
-	s.RoundTrip(r, pcapgen.PushTelemetryResponse(code))
 }
 
 var bb6Zero [16]byte
@@ -445,47 +405,47 @@ func TestClientJavaLegacyConsumerLifecycle(t *testing.T) {
 	n2, s2 := p.dial(bb6B2) // node 2, least loaded
 	bb6FindCoord(s2, bb6Group, bb6B3, 3)
 	coord, sc := p.dial(bb6B3) // coordinator connection to broker 3
-	bb6CG(sc, bb6Group, m, 0, errNone, 1)
+	bbCG(sc, bb6Group, m, 0, errNone, 1)
 	n3, s3 := p.dial(bb6B3) // node 3, partition leader: fetches
 	bb6Fetch(s3)
-	bb6CG(sc, bb6Group, m, 1, errNone, 2)
+	bbCG(sc, bb6Group, m, 1, errNone, 2)
 	bb6Fetch(s3)
-	bb6CG(sc, bb6Group, m, 2, errNone, 3)
+	bbCG(sc, bb6Group, m, 2, errNone, 3)
 
 	// The second consumer joins through the same coordinator broker on its
 	// own connections.
 	c2n, c2s := p2.dial(bb6B2)
 	bb6FindCoord(c2s, bb6Group, bb6B3, 3)
 	c2c, c2cs := p2.dial(bb6B3)
-	bb6CG(c2cs, bb6Group, m2, 0, errNone, 4)
-	bb6CG(sc, bb6Group, m, 3, errNone, 4)
+	bbCG(c2cs, bb6Group, m2, 0, errNone, 4)
+	bbCG(sc, bb6Group, m, 3, errNone, 4)
 
 	// Fenced: rejoin with the same member ID at epoch 0.
-	bb6CG(sc, bb6Group, m, 4, errFencedMemberEpoch, 0)
-	bb6CG(sc, bb6Group, m, 0, errNone, 6)
+	bbCG(sc, bb6Group, m, 4, errFencedMemberEpoch, 0)
+	bbCG(sc, bb6Group, m, 0, errNone, 6)
 	bb6Fetch(s3)
-	bb6CG(sc, bb6Group, m, 6, errNone, 6)
-	bb6CG(c2cs, bb6Group, m2, 4, errNone, 6)
+	bbCG(sc, bb6Group, m, 6, errNone, 6)
+	bbCG(c2cs, bb6Group, m2, 4, errNone, 6)
 
 	// Coordinator moves to broker 2: new coordinator connection, same member
 	// ID, same epoch; the old coordinator connection stays open.
-	bb6CG(sc, bb6Group, m, 6, errNotCoordinator, 0)
+	bbCG(sc, bb6Group, m, 6, errNotCoordinator, 0)
 	bb6FindCoord(s2, bb6Group, bb6B2, 2)
 	coord2, sc2 := p.dial(bb6B2)
-	bb6CG(sc2, bb6Group, m, 6, errNone, 6)
+	bbCG(sc2, bb6Group, m, 6, errNone, 6)
 	bb6Fetch(s3)
-	bb6CG(sc2, bb6Group, m, 6, errNone, 7)
+	bbCG(sc2, bb6Group, m, 6, errNone, 7)
 	bbMeta(s2) // metadata refresh on the node connection
 
 	// The second consumer's coordinator moves too.
-	bb6CG(c2cs, bb6Group, m2, 6, errNotCoordinator, 0)
+	bbCG(c2cs, bb6Group, m2, 6, errNotCoordinator, 0)
 	bb6FindCoord(c2s, bb6Group, bb6B2, 2)
 	c2c2, c2cs2 := p2.dial(bb6B2)
-	bb6CG(c2cs2, bb6Group, m2, 6, errNone, 7)
+	bbCG(c2cs2, bb6Group, m2, 6, errNone, 7)
 
 	// close(): leave at epoch -1 on the current coordinator, then close all.
-	bb6CG(sc2, bb6Group, m, -1, errNone, -1)
-	bb6CG(c2cs2, bb6Group, m2, -1, errNone, -1)
+	bbCG(sc2, bb6Group, m, -1, errNone, -1)
+	bbCG(c2cs2, bb6Group, m2, -1, errNone, -1)
 	for _, cn := range []*pcapgen.Conn{boot, n2, coord, n3, coord2, c2n, c2c, c2c2} {
 		cn.Close()
 	}
@@ -539,7 +499,7 @@ func TestClientJavaLegacyStaticMembershipRestart(t *testing.T) {
 		coord, sc := p.dial(bb6B2)
 		bb6CGStatic(sc, bb6Group, m, "pod-0", 0, 10+int32(gen))
 		bb6CGStatic(sc, bb6Group, m, "pod-0", 10+int32(gen), 10+int32(gen))
-		bb6CG(sc, bb6Group, m, 10+int32(gen), errNone, 10+int32(gen))
+		bbCG(sc, bb6Group, m, 10+int32(gen), errNone, 10+int32(gen))
 		bb6CGStatic(sc, bb6Group, m, "pod-0", -2, -2)
 		coord.Close()
 		boot.Close()
@@ -572,31 +532,31 @@ func TestClientJavaKIP1313ConsumerLifecycle(t *testing.T) {
 	bbMeta(sb)
 	n2, s2 := p.dial(bb6B2)
 	bb6FindCoord(s2, bb6Group, bb6B3, 3)
-	bb6GTS(s2, x, errNone, bb6Zero, 9)
+	bbGTSSub(s2, x, errNone, bb6Zero, 9)
 	coord, sc := p.dial(bb6B3)
-	bb6CG(sc, bb6Group, m, 0, errCoordLoading, 0) // retriable: retried with the same ID
-	bb6CG(sc, bb6Group, m, 0, errNone, 1)
+	bbCG(sc, bb6Group, m, 0, errCoordLoading, 0) // retriable: retried with the same ID
+	bbCG(sc, bb6Group, m, 0, errNone, 1)
 	n3, s3 := p.dial(bb6B3)
 	bb6Fetch(s3)
-	bb6CG(sc, bb6Group, m, 1, errNone, 2)
-	bb6Push(s2, x, 9, false, errNone)
-	bb6CG(sc, bb6Group, m, 2, errFencedMemberEpoch, 0)
-	bb6CG(sc, bb6Group, m, 0, errNone, 4)
+	bbCG(sc, bb6Group, m, 1, errNone, 2)
+	bbPushSub(s2, x, 9, false, errNone)
+	bbCG(sc, bb6Group, m, 2, errFencedMemberEpoch, 0)
+	bbCG(sc, bb6Group, m, 0, errNone, 4)
 	bb6Fetch(s3)
 	// Coordinator moves to broker 2 (new connection), then back to broker 3
 	// on the coordinator connection that stayed open.
-	bb6CG(sc, bb6Group, m, 4, errNotCoordinator, 0)
+	bbCG(sc, bb6Group, m, 4, errNotCoordinator, 0)
 	bb6FindCoord(s2, bb6Group, bb6B2, 2)
 	coord2, sc2 := p.dial(bb6B2)
-	bb6CG(sc2, bb6Group, m, 4, errNone, 5)
-	bb6CG(sc2, bb6Group, m, 5, errNone, 5)
+	bbCG(sc2, bb6Group, m, 4, errNone, 5)
+	bbCG(sc2, bb6Group, m, 5, errNone, 5)
 	bb6Fetch(s3)
-	bb6CG(sc2, bb6Group, m, 5, errNotCoordinator, 0)
+	bbCG(sc2, bb6Group, m, 5, errNotCoordinator, 0)
 	bb6FindCoord(s2, bb6Group, bb6B3, 3)
-	bb6CG(sc, bb6Group, m, 5, errNone, 6)
-	bb6Push(s2, x, 9, false, errNone)
-	bb6CG(sc, bb6Group, m, -1, errNone, -1)
-	bb6Push(s2, x, 9, true, errNone) // terminating push on close
+	bbCG(sc, bb6Group, m, 5, errNone, 6)
+	bbPushSub(s2, x, 9, false, errNone)
+	bbCG(sc, bb6Group, m, -1, errNone, -1)
+	bbPushSub(s2, x, 9, true, errNone) // terminating push on close
 	for _, cn := range []*pcapgen.Conn{boot, n2, coord, n3, coord2} {
 		cn.Close()
 	}
@@ -657,7 +617,7 @@ func TestClientJavaKIP1313StaticRestart(t *testing.T) {
 		bb6FindCoord(sb, bb6Group, bb6B2, 2)
 		coord, sc := p.dial(bb6B2)
 		bb6CGStatic(sc, bb6Group, m, "pod-0", 0, 20+int32(gen))
-		bb6CG(sc, bb6Group, m, 20+int32(gen), errNone, 20+int32(gen))
+		bbCG(sc, bb6Group, m, 20+int32(gen), errNone, 20+int32(gen))
 		bb6CGStatic(sc, bb6Group, m, "pod-0", -2, -2)
 		coord.Close()
 		boot.Close()
@@ -724,15 +684,15 @@ func TestClientTelemetryLegacyLifecycle(t *testing.T) {
 	p := bb6Java(c, "10.20.1.5", 51000, "producer-1", "3.9.0", nil)
 	c1, s1 := p.dial(bb6B1)
 	bbMeta(s1)
-	bb6GTS(s1, bb6Zero, errNone, b, 3)
+	bbGTSSub(s1, bb6Zero, errNone, b, 3)
 	c2, s2 := p.dial(bb6B2)
 	bb6Produce(s2)
-	bb6Push(s2, b, 3, false, errNone)
-	bb6Push(s1, b, 3, false, errUnknownSubscription)
-	bb6GTS(s1, b, errNone, bb6Zero, 4)
-	bb6Push(s1, b, 4, false, errNone)
+	bbPushSub(s2, b, 3, false, errNone)
+	bbPushSub(s1, b, 3, false, errUnknownSubscription)
+	bbGTSSub(s1, b, errNone, bb6Zero, 4)
+	bbPushSub(s1, b, 4, false, errNone)
 	bb6Produce(s2)
-	bb6Push(s2, b, 4, true, errNone)
+	bbPushSub(s2, b, 4, true, errNone)
 	c1.Close()
 	c2.Close()
 	rep := bb6Run(t, c)
@@ -758,14 +718,14 @@ func TestClientTelemetryLegacyApacheBrokerEcho(t *testing.T) {
 	b := pcapgen.SeqUUID(0x82)
 	p := bb6Java(c, "10.20.1.6", 51100, "producer-1", "3.9.0", nil)
 	c1, s1 := p.dial(bb6B1)
-	bb6GTS(s1, bb6Zero, errNone, b, 3)
-	bb6Push(s1, b, 3, false, errUnknownSubscription)
-	bb6GTS(s1, b, errNone, b, 4)
-	bb6Push(s1, b, 4, false, errNone)
+	bbGTSSub(s1, bb6Zero, errNone, b, 3)
+	bbPushSub(s1, b, 3, false, errUnknownSubscription)
+	bbGTSSub(s1, b, errNone, b, 4)
+	bbPushSub(s1, b, 4, false, errNone)
 	c1.Close()
 	c2, s2 := p.dial(bb6B2) // broker 1 restarted; telemetry moves on
-	bb6GTS(s2, b, errNone, b, 5)
-	bb6Push(s2, b, 5, true, errNone)
+	bbGTSSub(s2, b, errNone, b, 5)
+	bbPushSub(s2, b, 5, true, errNone)
 	c2.Close()
 	rep := bb6Run(t, c)
 	bbExpect(t, rep, map[string]int{"broker-telemetry-id-echo": 2})
@@ -786,12 +746,12 @@ func TestClientTelemetryLegacyLostAssignment(t *testing.T) {
 	b1, b2 := pcapgen.SeqUUID(0x83), pcapgen.SeqUUID(0x84)
 	p := bb6Java(c, "10.20.1.7", 51200, "consumer-x", "3.9.0", nil)
 	c1, s1 := p.dial(bb6B1)
-	bb6GTS(s1, bb6Zero, errNone, b1, 3)
+	bbGTSSub(s1, bb6Zero, errNone, b1, 3)
 	c1.Reset()
 	c2, s2 := p.dial(bb6B2)
-	bb6GTS(s2, bb6Zero, errNone, b2, 3)
-	bb6Push(s2, b2, 3, false, errNone)
-	bb6Push(s2, b2, 3, true, errNone)
+	bbGTSSub(s2, bb6Zero, errNone, b2, 3)
+	bbPushSub(s2, b2, 3, false, errNone)
+	bbPushSub(s2, b2, 3, true, errNone)
 	c2.Close()
 	rep := bb6Run(t, c)
 	bbExpect(t, rep, nil)
@@ -809,14 +769,14 @@ func TestClientTelemetryKIP1313Lifecycle(t *testing.T) {
 	p := bb6Java(c, "10.20.1.8", 51300, "producer-2", "4.2.0", &x)
 	c1, s1 := p.dial(bb6B1)
 	bbMeta(s1)
-	bb6GTS(s1, x, errNone, bb6Zero, 7)
+	bbGTSSub(s1, x, errNone, bb6Zero, 7)
 	c2, s2 := p.dial(bb6B2)
 	bb6Produce(s2)
-	bb6Push(s2, x, 7, false, errNone)
-	bb6Push(s2, x, 7, false, errUnknownSubscription)
-	bb6GTS(s2, x, errNone, bb6Zero, 8)
-	bb6Push(s1, x, 8, false, errNone)
-	bb6Push(s1, x, 8, true, errNone)
+	bbPushSub(s2, x, 7, false, errNone)
+	bbPushSub(s2, x, 7, false, errUnknownSubscription)
+	bbGTSSub(s2, x, errNone, bb6Zero, 8)
+	bbPushSub(s1, x, 8, false, errNone)
+	bbPushSub(s1, x, 8, true, errNone)
 	c1.Close()
 	c2.Close()
 	rep := bb6Run(t, c)
@@ -854,15 +814,15 @@ func TestClientShareGroupLifecycle(t *testing.T) {
 		bb6FindCoord(sb, g, bb6B2, 2)
 		coord, sc := mc.p.dial(bb6B2)
 		leader, sl := mc.p.dial(bb6B3)
-		bb6SG(sc, g, mc.m, 0, errNone, 1)
+		bbSG(sc, g, mc.m, 0, errNone, 1)
 		bb6ShareFetch(sl, g, mc.m, 0)
-		bb6SG(sc, g, mc.m, 1, errNone, 2)
+		bbSG(sc, g, mc.m, 1, errNone, 2)
 		bb6ShareFetch(sl, g, mc.m, 1)
-		bb6SG(sc, g, mc.m, 2, errUnknownMemberID, 0)
-		bb6SG(sc, g, mc.m, 0, errNone, 4)
+		bbSG(sc, g, mc.m, 2, errUnknownMemberID, 0)
+		bbSG(sc, g, mc.m, 0, errNone, 4)
 		bb6ShareFetch(sl, g, mc.m, 0)
-		bb6SG(sc, g, mc.m, 4, errNone, 5)
-		bb6SG(sc, g, mc.m, -1, errNone, -1)
+		bbSG(sc, g, mc.m, 4, errNone, 5)
+		bbSG(sc, g, mc.m, -1, errNone, -1)
 		all = append(all, boot, coord, leader)
 	}
 	for _, cn := range all {
@@ -898,13 +858,13 @@ func TestClientStreamsGroupLifecycle(t *testing.T) {
 		boot, sb := a.p.dial(bb6B1)
 		bb6FindCoord(sb, g, bb6B3, 3)
 		coord, sc := a.p.dial(bb6B3)
-		bb6ST(sc, g, a.m, 0, errNone, 1)
-		bb6ST(sc, g, a.m, 1, errNone, 2)
+		bbST(sc, g, a.m, 0, errNone, 1)
+		bbST(sc, g, a.m, 1, errNone, 2)
 		bb6Fetch(sb)
-		bb6ST(sc, g, a.m, 2, errFencedMemberEpoch, 0)
-		bb6ST(sc, g, a.m, 0, errNone, 3)
-		bb6ST(sc, g, a.m, 3, errNone, 3)
-		bb6ST(sc, g, a.m, -1, errNone, -1)
+		bbST(sc, g, a.m, 2, errFencedMemberEpoch, 0)
+		bbST(sc, g, a.m, 0, errNone, 3)
+		bbST(sc, g, a.m, 3, errNone, 3)
+		bbST(sc, g, a.m, -1, errNone, -1)
 		all = append(all, boot, coord)
 	}
 	for _, cn := range all {
@@ -931,17 +891,17 @@ func bb6Rdkafka(c *pcapgen.Capture, host string, id [16]byte) string {
 	bbMeta(s1)
 	bb6FindCoord(s1, bb6Group, bb6B1, 1)
 	c2, s2 := p.dial(bb6B2)
-	bb6CG(s1, bb6Group, m, 0, errNone, 1)
+	bbCG(s1, bb6Group, m, 0, errNone, 1)
 	bb6Fetch(s2)
-	bb6CG(s1, bb6Group, m, 1, errNone, 2)
+	bbCG(s1, bb6Group, m, 1, errNone, 2)
 	bb6Fetch(s1)
 	bb6Fetch(s2)
-	bb6CG(s1, bb6Group, m, 2, errNotCoordinator, 0)
+	bbCG(s1, bb6Group, m, 2, errNotCoordinator, 0)
 	bb6FindCoord(s1, bb6Group, bb6B2, 2)
-	bb6CG(s2, bb6Group, m, 2, errNone, 3)
+	bbCG(s2, bb6Group, m, 2, errNone, 3)
 	bb6Fetch(s1)
-	bb6CG(s2, bb6Group, m, 3, errNone, 3)
-	bb6CG(s2, bb6Group, m, -1, errNone, -1)
+	bbCG(s2, bb6Group, m, 3, errNone, 3)
+	bbCG(s2, bb6Group, m, -1, errNone, -1)
 	c1.Close()
 	c2.Close()
 	return m
@@ -1015,12 +975,12 @@ func TestClientKgoPaddedMemberID(t *testing.T) {
 	bbMeta(s1)
 	bb6FindCoord(s1, bb6Group, bb6B2, 2)
 	c2, s2 := p.dial(bb6B2)
-	bb6CG(s2, bb6Group, m, 0, errNone, 1)
+	bbCG(s2, bb6Group, m, 0, errNone, 1)
 	for e := int32(1); e <= 4; e++ {
-		bb6CG(s2, bb6Group, m, e, errNone, e+1)
+		bbCG(s2, bb6Group, m, e, errNone, e+1)
 		bb6Fetch(s1)
 	}
-	bb6CG(s2, bb6Group, m, -1, errNone, -1)
+	bbCG(s2, bb6Group, m, -1, errNone, -1)
 	c1.Close()
 	c2.Close()
 	rep := bb6Run(t, c)
@@ -1049,18 +1009,18 @@ func TestClientLegacyBrokerRestartReconnect(t *testing.T) {
 	boot, sb := p.dial(bb6B1)
 	bb6FindCoord(sb, bb6Group, bb6B2, 2)
 	co1, s1 := p.dial(bb6B2)
-	bb6CG(s1, bb6Group, m, 0, errNone, 1)
-	bb6CG(s1, bb6Group, m, 1, errNone, 2)
+	bbCG(s1, bb6Group, m, 0, errNone, 1)
+	bbCG(s1, bb6Group, m, 1, errNone, 2)
 	co1.Close() // broker 2 restarts
 	co2, s2 := p.dial(bb6B2)
-	bb6CG(s2, bb6Group, m, 2, errNone, 2)
-	bb6CG(s2, bb6Group, m, 2, errFencedMemberEpoch, 0)
-	bb6CG(s2, bb6Group, m, 0, errNone, 5) // answered, but the client timed out
+	bbCG(s2, bb6Group, m, 2, errNone, 2)
+	bbCG(s2, bb6Group, m, 2, errFencedMemberEpoch, 0)
+	bbCG(s2, bb6Group, m, 0, errNone, 5) // answered, but the client timed out
 	co2.Reset()
 	co3, s3 := p.dial(bb6B2)
-	bb6CG(s3, bb6Group, m, 0, errNone, 5) // retried join, same member ID
-	bb6CG(s3, bb6Group, m, 5, errNone, 5)
-	bb6CG(s3, bb6Group, m, -1, errNone, -1)
+	bbCG(s3, bb6Group, m, 0, errNone, 5) // retried join, same member ID
+	bbCG(s3, bb6Group, m, 5, errNone, 5)
+	bbCG(s3, bb6Group, m, -1, errNone, -1)
 	co3.Close()
 	boot.Close()
 	rep := bb6Run(t, c)
@@ -1085,12 +1045,12 @@ func TestClientKIP1313BrokerRestartReconnect(t *testing.T) {
 	s1.Request(pcapgen.ConsumerGroupHeartbeat(1, bb6Group, m, 0)) // broker dies before answering
 	co1.Reset()
 	co2, s2 := p.dial(bb6B2)
-	bb6CG(s2, bb6Group, m, 0, errNone, 1)
-	bb6CG(s2, bb6Group, m, 1, errNone, 1)
+	bbCG(s2, bb6Group, m, 0, errNone, 1)
+	bbCG(s2, bb6Group, m, 1, errNone, 1)
 	co2.Close() // broker restarts again
 	co3, s3 := p.dial(bb6B2)
-	bb6CG(s3, bb6Group, m, 1, errNone, 2)
-	bb6CG(s3, bb6Group, m, -1, errNone, -1)
+	bbCG(s3, bb6Group, m, 1, errNone, 2)
+	bbCG(s3, bb6Group, m, -1, errNone, -1)
 	co3.Close()
 	boot.Close()
 
@@ -1173,20 +1133,20 @@ func TestClientKIP1313ProducerAndConsumerOneJVM(t *testing.T) {
 	cc, cs := cons.dial(bb6B1)
 	bbMeta(ps)
 	bbMeta(cs)
-	bb6GTS(ps, pid, errNone, bb6Zero, 1)
-	bb6GTS(cs, cid, errNone, bb6Zero, 1)
+	bbGTSSub(ps, pid, errNone, bb6Zero, 1)
+	bbGTSSub(cs, cid, errNone, bb6Zero, 1)
 	bb6FindCoord(cs, bb6Group, bb6B1, 1)
 	co, cos := cons.dial(bb6B1)
 	m := pcapgen.JavaString(cid)
-	bb6CG(cos, bb6Group, m, 0, errNone, 1)
+	bbCG(cos, bb6Group, m, 0, errNone, 1)
 	for i := range 3 {
 		bb6Produce(ps)
 		bb6Fetch(cs)
-		bb6CG(cos, bb6Group, m, 1+int32(i), errNone, 2+int32(i))
+		bbCG(cos, bb6Group, m, 1+int32(i), errNone, 2+int32(i))
 	}
-	bb6Push(ps, pid, 1, true, errNone)
-	bb6CG(cos, bb6Group, m, -1, errNone, -1)
-	bb6Push(cs, cid, 1, true, errNone)
+	bbPushSub(ps, pid, 1, true, errNone)
+	bbCG(cos, bb6Group, m, -1, errNone, -1)
+	bbPushSub(cs, cid, 1, true, errNone)
 	pc.Close()
 	cc.Close()
 	co.Close()
@@ -1867,11 +1827,6 @@ func bb8gSasl(s *pcapgen.Session) {
 	s.RoundTrip(a, ar)
 }
 
-func bb8gGTS(s *pcapgen.Session, body [16]byte, code int16, answer [16]byte, sub int32) int {
-	f, _ := s.RoundTrip(pcapgen.GetTelemetrySubscriptions(body), pcapgen.GetTelemetrySubscriptionsResponse(code, answer, sub))
-	return f
-}
-
 func bb8gPush(s *pcapgen.Session, body [16]byte, sub int32, code int16) int {
 	f, _ := s.RoundTrip(pcapgen.PushTelemetry(body, sub), pcapgen.PushTelemetryResponse(code))
 	return f
@@ -1895,11 +1850,11 @@ func TestClientJavaKIP1313FullLifecycle(t *testing.T) {
 	_, s := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.1.0.9", 40001)}, "orders-app", bb8gH)
 	bb8gSasl(s)
 	bbMeta(s)
-	bb8gGTS(s, bb8gH, errNone, bb7Zero, 7)
+	bbGTSSub(s, bb8gH, errNone, bb7Zero, 7)
 	bb8gPush(s, bb8gH, 7, errNone)
 	// subscription changed: re-fetch with the same ID, push again.
 	bb8gPush(s, bb8gH, 7, errUnknownSubscription)
-	bb8gGTS(s, bb8gH, errNone, bb7Zero, 8)
+	bbGTSSub(s, bb8gH, errNone, bb7Zero, 8)
 	bb8gPush(s, bb8gH, 8, errNone)
 	// coordinator on a second broker: new connection, client ID again once.
 	_, g := bb7Modern(c, pcapgen.ConnOptions{Client: bb7Host("10.1.0.9", 40002), Broker: bb7Host("10.0.0.2", 9092)}, "orders-app", bb8gH)
@@ -1933,26 +1888,26 @@ func TestClientTelemetryHeaderClientVariants(t *testing.T) {
 		want map[string]int
 	}{
 		{"row4-rejected", func(s *pcapgen.Session) {
-			bb8gGTS(s, bb7Zero, errInvalidRequest, bb7Zero, 0)
+			bbGTSSub(s, bb7Zero, errInvalidRequest, bb7Zero, 0)
 		}, map[string]int{"telemetry-id-requested-with-header": 1}},
 		{"row4-old-revision-echo", func(s *pcapgen.Session) {
-			bb8gGTS(s, bb7Zero, errNone, bb8gH, 3)
+			bbGTSSub(s, bb7Zero, errNone, bb8gH, 3)
 		}, map[string]int{"telemetry-id-requested-with-header": 1, "broker-accepted-invalid": 1}},
 		{"row5-rejected", func(s *pcapgen.Session) {
-			bb8gGTS(s, bb8gR, errInvalidRequest, bb7Zero, 0)
+			bbGTSSub(s, bb8gR, errInvalidRequest, bb7Zero, 0)
 		}, map[string]int{"telemetry-id-mismatch": 1}},
 		{"row3-then-push-other-id", func(s *pcapgen.Session) {
-			bb8gGTS(s, bb8gH, errNone, bb7Zero, 3)
+			bbGTSSub(s, bb8gH, errNone, bb7Zero, 3)
 			bb8gPush(s, bb8gR, 3, errInvalidRequest)
 		}, map[string]int{"telemetry-id-mismatch": 1}},
 		{"row3-then-push-zero", func(s *pcapgen.Session) {
-			bb8gGTS(s, bb8gH, errNone, bb7Zero, 3)
+			bbGTSSub(s, bb8gH, errNone, bb7Zero, 3)
 			bb8gPush(s, bb7Zero, 3, errInvalidRequest)
 		}, map[string]int{"telemetry-id-zero-push": 1}},
 		{"refetch-after-subscription-change-asks-zero", func(s *pcapgen.Session) {
-			bb8gGTS(s, bb8gH, errNone, bb7Zero, 3)
+			bbGTSSub(s, bb8gH, errNone, bb7Zero, 3)
 			bb8gPush(s, bb8gH, 3, errUnknownSubscription)
-			bb8gGTS(s, bb7Zero, errInvalidRequest, bb7Zero, 0)
+			bbGTSSub(s, bb7Zero, errInvalidRequest, bb7Zero, 0)
 		}, map[string]int{"telemetry-id-requested-with-header": 1}},
 	}
 	for _, tc := range cases {
@@ -1989,14 +1944,14 @@ func TestClientTelemetryLegacyResubscribe(t *testing.T) {
 			c := bb8gNew()
 			_, s := bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
 			bbMeta(s)
-			bb8gGTS(s, bb7Zero, errNone, bb8gB, 4)
+			bbGTSSub(s, bb7Zero, errNone, bb8gB, 4)
 			bb8gPush(s, bb8gB, 4, errNone)
 			bb8gPush(s, bb8gB, 4, errUnknownSubscription)
 			ans := bb7Zero
 			if tc.refID == bb7Zero {
 				ans = bb8gB // a broker answers a row-1 request with an ID
 			}
-			bb8gGTS(s, tc.refID, errNone, ans, 5)
+			bbGTSSub(s, tc.refID, errNone, ans, 5)
 			if tc.refID == bb8gB {
 				bb8gPush(s, bb8gB, 5, errNone)
 			}
@@ -2226,15 +2181,15 @@ func TestClientTelemetryLegacyReconnect(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := bb8gNew()
 			cn, s := bb7Legacy(c, pcapgen.ConnOptions{Client: bb7Host("10.1.0.7", 40001)}, "legacy-app")
-			bb8gGTS(s, bb7Zero, errNone, bb8gB, 4)
+			bbGTSSub(s, bb7Zero, errNone, bb8gB, 4)
 			bb8gPush(s, bb8gB, 4, errNone)
 			cn.Close()
 			_, s2 := bb7Legacy(c, pcapgen.ConnOptions{Client: bb7Host("10.1.0.7", 40002)}, "legacy-app")
 			if again {
-				bb8gGTS(s2, bb7Zero, errNone, bb8gR, 5)
+				bbGTSSub(s2, bb7Zero, errNone, bb8gR, 5)
 				bb8gPush(s2, bb8gR, 5, errNone)
 			} else {
-				bb8gGTS(s2, bb8gB, errNone, bb7Zero, 5)
+				bbGTSSub(s2, bb8gB, errNone, bb7Zero, 5)
 				bb8gPush(s2, bb8gB, 5, errNone)
 			}
 			bbExpect(t, bbRunF(t, c), map[string]int{})
@@ -2250,7 +2205,7 @@ func TestClientTelemetryLegacyReconnect(t *testing.T) {
 func TestClientPreKIPBrokerEchoesAlignedID(t *testing.T) {
 	c := bb8gNew()
 	_, s := bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb8gH)
-	bb8gGTS(s, bb8gH, errNone, bb8gH, 3)
+	bbGTSSub(s, bb8gH, errNone, bb8gH, 3)
 	bb8gPush(s, bb8gH, 3, errNone)
 	rep := bbRunF(t, c)
 	bbExpect(t, rep, map[string]int{"broker-telemetry-id-echo": 1})

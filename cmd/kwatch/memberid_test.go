@@ -1243,18 +1243,18 @@ func TestMemberIDCollisionClaimLivesOnLatestConnection(t *testing.T) {
 			px := &bb8bProc{c: c, host: netip.MustParseAddr("10.50.0.5"), port: 43000, clientID: "app-x", inst: &x, sw: "apache-kafka-java", swv: "4.2.0"}
 			py := &bb8bProc{c: c, host: netip.MustParseAddr("10.50.0.6"), port: 43000, clientID: "app-y", inst: &y, sw: "apache-kafka-java", swv: "4.2.0"}
 			co, sc, _ := px.dial(bb8bB3, 4)
-			bb8bCG(sc, bb8bGroup, m, 0, errNone, 1)
+			bbCG(sc, bb8bGroup, m, 0, errNone, 1)
 			fc, sf, _ := px.dial(bb8bB2, 4)
 			bb8bFetch(sf)
-			bb8bCG(sc, bb8bGroup, m, 1, errNone, 2)
+			bbCG(sc, bb8bGroup, m, 1, errNone, 2)
 			co.Close()
 			bb8bFetch(sf)
 			if gone {
 				fc.Close()
 			}
 			cy, sy, _ := py.dial(bb8bB3, 4)
-			jf := bb8bCG(sy, bb8bGroup, m, 0, errNone, 3)
-			bb8bCG(sy, bb8bGroup, m, 3, errNone, 3)
+			jf := bbCG(sy, bb8bGroup, m, 0, errNone, 3)
+			bbCG(sy, bb8bGroup, m, 3, errNone, 3)
 			if !gone {
 				bb8bFetch(sf)
 				fc.Close()
@@ -1293,15 +1293,15 @@ func TestMemberIDCollisionLegacyLeftButOpen(t *testing.T) {
 			pa := &bb8bProc{c: c, host: netip.MustParseAddr("10.60.0.5"), port: 44000, clientID: "rdk", sw: "librdkafka", swv: "2.3.0"}
 			pb := &bb8bProc{c: c, host: netip.MustParseAddr("10.60.0.6"), port: 44000, clientID: "rdk", sw: "librdkafka", swv: "2.3.0"}
 			ca, sa, _ := pa.dial(bb8bB3, 3)
-			bb8bCG(sa, bb8bGroup, m, 0, errNone, 1)
-			bb8bCG(sa, bb8bGroup, m, 1, errNone, 1)
-			bb8bCG(sa, bb8bGroup, m, -1, errNone, -1)
+			bbCG(sa, bb8bGroup, m, 0, errNone, 1)
+			bbCG(sa, bb8bGroup, m, 1, errNone, 1)
+			bbCG(sa, bb8bGroup, m, -1, errNone, -1)
 			if closed {
 				ca.Close()
 			}
 			cb, sb, _ := pb.dial(bb8bB3, 3)
-			jf := bb8bCG(sb, bb8bGroup, m, 0, errNone, 2)
-			bb8bCG(sb, bb8bGroup, m, 2, errNone, 2)
+			jf := bbCG(sb, bb8bGroup, m, 0, errNone, 2)
+			bbCG(sb, bb8bGroup, m, 2, errNone, 2)
 			if !closed {
 				bbMeta(sa)
 				ca.Close()
@@ -1335,15 +1335,15 @@ func TestMemberIDCollisionClaimantComesBack(t *testing.T) {
 	px := &bb8bProc{c: c, host: netip.MustParseAddr("10.51.0.5"), port: 43000, clientID: "app-x", inst: &x, sw: "apache-kafka-java", swv: "4.2.0"}
 	py := &bb8bProc{c: c, host: netip.MustParseAddr("10.51.0.6"), port: 43000, clientID: "app-y", inst: &y, sw: "apache-kafka-java", swv: "4.2.0"}
 	c1, s1, _ := px.dial(bb8bB3, 4)
-	bb8bCG(s1, bb8bGroup, m, 0, errNone, 1)
-	bb8bCG(s1, bb8bGroup, m, 1, errNone, 2)
+	bbCG(s1, bb8bGroup, m, 0, errNone, 1)
+	bbCG(s1, bb8bGroup, m, 1, errNone, 2)
 	c1.Close()
 	cy, sy, _ := py.dial(bb8bB3, 4)
-	yj := bb8bCG(sy, bb8bGroup, m, 0, errNone, 3)
+	yj := bbCG(sy, bb8bGroup, m, 0, errNone, 3)
 	c2, s2, _ := px.dial(bb8bB3, 4)
-	back := bb8bCG(s2, bb8bGroup, m, 2, errNone, 3)
-	bb8bCG(sy, bb8bGroup, m, 3, errNone, 3)
-	bb8bCG(s2, bb8bGroup, m, 3, errNone, 3)
+	back := bbCG(s2, bb8bGroup, m, 2, errNone, 3)
+	bbCG(sy, bb8bGroup, m, 3, errNone, 3)
+	bbCG(s2, bb8bGroup, m, 3, errNone, 3)
 	c2.Close()
 	cy.Close()
 	rep, _ := bb8bRun(t, c)
@@ -1378,14 +1378,14 @@ func TestMemberIDCollisionSixPodsSameSecond(t *testing.T) {
 		p := &bb8bProc{c: c, host: netip.AddrFrom4([4]byte{10, 61, 0, byte(10 + i)}), port: 48000, clientID: "rdkafka", sw: "librdkafka", swv: "2.3.0"}
 		cn, s, _ := p.dial(bb8bB3, 3)
 		pods = append(pods, pod{cn, s})
-		f := bb8bCG(s, bb8bGroup, m, 0, errNone, int32(i+1))
+		f := bbCG(s, bb8bGroup, m, 0, errNone, int32(i+1))
 		if i > 0 {
 			joins = append(joins, f)
 		}
 	}
 	for round := 0; round < 2; round++ {
 		for i, p := range pods {
-			bb8bCG(p.s, bb8bGroup, m, int32(i+1), errNone, int32(i+1))
+			bbCG(p.s, bb8bGroup, m, int32(i+1), errNone, int32(i+1))
 		}
 	}
 	for _, p := range pods {

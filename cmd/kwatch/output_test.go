@@ -1169,20 +1169,20 @@ func bb8bLegacyFleet() (*pcapgen.Capture, string, string) {
 	bbMeta(sb) // 1 repeat
 	n2, s2, _ := c1.dial(bb8bB2, 3)
 	bb8bFindCoord(s2, bb8bGroup, bb8bB3)
-	bb8bGTS(s2, bb8bZero, errNone, bb8bB, 7)
-	bb8bPush(s2, bb8bB, 7, false, errNone) // 3 repeats
+	bbGTSSub(s2, bb8bZero, errNone, bb8bB, 7)
+	bbPushSub(s2, bb8bB, 7, false, errNone) // 3 repeats
 	boot.Close()
 	pc, ps, _ := pr.dial(bb8bB1, 3)
 	co1, sc1, _ := c1.dial(bb8bB3, 3)
 	co2, sc2, _ := c2.dial(bb8bB3, 3)
-	bb8bCG(sc1, bb8bGroup, m1, 0, errNone, 1)
-	bb8bCG(sc2, bb8bGroup, m2, 0, errNone, 2)
+	bbCG(sc1, bb8bGroup, m1, 0, errNone, 1)
+	bbCG(sc2, bb8bGroup, m2, 0, errNone, 2)
 	bb8bProduce(ps)
-	bb8bCG(sc1, bb8bGroup, m1, 1, errNone, 3)
-	bb8bCG(sc2, bb8bGroup, m2, 2, errNone, 3)
-	bb8bProduce(ps)                             // 2 repeats
-	bb8bCG(sc1, bb8bGroup, m1, -1, errNone, -1) // 3 repeats
-	bb8bCG(sc2, bb8bGroup, m2, -1, errNone, -1) // 3 repeats
+	bbCG(sc1, bb8bGroup, m1, 1, errNone, 3)
+	bbCG(sc2, bb8bGroup, m2, 2, errNone, 3)
+	bb8bProduce(ps)                           // 2 repeats
+	bbCG(sc1, bb8bGroup, m1, -1, errNone, -1) // 3 repeats
+	bbCG(sc2, bb8bGroup, m2, -1, errNone, -1) // 3 repeats
 	for _, cn := range []*pcapgen.Conn{n2, pc, co1, co2} {
 		cn.Close()
 	}
@@ -1428,9 +1428,9 @@ func TestOutputLegacyRowCronConsumers(t *testing.T) {
 		ids = append(ids, m)
 		p := &bb8bProc{c: c, host: netip.MustParseAddr("10.62.0.5"), port: uint16(49000 + i), clientID: "rdkafka", sw: "librdkafka", swv: "2.6.0"}
 		cn, s, _ := p.dial(bb8bB3, 3)
-		bb8bCG(s, bb8bGroup, m, 0, errNone, int32(2*i+1))
+		bbCG(s, bb8bGroup, m, 0, errNone, int32(2*i+1))
 		bb8bFetch(s)
-		bb8bCG(s, bb8bGroup, m, -1, errNone, -1)
+		bbCG(s, bb8bGroup, m, -1, errNone, -1)
 		cn.Close()
 		c.Sleep(time.Minute)
 	}
@@ -1459,7 +1459,7 @@ func TestOutputManyGroupsDeterministic(t *testing.T) {
 	cn, s, _ := p.dial(bb8bB3, 4)
 	for _, m := range []string{bbJ(x), bbJ(bb8bY)} {
 		for g := 0; g < 40; g++ {
-			bb8bCG(s, fmt.Sprintf("group-%02d", g), m, 0, errNone, 1)
+			bbCG(s, fmt.Sprintf("group-%02d", g), m, 0, errNone, 1)
 		}
 	}
 	cn.Close()

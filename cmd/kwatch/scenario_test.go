@@ -1629,9 +1629,10 @@ func bb8bProduce(s *pcapgen.Session) int {
 	return f
 }
 
-// bb8bCG is a ConsumerGroupHeartbeat v1 round trip; on success the answer
-// echoes the member ID, as a coordinator does.
-func bb8bCG(s *pcapgen.Session, group, member string, epoch int32, code int16, respEpoch int32) int {
+// bbCG is one ConsumerGroupHeartbeat v1 round trip; the broker answers code
+// and, on success, the member ID and respEpoch (a real coordinator echoes
+// the member ID in every successful response).
+func bbCG(s *pcapgen.Session, group, member string, epoch int32, code int16, respEpoch int32) int {
 	var m *string
 	if code == errNone {
 		m = pcapgen.Ptr(member)
@@ -1640,7 +1641,8 @@ func bb8bCG(s *pcapgen.Session, group, member string, epoch int32, code int16, r
 	return f
 }
 
-func bb8bSG(s *pcapgen.Session, group, member string, epoch int32, code int16, respEpoch int32) int {
+// bbSG is bbCG for ShareGroupHeartbeat v1.
+func bbSG(s *pcapgen.Session, group, member string, epoch int32, code int16, respEpoch int32) int {
 	var m *string
 	if code == errNone {
 		m = pcapgen.Ptr(member)
@@ -1649,7 +1651,8 @@ func bb8bSG(s *pcapgen.Session, group, member string, epoch int32, code int16, r
 	return f
 }
 
-func bb8bST(s *pcapgen.Session, group, member string, epoch int32, code int16, respEpoch int32) int {
+// bbST is bbCG for StreamsGroupHeartbeat v0.
+func bbST(s *pcapgen.Session, group, member string, epoch int32, code int16, respEpoch int32) int {
 	m := ""
 	if code == errNone {
 		m = member
@@ -1658,12 +1661,15 @@ func bb8bST(s *pcapgen.Session, group, member string, epoch int32, code int16, r
 	return f
 }
 
-func bb8bGTS(s *pcapgen.Session, body [16]byte, code int16, assigned [16]byte, sub int32) int {
+// bbGTSSub is a GetTelemetrySubscriptions round trip: body ID body, answer
+// code with ID assigned and subscription sub.
+func bbGTSSub(s *pcapgen.Session, body [16]byte, code int16, assigned [16]byte, sub int32) int {
 	f, _ := s.RoundTrip(pcapgen.GetTelemetrySubscriptions(body), pcapgen.GetTelemetrySubscriptionsResponse(code, assigned, sub))
 	return f
 }
 
-func bb8bPush(s *pcapgen.Session, id [16]byte, sub int32, terminating bool, code int16) int {
+// bbPushSub is a PushTelemetry round trip with ID id and subscription sub.
+func bbPushSub(s *pcapgen.Session, id [16]byte, sub int32, terminating bool, code int16) int {
 	r := pcapgen.PushTelemetry(id, sub)
 	r.Terminating = terminating
 	f, _ := s.RoundTrip(r, pcapgen.PushTelemetryResponse(code))
@@ -1724,10 +1730,10 @@ func bb8bSession(vary map[string]bool) (*pcapgen.Capture, bb8bFrames) {
 	fr.n2AV = f
 	bb8bFindCoord(s2, bb8bGroup, bb8bB3)
 	if vary["telemetry-body-zero"] {
-		fr.gts = bb8bGTS(s2, bb8bZero, errInvalidRequest, bb8bZero, 0)
-		fr.gts2 = bb8bGTS(s2, x, errNone, bb8bZero, 5)
+		fr.gts = bbGTSSub(s2, bb8bZero, errInvalidRequest, bb8bZero, 0)
+		fr.gts2 = bbGTSSub(s2, x, errNone, bb8bZero, 5)
 	} else {
-		fr.gts = bb8bGTS(s2, x, errNone, bb8bZero, 5)
+		fr.gts = bbGTSSub(s2, x, errNone, bb8bZero, 5)
 	}
 	boot.Close()
 
@@ -1735,14 +1741,14 @@ func bb8bSession(vary map[string]bool) (*pcapgen.Capture, bb8bFrames) {
 	pc, ps, f := prod.dial(bb8bB1, 5)
 	fr.prodAV = f
 	bbMeta(ps)
-	bb8bGTS(ps, p, errNone, bb8bZero, 6)
+	bbGTSSub(ps, p, errNone, bb8bZero, 6)
 	bb8bProduce(ps)
 
 	fr.coordStart = c.Frames() + 1
 	co, sc, f := cons.dial(bb8bB3, 4)
 	fr.coordAV = f
-	bb8bCG(sc, bb8bGroup, m, 0, errCoordLoading, 0)
-	bb8bCG(sc, bb8bGroup, m, 0, errNone, 1)
+	bbCG(sc, bb8bGroup, m, 0, errCoordLoading, 0)
+	bbCG(sc, bb8bGroup, m, 0, errNone, 1)
 	fr.fetchStart = c.Frames() + 1
 	if vary["repeat-client-id"] {
 		cons.repeat = true
@@ -1751,21 +1757,21 @@ func bb8bSession(vary map[string]bool) (*pcapgen.Capture, bb8bFrames) {
 	cons.repeat = false
 	fr.n3AV = f
 	fr.fetch = bb8bFetch(s3)
-	bb8bCG(sc, bb8bGroup, m, 1, errNone, 2)
-	fr.push = bb8bPush(s2, x, 5, false, errNone)
+	bbCG(sc, bb8bGroup, m, 1, errNone, 2)
+	fr.push = bbPushSub(s2, x, 5, false, errNone)
 	if vary["push-mismatch"] {
 		// The producer pushes its metrics with the consumer's ID.
-		fr.prodPush = bb8bPush(ps, x, 6, false, errInvalidRequest)
+		fr.prodPush = bbPushSub(ps, x, 6, false, errInvalidRequest)
 	}
 	bb8bProduce(ps)
-	bb8bCG(sc, bb8bGroup, m, 2, errFencedMemberEpoch, 0)
+	bbCG(sc, bb8bGroup, m, 2, errFencedMemberEpoch, 0)
 	rejoin := m
 	if vary["rejoin-new-id"] {
 		rejoin = bbJ(bb8bY)
 	}
-	fr.rejoin = bb8bCG(sc, bb8bGroup, rejoin, 0, errNone, 4)
-	bb8bSG(sc, bb8bShare, m, 0, errNone, 1)
-	bb8bST(sc, bb8bStreams, m, 0, errNone, 1)
+	fr.rejoin = bbCG(sc, bb8bGroup, rejoin, 0, errNone, 4)
+	bbSG(sc, bb8bShare, m, 0, errNone, 1)
+	bbST(sc, bb8bStreams, m, 0, errNone, 1)
 	if vary["fetch-dropped"] {
 		s3.Header.InstanceID = nil
 		fr.fetch2 = bb8bFetch(s3)
@@ -1779,24 +1785,24 @@ func bb8bSession(vary map[string]bool) (*pcapgen.Capture, bb8bFrames) {
 		twin := &bb8bProc{c: c, host: netip.MustParseAddr("10.30.0.6"), port: 52000, clientID: "orders-svc", inst: &x, sw: "apache-kafka-java", swv: "4.2.0"}
 		tc, ts, f := twin.dial(bb8bB3, 4)
 		fr.hostBAV = f
-		fr.hostBJoin = bb8bCG(ts, bb8bGroup, m, 0, errNone, 5)
-		bb8bCG(ts, bb8bGroup, m, 5, errNone, 5)
-		bb8bCG(ts, bb8bGroup, m, -1, errNone, -1)
+		fr.hostBJoin = bbCG(ts, bb8bGroup, m, 0, errNone, 5)
+		bbCG(ts, bb8bGroup, m, 5, errNone, 5)
+		bbCG(ts, bb8bGroup, m, -1, errNone, -1)
 		tc.Close()
 	}
-	bb8bCG(sc, bb8bGroup, rejoin, 4, errNone, 5)
-	bb8bSG(sc, bb8bShare, m, 1, errNone, 1)
-	bb8bST(sc, bb8bStreams, m, 1, errNone, 1)
+	bbCG(sc, bb8bGroup, rejoin, 4, errNone, 5)
+	bbSG(sc, bb8bShare, m, 1, errNone, 1)
+	bbST(sc, bb8bStreams, m, 1, errNone, 1)
 	fr.produceV8 = bb8bProduceV8(s3)
-	bb8bCG(sc, bb8bGroup, rejoin, -1, errNone, -1)
-	bb8bSG(sc, bb8bShare, m, -1, errNone, -1)
+	bbCG(sc, bb8bGroup, rejoin, -1, errNone, -1)
+	bbSG(sc, bb8bShare, m, -1, errNone, -1)
 	if vary["streams-leave-empty"] {
-		fr.stLeave = bb8bST(sc, bb8bStreams, "", -1, errUnknownMemberID, 0)
+		fr.stLeave = bbST(sc, bb8bStreams, "", -1, errUnknownMemberID, 0)
 	} else {
-		fr.stLeave = bb8bST(sc, bb8bStreams, m, -1, errNone, -1)
+		fr.stLeave = bbST(sc, bb8bStreams, m, -1, errNone, -1)
 	}
-	bb8bPush(s2, x, 5, true, errNone)
-	bb8bPush(ps, p, 6, true, errNone)
+	bbPushSub(s2, x, 5, true, errNone)
+	bbPushSub(ps, p, 6, true, errNone)
 	n2.Close()
 	co.Close()
 	n3.Close()
