@@ -205,13 +205,7 @@ func TestCountingPropertyRulesOncePerGroup(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
-			var cn *pcapgen.Conn
-			var s *pcapgen.Session
-			if tc.modern {
-				cn, s = bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb7X)
-			} else {
-				cn, s = bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
-			}
+			cn, s := bb7Client(c, tc.modern)
 			var joins []int
 			for _, g := range []string{"g1", "g2"} {
 				joins = append(joins, bb7CG.join(s, g, tc.member))
@@ -271,13 +265,7 @@ func TestCountingPropertyRulesCombine(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
-			var cn *pcapgen.Conn
-			var s *pcapgen.Session
-			if tc.modern {
-				cn, s = bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb7X)
-			} else {
-				cn, s = bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
-			}
+			cn, s := bb7Client(c, tc.modern)
 			jf := bb7CG.join(s, "g", tc.member)
 			bb7CG.beat(s, "g", tc.member, 1)
 			cn.Close()

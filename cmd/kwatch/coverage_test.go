@@ -1472,10 +1472,7 @@ func TestCoverageMidstreamFirstRequestAnsweredWithPort(t *testing.T) {
 			f814 := bb8cMetaWith(s, bbID(bb8cY))
 			cn.Close()
 			path := bbCaptureFile(t, c, "")
-			var extra []string
-			if port {
-				extra = []string{"--port", "9092"}
-			}
+			extra := bb8cPortArgs(port)
 			rep := bbReadF(t, path, extra...)
 			bb8cExact(t, rep, bb8cW{"instance-id-changed", "error", "partial", f814})
 			bb8cCov(t, rep, map[string]int{"midstream-join": 1})
@@ -1556,10 +1553,7 @@ func TestCoverageMidstreamStartsAtNullClientIDV1(t *testing.T) {
 				f := bb8cMetaWith(s, bbID(bb8cY))
 				cn.Close()
 				path := bbCaptureFile(t, c, "")
-				var extra []string
-				if port {
-					extra = []string{"--port", "9092"}
-				}
+				extra := bb8cPortArgs(port)
 				rep := bbReadF(t, path, extra...)
 				bb8cExact(t, rep, bb8cW{"instance-id-changed", "error", "partial", f})
 				bb8cCov(t, rep, map[string]int{"midstream-join": 1, "unmatched-response": 0, "sasl-raw-tokens": 0})

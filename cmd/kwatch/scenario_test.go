@@ -2632,3 +2632,20 @@ func bbLegacyConn(t *testing.T, play func(s *pcapgen.Session), extra ...string) 
 	cn.Close()
 	return bbRun2(t, c, extra...)
 }
+
+// bb8cPortArgs is --port 9092 when port, else no flag.
+func bb8cPortArgs(port bool) []string {
+	if port {
+		return []string{"--port", "9092"}
+	}
+	return nil
+}
+
+// bb7Client opens a connection of a KIP-1313 client (orders-app, X) when
+// modern, else of a legacy client (legacy-app).
+func bb7Client(c *pcapgen.Capture, modern bool) (*pcapgen.Conn, *pcapgen.Session) {
+	if modern {
+		return bb7Modern(c, pcapgen.ConnOptions{}, "orders-app", bb7X)
+	}
+	return bb7Legacy(c, pcapgen.ConnOptions{}, "legacy-app")
+}
