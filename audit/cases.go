@@ -30,6 +30,7 @@ type caseState struct {
 	sev         Severity // the most severe finding of the case
 	first, last FrameRef
 	example     Finding // the first finding, for its connection and values
+	entry       BaselineEntry
 }
 
 // FrameRef names a packet: its time, its capture (several read as one)
@@ -64,43 +65,45 @@ type Case struct {
 
 	rule     ruleID
 	firstSeq uint64
+	entry    BaselineEntry
 }
 
-// addCase counts f in its case.
-func (a *Auditor) addCase(r *row, f *Finding) {
+// addCase counts f, a finding on row r, in its case in cases.
+func (a *Auditor) addCase(cases *map[caseKey]*caseState, r *row, f *Finding) {
+	rule := f.rule.rule()
 	k := caseKey{row: r, rule: f.rule}
-	if f.rule.rule().AboutBroker() {
+	if rule.AboutBroker() {
 		k = caseKey{broker: f.Conn.Broker, rule: f.rule}
 	}
-	cs := a.cases[k]
+	cs := (*cases)[k]
 	ref := FrameRef{Time: timeString(f.Time), Capture: f.Capture, Frame: f.Frame}
 	if cs == nil {
-		if len(a.cases) >= maxCases {
+		if len(*cases) >= maxCases {
 			a.t.stateLimited++
 			return
 		}
-		if a.cases == nil {
-			a.cases = map[caseKey]*caseState{}
+		if *cases == nil {
+			*cases = map[caseKey]*caseState{}
 		}
-		cs = &caseState{first: ref, example: *f}
-		a.cases[k] = cs
+		cs = &caseState{first: ref, example: *f, entry: caseEntry(rule, r, f)}
+		(*cases)[k] = cs
 	}
 	cs.count++
 	cs.sev = max(cs.sev, f.Severity)
 	cs.last = ref
 }
 
-// exportCases lists the cases, most severe first, then by count, rule
-// table order and where they were first seen.
-func (a *Auditor) exportCases(o *Options) []Case {
-	out := make([]Case, 0, len(a.cases))
-	for k, cs := range a.cases {
+// exportCases lists cases, most severe first, then by count, rule table
+// order and where they were first seen.
+func exportCases(cases map[caseKey]*caseState, o *Options) []Case {
+	out := make([]Case, 0, len(cases))
+	for k, cs := range cases {
 		rule := k.rule.rule()
 		c := Case{
 			Rule: rule.ID, Severity: cs.sev, KIP: cs.example.KIP, Count: cs.count,
 			ClientIDs: []string{}, ClientHosts: []string{},
 			First: cs.first, Last: cs.last, Example: cs.example.Message, Fix: rule.Fix,
-			rule: k.rule, firstSeq: cs.example.seq,
+			rule: k.rule, firstSeq: cs.example.seq, entry: cs.entry,
 		}
 		if k.row != nil {
 			in := k.row.export(o)

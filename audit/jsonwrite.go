@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"io"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -21,6 +22,25 @@ type jsonWriter struct {
 	// line, as json.Indent does.
 	first bool
 	keys  []string // reused to sort map keys
+	// out, when set, takes what buf holds whenever it passes spillAt, so
+	// that a report of many findings is never whole in memory; err is its
+	// first write error.
+	out io.Writer
+	err error
+}
+
+// spillAt is how much JSON a streaming jsonWriter holds before writing.
+const spillAt = 64 << 10
+
+// spill writes buf out once it holds spillAt bytes (with out set).
+func (w *jsonWriter) spill() {
+	if w.out == nil || len(w.buf) < spillAt {
+		return
+	}
+	if _, err := w.out.Write(w.buf); err != nil && w.err == nil {
+		w.err = err
+	}
+	w.buf = w.buf[:0]
 }
 
 func (w *jsonWriter) newline() {
@@ -113,6 +133,7 @@ func jsonArray[T any](w *jsonWriter, s []T, each func(*T)) {
 	for i := range s {
 		w.next()
 		each(&s[i])
+		w.spill()
 	}
 	w.close(']')
 }
@@ -197,6 +218,10 @@ func (w *jsonWriter) report(r *Report) {
 	jsonArray(w, r.Cases, w.caseObj)
 	w.field("software")
 	jsonArray(w, r.Software, w.software)
+	if len(r.Suppressed) > 0 {
+		w.field("suppressed")
+		jsonArray(w, r.Suppressed, w.caseObj)
+	}
 	w.field("instances")
 	jsonArray(w, r.Instances, w.instance)
 	w.field("findings")
@@ -249,6 +274,10 @@ func (w *jsonWriter) totals(t *Totals) {
 	if t.KernelDropped != 0 {
 		w.field("kernel_dropped")
 		w.uint(t.KernelDropped)
+	}
+	if t.Suppressed != 0 {
+		w.field("suppressed")
+		w.uint(t.Suppressed)
 	}
 	w.close('}')
 }

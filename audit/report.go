@@ -23,10 +23,12 @@ type Report struct {
 	Totals   Totals   `json:"totals"`
 	// Cases and Software are the compliance summary: every finding
 	// counted by (rule, client), and the clients by software version.
-	Cases     []Case           `json:"cases"`
-	Software  []SoftwareRollup `json:"software"`
-	Instances []Instance       `json:"instances"`
-	Findings  []Finding        `json:"findings"`
+	Cases    []Case           `json:"cases"`
+	Software []SoftwareRollup `json:"software"`
+	// Suppressed lists the cases a baseline suppressed (--show-suppressed).
+	Suppressed []Case     `json:"suppressed,omitempty"`
+	Instances  []Instance `json:"instances"`
+	Findings   []Finding  `json:"findings"`
 
 	maxSev Severity
 }
@@ -64,6 +66,8 @@ type Totals struct {
 	// packets the kernel delivered and dropped (a coverage figure).
 	KernelReceived uint64 `json:"kernel_received,omitempty"`
 	KernelDropped  uint64 `json:"kernel_dropped,omitempty"`
+	// Suppressed counts findings of the cases a baseline lists.
+	Suppressed uint64 `json:"suppressed,omitempty"`
 }
 
 // Instance is one client: a client instance (non-zero header instance ID)
@@ -128,48 +132,69 @@ func timeString(t time.Time) string {
 func (a *Auditor) report() *Report {
 	t := &a.t
 	r := &Report{Profile: a.o.Profile.String(), Complete: true, Warnings: []string{}, Start: timeString(t.first), End: timeString(t.last)}
-	r.Totals = Totals{
+	r.Totals, r.maxSev = a.totals()
+	r.Instances = make([]Instance, 0, a.lru.Len())
+	for el := a.lru.Front(); el != nil; el = el.Next() {
+		r.Instances = append(r.Instances, el.Value.(*row).export(&a.o))
+	}
+	r.Findings = append(make([]Finding, 0, len(a.findings)), a.findings...) // [] when none, never null
+	r.Cases = exportCases(a.cases, &a.o)
+	if len(a.suppressed) > 0 {
+		r.Suppressed = exportCases(a.suppressed, &a.o)
+	}
+	return r
+}
+
+// Counts returns the report's totals and its number of client rows,
+// without copying rows or findings: what a metrics scrape reads.
+func (a *Auditor) Counts() (Totals, int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t, _ := a.totals()
+	return t, a.lru.Len()
+}
+
+// totals copies the counters into Totals and says the highest severity
+// found; a.mu is held.
+func (a *Auditor) totals() (Totals, Severity) {
+	t := &a.t
+	var maxSev Severity
+	out := Totals{
 		Packets: t.packets, Bytes: t.bytes, Connections: max(t.connections, t.tcpConns), KafkaConnections: t.kafkaConns,
 		RequestsByHeaderVersion: map[string]uint64{}, Responses: t.responses,
 		Coverage: map[string]uint64{}, FindingsBySeverity: map[string]uint64{}, FindingsByRule: map[string]uint64{},
 		FindingsNotKept: t.findingsDropped, EvictedInstances: t.evicted,
 		ClientIDRepeats: t.cidRepeats, ClientIDRepeatBytes: t.cidRepeatBytes,
 		UnobservableConnections: t.unobservable, StateLimited: t.stateLimited + t.pendingEvicted,
-		KernelReceived: t.kernelReceived, KernelDropped: t.kernelDropped,
+		KernelReceived: t.kernelReceived, KernelDropped: t.kernelDropped, Suppressed: t.suppressed,
 	}
 	for _, c := range a.conns {
 		if c.kafka && !c.closed {
-			r.Totals.OpenConnections++
+			out.OpenConnections++
 		}
 	}
 	for v, n := range t.requests {
-		r.Totals.Requests += n
+		out.Requests += n
 		if v < 3 || a.o.Profile == ProfileAccepted2026 {
-			r.Totals.RequestsByHeaderVersion["v"+string(rune('0'+v))] = n
+			out.RequestsByHeaderVersion["v"+string(rune('0'+v))] = n
 		}
 	}
 	for _, cv := range decode.Coverages() {
-		r.Totals.Coverage[cv.String()] = t.coverage[cv]
+		out.Coverage[cv.String()] = t.coverage[cv]
 	}
 	for s := SeverityInfo; s <= SeverityError; s++ {
-		r.Totals.FindingsBySeverity[s.String()] = t.bySeverity[s]
-		r.Totals.Findings += t.bySeverity[s]
+		out.FindingsBySeverity[s.String()] = t.bySeverity[s]
+		out.Findings += t.bySeverity[s]
 		if t.bySeverity[s] > 0 {
-			r.maxSev = s
+			maxSev = s
 		}
 	}
 	for i, n := range t.byRule {
 		if n > 0 {
-			r.Totals.FindingsByRule[ruleTable[i].ID] = n
+			out.FindingsByRule[ruleTable[i].ID] = n
 		}
 	}
-	r.Instances = make([]Instance, 0, a.lru.Len())
-	for el := a.lru.Front(); el != nil; el = el.Next() {
-		r.Instances = append(r.Instances, el.Value.(*row).export(&a.o))
-	}
-	r.Findings = append(make([]Finding, 0, len(a.findings)), a.findings...) // [] when none, never null
-	r.Cases = a.exportCases(&a.o)
-	return r
+	return out, maxSev
 }
 
 // sort puts the rows and findings of a report copied by report in their
@@ -286,17 +311,16 @@ func (r *Report) MaxSeverity() (Severity, bool) {
 // WriteJSON writes the report as one indented JSON object and a newline,
 // in one Write: what a json.Encoder with SetIndent("", "  ") and
 // SetEscapeHTML(false) writes, byte for byte.
+// WriteJSON writes the report as one indented JSON object, streaming: it
+// holds at most about spillAt bytes of it at a time.
 func (r *Report) WriteJSON(w io.Writer) error {
-	jw := jsonWriter{indent: true}
-	if r != nil {
-		// About what an indented row and finding take, so that the buffer
-		// seldom grows.
-		jw.buf = make([]byte, 0, 2048+1024*len(r.Instances)+768*len(r.Findings))
-	}
+	jw := jsonWriter{indent: true, out: w, buf: make([]byte, 0, spillAt+4096)}
 	jw.report(r)
 	jw.buf = append(jw.buf, '\n')
-	_, err := w.Write(jw.buf)
-	return err
+	if _, err := w.Write(jw.buf); err != nil && jw.err == nil {
+		jw.err = err
+	}
+	return jw.err
 }
 
 // Incomplete marks the report incomplete (SPEC.md section 5) and says why.

@@ -63,15 +63,11 @@ func humanBytes(n uint64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-// WriteText writes the report for a person: totals first, then one block
-// per client instance, then every finding, then coverage. ANSI colours
-// only when color is true.
-func (r *Report) WriteText(w io.Writer, color bool) error {
-	bw := bufio.NewWriter(w)
-	p := painter(color)
+// writeHeader writes why the audit is incomplete, if it is, and the
+// totals: the first lines of every text report and of the NDJSON summary.
+func writeHeader(bw *bufio.Writer, p painter, r *Report) {
 	t := &r.Totals
 	pf := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
-
 	for _, why := range r.Warnings {
 		pf("%s\n", p.sev(SeverityWarn, "INCOMPLETE AUDIT: "+PlainText(why)))
 	}
@@ -90,6 +86,9 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 	if cov := coverageLine(t.Coverage); cov != "" {
 		pf("  not seen     %s (see Coverage)\n", cov)
 	}
+	if t.Suppressed > 0 {
+		pf("  suppressed   %d findings of cases the baseline lists\n", t.Suppressed)
+	}
 	if t.ClientIDRepeatBytes > 0 {
 		pf("  client IDs   %d later requests repeated the client ID (%s that null would save)\n", t.ClientIDRepeats, humanBytes(t.ClientIDRepeatBytes))
 	}
@@ -97,7 +96,40 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 		pf("  limits       %d rows evicted, %d findings not kept, %d checks skipped at state bounds\n",
 			t.EvictedInstances, t.FindingsNotKept, t.StateLimited)
 	}
+}
 
+// WriteSummary writes the report's first lines and one line per case: the
+// summary that kwatch read --format ndjson writes on stderr while stdout
+// carries the findings.
+func (r *Report) WriteSummary(w io.Writer, color bool) error {
+	bw := bufio.NewWriter(w)
+	p := painter(color)
+	writeHeader(bw, p, r)
+	const most = 20
+	for i := range r.Cases[:min(len(r.Cases), most)] {
+		c := &r.Cases[i]
+		who := "broker " + c.Broker
+		if c.Broker == "" {
+			who = caseClient(c)
+		}
+		fmt.Fprintf(bw, "  %s %s x%d  %s\n", p.sev(c.Severity, fmt.Sprintf("%-5s", strings.ToUpper(c.Severity.String()))), c.Rule, c.Count, who)
+	}
+	if len(r.Cases) > most {
+		fmt.Fprintf(bw, "  ... %d more cases (kwatch read --format json lists them all)\n", len(r.Cases)-most)
+	}
+	return bw.Flush()
+}
+
+// WriteText writes the report for a person: totals first, then the
+// compliance summary, one block per client instance, every finding, and
+// coverage. ANSI colours only when color is true.
+func (r *Report) WriteText(w io.Writer, color bool) error {
+	bw := bufio.NewWriter(w)
+	p := painter(color)
+	t := &r.Totals
+	pf := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+
+	writeHeader(bw, p, r)
 	writeSummary(bw, p, r)
 
 	for _, legacy := range []bool{false, true} {
@@ -122,8 +154,21 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 	if len(r.Findings) == 0 {
 		pf("  none\n")
 	}
+	// A client that repeats its fault would fill the page: a person reads
+	// the first few findings of each case, the summary counts them all.
+	shown, unlisted := map[textCase]int{}, 0
 	for i := range r.Findings {
-		writeFinding(bw, p, &r.Findings[i])
+		f := &r.Findings[i]
+		k := textCaseOf(f)
+		if shown[k] >= textPerCase {
+			unlisted++
+			continue
+		}
+		shown[k]++
+		writeFinding(bw, p, f)
+	}
+	if unlisted > 0 {
+		pf("  ... %d more findings of the cases above, not listed (the compliance summary counts them; --format json lists them)\n", unlisted)
 	}
 	if t.FindingsNotKept > 0 {
 		pf("  ... %d more not kept (the report keeps a bounded number of findings, by count and memory; all are counted above)\n", t.FindingsNotKept)
@@ -251,7 +296,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // client), most severe and most frequent first, with where it was first
 // and last seen and the fix; then the clients by software version.
 func writeSummary(w *bufio.Writer, p painter, r *Report) {
-	if len(r.Cases) == 0 {
+	if len(r.Cases) == 0 && len(r.Suppressed) == 0 {
 		return
 	}
 	who := map[string]bool{}
@@ -275,6 +320,17 @@ func writeSummary(w *bufio.Writer, p painter, r *Report) {
 			fmt.Fprintf(w, "        seen     %s .. %s\n", frameText(&c.First), frameText(&c.Last))
 		}
 		fmt.Fprintf(w, "        fix      %s\n", c.Fix)
+	}
+	if len(r.Suppressed) > 0 {
+		fmt.Fprintf(w, "\n%s (%d)\n", p.bold("Suppressed by the baseline"), len(r.Suppressed))
+		for i := range r.Suppressed {
+			c := &r.Suppressed[i]
+			who := "broker " + c.Broker
+			if c.Broker == "" {
+				who = caseClient(c)
+			}
+			fmt.Fprintf(w, "  %-5s %s x%d  %s\n", strings.ToUpper(c.Severity.String()), c.Rule, c.Count, who)
+		}
 	}
 	if len(r.Software) == 0 {
 		return
@@ -333,4 +389,25 @@ func countOf(n int, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
+}
+
+// textPerCase is how many findings of one case the text report lists.
+const textPerCase = 10
+
+// textCase approximates a finding's case for the text listing: its rule and
+// the client (instance ID, or host and client ID) or, for a broker rule,
+// the broker.
+type textCase struct {
+	rule   string
+	client string
+}
+
+func textCaseOf(f *Finding) textCase {
+	if f.rule.rule().AboutBroker() {
+		return textCase{f.Rule, f.Conn.Broker.String()}
+	}
+	if !f.InstanceID.IsZero() {
+		return textCase{f.Rule, JavaString(f.InstanceID)}
+	}
+	return textCase{f.Rule, f.Conn.Client.Addr().String() + "/" + f.ClientID}
 }

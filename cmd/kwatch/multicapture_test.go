@@ -31,7 +31,15 @@ func splitCapture(t *testing.T, src, dir string, part func(frame int, data []byt
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r, err := pcapgo.NewReader(f)
+	var r interface {
+		ReadPacketData() ([]byte, gopacket.CaptureInfo, error)
+		LinkType() layers.LinkType
+	}
+	if strings.HasSuffix(src, ".pcapng") {
+		r, err = pcapgo.NewNgReader(f, pcapgo.DefaultNgReaderOptions)
+	} else {
+		r, err = pcapgo.NewReader(f)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
