@@ -117,6 +117,7 @@ type half struct {
 	corr int32
 	req  inflight      // frResponse: the request answered
 	hdr  RequestHeader // frRequest: parsed header (ClientID re-pointed at emission)
+	walk tagWalk       // stHead: the header's tag walk so far
 
 	detail string // frBad: why
 	// scan and spare are the resync buffers, used in turn (see scanFeed).
@@ -517,6 +518,7 @@ func (c *Conn) startFrame(h *half, p []byte, at Meta) []byte {
 	}
 	h.size = int(size)
 	h.got = 0
+	h.walk = tagWalk{}
 	h.buf = h.buf[:0]
 	h.kind = frNone
 	h.noBody = false
@@ -560,7 +562,7 @@ func (c *Conn) headDone(h *half, at Meta) {
 		c.responseHead(h)
 		return
 	}
-	need, err := parseReqHeader(h.buf, h.size, &h.hdr, c.opts.HeaderV3)
+	need, err := parseReqHeader(h.buf, h.size, &h.hdr, c.opts.HeaderV3, &h.walk)
 	if need > 0 && need <= maxHeader {
 		h.need = need
 		return
@@ -731,7 +733,7 @@ func (c *Conn) emitResponse(h *half, at Meta) {
 	if codec := codecFor(r.key); codec.response != nil {
 		off := 4
 		if c.ev.HeaderVersion == 1 && !h.noBody {
-			end, _, problem := parseTags(h.buf, 4, h.size, nil)
+			end, _, problem := parseTags(h.buf, 4, h.size, nil, nil)
 			if problem == TagOverrun {
 				c.evPDU = false
 				c.ev.Body.BodyError = true

@@ -40,8 +40,23 @@ var (
 // header: tagged fields that run past the end of frame are TagOverrun). It
 // never reads past frame and does not allocate.
 func ParseRequestHeader(frame []byte, h *RequestHeader) error {
-	_, err := parseReqHeader(frame, len(frame), h, nil)
+	_, err := parseReqHeader(frame, len(frame), h, nil, nil)
 	return err
+}
+
+// tagWalk is how far a walk of tagged fields went when it ran out of
+// bytes, so that the next parse of the same, longer prefix resumes there
+// instead of starting over: a header of many tags arriving in pieces then
+// costs time linear in its length, not in its length times its pieces.
+// The zero value starts a walk.
+type tagWalk struct {
+	on      bool
+	off     int    // offset of the next tag
+	left    uint64 // tags not yet read
+	prev    int64  // last tag number read, -1 before the first
+	problem TagProblem
+	iid     UUID
+	hasIID  bool
 }
 
 // parseReqHeader parses a request header from b, a prefix of a frame of
@@ -51,8 +66,10 @@ func ParseRequestHeader(frame []byte, h *RequestHeader) error {
 // would pass frameLen are errors, or TagOverrun inside the tagged fields.
 //
 // v3, when not nil, says which (key, version) pairs use request header v3
-// (the accepted-2026 profile): v3 is decoded with the v2 layout.
-func parseReqHeader(b []byte, frameLen int, h *RequestHeader, v3 func(key, version int16) bool) (need int, err error) {
+// (the accepted-2026 profile): v3 is decoded with the v2 layout. w, when
+// not nil, keeps the tag walk's progress between calls on growing
+// prefixes of one frame (see tagWalk); it is zeroed once the header ends.
+func parseReqHeader(b []byte, frameLen int, h *RequestHeader, v3 func(key, version int16) bool, w *tagWalk) (need int, err error) {
 	if len(b) > frameLen {
 		b = b[:frameLen]
 	}
@@ -105,7 +122,7 @@ func parseReqHeader(b []byte, frameLen int, h *RequestHeader, v3 func(key, versi
 		h.Len = off
 		return 0, nil
 	}
-	end, need, problem := parseTags(b, off, frameLen, h)
+	end, need, problem := parseTags(b, off, frameLen, h, w)
 	if need > 0 {
 		return need, nil
 	}
@@ -122,61 +139,85 @@ func parseReqHeader(b []byte, frameLen int, h *RequestHeader, v3 func(key, versi
 // them, or need > 0 when b (a prefix of a frameLen-byte frame) is too short,
 // and the first problem seen. Tag 0 with size 16 fills h's instance ID; the
 // caller clears it when there is a problem. h may be nil (response headers).
-func parseTags(b []byte, off, frameLen int, h *RequestHeader) (end, need int, problem TagProblem) {
-	note := func(p TagProblem) {
-		if problem == TagOK {
-			problem = p
-		}
-	}
-	count, off, need, bad := uvarint(b, off, frameLen)
-	if need > 0 {
-		return 0, need, TagOK
-	}
-	if bad {
-		return frameLen, 0, TagOverrun
-	}
-	prev := int64(-1)
-	for i := uint64(0); i < count; i++ {
-		var tag, size uint64
-		tag, off, need, bad = uvarint(b, off, frameLen)
+// w, when not nil, resumes an earlier walk of a shorter prefix and keeps
+// this one's progress when it needs more bytes.
+func parseTags(b []byte, off, frameLen int, h *RequestHeader, w *tagWalk) (end, need int, problem TagProblem) {
+	var st tagWalk
+	if w != nil && w.on {
+		st = *w
+	} else {
+		count, next, need, bad := uvarint(b, off, frameLen)
 		if need > 0 {
 			return 0, need, TagOK
 		}
 		if bad {
-			return frameLen, 0, TagOverrun
+			return endWalk(w, frameLen, TagOverrun)
 		}
-		size, off, need, bad = uvarint(b, off, frameLen)
+		st = tagWalk{on: true, off: next, left: count, prev: -1}
+	}
+	for ; st.left > 0; st.left-- {
+		tag, next, need, bad := uvarint(b, st.off, frameLen)
+		var size uint64
+		if need == 0 && !bad {
+			size, next, need, bad = uvarint(b, next, frameLen)
+		}
 		if need > 0 {
+			if w != nil {
+				*w = st
+			}
 			return 0, need, TagOK
 		}
-		if bad {
-			return frameLen, 0, TagOverrun
+		if bad || uint64(frameLen-next) < size {
+			return endWalk(w, frameLen, TagOverrun)
 		}
-		switch t := int64(tag); {
-		case t == prev:
-			note(TagDuplicate)
-		case t < prev:
-			note(TagDescending)
-		}
-		prev = int64(tag)
-		if uint64(frameLen-off) < size {
-			return frameLen, 0, TagOverrun
-		}
-		end := off + int(size)
+		end := next + int(size)
 		if end > len(b) {
+			if w != nil {
+				*w = st
+			}
 			return 0, end, TagOK
 		}
+		st.note(int64(tag))
 		if tag == 0 {
 			if size != 16 {
-				note(TagBadSize)
-			} else if h != nil {
-				copy(h.InstanceID[:], b[off:end])
-				h.HasInstanceID = true
+				st.noteProblem(TagBadSize)
+			} else {
+				copy(st.iid[:], b[next:end])
+				st.hasIID = true
 			}
 		}
-		off = end
+		st.off = end
 	}
-	return off, 0, problem
+	if h != nil {
+		h.InstanceID, h.HasInstanceID = st.iid, st.hasIID
+	}
+	return endWalk(w, st.off, st.problem)
+}
+
+// note checks a tag number against the previous one.
+func (st *tagWalk) note(tag int64) {
+	switch {
+	case tag == st.prev:
+		st.noteProblem(TagDuplicate)
+	case tag < st.prev:
+		st.noteProblem(TagDescending)
+	}
+	st.prev = tag
+}
+
+// noteProblem keeps the first problem seen.
+func (st *tagWalk) noteProblem(p TagProblem) {
+	if st.problem == TagOK {
+		st.problem = p
+	}
+}
+
+// endWalk ends a walk: the next one on w starts afresh.
+func endWalk(w *tagWalk, end int, problem TagProblem) (int, int, TagProblem) {
+	if w != nil {
+		*w = tagWalk{}
+	}
+	return end, 0, problem
 }
 
 // uvarint reads an unsigned varint of at most 5 bytes (Kafka's uint32

@@ -198,7 +198,7 @@ func (c *Conn) requestCandidate(b []byte, first bool) verdict {
 		return v
 	}
 	var hd RequestHeader
-	need, err := parseReqHeader(b[4:], int(size), &hd, c.opts.HeaderV3)
+	need, err := parseReqHeader(b[4:], int(size), &hd, c.opts.HeaderV3, nil)
 	switch {
 	case err != nil:
 		return vNo
@@ -276,7 +276,7 @@ func (c *Conn) nextRequestFollows(b []byte, size int, corr int32) verdict {
 		return vNo
 	}
 	var hd RequestHeader
-	need, err := parseReqHeader(b[4:], int(nsize), &hd, c.opts.HeaderV3)
+	need, err := parseReqHeader(b[4:], int(nsize), &hd, c.opts.HeaderV3, nil)
 	switch {
 	case err != nil:
 		return vNo
@@ -344,7 +344,7 @@ func (c *Conn) responseCandidate(b []byte) verdict {
 	frame := 4 + int(size)
 	off := 8
 	if ResponseHeaderVersion(r.key, r.ver) >= 1 {
-		end, need, problem := parseTags(b[:min(len(b), frame)], off, frame, nil)
+		end, need, problem := parseTags(b[:min(len(b), frame)], off, frame, nil, nil)
 		switch {
 		case need > maxScanNeed:
 			return vNo
