@@ -207,6 +207,10 @@ func (c *Conn) ID() ConnID { return c.id }
 // State returns what the decoder concluded about the connection so far.
 func (c *Conn) State() ConnState { return c.state }
 
+// InFlightDropped counts requests forgotten unanswered because
+// Options.MaxInFlight requests were already awaiting an answer.
+func (c *Conn) InFlightDropped() uint64 { return c.pending.dropped }
+
 func (c *Conn) halfFor(dir Dir) *half { return &c.halves[int(dir)^c.swapped] }
 
 // Feed decodes bytes that arrived on dir; at is the packet that carried
@@ -673,6 +677,9 @@ func (c *Conn) finish(h *half, at Meta) {
 		c.ev.Size = int32(h.size)
 		c.ev.Bytes = int64(h.size) + 4
 		c.ev.Detail = "response matches no request"
+		if c.pending.dropped > 0 {
+			c.ev.Detail = fmt.Sprintf("response matches no request (%d requests forgotten past the in-flight cap of %d)", c.pending.dropped, c.opts.MaxInFlight)
+		}
 		c.emit()
 	case frRawToken:
 		c.rawBytes += int64(h.size) + 4

@@ -2,8 +2,11 @@ package decode
 
 import (
 	"encoding/binary"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // manyTagsFrame is a Metadata v12 request whose header carries n empty
@@ -83,5 +86,57 @@ func TestHeaderCostLinear(t *testing.T) {
 				t.Errorf("segmented header costs %v, one segment %v: more than twice", cut, whole)
 			}
 		})
+	}
+}
+
+// pipelined feeds n small requests, answered one by one or never, and
+// returns the least time over a few runs and the decoder's drop count.
+func pipelined(t *testing.T, n int, answered bool) (time.Duration, uint64) {
+	req := reqFrame(t, 3, 12, 0, strp("a"), nil, metadataReq())
+	resp := respFrame(3, 12, 0, kmsg.NewPtrMetadataResponse())
+	best, dropped := time.Duration(1<<62), uint64(0)
+	for run := 0; run < 3; run++ {
+		c := NewConn(testID, true, Options{}, SinkFunc(func(*Event) {}))
+		start := time.Now()
+		for i := 0; i < n; i++ {
+			binary.BigEndian.PutUint32(req[8:], uint32(i))
+			c.Feed(ClientToBroker, req, Meta{Frame: uint64(2 * i)})
+			if answered {
+				binary.BigEndian.PutUint32(resp[4:], uint32(i))
+				c.Feed(BrokerToClient, resp, Meta{Frame: uint64(2*i + 1)})
+			}
+		}
+		best, dropped = min(best, time.Since(start)), c.InFlightDropped()
+	}
+	return best, dropped
+}
+
+// TestUnansweredCost: requests that are never answered cost no more than
+// answered ones (1.5x at most, issue 12: the in-flight table compacted all
+// its entries on every request once full), and the cap is counted.
+func TestUnansweredCost(t *testing.T) {
+	const n = 300_000
+	ans, ansDropped := pipelined(t, n, true)
+	unans, unansDropped := pipelined(t, n, false)
+	t.Logf("%d requests: answered %v, unanswered %v", n, ans, unans)
+	if unans > ans*3/2+5*time.Millisecond {
+		t.Errorf("unanswered requests cost %v, answered %v: more than 1.5x", unans, ans)
+	}
+	if ansDropped != 0 || unansDropped != n-DefaultMaxInFlight {
+		t.Errorf("dropped %d answered, %d unanswered; want 0 and %d", ansDropped, unansDropped, n-DefaultMaxInFlight)
+	}
+}
+
+// TestInFlightCapCounted: a response to a request forgotten past the cap
+// says so.
+func TestInFlightCapCounted(t *testing.T) {
+	var segs []seg
+	for i := int32(1); i <= 5; i++ {
+		segs = append(segs, seg{dir: ClientToBroker, data: reqFrame(t, 3, 12, i, strp("a"), nil, metadataReq())})
+	}
+	segs = append(segs, seg{dir: BrokerToClient, data: respFrame(3, 12, 1, kmsg.NewPtrMetadataResponse())})
+	r, c := run(testID, true, Options{MaxInFlight: 3}, segs, 0)
+	if c.InFlightDropped() != 2 || !strings.Contains(r.String(), "2 requests forgotten past the in-flight cap of 3") {
+		t.Fatalf("dropped %d, events:\n%s", c.InFlightDropped(), r)
 	}
 }
