@@ -142,6 +142,10 @@ type Conn struct {
 	earlyGaps     int
 	earlyGapBytes int64
 	fromStart     bool
+	// judged: a connection seen from its start without --port was judged
+	// (recog.go); cand holds its first bytes until then.
+	judged bool
+	cand   *cand
 	// evPDU: c.ev's fields other than those beginPDU writes are zero, or
 	// Conn, Slot and FromStart (which do not change while it is set), so a
 	// request or response event need not clear the whole Event again.
@@ -219,6 +223,10 @@ func (c *Conn) Feed(dir Dir, p []byte, at Meta) {
 	if c.closed || len(p) == 0 || c.state == StateTLS || c.state == StateNotKafka {
 		return
 	}
+	if c.judging() {
+		c.holdFeed(dir, p, at)
+		return
+	}
 	if c.state == StateProbing && c.opts.AssumeKafka && !c.mayBeTLS(dir, p) {
 		c.recognise(at)
 	}
@@ -291,6 +299,10 @@ func (c *Conn) Gap(dir Dir, lost int, at Meta) {
 	if c.closed || c.state == StateTLS || c.state == StateNotKafka {
 		return
 	}
+	if c.judging() {
+		c.holdGap(dir, lost, at)
+		return
+	}
 	if c.state == StateProbing && c.opts.AssumeKafka && (c.fromStart || c.halfFor(ClientToBroker).seen >= 3) {
 		c.recognise(at)
 	}
@@ -335,6 +347,11 @@ func (c *Conn) Truncated(dir Dir, at Meta) {
 func (c *Conn) Close(at Meta) {
 	if c.closed {
 		return
+	}
+	if c.cand != nil {
+		// The end: judged on what was held (TLS, or a frame that was not
+		// whole), else not Kafka.
+		c.settle(true)
 	}
 	c.closed = true
 	if c.state != StateKafka {

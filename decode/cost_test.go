@@ -9,10 +9,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// manyTagsFrame is a Metadata v12 request whose header carries n empty
+// manyTagsFrame is a Fetch v12 request whose header carries n empty
 // tagged fields (numbered from 1) and a body of bodyLen zero bytes.
 func manyTagsFrame(n, bodyLen int) []byte {
-	h := binary.BigEndian.AppendUint16(nil, 3)
+	h := binary.BigEndian.AppendUint16(nil, 1)
 	h = binary.BigEndian.AppendUint16(h, 12)
 	h = binary.BigEndian.AppendUint32(h, 1)
 	h = binary.BigEndian.AppendUint16(h, 2)

@@ -1,0 +1,357 @@
+package decode
+
+import (
+	"encoding/binary"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Recognition of a connection seen from its start, without --port
+// (docs/recognition.md). Until it is judged, a connection is a candidate:
+// its first bytes are held, nothing is emitted, and nothing else is
+// decoded. The client's first frame is judged on its own when it carries
+// strong evidence; when its evidence is weak (a null or empty client ID),
+// the broker's first answer decides. A believed connection's held bytes
+// are then fed through the normal path, in the order and with the packets
+// they came in, so that its events are those it would have had without
+// the wait. A rejected one is given up at once (StateNotKafka).
+
+const (
+	// holdWindow bounds the bytes of a frame judged (the client's first
+	// frame, the broker's first answer): room for the largest request
+	// header the decoder takes; a body past it is not checked.
+	holdWindow = 4 + maxHeader
+	// holdMax bounds the bytes held per direction while a weak candidate
+	// waits for its answer (a Kafka client waits for the answer to its
+	// first request before it sends much more).
+	holdMax = 2 * holdWindow
+)
+
+// held is one Feed call held while the connection is judged.
+type held struct {
+	dir Dir
+	n   int // bytes, taken in order from cand.bytes[dir]
+	at  Meta
+}
+
+// cand is the state of a connection being judged; it exists only between
+// the first byte and the verdict.
+type cand struct {
+	bytes [2][]byte // by Dir
+	calls []held
+	// walk resumes the first request header's tag walk from one Feed to
+	// the next; hd is that header once parsed (headed), so that it is
+	// parsed once however the frame is cut.
+	walk   tagWalk
+	headed bool
+	hd     RequestHeader
+}
+
+// judgement is the outcome of looking at a candidate's held bytes.
+type judgement uint8
+
+const (
+	jWait   judgement = iota // not enough bytes yet
+	jKafka                   // believed: replay as Kafka
+	jTLS                     // TLS that may carry Kafka: tls-connection
+	jReject                  // not Kafka
+	jWeak                    // a request header with weak evidence: the answer decides
+)
+
+// judging reports whether c holds its bytes for judgement.
+func (c *Conn) judging() bool {
+	return c.state == StateProbing && c.fromStart && !c.opts.AssumeKafka && !c.judged
+}
+
+// holdFeed holds p and judges the connection when it can.
+func (c *Conn) holdFeed(dir Dir, p []byte, at Meta) {
+	if c.cand == nil {
+		c.cand = &cand{}
+	}
+	k := c.cand
+	if len(k.bytes[dir])+len(p) > holdMax {
+		// More than a Kafka candidate sends before it is believed.
+		c.reject()
+		return
+	}
+	k.bytes[dir] = append(k.bytes[dir], p...)
+	k.calls = append(k.calls, held{dir: dir, n: len(p), at: at})
+	c.settle(false)
+}
+
+// settle acts on the judgement of the bytes held; final says no more
+// will come (a hole or the end).
+func (c *Conn) settle(final bool) judgement {
+	j := c.judge(final)
+	switch {
+	case j == jKafka, j == jTLS:
+		c.replay()
+	case j == jReject, final:
+		c.reject()
+	}
+	return j
+}
+
+// holdGap handles a hole while the connection is judged: the first frame,
+// if convincing on what is held, is believed and the hole follows it;
+// otherwise the held bytes are dropped and both directions are scanned for
+// frames as after any loss (scan.go), which asks for its own evidence.
+func (c *Conn) holdGap(dir Dir, lost int, at Meta) {
+	if c.cand != nil {
+		k := c.cand
+		if j := c.judge(true); j == jKafka || j == jTLS {
+			c.replay()
+			c.Gap(dir, lost, at)
+			return
+		}
+		for d := range k.bytes {
+			c.halfFor(Dir(d)).seen += int64(len(k.bytes[d]))
+		}
+	}
+	c.judged, c.cand = true, nil
+	c.resync(&c.halves[reqHalf])
+	c.resync(&c.halves[respHalf])
+	c.Gap(dir, lost, at)
+}
+
+// reject gives the candidate up as not Kafka.
+func (c *Conn) reject() {
+	c.judged, c.cand = true, nil
+	c.giveUp()
+}
+
+// replay feeds the held calls through the normal path.
+func (c *Conn) replay() {
+	k := c.cand
+	c.judged, c.cand = true, nil
+	var off [2]int
+	for _, h := range k.calls {
+		c.Feed(h.dir, k.bytes[h.dir][off[h.dir]:off[h.dir]+h.n], h.at)
+		off[h.dir] += h.n
+	}
+}
+
+// judge looks at the held bytes; final: no more will come.
+func (c *Conn) judge(final bool) judgement {
+	cl, br := c.cand.bytes[ClientToBroker], c.cand.bytes[BrokerToClient]
+	if len(cl) == 0 {
+		return jWait
+	}
+	if cl[0] == 0x16 {
+		return judgeTLS(cl, final)
+	}
+	f, size, j := c.firstFrame(cl, 8)
+	if j != jKafka {
+		return j
+	}
+	if j := c.judgeRequest(f, size, final); j != jWeak {
+		return j
+	}
+	f, size, j = c.firstFrame(br, 4)
+	if j != jKafka {
+		return j
+	}
+	return c.judgeAnswer(f, size, &c.cand.hd, final)
+}
+
+// firstFrame returns the first frame of b after its size (held so far, up
+// to holdWindow) and its size, or jWait for its size, or jReject when the
+// size is out of range (below lo or over MaxFrame).
+func (c *Conn) firstFrame(b []byte, lo int32) ([]byte, int, judgement) {
+	if len(b) < 4 {
+		return nil, 0, jWait
+	}
+	size := int32(binary.BigEndian.Uint32(b))
+	if size < lo || size > c.opts.MaxFrame {
+		return nil, 0, jReject
+	}
+	return b[4:min(len(b), 4+int(size), holdWindow)], int(size), jKafka
+}
+
+// whole says whether f, the held part of a frame of size bytes, is all
+// of it that will be looked at.
+func whole(f []byte, size int) bool { return len(f) == size || 4+len(f) == holdWindow }
+
+// judgeRequest judges the client's first frame f (the held part of a
+// frame of size bytes): a header that parses with an API key and version
+// kmsg knows, no tags overrunning it, and a printable client ID. A
+// non-empty client ID is strong evidence (jKafka), unless the API is one
+// a client opens with (checkedFirst) and its body, held whole, is not
+// exactly one request of its version; a null or empty one, or a v0
+// header, is weak (jWeak): its body, when held whole, must be exactly one
+// request, and the broker's answer decides.
+func (c *Conn) judgeRequest(f []byte, size int, final bool) judgement {
+	k := c.cand
+	hd := &k.hd
+	if !k.headed {
+		need, err := parseReqHeader(f, size, hd, c.opts.HeaderV3, &k.walk)
+		switch {
+		case err != nil, need > 0 && (final || whole(f, size)), hd.TagProblem == TagOverrun:
+			return jReject
+		case need > 0:
+			return jWait
+		case !hd.ClientIDNull && !printable(hd.ClientID):
+			return jReject
+		}
+		k.headed = true
+	}
+	strong := !hd.ClientIDNull && len(hd.ClientID) > 0
+	if strong && !checkedFirst(hd.APIKey) {
+		return jKafka
+	}
+	switch {
+	case len(f) == size:
+		if !exactRequest(hd.APIKey, hd.APIVersion, f[hd.Len:]) {
+			return jReject
+		}
+	case !whole(f, size) && !final:
+		return jWait
+	}
+	if strong {
+		return jKafka
+	}
+	return jWeak
+}
+
+// checkedFirst: APIs a client opens a connection with, whose small body is
+// checked against its own structure before a named client is believed.
+func checkedFirst(key int16) bool {
+	return key == keyAPIVersions || key == keySASLHandshake || key == keyMetadata
+}
+
+// judgeAnswer judges the broker's first frame f (the held part of a frame
+// of size bytes) as the answer to hd: the same correlation ID, clean tags
+// in a flexible response header, and a body (when held whole) that kmsg
+// reads to the last byte.
+func (c *Conn) judgeAnswer(f []byte, size int, hd *RequestHeader, final bool) judgement {
+	if len(f) < 4 {
+		return jWait
+	}
+	if int32(binary.BigEndian.Uint32(f)) != hd.CorrelationID {
+		return jReject
+	}
+	off := 4
+	if ResponseHeaderVersion(hd.APIKey, hd.APIVersion) >= 1 {
+		end, need, problem := parseTags(f, off, size, nil, nil)
+		switch {
+		case need > 0 && !final && !whole(f, size):
+			return jWait
+		case need > 0, problem != TagOK:
+			return jReject
+		}
+		off = end
+	}
+	switch {
+	case len(f) == size:
+	case final || whole(f, size):
+		return jKafka
+	default:
+		return jWait
+	}
+	body := f[off:]
+	if exactBody(hd.APIKey, hd.APIVersion, body) || hd.APIKey == keyAPIVersions && exactBody(hd.APIKey, 0, body) {
+		return jKafka
+	}
+	return jReject
+}
+
+// exactRequest reports whether body is one whole request of key at version
+// ver: read by kmsg and written back, it has body's length (see exactBody).
+func exactRequest(key, ver int16, body []byte) bool {
+	m := kmsg.RequestForKey(key)
+	if m == nil {
+		return false
+	}
+	m.SetVersion(clampVersion(key, ver))
+	if m.ReadFrom(body) != nil {
+		return false
+	}
+	return len(m.AppendTo(nil)) == len(body)
+}
+
+// judgeTLS judges a client that opened with a TLS handshake record: once
+// the record is held (or holdWindow of it), a ClientHello that offers an
+// HTTP protocol by ALPN is not Kafka; any other TLS is counted as such.
+func judgeTLS(b []byte, final bool) judgement {
+	if len(b) < 5 && !final {
+		return jWait
+	}
+	end := min(len(b), holdWindow)
+	if len(b) >= 5 {
+		end = min(end, 5+int(binary.BigEndian.Uint16(b[3:])))
+	}
+	if len(b) < end && !final {
+		return jWait
+	}
+	if end > 5 && offersHTTP(b[5:end]) {
+		return jReject
+	}
+	return jTLS
+}
+
+// offersHTTP reports whether hs, a TLS handshake message (as far as held),
+// is a ClientHello whose ALPN extension names an HTTP protocol.
+func offersHTTP(hs []byte) bool {
+	r := tlsReader{b: hs}
+	if r.u8() != 1 { // client_hello
+		return false
+	}
+	r.skip(3 + 2 + 32)    // length, legacy_version, random
+	r.skip(r.u8())        // legacy_session_id
+	r.skip(r.u16())       // cipher_suites
+	r.skip(r.u8())        // legacy_compression_methods
+	ext := r.sub(r.u16()) // extensions
+	for !ext.bad && len(ext.b) > 0 {
+		typ := ext.u16()
+		data := ext.sub(ext.u16())
+		if typ != 16 { // application_layer_protocol_negotiation
+			continue
+		}
+		list := data.sub(data.u16())
+		for !list.bad && len(list.b) > 0 {
+			switch string(list.sub(list.u8()).b) {
+			case "h2", "h2c", "http/1.1", "http/1.0":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// tlsReader reads TLS vectors; a read past the end sets bad and returns
+// zeros from then on.
+type tlsReader struct {
+	b   []byte
+	bad bool
+}
+
+func (r *tlsReader) take(n int) []byte {
+	if r.bad || n > len(r.b) {
+		r.bad, r.b = true, nil
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *tlsReader) u8() int {
+	if v := r.take(1); v != nil {
+		return int(v[0])
+	}
+	return 0
+}
+
+func (r *tlsReader) u16() int {
+	if v := r.take(2); v != nil {
+		return int(binary.BigEndian.Uint16(v))
+	}
+	return 0
+}
+
+func (r *tlsReader) skip(n int) { r.take(n) }
+
+func (r *tlsReader) sub(n int) tlsReader {
+	v := r.take(n)
+	return tlsReader{b: v, bad: r.bad}
+}
