@@ -57,12 +57,31 @@ type Stats struct {
 	NotTCP      uint64
 	Truncated   uint64
 	Connections uint64
+	// Decoders counts what the connections' decoders concluded, when they
+	// ended: connections given up as not Kafka, requests forgotten
+	// unanswered past the in-flight cap.
+	Decoders DecoderStats
 	// FirstTime and LastTime bound the packets' capture times.
 	FirstTime, LastTime time.Time
 	// LastFrame is the number of the last packet read.
 	LastFrame  uint64
 	Reassembly reassembly.Stats
 	Layers     capture.DecodeStats
+}
+
+// DecoderStats counts decoder conclusions over ended connections.
+type DecoderStats struct {
+	// NotKafka: TCP connections recognised as another protocol and left
+	// alone (decode.StateNotKafka).
+	NotKafka uint64
+	// InFlightDropped: requests forgotten unanswered because
+	// decode.Options.MaxInFlight requests already awaited an answer.
+	InFlightDropped uint64
+}
+
+func (d *DecoderStats) add(o DecoderStats) {
+	d.NotKafka += o.NotKafka
+	d.InFlightDropped += o.InFlightDropped
 }
 
 // checkEvery is how many packets pass between context checks: often enough
@@ -185,12 +204,13 @@ func (e *Engine) Stats() Stats {
 func (e *Engine) open(f reassembly.Flow) reassembly.Stream {
 	e.stats.Connections++
 	id := decode.ConnID{Client: f.Client, Broker: f.Broker, StartFrame: f.StartFrame}
-	return &stream{conn: decode.NewConn(id, f.FromStart, e.dopts, e.sink)}
+	return &stream{conn: decode.NewConn(id, f.FromStart, e.dopts, e.sink), into: &e.stats.Decoders}
 }
 
 // stream adapts a decode.Conn to reassembly.Stream.
 type stream struct {
 	conn *decode.Conn
+	into *DecoderStats // where the decoder's conclusions are counted at End
 }
 
 func dir(s reassembly.Side) decode.Dir {
@@ -214,7 +234,13 @@ func (s *stream) Truncated(side reassembly.Side, m reassembly.Meta) {
 	s.conn.Truncated(dir(side), meta(m))
 }
 
-func (s *stream) End(m reassembly.Meta) { s.conn.Close(meta(m)) }
+func (s *stream) End(m reassembly.Meta) {
+	s.conn.Close(meta(m))
+	if s.conn.State() == decode.StateNotKafka {
+		s.into.NotKafka++
+	}
+	s.into.InFlightDropped += s.conn.InFlightDropped()
+}
 
 // String summarizes s for logs.
 func (s Stats) String() string {

@@ -126,6 +126,7 @@ type worker struct {
 	reasm *reassembly.Reassembler
 	dopts decode.Options
 	conns uint64
+	dec   DecoderStats
 	cur   *part
 	step  int32
 	seg   capture.Segment
@@ -148,7 +149,7 @@ func (w *worker) Event(e *decode.Event) {
 func (w *worker) open(f reassembly.Flow) reassembly.Stream {
 	w.conns++
 	id := decode.ConnID{Client: f.Client, Broker: f.Broker, StartFrame: f.StartFrame}
-	return &stream{conn: decode.NewConn(id, f.FromStart, w.dopts, w)}
+	return &stream{conn: decode.NewConn(id, f.FromStart, w.dopts, w), into: &w.dec}
 }
 
 func (w *worker) run() {
@@ -404,6 +405,7 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 	stats.Reassembly.Filtered = filtered
 	for _, w := range workers {
 		stats.Connections += w.conns
+		stats.Decoders.add(w.dec)
 		addReasm(&stats.Reassembly, w.reasm.Stats())
 	}
 	return stats, runErr
