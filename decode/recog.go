@@ -45,6 +45,21 @@ type cand struct {
 	walk   tagWalk
 	headed bool
 	hd     RequestHeader
+	// exact caches whether the first frame, once whole, is exactly one
+	// request (0 not known yet, 1 yes, -1 no): kmsg reads it once.
+	exact int8
+}
+
+// firstExact reports whether the first frame f, whole, is exactly one
+// request of the header's version.
+func (k *cand) firstExact(f []byte) bool {
+	if k.exact == 0 {
+		k.exact = -1
+		if k.hd.TagProblem != TagOverrun && exactRequest(k.hd.APIKey, k.hd.APIVersion, f[k.hd.Len:]) {
+			k.exact = 1
+		}
+	}
+	return k.exact > 0
 }
 
 // judgement is the outcome of looking at a candidate's held bytes.
@@ -147,11 +162,59 @@ func (c *Conn) judge(final bool) judgement {
 	if j := c.judgeRequest(f, size, final); j != jWeak {
 		return j
 	}
-	f, size, j = c.firstFrame(br, 4)
-	if j != jKafka {
-		return j
+	// Weak: the broker's answer, or the client's next request, decides.
+	answer := jWait
+	if f, size, j := c.firstFrame(br, 4); j != jKafka {
+		answer = j
+	} else {
+		answer = c.judgeAnswer(f, size, &c.cand.hd, final)
 	}
-	return c.judgeAnswer(f, size, &c.cand.hd, final)
+	next := c.judgeNext(f, size, cl[min(len(cl), 4+size):])
+	switch {
+	case answer == jKafka || next == jKafka:
+		return jKafka
+	case answer == jReject || final:
+		return jReject
+	}
+	return jWait
+}
+
+// judgeNext believes a weak first request f (of size bytes) when it is
+// exactly one request of its version and the client's next frame, in b,
+// is a request numbered after it, with a clean header and, when held
+// whole, an exact body too: a client that sends without waiting for
+// answers (or whose answers were not captured). It never waits on its
+// own: jWait means "not this way, not yet".
+func (c *Conn) judgeNext(f []byte, size int, b []byte) judgement {
+	hd := &c.cand.hd
+	if len(f) != size || !c.cand.firstExact(f) {
+		return jWait
+	}
+	if len(b) < 4 {
+		return jWait
+	}
+	size2 := int32(binary.BigEndian.Uint32(b))
+	if size2 < 8 || size2 > c.opts.MaxFrame {
+		return jReject
+	}
+	f2 := b[4:min(len(b), 4+int(size2), maxScanNeed)]
+	var hd2 RequestHeader
+	need, err := parseReqHeader(f2, int(size2), &hd2, c.opts.HeaderV3, nil)
+	switch {
+	case err != nil, need > 0 && 4+need > maxScanNeed:
+		return jReject
+	case need > 0:
+		return jWait
+	case hd2.TagProblem != TagOK, !corrFollows(hd.CorrelationID, hd2.CorrelationID):
+		return jReject
+	case !hd2.ClientIDNull && !printable(hd2.ClientID):
+		return jReject
+	case len(f2) == int(size2) && !exactRequest(hd2.APIKey, hd2.APIVersion, f2[hd2.Len:]):
+		return jReject
+	case len(f2) < int(size2) && 4+len(f2) < maxScanNeed:
+		return jWait
+	}
+	return jKafka
 }
 
 // firstFrame returns the first frame of b after its size (held so far, up
@@ -174,43 +237,40 @@ func whole(f []byte, size int) bool { return len(f) == size || 4+len(f) == holdW
 
 // judgeRequest judges the client's first frame f (the held part of a
 // frame of size bytes): a header that parses with an API key and version
-// kmsg knows, no tags overrunning it, and a printable client ID. A
-// non-empty client ID is strong evidence (jKafka), unless the API is one
-// a client opens with (checkedFirst) and its body, held whole, is not
-// exactly one request of its version; a null or empty one, or a v0
-// header, is weak (jWeak): its body, when held whole, must be exactly one
-// request, and the broker's answer decides.
+// kmsg knows. A printable non-empty client ID is strong evidence (jKafka),
+// unless the API is one a client opens with (checkedFirst) and its body,
+// held whole, is not exactly one request of its version (a PostgreSQL
+// startup can read as Metadata v0 with a printable client ID). Any other
+// header (a null, empty or unprintable client ID, a v0 header) is weak
+// (jWeak): the broker's answer decides.
 func (c *Conn) judgeRequest(f []byte, size int, final bool) judgement {
 	k := c.cand
 	hd := &k.hd
 	if !k.headed {
 		need, err := parseReqHeader(f, size, hd, c.opts.HeaderV3, &k.walk)
 		switch {
-		case err != nil, need > 0 && (final || whole(f, size)), hd.TagProblem == TagOverrun:
+		case err != nil, need > 0 && (final || whole(f, size)):
 			return jReject
 		case need > 0:
 			return jWait
-		case !hd.ClientIDNull && !printable(hd.ClientID):
-			return jReject
 		}
 		k.headed = true
 	}
-	strong := !hd.ClientIDNull && len(hd.ClientID) > 0
-	if strong && !checkedFirst(hd.APIKey) {
+	if hd.ClientIDNull || len(hd.ClientID) == 0 || !printable(hd.ClientID) {
+		return jWeak
+	}
+	if !checkedFirst(hd.APIKey) || hd.TagProblem == TagOverrun {
 		return jKafka
 	}
 	switch {
 	case len(f) == size:
-		if !exactRequest(hd.APIKey, hd.APIVersion, f[hd.Len:]) {
+		if !k.firstExact(f) {
 			return jReject
 		}
 	case !whole(f, size) && !final:
 		return jWait
 	}
-	if strong {
-		return jKafka
-	}
-	return jWeak
+	return jKafka
 }
 
 // checkedFirst: APIs a client opens a connection with, whose small body is
