@@ -82,6 +82,20 @@ func FuzzConn(f *testing.F) {
 		{dir: BrokerToClient, data: respFrame(3, 12, 3, kmsg.NewPtrMetadataResponse())},
 	})
 	seed(true, []seg{{dir: ClientToBroker, data: []byte{0x16, 3, 1, 0, 5}}})
+	// Candidates (recog.go): a ZooKeeper connect and its answer, a
+	// PostgreSQL startup, a weak first request (null client ID) believed by
+	// its answer, and one believed by the next request.
+	zk := cat([]byte{0, 0, 0, 0x2d}, make([]byte, 12), []byte{0, 0, 0x75, 0x30}, make([]byte, 12), []byte{0, 0, 0, 16}, make([]byte, 17))
+	seed(true, []seg{{dir: ClientToBroker, data: zk}, {dir: BrokerToClient, data: zk[:40]}})
+	seed(true, []seg{{dir: ClientToBroker, data: cat([]byte{0, 0, 0, 0x20, 0, 3, 0, 0}, []byte("user\x00postgres\x00database\x00x\x00\x00"))}})
+	seed(true, []seg{
+		{dir: ClientToBroker, data: reqFrame(f, 18, 3, 1, nil, nil, apiVersionsReq())},
+		{dir: BrokerToClient, data: respFrame(18, 3, 1, kmsg.NewPtrApiVersionsResponse())},
+	})
+	seed(true, []seg{
+		{dir: ClientToBroker, data: reqFrame(f, 3, 12, 1, nil, nil, metadataReq())},
+		{dir: ClientToBroker, data: reqFrame(f, 3, 12, 2, nil, nil, metadataReq())},
+	})
 	seed(false, []seg{{dir: ClientToBroker, data: []byte("POST / HTTP/1.1\r\n")}})
 	f.Fuzz(func(t *testing.T, fromStart bool, chunkSeed uint64, script []byte) {
 		var segs []seg
