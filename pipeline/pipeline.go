@@ -204,13 +204,27 @@ func (e *Engine) Stats() Stats {
 func (e *Engine) open(f reassembly.Flow) reassembly.Stream {
 	e.stats.Connections++
 	id := decode.ConnID{Client: f.Client, Broker: f.Broker, StartFrame: f.StartFrame}
-	return &stream{conn: decode.NewConn(id, f.FromStart, e.dopts, e.sink), into: &e.stats.Decoders}
+	return &stream{id: id, fromStart: f.FromStart, dopts: &e.dopts, sink: e.sink, into: &e.stats.Decoders}
 }
 
 // stream adapts a decode.Conn to reassembly.Stream.
+// Its decoder is made when the connection first carries data (or a loss):
+// a connection that never does (a SYN scan, a refused connection) costs no
+// decoder state.
 type stream struct {
-	conn *decode.Conn
-	into *DecoderStats // where the decoder's conclusions are counted at End
+	conn      *decode.Conn // nil until then
+	id        decode.ConnID
+	fromStart bool
+	dopts     *decode.Options
+	sink      decode.Sink
+	into      *DecoderStats // where the decoder's conclusions are counted at End
+}
+
+func (s *stream) decoder() *decode.Conn {
+	if s.conn == nil {
+		s.conn = decode.NewConn(s.id, s.fromStart, *s.dopts, s.sink)
+	}
+	return s.conn
 }
 
 func dir(s reassembly.Side) decode.Dir {
@@ -223,18 +237,21 @@ func dir(s reassembly.Side) decode.Dir {
 func meta(m reassembly.Meta) decode.Meta { return decode.Meta{Frame: m.Frame, Time: m.Time} }
 
 func (s *stream) Data(side reassembly.Side, p []byte, m reassembly.Meta) {
-	s.conn.Feed(dir(side), p, meta(m))
+	s.decoder().Feed(dir(side), p, meta(m))
 }
 
 func (s *stream) Gap(side reassembly.Side, lost int, m reassembly.Meta) {
-	s.conn.Gap(dir(side), lost, meta(m))
+	s.decoder().Gap(dir(side), lost, meta(m))
 }
 
 func (s *stream) Truncated(side reassembly.Side, m reassembly.Meta) {
-	s.conn.Truncated(dir(side), meta(m))
+	s.decoder().Truncated(dir(side), meta(m))
 }
 
 func (s *stream) End(m reassembly.Meta) {
+	if s.conn == nil {
+		return
+	}
 	s.conn.Close(meta(m))
 	if s.conn.State() == decode.StateNotKafka {
 		s.into.NotKafka++

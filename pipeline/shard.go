@@ -149,7 +149,7 @@ func (w *worker) Event(e *decode.Event) {
 func (w *worker) open(f reassembly.Flow) reassembly.Stream {
 	w.conns++
 	id := decode.ConnID{Client: f.Client, Broker: f.Broker, StartFrame: f.StartFrame}
-	return &stream{conn: decode.NewConn(id, f.FromStart, w.dopts, w), into: &w.dec}
+	return &stream{id: id, fromStart: f.FromStart, dopts: &w.dopts, sink: w, into: &w.dec}
 }
 
 func (w *worker) run() {
