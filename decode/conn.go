@@ -614,16 +614,20 @@ func (c *Conn) headDone(h *half, at Meta) {
 		return
 	}
 	h.kind = frRequest
-	c.bodyOrSkip(h, decodesRequest(h.hdr.APIKey))
+	c.bodyOrSkip(h, decodesRequest(h.hdr.APIKey), bodyLimit(h.hdr.APIKey, false))
 }
 
 // bodyOrSkip buffers the rest of the frame when its body is decoded (and
-// fits), else counts it down.
-func (c *Conn) bodyOrSkip(h *half, decode bool) {
+// its frame is within limit), else counts it down. The buffer is grown
+// once to the frame's size: a partial frame holds no more than its bytes.
+func (c *Conn) bodyOrSkip(h *half, decode bool, limit int) {
 	switch {
-	case decode && h.size <= maxBody:
+	case decode && h.size <= limit:
 		h.st = stBody
 		h.need = h.size
+		if cap(h.buf) < h.size {
+			h.buf = append(make([]byte, 0, h.size), h.buf...)
+		}
 	case decode:
 		h.noBody = true
 		h.st = stSkip
@@ -676,7 +680,7 @@ func (c *Conn) responseHead(h *half) {
 	}
 	h.req = r
 	h.kind = frResponse
-	c.bodyOrSkip(h, decodesResponse(r.key))
+	c.bodyOrSkip(h, decodesResponse(r.key), bodyLimit(r.key, true))
 }
 
 // finish ends the current frame of h: its event is emitted now, with the
