@@ -343,7 +343,8 @@ func (c *Conn) Truncated(dir Dir, at Meta) {
 
 // Close ends the connection: a pending raw-SASL count is reported, then
 // KindConnEnd if the connection was recognised as Kafka. Bytes of an
-// unfinished frame are dropped. Later calls are ignored.
+// unfinished frame are dropped. A connection that carried bytes and was
+// never recognised ends as StateNotKafka. Later calls are ignored.
 func (c *Conn) Close(at Meta) {
 	if c.closed {
 		return
@@ -354,6 +355,10 @@ func (c *Conn) Close(at Meta) {
 		c.settle(true)
 	}
 	c.closed = true
+	if c.state == StateProbing && !c.opts.AssumeKafka && c.halves[reqHalf].seen+c.halves[respHalf].seen > 0 {
+		// Bytes came and none was found to be Kafka's.
+		c.giveUp()
+	}
 	if c.state != StateKafka {
 		return
 	}

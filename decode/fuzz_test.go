@@ -129,3 +129,44 @@ func FuzzConn(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCandidate drives the candidate stage (recog.go) of a connection seen
+// from its start without --port: the client's bytes, then the broker's,
+// whole and byte by byte. Invariants: it never panics; it holds at most
+// holdMax bytes per direction; before a conn-start it emits nothing but a
+// tls-connection; the verdict and the events do not depend on chunking.
+func FuzzCandidate(f *testing.F) {
+	zk := cat([]byte{0, 0, 0, 0x2d}, make([]byte, 12), []byte{0, 0, 0x75, 0x30}, make([]byte, 12), []byte{0, 0, 0, 16}, make([]byte, 17))
+	f.Add(zk, zk[:40])
+	f.Add(cat([]byte{0, 0, 0, 0x20, 0, 3, 0, 0}, []byte("user\x00postgres\x00database\x00x\x00\x00")), []byte("R"))
+	f.Add(reqFrame(f, 18, 3, 1, nil, nil, apiVersionsReq()), respFrame(18, 3, 1, kmsg.NewPtrApiVersionsResponse()))
+	f.Add(cat(reqFrame(f, 3, 12, 1, nil, nil, metadataReq()), reqFrame(f, 3, 12, 2, nil, nil, metadataReq())), []byte{})
+	f.Add(reqFrame(f, 18, 3, 7, strp("app"), nil, apiVersionsReq()), []byte{0, 0, 0, 4, 0, 0, 0, 7})
+	f.Add([]byte{0x16, 3, 1, 0, 9, 1, 0, 0, 5, 3, 3, 0, 0, 0}, []byte{0x16, 3, 3})
+	f.Fuzz(func(t *testing.T, client, broker []byte) {
+		runOnce := func(chunk int) (string, ConnState) {
+			r := &recorder{}
+			started := false
+			c := NewConn(testID, true, Options{}, SinkFunc(func(e *Event) {
+				started = started || e.Kind == KindConnStart
+				if !started && !(e.Kind == KindCoverage && e.Coverage == TLSConnection) {
+					t.Fatalf("event before the connection was believed: %s", render(e))
+				}
+				r.Event(e)
+			}))
+			for i, p := range [][]byte{client, broker} {
+				feedChunks(c, Dir(i), p, Meta{Frame: uint64(i + 1)}, func(int) int { return chunk })
+				if k := c.cand; k != nil && (len(k.bytes[0]) > holdMax || len(k.bytes[1]) > holdMax) {
+					t.Fatalf("holds %d and %d bytes", len(k.bytes[0]), len(k.bytes[1]))
+				}
+			}
+			c.Close(Meta{Frame: 3})
+			return r.String(), c.State()
+		}
+		want, wantState := runOnce(0)
+		got, gotState := runOnce(1)
+		if got != want || gotState != wantState {
+			t.Fatalf("byte by byte (%s):\n%s\nwhole (%s):\n%s", gotState, got, wantState, want)
+		}
+	})
+}
