@@ -142,10 +142,6 @@ type Conn struct {
 	earlyGaps     int
 	earlyGapBytes int64
 	fromStart     bool
-	// judged: a connection seen from its start without --port was judged
-	// (recog.go); cand holds its first bytes until then.
-	judged bool
-	cand   *cand
 	// evPDU: c.ev's fields other than those beginPDU writes are zero, or
 	// Conn, Slot and FromStart (which do not change while it is set), so a
 	// request or response event need not clear the whole Event again.
@@ -179,6 +175,11 @@ type Conn struct {
 
 	// slot is the sink's (Event.Slot).
 	slot any
+
+	// judged: a connection seen from its start without --port was judged
+	// (recog.go); cand holds its first bytes until then.
+	judged bool
+	cand   *cand
 }
 
 // NewConn returns a decoder for one connection. fromStart says whether the
@@ -544,7 +545,7 @@ func (c *Conn) startFrame(h *half, p []byte, at Meta) []byte {
 	}
 	h.size = int(size)
 	h.got = 0
-	h.walk = tagWalk{}
+	h.walk.on = false
 	h.buf = h.buf[:0]
 	h.kind = frNone
 	h.noBody = false
@@ -619,15 +620,21 @@ func (c *Conn) headDone(h *half, at Meta) {
 		return
 	}
 	h.kind = frRequest
-	c.bodyOrSkip(h, decodesRequest(h.hdr.APIKey), bodyLimit(h.hdr.APIKey, false))
+	c.bodyOrSkip(h, h.hdr.APIKey, false)
 }
 
-// bodyOrSkip buffers the rest of the frame when its body is decoded (and
-// its frame is within limit), else counts it down. The buffer is grown
-// once to the frame's size: a partial frame holds no more than its bytes.
-func (c *Conn) bodyOrSkip(h *half, decode bool, limit int) {
+// bodyOrSkip buffers the rest of the frame when key's body is decoded in
+// that direction (and its frame is within bodyLimit), else counts it down.
+// The buffer is grown once to the frame's size: a partial frame holds no
+// more than its bytes.
+func (c *Conn) bodyOrSkip(h *half, key int16, response bool) {
+	codec := codecFor(key)
+	decode := codec.request != nil
+	if response {
+		decode = codec.response != nil
+	}
 	switch {
-	case decode && h.size <= limit:
+	case decode && h.size <= bodyLimit(key, response):
 		h.st = stBody
 		h.need = h.size
 		if cap(h.buf) < h.size {
@@ -685,7 +692,7 @@ func (c *Conn) responseHead(h *half) {
 	}
 	h.req = r
 	h.kind = frResponse
-	c.bodyOrSkip(h, decodesResponse(r.key), bodyLimit(r.key, true))
+	c.bodyOrSkip(h, r.key, true)
 }
 
 // finish ends the current frame of h: its event is emitted now, with the

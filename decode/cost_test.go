@@ -74,17 +74,21 @@ func TestHeaderCostLinear(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			whole := feedCost(tt.frames, tt.fromStart, tt.opts, 0)
-			cut := feedCost(tt.frames, tt.fromStart, tt.opts, 1448)
-			if whole < 0 || cut < 0 {
-				t.Fatal("no request decoded")
+			// A few attempts, for a shared machine's noise: a quadratic
+			// parse fails them all by orders of magnitude.
+			var whole, cut time.Duration
+			for try := 0; try < 3; try++ {
+				whole = feedCost(tt.frames, tt.fromStart, tt.opts, 0)
+				cut = feedCost(tt.frames, tt.fromStart, tt.opts, 1448)
+				if whole < 0 || cut < 0 {
+					t.Fatal("no request decoded")
+				}
+				t.Logf("one segment %v, 1448-byte segments %v", whole, cut)
+				if cut <= 2*whole+time.Millisecond {
+					return
+				}
 			}
-			t.Logf("one segment %v, 1448-byte segments %v", whole, cut)
-			// Headroom for a shared machine's noise, on times far below
-			// what a quadratic parse costs (seconds).
-			if cut > 2*whole+2*time.Millisecond {
-				t.Errorf("segmented header costs %v, one segment %v: more than twice", cut, whole)
-			}
+			t.Errorf("segmented header costs %v, one segment %v: more than twice", cut, whole)
 		})
 	}
 }
@@ -116,10 +120,17 @@ func pipelined(t *testing.T, n int, answered bool) (time.Duration, uint64) {
 // its entries on every request once full), and the cap is counted.
 func TestUnansweredCost(t *testing.T) {
 	const n = 300_000
-	ans, ansDropped := pipelined(t, n, true)
-	unans, unansDropped := pipelined(t, n, false)
-	t.Logf("%d requests: answered %v, unanswered %v", n, ans, unans)
-	if unans > ans*3/2+5*time.Millisecond {
+	var ans, unans time.Duration
+	var ansDropped, unansDropped uint64
+	for try := 0; try < 3; try++ { // noise; a compaction per request fails all
+		ans, ansDropped = pipelined(t, n, true)
+		unans, unansDropped = pipelined(t, n, false)
+		t.Logf("%d requests: answered %v, unanswered %v", n, ans, unans)
+		if unans <= ans*3/2 {
+			break
+		}
+	}
+	if unans > ans*3/2 {
 		t.Errorf("unanswered requests cost %v, answered %v: more than 1.5x", unans, ans)
 	}
 	if ansDropped != 0 || unansDropped != n-DefaultMaxInFlight {

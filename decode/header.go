@@ -140,84 +140,81 @@ func parseReqHeader(b []byte, frameLen int, h *RequestHeader, v3 func(key, versi
 // and the first problem seen. Tag 0 with size 16 fills h's instance ID; the
 // caller clears it when there is a problem. h may be nil (response headers).
 // w, when not nil, resumes an earlier walk of a shorter prefix and keeps
-// this one's progress when it needs more bytes.
+// this one's progress when it needs more bytes. (The walk's state is kept
+// in locals, and w written only when the walk stops short: this runs for
+// every request.)
 func parseTags(b []byte, off, frameLen int, h *RequestHeader, w *tagWalk) (end, need int, problem TagProblem) {
-	var st tagWalk
+	var left uint64
+	prev := int64(-1)
 	if w != nil && w.on {
-		st = *w
+		off, left, prev, problem = w.off, w.left, w.prev, w.problem
+		if h != nil {
+			h.InstanceID, h.HasInstanceID = w.iid, w.hasIID
+		}
+		w.on = false
 	} else {
-		count, next, need, bad := uvarint(b, off, frameLen)
+		var bad bool
+		left, off, need, bad = uvarint(b, off, frameLen)
 		if need > 0 {
 			return 0, need, TagOK
 		}
 		if bad {
-			return endWalk(w, frameLen, TagOverrun)
+			return frameLen, 0, TagOverrun
 		}
-		st = tagWalk{on: true, off: next, left: count, prev: -1}
 	}
-	for ; st.left > 0; st.left-- {
-		tag, next, need, bad := uvarint(b, st.off, frameLen)
-		var size uint64
-		if need == 0 && !bad {
-			size, next, need, bad = uvarint(b, next, frameLen)
-		}
+	for ; left > 0; left-- {
+		tag, next, need, bad := uvarint(b, off, frameLen)
 		if need > 0 {
-			if w != nil {
-				*w = st
-			}
-			return 0, need, TagOK
+			return suspend(w, h, tagWalk{on: true, off: off, left: left, prev: prev, problem: problem}, need)
+		}
+		if bad {
+			return frameLen, 0, TagOverrun
+		}
+		var size uint64
+		size, next, need, bad = uvarint(b, next, frameLen)
+		if need > 0 {
+			return suspend(w, h, tagWalk{on: true, off: off, left: left, prev: prev, problem: problem}, need)
 		}
 		if bad || uint64(frameLen-next) < size {
-			return endWalk(w, frameLen, TagOverrun)
+			return frameLen, 0, TagOverrun
 		}
 		end := next + int(size)
 		if end > len(b) {
-			if w != nil {
-				*w = st
-			}
-			return 0, end, TagOK
+			return suspend(w, h, tagWalk{on: true, off: off, left: left, prev: prev, problem: problem}, end)
 		}
-		st.note(int64(tag))
-		if tag == 0 {
-			if size != 16 {
-				st.noteProblem(TagBadSize)
-			} else {
-				copy(st.iid[:], b[next:end])
-				st.hasIID = true
-			}
+		p := TagOK
+		switch t := int64(tag); {
+		case t == prev:
+			p = TagDuplicate
+		case t < prev:
+			p = TagDescending
+		case tag == 0 && size != 16:
+			p = TagBadSize
+		case tag == 0 && h != nil:
+			copy(h.InstanceID[:], b[next:end])
+			h.HasInstanceID = true
 		}
-		st.off = end
+		if problem == TagOK {
+			problem = p
+		}
+		prev = int64(tag)
+		off = end
 	}
-	if h != nil {
-		h.InstanceID, h.HasInstanceID = st.iid, st.hasIID
-	}
-	return endWalk(w, st.off, st.problem)
+	return off, 0, problem
 }
 
-// note checks a tag number against the previous one.
-func (st *tagWalk) note(tag int64) {
-	switch {
-	case tag == st.prev:
-		st.noteProblem(TagDuplicate)
-	case tag < st.prev:
-		st.noteProblem(TagDescending)
-	}
-	st.prev = tag
-}
-
-// noteProblem keeps the first problem seen.
-func (st *tagWalk) noteProblem(p TagProblem) {
-	if st.problem == TagOK {
-		st.problem = p
-	}
-}
-
-// endWalk ends a walk: the next one on w starts afresh.
-func endWalk(w *tagWalk, end int, problem TagProblem) (int, int, TagProblem) {
+// suspend keeps a walk's progress in w (when not nil) and asks for need
+// bytes. Not inlined: it is the cold path of parseTags's loop.
+//
+//go:noinline
+func suspend(w *tagWalk, h *RequestHeader, st tagWalk, need int) (int, int, TagProblem) {
 	if w != nil {
-		*w = tagWalk{}
+		*w = st
+		if h != nil {
+			w.iid, w.hasIID = h.InstanceID, h.HasInstanceID
+		}
 	}
-	return end, 0, problem
+	return 0, need, TagOK
 }
 
 // uvarint reads an unsigned varint of at most 5 bytes (Kafka's uint32
