@@ -39,18 +39,18 @@ func heldPerConn(t *testing.T, n int, key, ver int16, opts Options) uint64 {
 // recognised by content or by --port; one holding a heartbeat (1 MiB
 // allowed) holds about that, not the 2-3x of a buffer grown by doubling.
 func TestPartialFrameMemory(t *testing.T) {
-	tests := []struct {
+	const target = 64 << 20 / 200 // 200 connections under 64 MB
+	for _, tt := range []struct {
 		name     string
 		key, ver int16
 		opts     Options
 		max      uint64
 	}{
-		{"ApiVersions by content", keyAPIVersions, 3, Options{}, 64 << 20 / 200},
-		{"ApiVersions on a port", keyAPIVersions, 3, Options{AssumeKafka: true}, 64 << 20 / 200},
-		{"Produce", 0, 9, Options{}, 64 << 20 / 200},
+		{"ApiVersions by content", keyAPIVersions, 3, Options{}, target},
+		{"ApiVersions on a port", keyAPIVersions, 3, Options{AssumeKafka: true}, target},
+		{"Produce", 0, 9, Options{}, target},
 		{"ConsumerGroupHeartbeat", keyConsumerGroupHeartbeat, 0, Options{}, 1<<20 + 64<<10},
-	}
-	for _, tt := range tests {
+	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := heldPerConn(t, 200, tt.key, tt.ver, tt.opts)
 			t.Logf("%d bytes held per connection", got)

@@ -1,10 +1,6 @@
 package decode
 
-import (
-	"encoding/binary"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
-)
+import "encoding/binary"
 
 // Recognition of a connection seen from its start, without --port
 // (docs/recognition.md). Until it is judged, a connection is a candidate:
@@ -308,25 +304,10 @@ func (c *Conn) judgeAnswer(f []byte, size int, hd *RequestHeader, final bool) ju
 	default:
 		return jWait
 	}
-	body := f[off:]
-	if exactBody(hd.APIKey, hd.APIVersion, body) || hd.APIKey == keyAPIVersions && exactBody(hd.APIKey, 0, body) {
+	if exactAnswer(hd.APIKey, hd.APIVersion, f[off:]) {
 		return jKafka
 	}
 	return jReject
-}
-
-// exactRequest reports whether body is one whole request of key at version
-// ver: read by kmsg and written back, it has body's length (see exactBody).
-func exactRequest(key, ver int16, body []byte) bool {
-	m := kmsg.RequestForKey(key)
-	if m == nil {
-		return false
-	}
-	m.SetVersion(clampVersion(key, ver))
-	if m.ReadFrom(body) != nil {
-		return false
-	}
-	return len(m.AppendTo(nil)) == len(body)
 }
 
 // judgeTLS judges a client that opened with a TLS handshake record: once

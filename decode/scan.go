@@ -362,9 +362,7 @@ func (c *Conn) responseCandidate(b []byte) verdict {
 		if len(b) < frame {
 			return vMore
 		}
-		// (A broker answers an ApiVersions version it does not support
-		// in the v0 layout, with UNSUPPORTED_VERSION.)
-		if body := b[off:frame]; !exactBody(r.key, r.ver, body) && !(r.key == keyAPIVersions && exactBody(r.key, 0, body)) {
+		if !exactAnswer(r.key, r.ver, b[off:frame]) {
 			return vNo
 		}
 	}
@@ -378,9 +376,30 @@ func (c *Conn) responseCandidate(b []byte) verdict {
 // taken.
 func exactBody(key, ver int16, body []byte) bool {
 	m := kmsg.ResponseForKey(key)
-	if m == nil {
-		return false
-	}
+	return m != nil && exactMessage(m, key, ver, body)
+}
+
+// exactRequest is exactBody for a request.
+func exactRequest(key, ver int16, body []byte) bool {
+	m := kmsg.RequestForKey(key)
+	return m != nil && exactMessage(m, key, ver, body)
+}
+
+// exactAnswer is exactBody, also taking an ApiVersions answer in the v0
+// layout (a broker answers an ApiVersions version it does not support so,
+// with UNSUPPORTED_VERSION).
+func exactAnswer(key, ver int16, body []byte) bool {
+	return exactBody(key, ver, body) || key == keyAPIVersions && exactBody(key, 0, body)
+}
+
+// kmsgMessage is what exactMessage needs of a kmsg request or response.
+type kmsgMessage interface {
+	SetVersion(int16)
+	ReadFrom([]byte) error
+	AppendTo([]byte) []byte
+}
+
+func exactMessage(m kmsgMessage, key, ver int16, body []byte) bool {
 	m.SetVersion(clampVersion(key, ver))
 	if m.ReadFrom(body) != nil {
 		return false
