@@ -180,6 +180,11 @@ type Conn struct {
 	// (recog.go); cand holds its first bytes until then.
 	judged bool
 	cand   *cand
+	// quiet: a connection joined mid-stream was taken for Kafka at quietAt
+	// (scan.go's accept) but says so only when its first request or
+	// response is whole (announce).
+	quiet   bool
+	quietAt Meta
 }
 
 // NewConn returns a decoder for one connection. fromStart says whether the
@@ -224,7 +229,7 @@ func (c *Conn) Feed(dir Dir, p []byte, at Meta) {
 	if c.closed || len(p) == 0 || c.state == StateTLS || c.state == StateNotKafka {
 		return
 	}
-	if c.judging() {
+	if c.judging() || c.tlsFirst(dir, p) {
 		c.holdFeed(dir, p, at)
 		return
 	}
@@ -309,7 +314,7 @@ func (c *Conn) Gap(dir Dir, lost int, at Meta) {
 	}
 	h := c.halfFor(dir)
 	c.partial = true
-	if c.state == StateKafka {
+	if c.state == StateKafka && !c.quiet {
 		c.begin(KindCoverage, at)
 		c.ev.Coverage = StreamGap
 		c.ev.Bytes = int64(lost)
@@ -333,7 +338,7 @@ func (c *Conn) Gap(dir Dir, lost int, at Meta) {
 // Truncated reports a packet on dir cut by the capture's snap length; the
 // reassembler follows it with a Gap.
 func (c *Conn) Truncated(dir Dir, at Meta) {
-	if c.closed || c.state != StateKafka {
+	if c.closed || c.state != StateKafka || c.quiet {
 		return
 	}
 	c.begin(KindCoverage, at)
@@ -356,7 +361,7 @@ func (c *Conn) Close(at Meta) {
 		c.settle(true)
 	}
 	c.closed = true
-	if c.state == StateProbing && !c.opts.AssumeKafka && c.halves[reqHalf].seen+c.halves[respHalf].seen > 0 {
+	if c.quiet || c.state == StateProbing && !c.opts.AssumeKafka && c.halves[reqHalf].seen+c.halves[respHalf].seen > 0 {
 		// Bytes came and none was found to be Kafka's.
 		c.giveUp()
 	}
@@ -366,6 +371,13 @@ func (c *Conn) Close(at Meta) {
 	c.flushRaw(at)
 	c.begin(KindConnEnd, at)
 	c.emit()
+}
+
+// announce says that a quiet connection is Kafka, as of when it was
+// taken for it: its first request or response is whole.
+func (c *Conn) announce() {
+	c.quiet = false
+	c.recognise(c.quietAt)
 }
 
 // recognise moves a probing connection to StateKafka and announces it.
@@ -736,6 +748,9 @@ func (c *Conn) finish(h *half, at Meta) {
 }
 
 func (c *Conn) emitRequest(h *half, at Meta) {
+	if c.quiet {
+		c.announce()
+	}
 	hd := &h.hdr
 	c.beginPDU(KindRequest, at)
 	c.ev.APIKey, c.ev.APIVersion = hd.APIKey, hd.APIVersion
@@ -763,6 +778,9 @@ func (c *Conn) emitRequest(h *half, at Meta) {
 }
 
 func (c *Conn) emitResponse(h *half, at Meta) {
+	if c.quiet {
+		c.announce()
+	}
 	r := h.req
 	c.beginPDU(KindResponse, at)
 	c.ev.APIKey, c.ev.APIVersion = r.key, r.ver

@@ -69,9 +69,19 @@ const (
 	jWeak                    // a request header with weak evidence: the answer decides
 )
 
-// judging reports whether c holds its bytes for judgement.
+// judging reports whether c holds its bytes for judgement: seen from its
+// start, or joined mid-stream at a TLS handshake record (tlsFirst).
 func (c *Conn) judging() bool {
-	return c.state == StateProbing && c.fromStart && !c.opts.AssumeKafka && !c.judged
+	return c.state == StateProbing && (c.fromStart || c.cand != nil) && !c.opts.AssumeKafka && !c.judged
+}
+
+// tlsFirst reports whether p, on dir, is the first client bytes of a
+// connection joined mid-stream and starts a TLS handshake record: its
+// ClientHello, if that is what it is, is judged as from the start (a
+// capture that missed only the handshake).
+func (c *Conn) tlsFirst(dir Dir, p []byte) bool {
+	return c.state == StateProbing && !c.fromStart && !c.opts.AssumeKafka && !c.judged && c.cand == nil &&
+		dir == ClientToBroker && c.swapped == 0 && c.halfFor(dir).seen == 0 && p[0] == 0x16
 }
 
 // holdFeed holds p and judges the connection when it can.

@@ -212,6 +212,17 @@ func (c *Conn) requestCandidate(b []byte, first bool) verdict {
 		if !printable(hd.ClientID) {
 			return vNo
 		}
+		if checkedFirst(hd.APIKey) && 4+int(size) <= maxScanNeed {
+			// As for a connection's first frame (recog.go): a body that
+			// is not exactly one request of its version is another
+			// protocol's message (a PostgreSQL startup).
+			if len(b) < 4+int(size) {
+				return vMore
+			}
+			if !exactRequest(hd.APIKey, hd.APIVersion, b[4+hd.Len:4+int(size)]) {
+				return vNo
+			}
+		}
 		c.named = len(hd.ClientID) >= minNamed
 		return vYes
 	case hd.TagProblem != TagOK:
@@ -426,7 +437,10 @@ func (c *Conn) accept(h *half, at Meta) *half {
 			c.halves[reqHalf].role, c.halves[respHalf].role = reqHalf, respHalf
 			h = &c.halves[reqHalf]
 		}
-		c.recognise(at)
+		// Believed, but announced only with its first whole request or
+		// response (announce): a false start whose frame never ends (a
+		// size read inside another protocol's message) shows nothing.
+		c.state, c.quiet, c.quietAt = StateKafka, true, at
 		// Bytes the broker side sent before are answers to requests never
 		// seen: start its search afresh.
 		other := &c.halves[respHalf]

@@ -14,9 +14,9 @@ import (
 // int32 length, then the record): ConnectRequest and its response,
 // getData, exists and getChildren with xids counting up, pings (xid -2),
 // and closeSession (an 8-byte frame).
-func ZooKeeper(c *pcapgen.Capture, n int) {
+func ZooKeeper(c *pcapgen.Capture, o Opts) {
 	for s := 0; s < 3; s++ {
-		cn := conn(c, n, 1+s, 2181)
+		cn := conn(c, o, 1+s, 2181)
 		passwd := make([]byte, 16)
 		for i := range passwd {
 			passwd[i] = byte(0x40 + 7*i + s)
@@ -56,10 +56,10 @@ func zkStat(zxid uint64) []byte {
 // StartupMessage (whose length counts itself), authentication, a simple
 // query and its rows, Terminate; one session has a user name long enough
 // that a Kafka reading of the startup finds a printable client ID.
-func PostgreSQL(c *pcapgen.Capture, n int) {
+func PostgreSQL(c *pcapgen.Capture, o Opts) {
 	users := []string{"postgres", "app", "p" + strings.Repeat("ostgres_reporting_service_account_", 5)}
 	for s, user := range users {
-		cn := conn(c, n, 1+s, 5432)
+		cn := conn(c, o, 1+s, 5432)
 		if s == 0 {
 			cn.Send(be(nil).u32(8).u32(80877103)) // SSLRequest
 			cn.Reply([]byte("N"))
@@ -105,8 +105,8 @@ func pgSelf(b []byte, body be) []byte {
 
 // MemcachedBinary writes memcached 1.6's binary protocol: 24-byte headers
 // (magic 0x80 request, 0x81 response), set, get, a miss, noop, quit.
-func MemcachedBinary(c *pcapgen.Capture, n int) {
-	cn := conn(c, n, 1, 11211)
+func MemcachedBinary(c *pcapgen.Capture, o Opts) {
+	cn := conn(c, o, 1, 11211)
 	for i, key := range []string{"orders:1", "orders:2", "absent"} {
 		val := "{\"id\":" + string(rune('1'+i)) + "}"
 		if i < 2 {
@@ -139,9 +139,9 @@ func mcBin(magic, op byte, key string, extras be, val string, opaque uint32) []b
 // MySQL writes MariaDB 10.11 sessions: packets of a 3-byte little-endian
 // length and a sequence number; the server greets first, the client logs
 // in, then COM_QUERY and COM_QUIT.
-func MySQL(c *pcapgen.Capture, n int) {
+func MySQL(c *pcapgen.Capture, o Opts) {
 	for s := 0; s < 2; s++ {
-		cn := conn(c, n, 1+s, 3306)
+		cn := conn(c, o, 1+s, 3306)
 		greet := be(nil).u8(10).str("5.5.5-10.11.6-MariaDB-0+deb12u1\x00").raw([]byte{byte(30 + s), 0, 0, 0}).
 			str("Qx;6p[4`\x00").raw([]byte{0xfe, 0xf7, 0x2d, 0x02, 0x00, 0xff, 0x81, 0x15}).raw(make([]byte, 10)).
 			str("SY|&Q$\\RVn>{\x00mysql_native_password\x00")

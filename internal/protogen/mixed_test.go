@@ -51,12 +51,13 @@ func audited(t *testing.T, c *pcapgen.Capture) result {
 }
 
 // build writes scenario s then, after its last packet (so that frame
-// numbers stay those of the Kafka capture), the given protocols.
-func build(s corpus.Scenario, protos ...protogen.Proto) *pcapgen.Capture {
+// numbers stay those of the Kafka capture), the given protocols, seen from
+// their start or joined mid-stream.
+func build(s corpus.Scenario, midStream bool, protos ...protogen.Proto) *pcapgen.Capture {
 	c := pcapgen.New(pcapgen.Options{})
 	s.Build(c)
 	for i, p := range protos {
-		p.Write(c, i+1)
+		p.Write(c, protogen.Opts{Host: i + 1, MidStream: midStream})
 	}
 	return c
 }
@@ -70,21 +71,23 @@ func TestMixedCaptures(t *testing.T) {
 	scenarios := corpus.Scenarios()
 	protos := protogen.All()
 	type mix struct {
-		name   string
-		s      corpus.Scenario
-		protos []protogen.Proto
+		name      string
+		s         corpus.Scenario
+		midStream bool
+		protos    []protogen.Proto
 	}
 	var mixes []mix
 	for _, p := range protos {
-		mixes = append(mixes, mix{p.Name, scenarios[0], []protogen.Proto{p}})
+		mixes = append(mixes, mix{p.Name, scenarios[0], false, []protogen.Proto{p}},
+			mix{p.Name + " mid-stream", scenarios[0], true, []protogen.Proto{p}})
 	}
 	for _, s := range scenarios {
-		mixes = append(mixes, mix{"all with " + s.Name, s, protos})
+		mixes = append(mixes, mix{"all with " + s.Name, s, false, protos})
 	}
 	for _, m := range mixes {
 		t.Run(m.name, func(t *testing.T) {
-			alone := audited(t, build(m.s))
-			mixed := audited(t, build(m.s, m.protos...))
+			alone := audited(t, build(m.s, false))
+			mixed := audited(t, build(m.s, m.midStream, m.protos...))
 			if alone.kafka == 0 {
 				t.Fatalf("%s: no Kafka connection recognised alone", m.s.Name)
 			}
@@ -115,7 +118,7 @@ func TestTLSWithoutHTTPALPN(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
-			protogen.TLSClientHello(c, 1, tt.protos...)
+			protogen.TLSClientHello(c, protogen.Opts{Host: 1}, tt.protos...)
 			r := audited(t, c)
 			var rep audit.Report
 			if err := json.Unmarshal(r.report, &rep); err != nil {

@@ -25,10 +25,18 @@ import (
 	"github.com/kwatch/kwatch/internal/pcapgen"
 )
 
-// Proto writes one protocol's connections on c, from client host n.
+// Proto writes one protocol's connections on c.
 type Proto struct {
 	Name  string
-	Write func(c *pcapgen.Capture, n int)
+	Write func(c *pcapgen.Capture, o Opts)
+}
+
+// Opts says where a Proto's connections come from and how they are seen.
+type Opts struct {
+	// Host numbers the client host: 10.9.Host.x.
+	Host int
+	// MidStream: the capture holds no handshake (pcapgen's NoSYN).
+	MidStream bool
 }
 
 // All lists every generator: the protocols of a broker host that must never
@@ -45,16 +53,18 @@ func All() []Proto {
 		{"http2", HTTP2},
 		{"grpc", GRPC},
 		{"ssh", SSH},
-		{"tls-alpn-h2", func(c *pcapgen.Capture, n int) { TLSClientHello(c, n, "h2", "http/1.1") }},
-		{"tls-alpn-http1", func(c *pcapgen.Capture, n int) { TLSClientHello(c, n, "http/1.1") }},
+		{"tls-alpn-h2", func(c *pcapgen.Capture, o Opts) { TLSClientHello(c, o, "h2", "http/1.1") }},
+		{"tls-alpn-http1", func(c *pcapgen.Capture, o Opts) { TLSClientHello(c, o, "http/1.1") }},
 	}
 }
 
-// conn opens a connection from 10.9.n.x to the server at port on 10.0.9.1.
-func conn(c *pcapgen.Capture, n, x int, port uint16) *pcapgen.Conn {
+// conn opens connection x from 10.9.Host.x to the server at port on
+// 10.0.9.1.
+func conn(c *pcapgen.Capture, o Opts, x int, port uint16) *pcapgen.Conn {
 	return c.Conn(pcapgen.ConnOptions{
-		Client: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 9, byte(n), byte(x)}), uint16(50000+x)),
+		Client: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 9, byte(o.Host), byte(x)}), uint16(50000+x)),
 		Broker: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 9, 1}), port),
+		NoSYN:  o.MidStream,
 	})
 }
 

@@ -11,8 +11,8 @@ import (
 
 // Redis writes Redis 7 RESP: commands as arrays of bulk strings, simple
 // strings, bulk and integer replies.
-func Redis(c *pcapgen.Capture, n int) {
-	cn := conn(c, n, 1, 6379)
+func Redis(c *pcapgen.Capture, o Opts) {
+	cn := conn(c, o, 1, 6379)
 	cmds := [][]string{{"HELLO", "3"}, {"PING"}, {"SET", "orders:1", `{"id":1}`}, {"GET", "orders:1"}, {"INCR", "seq"}, {"QUIT"}}
 	replies := []string{"%1\r\n+server\r\n+redis\r\n", "+PONG\r\n", "+OK\r\n", "$8\r\n{\"id\":1}\r\n", ":1\r\n", "+OK\r\n"}
 	for i, cmd := range cmds {
@@ -28,8 +28,8 @@ func Redis(c *pcapgen.Capture, n int) {
 }
 
 // MemcachedText writes memcached's text protocol.
-func MemcachedText(c *pcapgen.Capture, n int) {
-	cn := conn(c, n, 1, 11211)
+func MemcachedText(c *pcapgen.Capture, o Opts) {
+	cn := conn(c, o, 1, 11211)
 	cn.Send([]byte("set orders:1 0 3600 8\r\n{\"id\":1}\r\n"))
 	cn.Reply([]byte("STORED\r\n"))
 	cn.Send([]byte("get orders:1\r\n"))
@@ -42,8 +42,8 @@ func MemcachedText(c *pcapgen.Capture, n int) {
 
 // HTTP1 writes HTTP/1.1 requests and responses on a kept-alive
 // connection.
-func HTTP1(c *pcapgen.Capture, n int) {
-	cn := conn(c, n, 1, 8080)
+func HTTP1(c *pcapgen.Capture, o Opts) {
+	cn := conn(c, o, 1, 8080)
 	for _, path := range []string{"/", "/metrics", "/v3/clusters"} {
 		cn.Send([]byte("GET " + path + " HTTP/1.1\r\nHost: broker-1:8080\r\nUser-Agent: curl/7.88.1\r\nAccept: */*\r\n\r\n"))
 		body := `{"status":"ok"}`
@@ -70,8 +70,8 @@ func h2Settings() []byte {
 // HTTP2 writes h2c with prior knowledge: the client preface and SETTINGS,
 // the server's SETTINGS and the ACKs, a GET on stream 1 (HPACK static
 // indices), a response, GOAWAY.
-func HTTP2(c *pcapgen.Capture, n int) {
-	cn := conn(c, n, 1, 8080)
+func HTTP2(c *pcapgen.Capture, o Opts) {
+	cn := conn(c, o, 1, 8080)
 	h2Open(cn)
 	cn.Send(h2Frame(1, 0x05, 1, []byte{0x82, 0x86, 0x84, 0x41, 0x8a, 0x08, 0x9d, 0x5c, 0x0b, 0x81, 0x70, 0xdc, 0x78, 0x0f, 0x03}))
 	cn.Reply(append(h2Frame(1, 0x04, 1, []byte{0x88, 0x5f, 0x87, 0x49, 0x7c, 0xa5, 0x8a, 0xe8, 0x19, 0xaa}),
@@ -89,8 +89,8 @@ func h2Open(cn *pcapgen.Conn) {
 
 // GRPC writes gRPC over h2c: unary calls whose DATA frames carry
 // length-prefixed messages (a flag byte, a 4-byte length), and trailers.
-func GRPC(c *pcapgen.Capture, n int) {
-	cn := conn(c, n, 1, 50051)
+func GRPC(c *pcapgen.Capture, o Opts) {
+	cn := conn(c, o, 1, 50051)
 	h2Open(cn)
 	for i := uint32(0); i < 3; i++ {
 		stream := 1 + 2*i
@@ -109,9 +109,9 @@ func GRPC(c *pcapgen.Capture, n int) {
 // SSH writes OpenSSH 9.2 sessions' start: both banners, then binary
 // packets (uint32 length, padding length, payload, padding): KEXINIT and
 // the key exchange's first messages.
-func SSH(c *pcapgen.Capture, n int) {
+func SSH(c *pcapgen.Capture, o Opts) {
 	for s := 0; s < 2; s++ {
-		cn := conn(c, n, 1+s, 22)
+		cn := conn(c, o, 1+s, 22)
 		cn.Reply([]byte("SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n"))
 		cn.Send([]byte("SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n"))
 		kex := be(nil).u8(20).raw(make([]byte, 16))
@@ -139,8 +139,8 @@ func sshPacket(payload []byte) []byte {
 
 // TLSClientHello writes a TLS 1.3 ClientHello offering protos by ALPN
 // (none: no ALPN extension), then opaque records both ways.
-func TLSClientHello(c *pcapgen.Capture, n int, protos ...string) {
-	cn := conn(c, n, 1, 443)
+func TLSClientHello(c *pcapgen.Capture, o Opts, protos ...string) {
+	cn := conn(c, o, 1, 443)
 	cn.Send(ClientHello(protos...))
 	cn.Reply(be(nil).u8(0x16).u16(0x0303).u16(90).raw(make([]byte, 90)))
 	cn.Send(be(nil).u8(0x17).u16(0x0303).u16(64).raw(make([]byte, 64)))
