@@ -130,24 +130,26 @@ func FuzzConn(f *testing.F) {
 	})
 }
 
-// FuzzCandidate drives the candidate stage (recog.go) of a connection seen
-// from its start without --port: the client's bytes, then the broker's,
-// whole and byte by byte. Invariants: it never panics; it holds at most
+// FuzzCandidate drives recognition without --port (recog.go, scan.go), of
+// a connection seen from its start or joined mid-stream: the client's
+// bytes, then the broker's, whole and byte by byte. Invariants: it never panics; it holds at most
 // holdMax bytes per direction; before a conn-start it emits nothing but a
 // tls-connection; the verdict and the events do not depend on chunking.
 func FuzzCandidate(f *testing.F) {
 	zk := cat([]byte{0, 0, 0, 0x2d}, make([]byte, 12), []byte{0, 0, 0x75, 0x30}, make([]byte, 12), []byte{0, 0, 0, 16}, make([]byte, 17))
-	f.Add(zk, zk[:40])
-	f.Add(cat([]byte{0, 0, 0, 0x20, 0, 3, 0, 0}, []byte("user\x00postgres\x00database\x00x\x00\x00")), []byte("R"))
-	f.Add(reqFrame(f, 18, 3, 1, nil, nil, apiVersionsReq()), respFrame(18, 3, 1, kmsg.NewPtrApiVersionsResponse()))
-	f.Add(cat(reqFrame(f, 3, 12, 1, nil, nil, metadataReq()), reqFrame(f, 3, 12, 2, nil, nil, metadataReq())), []byte{})
-	f.Add(reqFrame(f, 18, 3, 7, strp("app"), nil, apiVersionsReq()), []byte{0, 0, 0, 4, 0, 0, 0, 7})
-	f.Add([]byte{0x16, 3, 1, 0, 9, 1, 0, 0, 5, 3, 3, 0, 0, 0}, []byte{0x16, 3, 3})
-	f.Fuzz(func(t *testing.T, client, broker []byte) {
+	f.Add(true, zk, zk[:40])
+	f.Add(false, zk, zk[:40])
+	f.Add(true, cat([]byte{0, 0, 0, 0x20, 0, 3, 0, 0}, []byte("user\x00postgres\x00database\x00x\x00\x00")), []byte("R"))
+	f.Add(true, reqFrame(f, 18, 3, 1, nil, nil, apiVersionsReq()), respFrame(18, 3, 1, kmsg.NewPtrApiVersionsResponse()))
+	f.Add(true, cat(reqFrame(f, 3, 12, 1, nil, nil, metadataReq()), reqFrame(f, 3, 12, 2, nil, nil, metadataReq())), []byte{})
+	f.Add(false, reqFrame(f, 18, 3, 7, strp("app"), nil, apiVersionsReq()), []byte{0, 0, 0, 4, 0, 0, 0, 7})
+	f.Add(true, []byte{0x16, 3, 1, 0, 9, 1, 0, 0, 5, 3, 3, 0, 0, 0}, []byte{0x16, 3, 3})
+	f.Add(false, []byte{0x16, 3, 1, 0, 9, 1, 0, 0, 5, 3, 3, 0, 0, 0}, []byte{0x16, 3, 3})
+	f.Fuzz(func(t *testing.T, fromStart bool, client, broker []byte) {
 		runOnce := func(chunk int) (string, ConnState) {
 			r := &recorder{}
 			started := false
-			c := NewConn(testID, true, Options{}, SinkFunc(func(e *Event) {
+			c := NewConn(testID, fromStart, Options{}, SinkFunc(func(e *Event) {
 				started = started || e.Kind == KindConnStart
 				if !started && !(e.Kind == KindCoverage && e.Coverage == TLSConnection) {
 					t.Fatalf("event before the connection was believed: %s", render(e))
