@@ -151,3 +151,50 @@ func TestInFlightCapCounted(t *testing.T) {
 		t.Fatalf("dropped %d, events:\n%s", c.InFlightDropped(), r)
 	}
 }
+
+// TestCandidateCostLinear: a candidate's first answer (64 KiB of response
+// header tags) and its client's next request in 80-byte packets (under
+// holdCalls of them) cost time linear in their length: each is parsed
+// once, when whole. In 1-byte packets, the candidate is given up at
+// holdCalls packets.
+func TestCandidateCostLinear(t *testing.T) {
+	first := reqFrame(t, 3, 12, 1, nil, nil, metadataReq())
+	h := binary.BigEndian.AppendUint32(nil, 1)
+	h = binary.AppendUvarint(h, 20000)
+	for i := 1; i <= 20000; i++ {
+		h = binary.AppendUvarint(h, uint64(i))
+		h = append(h, 0)
+	}
+	answer := frame(h, encodeBody(kmsg.NewPtrMetadataResponse(), 12))
+	next := manyTagsFrame(600, 0) // 2 KiB of tags: the scan window
+	binary.BigEndian.PutUint32(next[8:], 2)
+	feed := func(piece int) (time.Duration, ConnState) {
+		c := NewConn(testID, true, Options{}, nil)
+		start := time.Now()
+		c.Feed(ClientToBroker, first, Meta{Frame: 1})
+		frame := uint64(1)
+		for d, b := range [][]byte{next, answer} {
+			for p := b; len(p) > 0; p = p[min(piece, len(p)):] {
+				frame++ // one packet each
+				c.Feed(Dir(d), p[:min(piece, len(p))], Meta{Frame: frame})
+			}
+		}
+		return time.Since(start), c.State()
+	}
+	if _, st := feed(1); st != StateNotKafka {
+		t.Errorf("fed a byte at a time: %s, want not-kafka", st)
+	}
+	var took time.Duration
+	for try := 0; try < 3; try++ {
+		var st ConnState
+		took, st = feed(80)
+		t.Logf("%d bytes in 80-byte pieces: %v, %s", len(next)+len(answer), took, st)
+		if st != StateKafka {
+			t.Fatalf("state %s, want kafka (the answer vouches)", st)
+		}
+		if took < 25*time.Millisecond { // parsed per piece: over 100 ms
+			return
+		}
+	}
+	t.Errorf("%v for %d bytes", took, len(next)+len(answer))
+}

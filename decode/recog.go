@@ -21,6 +21,10 @@ const (
 	// waits for its answer (a Kafka client waits for the answer to its
 	// first request before it sends much more).
 	holdMax = 2 * holdWindow
+	// holdCalls bounds the packets held (their Meta are kept for the
+	// replay): a Kafka client's first request and its answer come in far
+	// fewer, a peer trickling bytes in many more.
+	holdCalls = 1024
 )
 
 // held is one Feed call held while the connection is judged.
@@ -44,6 +48,8 @@ type cand struct {
 	// exact caches whether the first frame, once whole, is exactly one
 	// request (0 not known yet, 1 yes, -1 no): kmsg reads it once.
 	exact int8
+	// next caches judgeNext's verdict once it has one (jWait before).
+	next judgement
 }
 
 // firstExact reports whether the first frame f, whole, is exactly one
@@ -90,13 +96,18 @@ func (c *Conn) holdFeed(dir Dir, p []byte, at Meta) {
 		c.cand = &cand{}
 	}
 	k := c.cand
-	if len(k.bytes[dir])+len(p) > holdMax {
+	if len(k.bytes[dir])+len(p) > holdMax || len(k.calls) == holdCalls {
 		// More than a Kafka candidate sends before it is believed.
 		c.reject()
 		return
 	}
 	k.bytes[dir] = append(k.bytes[dir], p...)
-	k.calls = append(k.calls, held{dir: dir, n: len(p), at: at})
+	if n := len(k.calls); n > 0 && k.calls[n-1].dir == dir && k.calls[n-1].at == at {
+		// The same packet's bytes, fed in pieces: one call in the replay.
+		k.calls[n-1].n += len(p)
+	} else {
+		k.calls = append(k.calls, held{dir: dir, n: len(p), at: at})
+	}
 	c.settle(false)
 }
 
@@ -175,7 +186,11 @@ func (c *Conn) judge(final bool) judgement {
 	} else {
 		answer = c.judgeAnswer(f, size, &c.cand.hd, final)
 	}
-	next := c.judgeNext(f, size, cl[min(len(cl), 4+size):])
+	next := c.cand.next
+	if next == jWait {
+		next = c.judgeNext(f, size, cl[min(len(cl), 4+size):])
+		c.cand.next = next
+	}
 	switch {
 	case answer == jKafka || next == jKafka:
 		return jKafka
@@ -204,21 +219,22 @@ func (c *Conn) judgeNext(f []byte, size int, b []byte) judgement {
 		return jReject
 	}
 	f2 := b[4:min(len(b), 4+int(size2), maxScanNeed)]
+	if len(f2) < int(size2) && 4+len(f2) < maxScanNeed {
+		// Parsed once, whole or at the end of the scan window: a frame
+		// trickling in a byte at a time costs no more than its length.
+		return jWait
+	}
 	var hd2 RequestHeader
 	need, err := parseReqHeader(f2, int(size2), &hd2, c.opts.HeaderV3, nil)
 	switch {
-	case err != nil, need > 0 && 4+need > maxScanNeed:
+	case err != nil, need > 0:
 		return jReject
-	case need > 0:
-		return jWait
 	case hd2.TagProblem != TagOK, !corrFollows(hd.CorrelationID, hd2.CorrelationID):
 		return jReject
 	case !hd2.ClientIDNull && !printable(hd2.ClientID):
 		return jReject
 	case len(f2) == int(size2) && !exactRequest(hd2.APIKey, hd2.APIVersion, f2[hd2.Len:]):
 		return jReject
-	case len(f2) < int(size2) && 4+len(f2) < maxScanNeed:
-		return jWait
 	}
 	return jKafka
 }
@@ -296,23 +312,20 @@ func (c *Conn) judgeAnswer(f []byte, size int, hd *RequestHeader, final bool) ju
 	if int32(binary.BigEndian.Uint32(f)) != hd.CorrelationID {
 		return jReject
 	}
+	if len(f) < size && !whole(f, size) && !final {
+		// Parsed once, whole or at the end of the window.
+		return jWait
+	}
 	off := 4
 	if ResponseHeaderVersion(hd.APIKey, hd.APIVersion) >= 1 {
 		end, need, problem := parseTags(f, off, size, nil, nil)
-		switch {
-		case need > 0 && !final && !whole(f, size):
-			return jWait
-		case need > 0, problem != TagOK:
+		if need > 0 || problem != TagOK {
 			return jReject
 		}
 		off = end
 	}
-	switch {
-	case len(f) == size:
-	case final || whole(f, size):
+	if len(f) < size {
 		return jKafka
-	default:
-		return jWait
 	}
 	if exactAnswer(hd.APIKey, hd.APIVersion, f[off:]) {
 		return jKafka
