@@ -2,12 +2,15 @@ package decode
 
 import "encoding/binary"
 
-// Recognition of a connection seen from its start, without --port
-// (docs/recognition.md). Until it is judged, a connection is a candidate:
+// Recognition of a connection seen from its start (or joined mid-stream at
+// a TLS handshake record), without --port (docs/recognition.md; scan.go
+// searches the other connections joined mid-stream). Until it is judged,
+// a connection is a candidate:
 // its first bytes are held, nothing is emitted, and nothing else is
 // decoded. The client's first frame is judged on its own when it carries
-// strong evidence; when its evidence is weak (a null or empty client ID),
-// the broker's first answer decides. A believed connection's held bytes
+// strong evidence; when its evidence is weak (a null, empty or unprintable
+// client ID), the broker's first answer or the client's next request
+// decides. A believed connection's held bytes
 // are then fed through the normal path, in the order and with the packets
 // they came in, so that its events are those it would have had without
 // the wait. A rejected one is given up at once (StateNotKafka).
@@ -27,7 +30,7 @@ const (
 	holdCalls = 1024
 )
 
-// held is one Feed call held while the connection is judged.
+// held is one packet's bytes held while the connection is judged.
 type held struct {
 	dir Dir
 	n   int // bytes, taken in order from cand.bytes[dir]
@@ -112,16 +115,14 @@ func (c *Conn) holdFeed(dir Dir, p []byte, at Meta) {
 }
 
 // settle acts on the judgement of the bytes held; final says no more
-// will come (a hole or the end).
-func (c *Conn) settle(final bool) judgement {
-	j := c.judge(final)
-	switch {
+// will come (the end).
+func (c *Conn) settle(final bool) {
+	switch j := c.judge(final); {
 	case j == jKafka, j == jTLS:
 		c.replay()
 	case j == jReject, final:
 		c.reject()
 	}
-	return j
 }
 
 // holdGap handles a hole while the connection is judged: the first frame,
