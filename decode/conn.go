@@ -110,7 +110,11 @@ type half struct {
 
 	kind   frameKind
 	noBody bool // decoded API whose body was too large to buffer
-	buf    []byte
+	// walking: the header's tag walk stopped short in walk (kept here,
+	// beside the fields every frame touches, so that a header parsed
+	// whole never touches walk)
+	walking bool
+	buf     []byte
 	// seen counts bytes fed to this half.
 	seen int64
 
@@ -557,7 +561,7 @@ func (c *Conn) startFrame(h *half, p []byte, at Meta) []byte {
 	}
 	h.size = int(size)
 	h.got = 0
-	h.walk.on = false
+	h.walking = false
 	h.buf = h.buf[:0]
 	h.kind = frNone
 	h.noBody = false
@@ -601,7 +605,15 @@ func (c *Conn) headDone(h *half, at Meta) {
 		c.responseHead(h)
 		return
 	}
-	need, err := parseReqHeader(h.buf, h.size, &h.hdr, c.opts.HeaderV3, &h.walk)
+	var w *tagWalk // a header in pieces: its tag walk resumes (header.go)
+	if h.walking || len(h.buf) < h.size {
+		if !h.walking {
+			h.walk.on = false // this frame's first parse
+		}
+		w = &h.walk
+	}
+	need, err := parseReqHeader(h.buf, h.size, &h.hdr, c.opts.HeaderV3, w)
+	h.walking = need > 0
 	if need > 0 && need <= maxHeader {
 		h.need = need
 		return
