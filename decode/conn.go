@@ -362,7 +362,7 @@ func (c *Conn) Close(at Meta) {
 	if c.cand != nil {
 		// The end: judged on what was held (TLS, or a frame that was not
 		// whole), else not Kafka.
-		c.settle(true)
+		c.settle()
 	}
 	c.closed = true
 	if c.quiet || c.state == StateProbing && !c.opts.AssumeKafka && c.halves[reqHalf].seen+c.halves[respHalf].seen > 0 {

@@ -22,7 +22,7 @@
 //
 // Buffers: the bytes passed to Feed are borrowed for the duration of the
 // call only; the Conn copies what it needs (a candidate's first bytes, at
-// most 128 KiB per direction; a frame's size and header; and the body of
+// most 66 KiB per direction; a frame's size and header; and the body of
 // the rare APIs it decodes, up to the largest legitimate one, bodyLimit) and counts down every other byte
 // without buffering it; a frame that one Feed holds whole is parsed where it
 // lies. The *Event handed to the Sink is reused: it and its ClientID slice

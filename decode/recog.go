@@ -20,10 +20,10 @@ const (
 	// frame, the broker's first answer): room for the largest request
 	// header the decoder takes; a body past it is not checked.
 	holdWindow = 4 + maxHeader
-	// holdMax bounds the bytes held per direction while a weak candidate
-	// waits for its answer (a Kafka client waits for the answer to its
-	// first request before it sends much more).
-	holdMax = 2 * holdWindow
+	// holdMax bounds the bytes held per direction: a first frame's window
+	// and the scan window of the next (judgeNext). A Kafka client waits for
+	// the answer to its first request before it sends much more.
+	holdMax = holdWindow + maxScanNeed
 	// holdCalls bounds the packets held (their Meta are kept for the
 	// replay): a Kafka client's first request and its answer come in far
 	// fewer, a peer trickling bytes in many more.
@@ -99,30 +99,51 @@ func (c *Conn) holdFeed(dir Dir, p []byte, at Meta) {
 		c.cand = &cand{}
 	}
 	k := c.cand
-	if len(k.bytes[dir])+len(p) > holdMax || len(k.calls) == holdCalls {
-		// More than a Kafka candidate sends before it is believed.
-		c.reject()
+	last := len(k.calls) - 1
+	// The same packet's bytes, fed in pieces, are one call in the replay.
+	same := last >= 0 && k.calls[last].dir == dir && k.calls[last].at == at
+	if !same && len(k.calls) == holdCalls {
+		c.reject() // more packets than a Kafka candidate sends before it is believed
 		return
 	}
-	k.bytes[dir] = append(k.bytes[dir], p...)
-	if n := len(k.calls); n > 0 && k.calls[n-1].dir == dir && k.calls[n-1].at == at {
-		// The same packet's bytes, fed in pieces: one call in the replay.
-		k.calls[n-1].n += len(p)
+	// Hold what fits: the rest is judged with it or not at all.
+	q := p[:min(len(p), holdMax-len(k.bytes[dir]))]
+	k.bytes[dir] = appendHeld(k.bytes[dir], q)
+	if same {
+		k.calls[last].n += len(q)
 	} else {
-		k.calls = append(k.calls, held{dir: dir, n: len(p), at: at})
+		k.calls = append(k.calls, held{dir: dir, n: len(q), at: at})
 	}
-	c.settle(false)
-}
-
-// settle acts on the judgement of the bytes held; final says no more
-// will come (the end).
-func (c *Conn) settle(final bool) {
-	switch j := c.judge(final); {
+	switch j := c.judge(false); {
 	case j == jKafka, j == jTLS:
 		c.replay()
-	case j == jReject, final:
+		if rest := p[len(q):]; len(rest) > 0 {
+			c.Feed(dir, rest, at)
+		}
+	case j == jReject, len(q) < len(p):
+		// More than a Kafka candidate sends before it is believed.
 		c.reject()
 	}
+}
+
+// appendHeld appends p to b, growing it by doubling but never past
+// holdMax: a candidate's buffer is not twice what it may hold.
+func appendHeld(b, p []byte) []byte {
+	if n := len(b) + len(p); n > cap(b) {
+		grown := make([]byte, len(b), min(max(2*cap(b), n, 512), holdMax))
+		copy(grown, b)
+		b = grown
+	}
+	return append(b, p...)
+}
+
+// settle judges the bytes held at the end: believed or not Kafka.
+func (c *Conn) settle() {
+	if j := c.judge(true); j == jKafka || j == jTLS {
+		c.replay()
+		return
+	}
+	c.reject()
 }
 
 // holdGap handles a hole while the connection is judged: the first frame,
