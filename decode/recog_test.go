@@ -35,9 +35,9 @@ func randomStream(rng *rand.Rand, frames int, shaped bool) []byte {
 // TestRandomStreamsRarelyKafka: random length-prefixed binary streams, both
 // directions, without --port, are rarely taken for Kafka. Measured (seeded,
 // 20,000 connections each): seen from the start, uniform frames 0 and
-// frames shaped with a valid API key and version 0 (116, 0.58%, before the
-// first frame was judged: any header that parsed was believed); joined
-// mid-stream (scan.go's rules), 0 and 1 (0.005%). The client ID, a
+// frames shaped with a valid API key and version 1 (0.005%; 116, 0.58%,
+// before the first frame was judged: any header that parsed was
+// believed); joined mid-stream (scan.go's rules), 0 and 1 (0.005%). The client ID, a
 // printable run of the length its two bytes give, inside the frame, or a
 // null one with an exact body and a matching answer, is what random bytes
 // do not give.
