@@ -83,6 +83,7 @@ func (a *apiInfo) isFlexible(v int16) bool {
 
 // API keys the decoder treats specially.
 const (
+	keyMetadata                  int16 = 3
 	keyControlledShutdown        int16 = 7
 	keySASLHandshake             int16 = 17
 	keyAPIVersions               int16 = 18

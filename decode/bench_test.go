@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // BenchmarkConnSmallPDUs is the decoder's share of the packet-heavy bench
@@ -23,6 +25,13 @@ func BenchmarkConnSmallPDUs(b *testing.B) {
 			Broker: netip.MustParseAddrPort("10.0.0.1:9092"), StartFrame: uint64(i + 1)}
 		c := &cs[i]
 		c.c = NewConn(id, true, Options{}, SinkFunc(func(*Event) {}))
+		// Opened as clients do, so that the connection is believed by its
+		// content (the requests below carry no client ID).
+		c.c.Feed(ClientToBroker, reqFrame(b, 18, 3, 0, strp("bench"), nil, apiVersionsReq()), Meta{})
+		c.c.Feed(BrokerToClient, respFrame(18, 3, 0, kmsg.NewPtrApiVersionsResponse()), Meta{})
+		if c.c.State() != StateKafka {
+			b.Fatalf("connection %d not recognised", i)
+		}
 		c.req[0] = reqFrame(b, 0, 11, 0, nil, []tag{{0, iid[:]}}, body)
 		c.resp[0] = respFrame(0, 11, 0, body[:50])
 		c.req[1] = reqFrame(b, 1, 15, 0, nil, []tag{{0, iid[:]}}, body[:60])

@@ -42,6 +42,35 @@ func codecFor(key int16) bodyCodec {
 // skipped with Body.BodyError set.
 const maxBody = 1 << 20
 
+// bodyLimit is the largest frame of key buffered to decode its body, in
+// one direction: room for the largest a legitimate client or broker sends,
+// so that a peer cannot make the decoder hold more. ApiVersions,
+// SaslHandshake and GetTelemetrySubscriptions bodies are lists of a few
+// hundred short entries at most; heartbeats carry assignments and
+// topologies, and PushTelemetry its metrics (the broker's
+// telemetry.max.bytes is 1 MiB), so they keep maxBody.
+func bodyLimit(key int16, response bool) int {
+	switch key {
+	case keyAPIVersions:
+		if response {
+			return 64 << 10
+		}
+		return 16 << 10
+	case keyGetTelemetrySubscriptions:
+		if response {
+			return 256 << 10
+		}
+		return 16 << 10
+	case keySASLHandshake:
+		return 16 << 10
+	case keyPushTelemetry:
+		if response {
+			return 16 << 10
+		}
+	}
+	return maxBody
+}
+
 // kmsgBody is the part of kmsg's request and response types the codecs use.
 type kmsgBody interface {
 	SetVersion(int16)

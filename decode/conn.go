@@ -110,13 +110,18 @@ type half struct {
 
 	kind   frameKind
 	noBody bool // decoded API whose body was too large to buffer
-	buf    []byte
+	// walking: the header's tag walk stopped short in walk (kept here,
+	// beside the fields every frame touches, so that a header parsed
+	// whole never touches walk)
+	walking bool
+	buf     []byte
 	// seen counts bytes fed to this half.
 	seen int64
 
 	corr int32
 	req  inflight      // frResponse: the request answered
 	hdr  RequestHeader // frRequest: parsed header (ClientID re-pointed at emission)
+	walk tagWalk       // stHead: the header's tag walk so far
 
 	detail string // frBad: why
 	// scan and spare are the resync buffers, used in turn (see scanFeed).
@@ -174,6 +179,16 @@ type Conn struct {
 
 	// slot is the sink's (Event.Slot).
 	slot any
+
+	// judged: a connection seen from its start without --port was judged
+	// (recog.go); cand holds its first bytes until then.
+	judged bool
+	cand   *cand
+	// quiet: a connection joined mid-stream was taken for Kafka at quietAt
+	// (scan.go's accept) but says so only when its first request or
+	// response is whole (announce).
+	quiet   bool
+	quietAt Meta
 }
 
 // NewConn returns a decoder for one connection. fromStart says whether the
@@ -206,12 +221,20 @@ func (c *Conn) ID() ConnID { return c.id }
 // State returns what the decoder concluded about the connection so far.
 func (c *Conn) State() ConnState { return c.state }
 
+// InFlightDropped counts requests forgotten unanswered because
+// Options.MaxInFlight requests were already awaiting an answer.
+func (c *Conn) InFlightDropped() uint64 { return c.pending.dropped }
+
 func (c *Conn) halfFor(dir Dir) *half { return &c.halves[int(dir)^c.swapped] }
 
 // Feed decodes bytes that arrived on dir; at is the packet that carried
 // them. p is only read during the call.
 func (c *Conn) Feed(dir Dir, p []byte, at Meta) {
 	if c.closed || len(p) == 0 || c.state == StateTLS || c.state == StateNotKafka {
+		return
+	}
+	if c.judging() || c.tlsFirst(dir, p) {
+		c.holdFeed(dir, p, at)
 		return
 	}
 	if c.state == StateProbing && c.opts.AssumeKafka && !c.mayBeTLS(dir, p) {
@@ -286,12 +309,16 @@ func (c *Conn) Gap(dir Dir, lost int, at Meta) {
 	if c.closed || c.state == StateTLS || c.state == StateNotKafka {
 		return
 	}
+	if c.judging() {
+		c.holdGap(dir, lost, at)
+		return
+	}
 	if c.state == StateProbing && c.opts.AssumeKafka && (c.fromStart || c.halfFor(ClientToBroker).seen >= 3) {
 		c.recognise(at)
 	}
 	h := c.halfFor(dir)
 	c.partial = true
-	if c.state == StateKafka {
+	if c.state == StateKafka && !c.quiet {
 		c.begin(KindCoverage, at)
 		c.ev.Coverage = StreamGap
 		c.ev.Bytes = int64(lost)
@@ -315,7 +342,7 @@ func (c *Conn) Gap(dir Dir, lost int, at Meta) {
 // Truncated reports a packet on dir cut by the capture's snap length; the
 // reassembler follows it with a Gap.
 func (c *Conn) Truncated(dir Dir, at Meta) {
-	if c.closed || c.state != StateKafka {
+	if c.closed || c.state != StateKafka || c.quiet {
 		return
 	}
 	c.begin(KindCoverage, at)
@@ -326,18 +353,35 @@ func (c *Conn) Truncated(dir Dir, at Meta) {
 
 // Close ends the connection: a pending raw-SASL count is reported, then
 // KindConnEnd if the connection was recognised as Kafka. Bytes of an
-// unfinished frame are dropped. Later calls are ignored.
+// unfinished frame are dropped. A connection that carried bytes and was
+// never recognised ends as StateNotKafka. Later calls are ignored.
 func (c *Conn) Close(at Meta) {
 	if c.closed {
 		return
 	}
+	if c.cand != nil {
+		// The end: judged on what was held (TLS, or a frame that was not
+		// whole), else not Kafka.
+		c.settle()
+	}
 	c.closed = true
+	if c.quiet || c.state == StateProbing && !c.opts.AssumeKafka && c.halves[reqHalf].seen+c.halves[respHalf].seen > 0 {
+		// Bytes came and none was found to be Kafka's.
+		c.giveUp()
+	}
 	if c.state != StateKafka {
 		return
 	}
 	c.flushRaw(at)
 	c.begin(KindConnEnd, at)
 	c.emit()
+}
+
+// announce says that a quiet connection is Kafka, as of when it was
+// taken for it: its first request or response is whole.
+func (c *Conn) announce() {
+	c.quiet = false
+	c.recognise(c.quietAt)
 }
 
 // recognise moves a probing connection to StateKafka and announces it.
@@ -517,6 +561,7 @@ func (c *Conn) startFrame(h *half, p []byte, at Meta) []byte {
 	}
 	h.size = int(size)
 	h.got = 0
+	h.walking = false
 	h.buf = h.buf[:0]
 	h.kind = frNone
 	h.noBody = false
@@ -560,7 +605,15 @@ func (c *Conn) headDone(h *half, at Meta) {
 		c.responseHead(h)
 		return
 	}
-	need, err := parseReqHeader(h.buf, h.size, &h.hdr, c.opts.HeaderV3)
+	var w *tagWalk // a header in pieces: its tag walk resumes (header.go)
+	if h.walking || len(h.buf) < h.size {
+		if !h.walking {
+			h.walk.on = false // this frame's first parse
+		}
+		w = &h.walk
+	}
+	need, err := parseReqHeader(h.buf, h.size, &h.hdr, c.opts.HeaderV3, w)
+	h.walking = need > 0
 	if need > 0 && need <= maxHeader {
 		h.need = need
 		return
@@ -591,16 +644,26 @@ func (c *Conn) headDone(h *half, at Meta) {
 		return
 	}
 	h.kind = frRequest
-	c.bodyOrSkip(h, decodesRequest(h.hdr.APIKey))
+	c.bodyOrSkip(h, h.hdr.APIKey, false)
 }
 
-// bodyOrSkip buffers the rest of the frame when its body is decoded (and
-// fits), else counts it down.
-func (c *Conn) bodyOrSkip(h *half, decode bool) {
+// bodyOrSkip buffers the rest of the frame when key's body is decoded in
+// that direction (and its frame is within bodyLimit), else counts it down.
+// The buffer is grown once to the frame's size: a partial frame holds no
+// more than its bytes.
+func (c *Conn) bodyOrSkip(h *half, key int16, response bool) {
+	codec := codecFor(key)
+	decode := codec.request != nil
+	if response {
+		decode = codec.response != nil
+	}
 	switch {
-	case decode && h.size <= maxBody:
+	case decode && h.size <= bodyLimit(key, response):
 		h.st = stBody
 		h.need = h.size
+		if cap(h.buf) < h.size {
+			h.buf = append(make([]byte, 0, h.size), h.buf...)
+		}
 	case decode:
 		h.noBody = true
 		h.st = stSkip
@@ -653,7 +716,7 @@ func (c *Conn) responseHead(h *half) {
 	}
 	h.req = r
 	h.kind = frResponse
-	c.bodyOrSkip(h, decodesResponse(r.key))
+	c.bodyOrSkip(h, r.key, true)
 }
 
 // finish ends the current frame of h: its event is emitted now, with the
@@ -671,6 +734,9 @@ func (c *Conn) finish(h *half, at Meta) {
 		c.ev.Size = int32(h.size)
 		c.ev.Bytes = int64(h.size) + 4
 		c.ev.Detail = "response matches no request"
+		if c.pending.dropped > 0 {
+			c.ev.Detail = fmt.Sprintf("response matches no request (%d requests forgotten past the in-flight cap of %d)", c.pending.dropped, c.opts.MaxInFlight)
+		}
 		c.emit()
 	case frRawToken:
 		c.rawBytes += int64(h.size) + 4
@@ -694,6 +760,9 @@ func (c *Conn) finish(h *half, at Meta) {
 }
 
 func (c *Conn) emitRequest(h *half, at Meta) {
+	if c.quiet {
+		c.announce()
+	}
 	hd := &h.hdr
 	c.beginPDU(KindRequest, at)
 	c.ev.APIKey, c.ev.APIVersion = hd.APIKey, hd.APIVersion
@@ -721,6 +790,9 @@ func (c *Conn) emitRequest(h *half, at Meta) {
 }
 
 func (c *Conn) emitResponse(h *half, at Meta) {
+	if c.quiet {
+		c.announce()
+	}
 	r := h.req
 	c.beginPDU(KindResponse, at)
 	c.ev.APIKey, c.ev.APIVersion = r.key, r.ver
@@ -731,7 +803,7 @@ func (c *Conn) emitResponse(h *half, at Meta) {
 	if codec := codecFor(r.key); codec.response != nil {
 		off := 4
 		if c.ev.HeaderVersion == 1 && !h.noBody {
-			end, _, problem := parseTags(h.buf, 4, h.size, nil)
+			end, _, problem := parseTags(h.buf, 4, h.size, nil, nil)
 			if problem == TagOverrun {
 				c.evPDU = false
 				c.ev.Body.BodyError = true

@@ -8,13 +8,22 @@
 // soon as the last byte of a frame arrives. There is no goroutine and no
 // io.Reader per stream.
 //
+// Recognition (docs/recognition.md, recog.go, scan.go): without --port, a
+// connection seen from its start is a candidate until its first request
+// (or the broker's answer, or the client's next request) shows it is
+// Kafka; until then its bytes are held, nothing is emitted, and then they
+// are fed through as if believed at once. One joined mid-stream is
+// searched position by position and announced with its first whole frame.
+// A connection given up is StateNotKafka and costs nothing more.
+//
 // Concurrency: a Conn is used by one goroutine at a time; different Conns
 // are independent. The package holds no mutable global state (the API
 // version table is built once at init and never written again).
 //
 // Buffers: the bytes passed to Feed are borrowed for the duration of the
-// call only; the Conn copies what it needs (a frame's size and header, and
-// the body of the rare APIs it decodes) and counts down every other byte
+// call only; the Conn copies what it needs (a candidate's first bytes, at
+// most 66 KiB per direction; a frame's size and header; and the body of
+// the rare APIs it decodes, up to the largest legitimate one, bodyLimit) and counts down every other byte
 // without buffering it; a frame that one Feed holds whole is parsed where it
 // lies. The *Event handed to the Sink is reused: it and its ClientID slice
 // (which may point into the bytes being fed) are valid only during the Sink

@@ -82,6 +82,20 @@ func FuzzConn(f *testing.F) {
 		{dir: BrokerToClient, data: respFrame(3, 12, 3, kmsg.NewPtrMetadataResponse())},
 	})
 	seed(true, []seg{{dir: ClientToBroker, data: []byte{0x16, 3, 1, 0, 5}}})
+	// Candidates (recog.go): a ZooKeeper connect and its answer, a
+	// PostgreSQL startup, a weak first request (null client ID) believed by
+	// its answer, and one believed by the next request.
+	zk := cat([]byte{0, 0, 0, 0x2d}, make([]byte, 12), []byte{0, 0, 0x75, 0x30}, make([]byte, 12), []byte{0, 0, 0, 16}, make([]byte, 17))
+	seed(true, []seg{{dir: ClientToBroker, data: zk}, {dir: BrokerToClient, data: zk[:40]}})
+	seed(true, []seg{{dir: ClientToBroker, data: cat([]byte{0, 0, 0, 0x20, 0, 3, 0, 0}, []byte("user\x00postgres\x00database\x00x\x00\x00"))}})
+	seed(true, []seg{
+		{dir: ClientToBroker, data: reqFrame(f, 18, 3, 1, nil, nil, apiVersionsReq())},
+		{dir: BrokerToClient, data: respFrame(18, 3, 1, kmsg.NewPtrApiVersionsResponse())},
+	})
+	seed(true, []seg{
+		{dir: ClientToBroker, data: reqFrame(f, 3, 12, 1, nil, nil, metadataReq())},
+		{dir: ClientToBroker, data: reqFrame(f, 3, 12, 2, nil, nil, metadataReq())},
+	})
 	seed(false, []seg{{dir: ClientToBroker, data: []byte("POST / HTTP/1.1\r\n")}})
 	f.Fuzz(func(t *testing.T, fromStart bool, chunkSeed uint64, script []byte) {
 		var segs []seg
@@ -112,6 +126,49 @@ func FuzzConn(f *testing.F) {
 			if got.String() != want.String() {
 				t.Fatalf("random chunks:\n%s\nwhole:\n%s", got, want)
 			}
+		}
+	})
+}
+
+// FuzzCandidate drives recognition without --port (recog.go, scan.go), of
+// a connection seen from its start or joined mid-stream: the client's
+// bytes, then the broker's, whole and byte by byte. Invariants: it never panics; it holds at most
+// holdMax bytes per direction; before a conn-start it emits nothing but a
+// tls-connection; the verdict and the events do not depend on chunking.
+func FuzzCandidate(f *testing.F) {
+	zk := cat([]byte{0, 0, 0, 0x2d}, make([]byte, 12), []byte{0, 0, 0x75, 0x30}, make([]byte, 12), []byte{0, 0, 0, 16}, make([]byte, 17))
+	f.Add(true, zk, zk[:40])
+	f.Add(false, zk, zk[:40])
+	f.Add(true, cat([]byte{0, 0, 0, 0x20, 0, 3, 0, 0}, []byte("user\x00postgres\x00database\x00x\x00\x00")), []byte("R"))
+	f.Add(true, reqFrame(f, 18, 3, 1, nil, nil, apiVersionsReq()), respFrame(18, 3, 1, kmsg.NewPtrApiVersionsResponse()))
+	f.Add(true, cat(reqFrame(f, 3, 12, 1, nil, nil, metadataReq()), reqFrame(f, 3, 12, 2, nil, nil, metadataReq())), []byte{})
+	f.Add(false, reqFrame(f, 18, 3, 7, strp("app"), nil, apiVersionsReq()), []byte{0, 0, 0, 4, 0, 0, 0, 7})
+	f.Add(true, []byte{0x16, 3, 1, 0, 9, 1, 0, 0, 5, 3, 3, 0, 0, 0}, []byte{0x16, 3, 3})
+	f.Add(false, []byte{0x16, 3, 1, 0, 9, 1, 0, 0, 5, 3, 3, 0, 0, 0}, []byte{0x16, 3, 3})
+	f.Fuzz(func(t *testing.T, fromStart bool, client, broker []byte) {
+		runOnce := func(chunk int) (string, ConnState) {
+			r := &recorder{}
+			started := false
+			c := NewConn(testID, fromStart, Options{}, SinkFunc(func(e *Event) {
+				started = started || e.Kind == KindConnStart
+				if !started && !(e.Kind == KindCoverage && e.Coverage == TLSConnection) {
+					t.Fatalf("event before the connection was believed: %s", render(e))
+				}
+				r.Event(e)
+			}))
+			for i, p := range [][]byte{client, broker} {
+				feedChunks(c, Dir(i), p, Meta{Frame: uint64(i + 1)}, func(int) int { return chunk })
+				if k := c.cand; k != nil && (len(k.bytes[0]) > holdMax || len(k.bytes[1]) > holdMax) {
+					t.Fatalf("holds %d and %d bytes", len(k.bytes[0]), len(k.bytes[1]))
+				}
+			}
+			c.Close(Meta{Frame: 3})
+			return r.String(), c.State()
+		}
+		want, wantState := runOnce(0)
+		got, gotState := runOnce(1)
+		if got != want || gotState != wantState {
+			t.Fatalf("byte by byte (%s):\n%s\nwhole (%s):\n%s", gotState, got, wantState, want)
 		}
 	})
 }

@@ -40,8 +40,23 @@ var (
 // header: tagged fields that run past the end of frame are TagOverrun). It
 // never reads past frame and does not allocate.
 func ParseRequestHeader(frame []byte, h *RequestHeader) error {
-	_, err := parseReqHeader(frame, len(frame), h, nil)
+	_, err := parseReqHeader(frame, len(frame), h, nil, nil)
 	return err
+}
+
+// tagWalk is how far a walk of tagged fields went when it ran out of
+// bytes, so that the next parse of the same, longer prefix resumes there
+// instead of starting over: a header of many tags arriving in pieces then
+// costs time linear in its length, not in its length times its pieces.
+// The zero value starts a walk.
+type tagWalk struct {
+	on      bool
+	off     int    // offset of the next tag
+	left    uint64 // tags not yet read
+	prev    int64  // last tag number read, -1 before the first
+	problem TagProblem
+	iid     UUID
+	hasIID  bool
 }
 
 // parseReqHeader parses a request header from b, a prefix of a frame of
@@ -51,8 +66,10 @@ func ParseRequestHeader(frame []byte, h *RequestHeader) error {
 // would pass frameLen are errors, or TagOverrun inside the tagged fields.
 //
 // v3, when not nil, says which (key, version) pairs use request header v3
-// (the accepted-2026 profile): v3 is decoded with the v2 layout.
-func parseReqHeader(b []byte, frameLen int, h *RequestHeader, v3 func(key, version int16) bool) (need int, err error) {
+// (the accepted-2026 profile): v3 is decoded with the v2 layout. w, when
+// not nil, keeps the tag walk's progress between calls on growing
+// prefixes of one frame (see tagWalk); it is zeroed once the header ends.
+func parseReqHeader(b []byte, frameLen int, h *RequestHeader, v3 func(key, version int16) bool, w *tagWalk) (need int, err error) {
 	if len(b) > frameLen {
 		b = b[:frameLen]
 	}
@@ -105,7 +122,7 @@ func parseReqHeader(b []byte, frameLen int, h *RequestHeader, v3 func(key, versi
 		h.Len = off
 		return 0, nil
 	}
-	end, need, problem := parseTags(b, off, frameLen, h)
+	end, need, problem := parseTags(b, off, frameLen, h, w)
 	if need > 0 {
 		return need, nil
 	}
@@ -122,61 +139,82 @@ func parseReqHeader(b []byte, frameLen int, h *RequestHeader, v3 func(key, versi
 // them, or need > 0 when b (a prefix of a frameLen-byte frame) is too short,
 // and the first problem seen. Tag 0 with size 16 fills h's instance ID; the
 // caller clears it when there is a problem. h may be nil (response headers).
-func parseTags(b []byte, off, frameLen int, h *RequestHeader) (end, need int, problem TagProblem) {
-	note := func(p TagProblem) {
+// w, when not nil, resumes an earlier walk of a shorter prefix and keeps
+// this one's progress when it needs more bytes. (The walk's state is kept
+// in locals, and w written only when the walk stops short: this runs for
+// every request.)
+func parseTags(b []byte, off, frameLen int, h *RequestHeader, w *tagWalk) (end, need int, problem TagProblem) {
+	var left uint64
+	prev := int64(-1)
+	if w != nil && w.on {
+		off, left, prev, problem = w.off, w.left, w.prev, w.problem
+		if h != nil {
+			h.InstanceID, h.HasInstanceID = w.iid, w.hasIID
+		}
+		w.on = false
+	} else {
+		var bad bool
+		left, off, need, bad = uvarint(b, off, frameLen)
+		if need > 0 {
+			return 0, need, TagOK
+		}
+		if bad {
+			return frameLen, 0, TagOverrun
+		}
+	}
+	for ; left > 0; left-- {
+		tag, next, need, bad := uvarint(b, off, frameLen)
+		if need > 0 {
+			return suspend(w, h, tagWalk{on: true, off: off, left: left, prev: prev, problem: problem}, need)
+		}
+		if bad {
+			return frameLen, 0, TagOverrun
+		}
+		var size uint64
+		size, next, need, bad = uvarint(b, next, frameLen)
+		if need > 0 {
+			return suspend(w, h, tagWalk{on: true, off: off, left: left, prev: prev, problem: problem}, need)
+		}
+		if bad || uint64(frameLen-next) < size {
+			return frameLen, 0, TagOverrun
+		}
+		end := next + int(size)
+		if end > len(b) {
+			return suspend(w, h, tagWalk{on: true, off: off, left: left, prev: prev, problem: problem}, end)
+		}
+		p := TagOK
+		switch t := int64(tag); {
+		case t == prev:
+			p = TagDuplicate
+		case t < prev:
+			p = TagDescending
+		case tag == 0 && size != 16:
+			p = TagBadSize
+		case tag == 0 && h != nil:
+			copy(h.InstanceID[:], b[next:end])
+			h.HasInstanceID = true
+		}
 		if problem == TagOK {
 			problem = p
 		}
-	}
-	count, off, need, bad := uvarint(b, off, frameLen)
-	if need > 0 {
-		return 0, need, TagOK
-	}
-	if bad {
-		return frameLen, 0, TagOverrun
-	}
-	prev := int64(-1)
-	for i := uint64(0); i < count; i++ {
-		var tag, size uint64
-		tag, off, need, bad = uvarint(b, off, frameLen)
-		if need > 0 {
-			return 0, need, TagOK
-		}
-		if bad {
-			return frameLen, 0, TagOverrun
-		}
-		size, off, need, bad = uvarint(b, off, frameLen)
-		if need > 0 {
-			return 0, need, TagOK
-		}
-		if bad {
-			return frameLen, 0, TagOverrun
-		}
-		switch t := int64(tag); {
-		case t == prev:
-			note(TagDuplicate)
-		case t < prev:
-			note(TagDescending)
-		}
 		prev = int64(tag)
-		if uint64(frameLen-off) < size {
-			return frameLen, 0, TagOverrun
-		}
-		end := off + int(size)
-		if end > len(b) {
-			return 0, end, TagOK
-		}
-		if tag == 0 {
-			if size != 16 {
-				note(TagBadSize)
-			} else if h != nil {
-				copy(h.InstanceID[:], b[off:end])
-				h.HasInstanceID = true
-			}
-		}
 		off = end
 	}
 	return off, 0, problem
+}
+
+// suspend keeps a walk's progress in w (when not nil) and asks for need
+// bytes. Not inlined: it is the cold path of parseTags's loop.
+//
+//go:noinline
+func suspend(w *tagWalk, h *RequestHeader, st tagWalk, need int) (int, int, TagProblem) {
+	if w != nil {
+		*w = st
+		if h != nil {
+			w.iid, w.hasIID = h.InstanceID, h.HasInstanceID
+		}
+	}
+	return 0, need, TagOK
 }
 
 // uvarint reads an unsigned varint of at most 5 bytes (Kafka's uint32

@@ -20,14 +20,19 @@ type ringEntry struct {
 
 // pendingSet remembers requests awaiting a response, keyed by correlation
 // ID (brokers answer in order, but the decoder never relies on it), at most
-// max of them: past that the oldest is forgotten. The ring keeps arrival
-// order; entries already answered are left in it and skipped lazily.
+// max of them: past that the oldest is forgotten, and counted in dropped.
+// The ring keeps arrival order; entries already answered or replaced are
+// left in it (dead) and skipped lazily. Every operation is amortized O(1):
+// the ring holds up to 2*max entries, so when it is full at least half of
+// them are dead and a compaction pays for itself.
 type pendingSet struct {
 	max  int
 	byID idTable
 	ring []ringEntry // FIFO, ring[head:] then ring[:head] when wrapped
 	head int
 	n    int
+	// dropped counts live requests forgotten because max were in flight.
+	dropped uint64
 }
 
 func (p *pendingSet) init(max int) {
@@ -59,13 +64,6 @@ func (p *pendingSet) take(corr int32) (inflight, bool) {
 	return r, true
 }
 
-// forget drops corr's request if it is the one numbered seq.
-func (p *pendingSet) forget(corr int32, seq uint64) {
-	if i := p.byID.find(corr); i >= 0 && p.byID.slots[i].r.seq == seq {
-		p.byID.del(i)
-	}
-}
-
 // live reports whether corr's pending request is the one numbered seq.
 func (p *pendingSet) isLive(corr int32, seq uint64) bool {
 	i := p.byID.find(corr)
@@ -74,25 +72,37 @@ func (p *pendingSet) isLive(corr int32, seq uint64) bool {
 
 // add remembers r. A request reusing a pending correlation ID replaces it.
 func (p *pendingSet) add(corr int32, r inflight) {
-	if p.n == p.max {
-		p.compact()
-		for p.n >= p.max {
-			e := p.pop()
-			p.forget(e.corr, e.seq)
+	if p.byID.live >= p.max && p.byID.find(corr) < 0 {
+		p.dropOldest()
+	}
+	p.push(ringEntry{corr: corr, seq: r.seq})
+	p.byID.put(corr, r)
+}
+
+// dropOldest forgets the oldest live request, popping the dead entries
+// before it (each entry is popped once: amortized O(1)).
+func (p *pendingSet) dropOldest() {
+	for p.n > 0 {
+		e := p.pop()
+		if i := p.byID.find(e.corr); i >= 0 && p.byID.slots[i].r.seq == e.seq {
+			p.byID.del(i)
+			p.dropped++
+			return
 		}
 	}
-	p.byID.put(corr, r)
-	p.push(ringEntry{corr: corr, seq: r.seq})
 }
 
 func (p *pendingSet) push(e ringEntry) {
-	// Answered entries are dropped before the ring grows, so that it stays
-	// as small as the requests really in flight (growing it on each
-	// doubling up to max would allocate in steady state). It grows when
-	// compaction freed less than half, so compactions stay amortized O(1).
+	// A full ring is compacted when at least half of it is dead, else
+	// grown (up to 2*max: past max live entries add drops the oldest, so
+	// a full ring of 2*max is at least half dead). Compactions thus free
+	// half the ring each time and stay amortized O(1), and the ring stays
+	// near the number of requests really in flight (growing it on each
+	// doubling would allocate in steady state).
 	if p.n == len(p.ring) {
-		p.compact()
-		if 2*p.n >= len(p.ring) {
+		if 2*(p.n-p.byID.live) >= p.n && p.n > 0 {
+			p.compact()
+		} else {
 			p.grow()
 		}
 	}
@@ -100,10 +110,9 @@ func (p *pendingSet) push(e ringEntry) {
 	p.n++
 }
 
-// grow doubles the ring, up to max (add keeps n below max, so a ring of
-// max entries always has room).
+// grow doubles the ring, up to 2*max.
 func (p *pendingSet) grow() {
-	size := max(16, min(2*len(p.ring), p.max))
+	size := max(16, min(2*len(p.ring), 2*p.max))
 	if size <= len(p.ring) {
 		return
 	}
@@ -131,8 +140,7 @@ func (p *pendingSet) at(i int) int {
 	return j
 }
 
-// compact drops ring entries whose request was answered or replaced, so
-// only live requests count against max.
+// compact drops ring entries whose request was answered or replaced.
 func (p *pendingSet) compact() {
 	live := 0
 	for i := 0; i < p.n; i++ {

@@ -198,7 +198,7 @@ func (c *Conn) requestCandidate(b []byte, first bool) verdict {
 		return v
 	}
 	var hd RequestHeader
-	need, err := parseReqHeader(b[4:], int(size), &hd, c.opts.HeaderV3)
+	need, err := parseReqHeader(b[4:], int(size), &hd, c.opts.HeaderV3, nil)
 	switch {
 	case err != nil:
 		return vNo
@@ -211,6 +211,17 @@ func (c *Conn) requestCandidate(b []byte, first bool) verdict {
 	case !hd.ClientIDNull && len(hd.ClientID) > 0:
 		if !printable(hd.ClientID) {
 			return vNo
+		}
+		if checkedFirst(hd.APIKey) && 4+int(size) <= maxScanNeed {
+			// As for a connection's first frame (recog.go): a body that
+			// is not exactly one request of its version is another
+			// protocol's message (a PostgreSQL startup).
+			if len(b) < 4+int(size) {
+				return vMore
+			}
+			if !exactRequest(hd.APIKey, hd.APIVersion, b[4+hd.Len:4+int(size)]) {
+				return vNo
+			}
 		}
 		c.named = len(hd.ClientID) >= minNamed
 		return vYes
@@ -276,7 +287,7 @@ func (c *Conn) nextRequestFollows(b []byte, size int, corr int32) verdict {
 		return vNo
 	}
 	var hd RequestHeader
-	need, err := parseReqHeader(b[4:], int(nsize), &hd, c.opts.HeaderV3)
+	need, err := parseReqHeader(b[4:], int(nsize), &hd, c.opts.HeaderV3, nil)
 	switch {
 	case err != nil:
 		return vNo
@@ -344,7 +355,7 @@ func (c *Conn) responseCandidate(b []byte) verdict {
 	frame := 4 + int(size)
 	off := 8
 	if ResponseHeaderVersion(r.key, r.ver) >= 1 {
-		end, need, problem := parseTags(b[:min(len(b), frame)], off, frame, nil)
+		end, need, problem := parseTags(b[:min(len(b), frame)], off, frame, nil, nil)
 		switch {
 		case need > maxScanNeed:
 			return vNo
@@ -362,9 +373,7 @@ func (c *Conn) responseCandidate(b []byte) verdict {
 		if len(b) < frame {
 			return vMore
 		}
-		// (A broker answers an ApiVersions version it does not support
-		// in the v0 layout, with UNSUPPORTED_VERSION.)
-		if body := b[off:frame]; !exactBody(r.key, r.ver, body) && !(r.key == keyAPIVersions && exactBody(r.key, 0, body)) {
+		if !exactAnswer(r.key, r.ver, b[off:frame]) {
 			return vNo
 		}
 	}
@@ -378,9 +387,30 @@ func (c *Conn) responseCandidate(b []byte) verdict {
 // taken.
 func exactBody(key, ver int16, body []byte) bool {
 	m := kmsg.ResponseForKey(key)
-	if m == nil {
-		return false
-	}
+	return m != nil && exactMessage(m, key, ver, body)
+}
+
+// exactRequest is exactBody for a request.
+func exactRequest(key, ver int16, body []byte) bool {
+	m := kmsg.RequestForKey(key)
+	return m != nil && exactMessage(m, key, ver, body)
+}
+
+// exactAnswer is exactBody, also taking an ApiVersions answer in the v0
+// layout (a broker answers an ApiVersions version it does not support so,
+// with UNSUPPORTED_VERSION).
+func exactAnswer(key, ver int16, body []byte) bool {
+	return exactBody(key, ver, body) || key == keyAPIVersions && exactBody(key, 0, body)
+}
+
+// kmsgMessage is what exactMessage needs of a kmsg request or response.
+type kmsgMessage interface {
+	SetVersion(int16)
+	ReadFrom([]byte) error
+	AppendTo([]byte) []byte
+}
+
+func exactMessage(m kmsgMessage, key, ver int16, body []byte) bool {
 	m.SetVersion(clampVersion(key, ver))
 	if m.ReadFrom(body) != nil {
 		return false
@@ -407,7 +437,10 @@ func (c *Conn) accept(h *half, at Meta) *half {
 			c.halves[reqHalf].role, c.halves[respHalf].role = reqHalf, respHalf
 			h = &c.halves[reqHalf]
 		}
-		c.recognise(at)
+		// Believed, but announced only with its first whole request or
+		// response (announce): a false start whose frame never ends (a
+		// size read inside another protocol's message) shows nothing.
+		c.state, c.quiet, c.quietAt = StateKafka, true, at
 		// Bytes the broker side sent before are answers to requests never
 		// seen: start its search afresh.
 		other := &c.halves[respHalf]

@@ -63,6 +63,10 @@ type Stats struct {
 	NotTCP      uint64
 	Truncated   uint64
 	Connections uint64
+	// Decoders counts what the connections' decoders concluded, when they
+	// ended: connections given up as not Kafka, requests forgotten
+	// unanswered past the in-flight cap.
+	Decoders DecoderStats
 	// FirstTime and LastTime bound the packets' capture times.
 	FirstTime, LastTime time.Time
 	// LastFrame is the number of the last packet read.
@@ -74,6 +78,21 @@ type Stats struct {
 	// what IP fragment reassembly did.
 	Tunnels   capture.TunnelStats
 	Fragments capture.FragStats
+}
+
+// DecoderStats counts decoder conclusions over ended connections.
+type DecoderStats struct {
+	// NotKafka: TCP connections recognised as another protocol and left
+	// alone (decode.StateNotKafka).
+	NotKafka uint64
+	// InFlightDropped: requests forgotten unanswered because
+	// decode.Options.MaxInFlight requests already awaited an answer.
+	InFlightDropped uint64
+}
+
+func (d *DecoderStats) add(o DecoderStats) {
+	d.NotKafka += o.NotKafka
+	d.InFlightDropped += o.InFlightDropped
 }
 
 // checkEvery is how many packets pass between context checks: often enough
@@ -197,13 +216,28 @@ func (e *Engine) Stats() Stats {
 
 func (e *Engine) open(f reassembly.Flow) reassembly.Stream {
 	e.stats.Connections++
-	return newStream(f, e.dopts, e.sink, e.opts.Keys, &e.stats.TLS)
+	return newStream(f, &e.dopts, e.sink, e.opts.Keys, &e.stats.TLS, &e.stats.Decoders)
 }
 
 // stream adapts a decode.Conn to reassembly.Stream.
+// Its decoder is made when the connection first carries data (or a loss):
+// a connection that never does (a SYN scan, a refused connection) costs no
+// decoder state.
 type stream struct {
-	conn *decode.Conn
-	tls  *tlsStream // nil: no secrets were known when it opened
+	conn      *decode.Conn // nil until then
+	id        decode.ConnID
+	fromStart bool
+	dopts     *decode.Options
+	sink      decode.Sink   // the tlsStream's, when the connection may be TLS
+	into      *DecoderStats // where the decoder's conclusions are counted at End
+	tls       *tlsStream    // nil: no secrets were known when it opened
+}
+
+func (s *stream) decoder() *decode.Conn {
+	if s.conn == nil {
+		s.conn = decode.NewConn(s.id, s.fromStart, *s.dopts, s.sink)
+	}
+	return s.conn
 }
 
 func dir(s reassembly.Side) decode.Dir {
@@ -219,25 +253,32 @@ func (s *stream) Data(side reassembly.Side, p []byte, m reassembly.Meta) {
 	if s.tls != nil && s.tls.data(side, p, m) {
 		return
 	}
-	s.conn.Feed(dir(side), p, meta(m))
+	s.decoder().Feed(dir(side), p, meta(m))
 }
 
 func (s *stream) Gap(side reassembly.Side, lost int, m reassembly.Meta) {
 	if s.tls != nil && s.tls.gap(side, lost, m) {
 		return
 	}
-	s.conn.Gap(dir(side), lost, meta(m))
+	s.decoder().Gap(dir(side), lost, meta(m))
 }
 
 func (s *stream) Truncated(side reassembly.Side, m reassembly.Meta) {
-	s.conn.Truncated(dir(side), meta(m))
+	s.decoder().Truncated(dir(side), meta(m))
 }
 
 func (s *stream) End(m reassembly.Meta) {
 	if s.tls != nil {
 		s.tls.end(m)
 	}
+	if s.conn == nil {
+		return
+	}
 	s.conn.Close(meta(m))
+	if s.conn.State() == decode.StateNotKafka {
+		s.into.NotKafka++
+	}
+	s.into.InFlightDropped += s.conn.InFlightDropped()
 }
 
 // String summarizes s for logs.

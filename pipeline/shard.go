@@ -129,6 +129,7 @@ type worker struct {
 	keys  *tlsdec.KeyLog
 	tls   tlsdec.Stats
 	conns uint64
+	dec   DecoderStats
 	cur   *part
 	step  int32
 	seg   capture.Segment
@@ -150,7 +151,7 @@ func (w *worker) Event(e *decode.Event) {
 
 func (w *worker) open(f reassembly.Flow) reassembly.Stream {
 	w.conns++
-	return newStream(f, w.dopts, w, w.keys, &w.tls)
+	return newStream(f, &w.dopts, w, w.keys, &w.tls, &w.dec)
 }
 
 func (w *worker) run() {
@@ -415,6 +416,7 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 	for _, w := range workers {
 		stats.Connections += w.conns
 		stats.TLS.Add(w.tls)
+		stats.Decoders.add(w.dec)
 		addReasm(&stats.Reassembly, w.reasm.Stats())
 	}
 	return stats, runErr

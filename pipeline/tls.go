@@ -16,16 +16,17 @@ import (
 // nothing after it is decoded.
 
 // newStream makes the stream of flow f: its decoder feeds sink.
-func newStream(f reassembly.Flow, dopts decode.Options, sink decode.Sink, keys *tlsdec.KeyLog, st *tlsdec.Stats) *stream {
+func newStream(f reassembly.Flow, dopts *decode.Options, sink decode.Sink, keys *tlsdec.KeyLog, st *tlsdec.Stats, into *DecoderStats) *stream {
 	id := decode.ConnID{Client: f.Client, Broker: f.Broker, StartFrame: f.StartFrame}
+	s := &stream{id: id, fromStart: f.FromStart, dopts: dopts, sink: sink, into: into}
 	if !f.FromStart || !keys.Active() {
-		return &stream{conn: decode.NewConn(id, f.FromStart, dopts, sink)}
+		return s
 	}
-	s := &stream{tls: &tlsStream{keys: keys, id: id, sink: sink, stats: st}}
+	s.tls = &tlsStream{keys: keys, id: id, sink: sink, stats: st}
 	s.tls.stream = s
 	// The decoder's events pass through the tlsStream, which marks those
 	// of a decrypted connection.
-	s.conn = decode.NewConn(id, f.FromStart, dopts, s.tls)
+	s.sink = s.tls
 	return s
 }
 
@@ -71,7 +72,7 @@ func (t *tlsStream) gap(side reassembly.Side, lost int, m reassembly.Meta) bool 
 		return false
 	}
 	if t.dec.Status() == tlsdec.StatusDecrypting {
-		t.stream.conn.Gap(dir(side), lost, meta(m))
+		t.stream.decoder().Gap(dir(side), lost, meta(m))
 	}
 	t.dec.Gap(side, m)
 	t.report()
@@ -89,7 +90,7 @@ func (t *tlsStream) end(m reassembly.Meta) {
 
 // Plain feeds decrypted bytes to the decoder (tlsdec.Output).
 func (t *tlsStream) Plain(side reassembly.Side, p []byte, m reassembly.Meta) {
-	t.stream.conn.Feed(dir(side), p, meta(m))
+	t.stream.decoder().Feed(dir(side), p, meta(m))
 }
 
 // Event passes the decoder's events on, marked when decrypted (decode.Sink).
