@@ -179,6 +179,7 @@ func (d *LayerDecoder) decode(p *Packet, s *Segment) Reason {
 	var (
 		tcp       []byte
 		truncated bool
+		cut       int // IP payload bytes beyond the captured ones
 		src, dst  netip.Addr
 	)
 	switch ether {
@@ -204,6 +205,7 @@ func (d *LayerDecoder) decode(p *Packet, s *Segment) Reason {
 			b = b[:total] // drop Ethernet padding and trailers
 		default:
 			truncated = p.Truncated() // cut by the snap length, else a wrong length field: the bytes are the packet
+			cut = total - len(b)
 		}
 		if b[6]&0x20 != 0 || (b[6]&0x1f != 0 || b[7] != 0) {
 			return ReasonFragment // more fragments, or a non-zero offset
@@ -230,6 +232,7 @@ func (d *LayerDecoder) decode(p *Packet, s *Segment) Reason {
 			b = b[:40+plen]
 		default:
 			truncated = p.Truncated() // as for IPv4
+			cut = 40 + plen - len(b)
 		}
 		src = netip.AddrFrom16([16]byte(b[8:24]))
 		dst = netip.AddrFrom16([16]byte(b[24:40]))
@@ -281,6 +284,10 @@ func (d *LayerDecoder) decode(p *Packet, s *Segment) Reason {
 	s.Src = netip.AddrPortFrom(src, uint16(s.TCP.SrcPort))
 	s.Dst = netip.AddrPortFrom(dst, uint16(s.TCP.DstPort))
 	s.Truncated = truncated || p.Truncated()
+	s.Cut = 0
+	if truncated {
+		s.Cut = cut
+	}
 	return ReasonNone
 }
 

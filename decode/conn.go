@@ -110,7 +110,10 @@ type half struct {
 
 	kind   frameKind
 	noBody bool // decoded API whose body was too large to buffer
-	buf    []byte
+	// cutAt is 1 + the offset in the frame of its first byte the snap
+	// length cut (see cut.go); 0 if none was.
+	cutAt int
+	buf   []byte
 	// seen counts bytes fed to this half.
 	seen int64
 
@@ -137,9 +140,11 @@ type Conn struct {
 	closed  bool
 	partial bool
 	// earlyGaps and earlyGapBytes: losses before the connection was
-	// recognised as Kafka, reported when it is.
+	// recognised as Kafka, reported when it is; earlyCuts likewise counts
+	// the packets the snap length cut, by Dir.
 	earlyGaps     int
 	earlyGapBytes int64
+	earlyCuts     [2]int
 	fromStart     bool
 	// evPDU: c.ev's fields other than those beginPDU writes are zero, or
 	// Conn, Slot and FromStart (which do not change while it is set), so a
@@ -313,11 +318,20 @@ func (c *Conn) Gap(dir Dir, lost int, at Meta) {
 }
 
 // Truncated reports a packet on dir cut by the capture's snap length; the
-// reassembler follows it with a Gap.
+// reassembler follows it with a Skip (see cut.go), or a Gap when the number
+// of bytes cut is unknown.
 func (c *Conn) Truncated(dir Dir, at Meta) {
+	if c.state == StateProbing && !c.closed {
+		c.earlyCuts[dir]++ // reported if the connection turns out Kafka
+		return
+	}
 	if c.closed || c.state != StateKafka {
 		return
 	}
+	c.truncated(dir, at)
+}
+
+func (c *Conn) truncated(dir Dir, at Meta) {
 	c.begin(KindCoverage, at)
 	c.ev.Coverage = TruncatedPacket
 	c.ev.Detail = "packet cut by the capture's snap length on " + dir.String()
@@ -360,6 +374,7 @@ func (c *Conn) recognise(at Meta) {
 		c.ev.Detail = "bytes lost before the connection was recognised as Kafka"
 		c.emit()
 	}
+	c.flushEarlyCuts(at)
 }
 
 // resync drops h's position: it scans for the next plausible frame.
@@ -395,6 +410,7 @@ func (c *Conn) beginPDU(k Kind, at Meta) {
 	e.ClientID, e.ClientIDNull = nil, false
 	e.InstanceID, e.HasInstanceID, e.TagProblem = UUID{}, false, TagOK
 	e.RequestFrame, e.RequestAmbiguous = 0, false
+	e.Cut = CutNone
 }
 
 // emit hands the event to the sink. Nothing is said about a connection
@@ -520,6 +536,7 @@ func (c *Conn) startFrame(h *half, p []byte, at Meta) []byte {
 	h.buf = h.buf[:0]
 	h.kind = frNone
 	h.noBody = false
+	h.cutAt = 0
 	h.detail = ""
 	h.st = stHead
 	if h.role == reqHalf {
@@ -707,6 +724,9 @@ func (c *Conn) emitRequest(h *half, at Meta) {
 	c.ev.ClientIDNull = hd.ClientIDNull
 	c.ev.InstanceID, c.ev.HasInstanceID = hd.InstanceID, hd.HasInstanceID
 	c.ev.TagProblem = hd.TagProblem
+	if h.cutAt != 0 {
+		c.markCut(h)
+	}
 	if codec := codecFor(hd.APIKey); codec.request != nil {
 		c.decodeBody(h, codec.request, hd.APIVersion, hd.Len)
 	}
@@ -757,7 +777,11 @@ func (c *Conn) decodeBody(h *half, fn func(int16, []byte, *Body) error, ver int1
 		c.ev.Body.BodyError = true
 		return
 	}
-	if err := fn(ver, h.buf[off:], &c.ev.Body); err != nil {
+	err := fn(ver, h.buf[off:], &c.ev.Body)
+	if h.cutAt != 0 && c.cutBody(h, fn, ver, off, err) {
+		return
+	}
+	if err != nil {
 		c.ev.Body = Body{BodyError: true}
 		return
 	}

@@ -214,6 +214,10 @@ func (s *stream) Truncated(side reassembly.Side, m reassembly.Meta) {
 	s.conn.Truncated(dir(side), meta(m))
 }
 
+func (s *stream) Cut(side reassembly.Side, n int, m reassembly.Meta) {
+	s.conn.Skip(dir(side), n, meta(m))
+}
+
 func (s *stream) End(m reassembly.Meta) { s.conn.Close(meta(m)) }
 
 // String summarizes s for logs.

@@ -45,13 +45,17 @@ type half struct {
 	synSeen bool
 	pos     seq
 	gap     int // lost bytes not reported yet
+	cut     int // cut bytes not reported yet
 	// ahead holds the ranges of segments gopacket buffered beyond pos
 	// (a superset of its queue; pruned as pos passes them): a hole may be
 	// forced out only up to the first of them.
 	ahead []span
-	// trunc holds where snaplen-cut segments end: a hole starting there
-	// will never be filled.
+	// trunc holds where snaplen-cut segments of unknown length end: a
+	// hole starting there will never be filled.
 	trunc []seq
+	// cuts holds the bytes snaplen-cut segments lost, by their IP length:
+	// when pos reaches one, it is delivered as a Cut.
+	cuts  []span
 	start seq // pos when the half started
 	isn   seq // sequence number of its SYN, if synSeen
 }
@@ -59,7 +63,7 @@ type half struct {
 // prune drops the ranges pos has passed. The check is apart so that it
 // inlines: both lists are empty for in-order traffic.
 func (h *half) prune() {
-	if len(h.ahead) > 0 || len(h.trunc) > 0 {
+	if len(h.ahead) > 0 || len(h.trunc) > 0 || len(h.cuts) > 0 {
 		h.pruneLists()
 	}
 }
@@ -85,6 +89,47 @@ func (h *half) pruneLists() {
 		}
 		h.trunc = h.trunc[:k]
 	}
+	if len(h.cuts) > 0 {
+		k := 0
+		for _, s := range h.cuts {
+			if h.pos.Difference(s.to) > 0 {
+				h.cuts[k] = s
+				k++
+			}
+		}
+		h.cuts = h.cuts[:k]
+	}
+}
+
+// cutAt returns where the snaplen cut that holds the next byte ends.
+func (h *half) cutAt() (seq, bool) {
+	for _, s := range h.cuts {
+		if s.from.Difference(h.pos) >= 0 && h.pos.Difference(s.to) > 0 {
+			return s.to, true
+		}
+	}
+	return 0, false
+}
+
+// forcedEnd says where the hole at pos ends when it is one that will never
+// be filled: a snaplen cut of known length (cut), or one of unknown length
+// up to the first buffered data.
+func (h *half) forcedEnd() (to seq, cut, ok bool) {
+	if to, ok := h.cutAt(); ok {
+		return to, true, true
+	}
+	if h.truncHole() {
+		to, ok := h.aheadMin()
+		return to, false, ok
+	}
+	return 0, false, false
+}
+
+// holesToForce reports whether a half may hold a hole that forceTruncHoles
+// must force out. The check inlines: the lists are empty unless the capture
+// has a snap length.
+func (c *conn) holesToForce() bool {
+	return len(c.half[Client].trunc)|len(c.half[Broker].trunc)|len(c.half[Client].cuts)|len(c.half[Broker].cuts) != 0
 }
 
 // truncHole reports whether the next byte is the first byte a snaplen cut
@@ -230,8 +275,17 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 	}
 	if r.cur.truncated {
 		r.stats.Truncated++
-		c.emit(evTruncated, side, nil, 0)
-		if end := first.Add(n); h.pos.Difference(end) >= 0 {
+		// Said once Add has delivered what the segment released, so that
+		// the decoder, which may recognise the connection only then,
+		// counts every cut packet.
+		r.truncConn, r.truncSide = c, side
+		end := first.Add(n)
+		switch cut := r.cur.cut; {
+		case cut > 0 && cut <= maxFill:
+			if to := end.Add(cut); h.pos.Difference(to) > 0 {
+				h.cuts = append(h.cuts, span{end, to})
+			}
+		case h.pos.Difference(end) >= 0:
 			h.trunc = append(h.trunc, end)
 		}
 	}
@@ -292,7 +346,11 @@ func (c *conn) ReassembledSG(sg tcpasm.ScatterGather, _ tcpasm.AssemblerContext)
 		if from > 0 {
 			c.data(side, p[:from])
 		}
-		h.gap += to - from
+		if r.synth.cut {
+			h.cut += to - from
+		} else {
+			h.gap += to - from
+		}
 		if to < length {
 			c.data(side, p[to:])
 		}
@@ -348,21 +406,28 @@ func (c *conn) data(side Side, p []byte) {
 	c.emit(evData, side, p, 0)
 }
 
-// flushGap reports the lost bytes pending on side as one Gap. The check
-// is apart so that it inlines.
+// flushGap reports the lost bytes pending on side as one Gap, and the cut
+// ones as one Cut. The check is apart so that it inlines.
 func (c *conn) flushGap(side Side) {
-	if c.half[side].gap != 0 {
+	if c.half[side].gap|c.half[side].cut != 0 {
 		c.reportGap(side)
 	}
 }
 
 func (c *conn) reportGap(side Side) {
 	h := &c.half[side]
-	n := h.gap
-	h.gap = 0
-	c.r.stats.Gaps++
-	c.r.stats.BytesLost += uint64(n)
-	c.emit(evGap, side, nil, n)
+	if n := h.gap; n != 0 {
+		h.gap = 0
+		c.r.stats.Gaps++
+		c.r.stats.BytesLost += uint64(n)
+		c.emit(evGap, side, nil, n)
+	}
+	if n := h.cut; n != 0 {
+		h.cut = 0
+		c.r.stats.Cuts++
+		c.r.stats.BytesCut += uint64(n)
+		c.emit(evCut, side, nil, n)
+	}
 }
 
 type evKind uint8
@@ -371,6 +436,7 @@ const (
 	evData evKind = iota
 	evGap
 	evTruncated
+	evCut
 	evEnd
 )
 
@@ -392,6 +458,8 @@ func (c *conn) emit(k evKind, side Side, p []byte, n int) {
 		c.s.Gap(side, n, m)
 	case evTruncated:
 		c.s.Truncated(side, m)
+	case evCut:
+		c.s.Cut(side, n, m)
 	case evEnd:
 		c.s.End(c.endMeta(m))
 	}

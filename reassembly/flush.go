@@ -20,7 +20,7 @@ type flushEvent struct {
 	c    *conn
 	kind evKind
 	side Side
-	n    int // lost bytes (Gap), or length of the data at off (Data)
+	n    int // lost or cut bytes (Gap, Cut), or length of the data at off (Data)
 	off  int
 	meta Meta // the packet the call is about (see conn.ReassembledSG)
 }
@@ -161,6 +161,8 @@ func (r *Reassembler) replay(after bool) {
 			s.Gap(ev.side, ev.n, ev.meta)
 		case evTruncated:
 			s.Truncated(ev.side, ev.meta)
+		case evCut:
+			s.Cut(ev.side, ev.n, ev.meta)
 		case evEnd:
 			s.End(ev.c.endMeta(ev.meta))
 		}

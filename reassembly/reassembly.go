@@ -20,12 +20,15 @@
 // often they point into the captured packet) and are valid only during the
 // call; a Stream copies what it keeps.
 //
-// Snaplen-cut segments: a segment's length on the wire is not in
-// capture.Segment, so the hole after its captured bytes is forced out (as a
-// Gap, with synthetic segments gopacket takes for data, see synthetic.go) as
-// soon as its end is known: from the next segment on that side, the peer's
-// ACK, or data already buffered beyond it. Only a cut segment that is the
-// last of its side, never acknowledged, leaves its tail unreported.
+// Snaplen-cut segments: capture.Segment.Cut gives the number of bytes the
+// snap length took off a segment, from the IP length. They are delivered in
+// their place as a Cut (not a Gap: nothing is lost but their content) as
+// soon as the stream reaches them, with synthetic segments gopacket takes
+// for data (see synthetic.go). When the IP length is unknown (Cut 0), the
+// hole after the captured bytes is forced out as a Gap as soon as its end
+// is known: from the next segment on that side, the peer's ACK, or data
+// already buffered beyond it; only such a segment that is the last of its
+// side, never acknowledged, leaves its tail unreported.
 //
 // Meta: Data and Gap carry the Meta of the packet whose arrival released the
 // bytes. For in-order data that is the packet that carried them; for data
@@ -110,8 +113,13 @@ type Stream interface {
 	// starts after them. Lost bytes are never glued silently.
 	Gap(side Side, lost int, m Meta)
 	// Truncated says a segment cut by the capture's snap length was seen
-	// on side. Its missing bytes come later as a Gap.
+	// on side. Its missing bytes come later: as a Cut when the IP length
+	// told how many there were, else as a Gap.
 	Truncated(side Side, m Meta)
+	// Cut says n bytes of side were on the wire but not in the capture
+	// (the snap length cut them): unlike a Gap, their number and place are
+	// known, and the next Data on side starts right after them.
+	Cut(side Side, n int, m Meta)
 	// End is called once, last: FIN or RST, idle flush, or Close.
 	End(m Meta)
 }
@@ -173,6 +181,8 @@ type Stats struct {
 	AckedHoles uint64 // gaps given up because the other side acknowledged past them
 	Truncated  uint64 // snaplen-cut segments
 	TruncFills uint64 // holes forced out after a snaplen-cut segment
+	Cuts       uint64 // Cut calls
+	BytesCut   uint64 // sum of their counts
 	Restarts   uint64 // connections ended by a new SYN on their 4-tuple
 }
 
@@ -190,6 +200,12 @@ type Reassembler struct {
 	seg     *capture.Segment // the real segment being assembled, nil otherwise
 	curConn *conn            // the connection whose Accept saw seg
 	synth   synthetic        // the synthetic segment being assembled
+	// synthCut: the fill being injected is a snaplen cut (synthetic.cut).
+	synthCut bool
+	// truncConn: the segment being added was cut by the snap length, on
+	// truncSide of this connection (see Accept).
+	truncConn *conn
+	truncSide Side
 	// replaying: seg is handed to gopacket a second time (see actReplay).
 	replaying bool
 	synTCP    layers.TCP
@@ -217,6 +233,7 @@ type pktCtx struct {
 	meta      Meta
 	rst       bool
 	truncated bool
+	cut       int // capture.Segment.Cut
 }
 
 func (c *pktCtx) GetCaptureInfo() gopacket.CaptureInfo { return c.ci }
@@ -275,14 +292,18 @@ func (r *Reassembler) Add(s *capture.Segment) {
 	// (see conn.ReassembledSG).
 	r.cur.ci.InterfaceIndex = int(s.Frame)
 	r.cur.meta = Meta{Frame: s.Frame, Time: s.Time}
-	r.cur.rst, r.cur.truncated = s.TCP.RST, s.Truncated
+	r.cur.rst, r.cur.truncated, r.cur.cut = s.TCP.RST, s.Truncated, s.Cut
 	r.seg, r.curConn = s, nil
 	r.asm.AssembleAddrs(s.Src, s.Dst, &s.TCP, s.Time, &r.cur)
 	if len(r.post) > 0 {
 		r.runPost()
 	}
-	if c := r.curConn; c != nil && (len(c.half[Client].trunc) != 0 || len(c.half[Broker].trunc) != 0) {
+	if c := r.curConn; c != nil && c.holesToForce() {
 		r.forceTruncHoles(c)
+	}
+	if c := r.truncConn; c != nil {
+		r.truncConn = nil
+		c.emit(evTruncated, r.truncSide, nil, 0)
 	}
 	r.seg, r.curConn = nil, nil
 }
