@@ -26,7 +26,7 @@ type pkt struct {
 	flags  string
 	data   string
 	trunc  bool
-	cut    int // with trunc: bytes cut off the end, known from the IP length
+	cut    int           // with trunc: bytes cut off the end, known from the IP length
 	at     time.Duration // offset from t0; 0 means 1ms per frame
 	cli    netip.AddrPort
 	broker netip.AddrPort
