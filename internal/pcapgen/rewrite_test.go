@@ -26,8 +26,9 @@ type outcome struct {
 	truncated uint64 // packets the snap length cut
 }
 
-// audited runs the pipeline and auditor of scenario s over capture b.
-func audited(t *testing.T, s corpus.Scenario, b []byte) outcome {
+// scenarioOptions are the auditor's options for scenario s, as kwatch read
+// sets them from its profile and flags.
+func scenarioOptions(t *testing.T, s corpus.Scenario) audit.Options {
 	t.Helper()
 	p, err := audit.ParseProfile(s.ProfileName())
 	if err != nil {
@@ -43,13 +44,19 @@ func audited(t *testing.T, s corpus.Scenario, b []byte) outcome {
 			}
 		}
 	}
+	return opts
+}
+
+// audited runs the pipeline and auditor over capture b.
+func audited(t *testing.T, opts audit.Options, b []byte) outcome {
+	t.Helper()
 	src, err := capture.NewReader(bytes.NewReader(b), "test.pcap", capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
 	a := audit.New(opts)
-	st, err := pipeline.Run(context.Background(), src, pipeline.Options{HeaderV3: audit.HeaderV3(p)}, a)
+	st, err := pipeline.Run(context.Background(), src, pipeline.Options{HeaderV3: audit.HeaderV3(opts.Profile)}, a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,14 +91,15 @@ func TestRecutCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := audited(t, s, clean)
+		opts := scenarioOptions(t, s)
+		want := audited(t, opts, clean)
 		for _, snap := range []int{512, 256, 128, 96} {
 			t.Run(fmt.Sprintf("%s/s%d", s.Name, snap), func(t *testing.T) {
 				b, err := pcapgen.Recut(clean, snap)
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := audited(t, s, b)
+				got := audited(t, opts, b)
 				if got.coverage["truncated-packet"] != got.truncated {
 					t.Errorf("truncated-packet %d, want one per cut packet: %d", got.coverage["truncated-packet"], got.truncated)
 				}
@@ -124,5 +132,41 @@ func checkFewer(t *testing.T, got, want outcome) {
 	}
 	if g, w := got.coverage["stream-gap"], want.coverage["stream-gap"]; g != w {
 		t.Errorf("stream-gap %d, clean capture %d", g, w)
+	}
+}
+
+// TestRecutBulk checks the snap length on Produce and Fetch traffic, whose
+// frames span many packets, with frame headers straddling segments,
+// retransmissions and delayed ACKs: cut at 512 or 256 bytes, it gives the
+// clean capture's findings and coverage, with one truncated-packet per cut
+// packet.
+func TestRecutBulk(t *testing.T) {
+	var buf bytes.Buffer
+	_, err := pcapgen.WriteBulk(&buf, pcapgen.BulkOptions{
+		Connections: 6, Requests: 120, PayloadSize: 3000, SplitFraction: 0.3,
+		RetransmitFraction: 0.05, AckFraction: 0.3, ProducePerFetch: 2, Seed: 7,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := audit.Options{Profile: audit.ProfileSeed, MemberIDRequiredFrom: 1}
+	want := audited(t, opts, buf.Bytes())
+	for _, snap := range []int{512, 256} {
+		t.Run(fmt.Sprintf("s%d", snap), func(t *testing.T) {
+			b, err := pcapgen.Recut(buf.Bytes(), snap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := audited(t, opts, b)
+			if got.truncated == 0 || got.coverage["truncated-packet"] != got.truncated {
+				t.Errorf("truncated-packet %d, want one per cut packet: %d", got.coverage["truncated-packet"], got.truncated)
+			}
+			if !slices.Equal(got.findings, want.findings) {
+				t.Errorf("findings:\n got %q\nwant %q", got.findings, want.findings)
+			}
+			if g, w := withoutTruncated(got.coverage), withoutTruncated(want.coverage); !maps.Equal(g, w) {
+				t.Errorf("coverage:\n got %v\nwant %v", g, w)
+			}
+		})
 	}
 }
