@@ -1,8 +1,12 @@
 package reassembly
 
 import (
+	"time"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/kwatch/kwatch/capture"
 
 	"github.com/kwatch/kwatch/reassembly/internal/tcpasm"
 )
@@ -22,11 +26,21 @@ type conn struct {
 	// of the first packet) is the client's.
 	firstIsClient bool
 	ended         bool
-	touched       bool    // in r.touched during a flush
-	half          [2]half // by Side
+	touched       bool // in r.touched during a flush
+	acking        bool // in r.acking: a half has a hole acknowledged (acked.go)
+	// deferred holds segments waiting for the bytes they acknowledge
+	// (acked.go), in capture order.
+	deferred []capture.Segment
+	pkts     uint64  // segments of the connection handed to Accept
+	half     [2]half // by Side
 
 	id   uint64 // creation order, the last tie-break of replay order
 	flow Flow
+	// holding: the connection waits for a late SYN (see hold.go), its
+	// segments in held since heldSince; no Stream is open yet.
+	holding   bool
+	held      []capture.Segment
+	heldSince time.Time
 	// last is the connection's last packet. Its End carries it: an end
 	// found at another connection's packet (idle time passed, the
 	// 4-tuple reused, the capture over) happened after the last packet
@@ -58,6 +72,17 @@ type half struct {
 	cuts  []span
 	start seq // pos when the half started
 	isn   seq // sequence number of its SYN, if synSeen
+	// ackPending: the other side acknowledged bytes beyond pos, up to
+	// ackTo; ackFirst is what it had acknowledged at ackSince, when the
+	// connection had seen ackPkts segments (see acked.go).
+	ackPending bool
+	// captured: a segment of this side was seen. A side never captured
+	// (asymmetric routing, a mirror of one direction) loses nothing the
+	// other acknowledges: nothing of it was to be had.
+	captured        bool
+	ackFirst, ackTo seq
+	ackSince        time.Time
+	ackPkts         uint64
 }
 
 // prune drops the ranges pos has passed. The check is apart so that it
@@ -148,7 +173,7 @@ func (h *half) aheadMin() (seq, bool) {
 	var m seq
 	ok := false
 	for _, s := range h.ahead {
-		if !ok || s.from.Difference(m) < 0 {
+		if !ok || m.Difference(s.from) < 0 {
 			m, ok = s.from, true
 		}
 	}
@@ -181,6 +206,10 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 		}
 		return true
 	}
+	if c.holding {
+		r.hold(c, t, dir)
+		return false
+	}
 	if c.s == nil || c.ended {
 		return false
 	}
@@ -201,8 +230,15 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 		r.post = append(r.post, action{kind: actRestart, c: c})
 		return false
 	}
-	c.last = r.cur.meta
+	if r.cur.meta.Frame > c.last.Frame {
+		c.last = r.cur.meta // a held segment may come after a later one
+	}
 	if !r.replaying {
+		c.pkts++
+		h.captured = true
+		if t.ACK && c.mayHaveLost(o) && o.started && !o.closed && o.pos.Difference(seq(t.Ack)) > 0 {
+			c.noteAck(side.Other(), seq(t.Ack))
+		}
 		// Holes left by a snaplen cut are forced out before this segment
 		// is handled, so that calls come in sequence order: the segment
 		// is refused now and handed to gopacket again afterwards.
@@ -224,6 +260,12 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 		}
 	}
 	if h.closed {
+		return false
+	}
+	// Data that acknowledges bytes of the other side not delivered yet
+	// waits for them (acked.go): an answer never comes before its request.
+	if (n > 0 || t.FIN) && t.ACK && !t.SYN && !t.RST && c.mayHaveLost(o) && o.started && !o.closed && o.pos.Difference(seq(t.Ack)) > 0 && c.mayDefer(side, t) {
+		c.deferSeg(t)
 		return false
 	}
 	if !h.started {
@@ -313,11 +355,7 @@ func (c *conn) ReassembledSG(sg tcpasm.ScatterGather, _ tcpasm.AssemblerContext)
 		h.gap += skip
 		h.pos = h.pos.Add(skip)
 		if !r.flushing && r.synth.c == nil {
-			if r.asm.SkippingAckedHole() {
-				r.stats.AckedHoles++
-			} else {
-				r.stats.Overflow++
-			}
+			r.stats.Overflow++
 		}
 	}
 	if length > 0 && (skip > 0 || r.flushing) && r.synth.c == nil {
@@ -351,7 +389,13 @@ func (c *conn) ReassembledSG(sg tcpasm.ScatterGather, _ tcpasm.AssemblerContext)
 		} else {
 			h.gap += to - from
 		}
-		if to < length {
+		switch {
+		case to == length:
+		case to > from:
+			// Data buffered behind a hole forced out arrived with
+			// earlier packets: each piece keeps its own.
+			c.pieces(side, sg, to)
+		default:
 			c.data(side, p[to:])
 		}
 		h.pos = h.pos.Add(length)
@@ -390,6 +434,22 @@ func (c *conn) ReassemblyComplete(_ tcpasm.AssemblerContext) bool {
 }
 
 func clamp(v, hi int) int { return min(max(v, 0), hi) }
+
+// pieces delivers the bytes of sg from offset skip on, each piece with the
+// Meta of the packet that carried it.
+func (c *conn) pieces(side Side, sg tcpasm.ScatterGather, skip int) {
+	r := c.r
+	cur := r.cur.meta
+	off := 0
+	sg.Pieces(func(b []byte, ci gopacket.CaptureInfo) {
+		if lo := max(skip-off, 0); lo < len(b) {
+			r.cur.meta = Meta{Frame: uint64(ci.InterfaceIndex), Time: ci.Timestamp}
+			c.data(side, b[lo:])
+		}
+		off += len(b)
+	})
+	r.cur.meta = cur
+}
 
 // data delivers p after any gap pending on side.
 func (c *conn) data(side Side, p []byte) {

@@ -115,6 +115,16 @@ func (r *Reassembler) idleFlush(m Meta) {
 	}
 	ended := r.stats.Ended
 	r.flushing = true
+	if len(r.holding) > 0 {
+		r.releaseAged(m.Time, false)
+		r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
+	}
+	if len(r.acking) > 0 {
+		r.checkAllAcks(m.Time, false)
+	}
+	if len(r.deferring) > 0 {
+		r.redeliverAll()
+	}
 	r.asm.FlushWithOptions(tcpasm.FlushOptions{T: t, TC: t})
 	r.flushing = false
 	r.stats.IdleEnded += r.stats.Ended - ended

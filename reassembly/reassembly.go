@@ -184,6 +184,8 @@ type Stats struct {
 	Cuts       uint64 // Cut calls
 	BytesCut   uint64 // sum of their counts
 	Restarts   uint64 // connections ended by a new SYN on their 4-tuple
+	Held       uint64 // connections held for a late SYN (see hold.go)
+	LateSYNs   uint64 // of those, observed from their start after all
 }
 
 // flushEvery is how often, in packet time, idle connections are looked for.
@@ -211,6 +213,20 @@ type Reassembler struct {
 	synTCP    layers.TCP
 	zero      []byte // synthetic payload for holes
 	post      []action
+
+	// holding lists the connections held for a late SYN, in creation
+	// order; release those decided, whose held segments go to gopacket
+	// once the segment being added is done; heldBytes their payload.
+	holding   []*conn
+	release   []*conn
+	heldBytes int
+	// acking lists the connections with a hole acknowledged (acked.go);
+	// deferring those with deferred segments; noDefer: at Close, nothing
+	// waits any more.
+	acking    []*conn
+	deferring []*conn
+	noDefer   bool
+	releasing bool // in releaseDecided
 
 	clock  IdleClock // when idle flushes happen, unless ExternalIdleFlush
 	nextID uint64
@@ -251,10 +267,6 @@ func New(opts Options, op Opener) *Reassembler {
 	}
 	r := &Reassembler{opts: opts, op: op, log: opts.Logger}
 	r.asm = tcpasm.NewAssembler(tcpasm.NewStreamPool(factory{r}))
-	// A hole the receiver acknowledged was lost by the capture: waiting
-	// for its retransmission would hold the data behind it, and leave the
-	// answers to it unmatched, until a flush.
-	r.asm.SkipAckedHoles = true
 	r.asm.ReopenOnReuse = true
 	r.asm.MaxBufferedPagesPerConnection = max(opts.MaxBufferedPagesPerConn, 0)
 	r.asm.MaxBufferedPagesTotal = max(opts.MaxBufferedPagesTotal, 0)
@@ -284,6 +296,11 @@ func (r *Reassembler) Add(s *capture.Segment) {
 			r.idleFlush(m)
 		}
 	}
+	r.assemble(s)
+}
+
+// assemble hands one segment to gopacket and runs what it scheduled.
+func (r *Reassembler) assemble(s *capture.Segment) {
 	// Field by field: the rest of ci is never set, and a composite
 	// literal would be built aside and copied, on every segment.
 	r.cur.ci.Timestamp = s.Time
@@ -298,14 +315,27 @@ func (r *Reassembler) Add(s *capture.Segment) {
 	if len(r.post) > 0 {
 		r.runPost()
 	}
-	if c := r.curConn; c != nil && c.holesToForce() {
+	c := r.curConn
+	if c != nil && c.holesToForce() {
 		r.forceTruncHoles(c)
 	}
-	if c := r.truncConn; c != nil {
+	if tc := r.truncConn; tc != nil {
 		r.truncConn = nil
-		c.emit(evTruncated, r.truncSide, nil, 0)
+		tc.emit(evTruncated, r.truncSide, nil, 0)
 	}
 	r.seg, r.curConn = nil, nil
+	if c != nil {
+		// Either may add segments again (assemble within assemble).
+		if c.acking {
+			r.checkAcks(c, r.cur.meta.Time, false)
+		}
+		if len(c.deferred) > 0 {
+			r.redeliver(c)
+		}
+	}
+	if len(r.release) > 0 {
+		r.releaseDecided()
+	}
 }
 
 // Close ends the input: every hole still open becomes a Gap, and every
@@ -316,6 +346,15 @@ func (r *Reassembler) Close(m Meta) {
 	}
 	r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
 	r.flushing = true
+	r.releaseAged(m.Time, true)
+	r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
+	// Lost bytes first, then what waited for them, in order; then
+	// whatever still waits.
+	r.checkAllAcks(m.Time, true)
+	r.redeliverAll()
+	r.noDefer = true
+	r.checkAllAcks(m.Time, true)
+	r.redeliverAll()
 	r.asm.FlushAll()
 	r.flushing = false
 	r.replay(false)
@@ -356,15 +395,27 @@ func (f factory) New(_, _ gopacket.Flow, t *layers.TCP, _ tcpasm.AssemblerContex
 	}
 	r.nextID++
 	c := &conn{r: r, id: r.nextID, flow: fl, firstIsClient: clientIsSrc}
+	if !fromStart && r.heldBytes < maxHeldBytes {
+		// Its SYN may come later: see hold.go.
+		c.holding, c.heldSince = true, s.Time
+		r.holding = append(r.holding, c)
+		r.stats.Held++
+		return c
+	}
+	r.open(c)
+	return c
+}
+
+// open opens c's Stream.
+func (r *Reassembler) open(c *conn) {
 	if r.op != nil {
-		c.s = r.op.Open(fl)
+		c.s = r.op.Open(c.flow)
 	}
 	if c.s == nil {
 		r.stats.Ignored++
 	} else {
 		r.stats.Opened++
 	}
-	return c
 }
 
 // orient decides whether the sender of a connection's first segment is the

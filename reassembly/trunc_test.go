@@ -66,7 +66,7 @@ func TestTruncated(t *testing.T) {
 				{from: "c", seq: 1004, flags: "A", data: "lo", trunc: true},
 			}),
 			want: []string{
-				`0 data client "hello" @4`, `0 gap client 98 @6`, `0 data client "XYZ" @6`, `0 trunc client @6`,
+				`0 data client "hello" @4`, `0 gap client 98 @5`, `0 data client "XYZ" @5`, `0 trunc client @6`,
 			},
 		},
 		{
@@ -139,8 +139,10 @@ func TestCut(t *testing.T) {
 			}),
 			want: []string{
 				`0 trunc client @4`,
-				`0 data client ` + a10 + ` @5`, `0 cut client 90 @5`,
-				`0 data client ` + b10 + ` @5`, `0 cut client 90 @5`, `0 trunc client @5`,
+				// B keeps its packet's frame; a cut, like a gap, is said
+				// at the packet of the data after it.
+				`0 data client ` + a10 + ` @5`, `0 cut client 90 @4`,
+				`0 data client ` + b10 + ` @4`, `0 cut client 90 @5`, `0 trunc client @5`,
 				`0 data client "x" @6`,
 			},
 		},

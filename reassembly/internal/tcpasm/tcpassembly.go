@@ -164,6 +164,12 @@ func (rl *reassemblyObject) CaptureInfo(offset int) gopacket.CaptureInfo {
 // Pieces calls f with the bytes of each packet or page in rl, in order,
 // and the CaptureInfo of the packet they came from.
 func (rl *reassemblyObject) Pieces(f func(b []byte, ci gopacket.CaptureInfo)) {
+	if lp := rl.live; lp != nil {
+		if len(lp.bytes) > 0 {
+			f(lp.bytes, lp.captureInfo())
+		}
+		return
+	}
 	for _, r := range rl.all {
 		if b := r.getBytes(); len(b) > 0 {
 			f(b, r.captureInfo())
