@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -107,12 +108,7 @@ func TestRecutCorpus(t *testing.T) {
 					checkFewer(t, got, want)
 					return
 				}
-				if !slices.Equal(got.findings, want.findings) {
-					t.Errorf("findings:\n got %q\nwant %q", got.findings, want.findings)
-				}
-				if g, w := withoutTruncated(got.coverage), withoutTruncated(want.coverage); !maps.Equal(g, w) {
-					t.Errorf("coverage:\n got %v\nwant %v", g, w)
-				}
+				sameOutcome(t, got, want, true)
 			})
 		}
 	}
@@ -141,6 +137,46 @@ func checkFewer(t *testing.T, got, want outcome) {
 // clean capture's findings and coverage, with one truncated-packet per cut
 // packet.
 func TestRecutBulk(t *testing.T) {
+	clean := bulk(t)
+	opts := audit.Options{Profile: audit.ProfileSeed, MemberIDRequiredFrom: 1}
+	want := audited(t, opts, clean)
+	for _, snap := range []int{512, 256} {
+		t.Run(fmt.Sprintf("s%d", snap), func(t *testing.T) {
+			b, err := pcapgen.Recut(clean, snap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := audited(t, opts, b)
+			if got.truncated == 0 || got.coverage["truncated-packet"] != got.truncated {
+				t.Errorf("truncated-packet %d, want one per cut packet: %d", got.coverage["truncated-packet"], got.truncated)
+			}
+			sameOutcome(t, got, want, true)
+		})
+	}
+}
+
+// TestShuffleBulk checks SPEC.md 2.1 "Reordering" on the same traffic:
+// reordered in windows of 3 to 8, it gives the clean coverage.
+func TestShuffleBulk(t *testing.T) {
+	clean := bulk(t)
+	opts := audit.Options{Profile: audit.ProfileSeed, MemberIDRequiredFrom: 1}
+	want := audited(t, opts, clean)
+	for seed := range uint64(3) {
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			b, err := pcapgen.Shuffle(clean, 3, 8, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameOutcome(t, audited(t, opts, b), want, false)
+		})
+	}
+}
+
+// bulk is a capture of Produce and Fetch traffic whose frames span many
+// packets, frame headers straddling segments, with retransmissions and
+// delayed ACKs.
+func bulk(t *testing.T) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	_, err := pcapgen.WriteBulk(&buf, pcapgen.BulkOptions{
 		Connections: 6, Requests: 120, PayloadSize: 3000, SplitFraction: 0.3,
@@ -149,25 +185,22 @@ func TestRecutBulk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := audit.Options{Profile: audit.ProfileSeed, MemberIDRequiredFrom: 1}
-	want := audited(t, opts, buf.Bytes())
-	for _, snap := range []int{512, 256} {
-		t.Run(fmt.Sprintf("s%d", snap), func(t *testing.T) {
-			b, err := pcapgen.Recut(buf.Bytes(), snap)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := audited(t, opts, b)
-			if got.truncated == 0 || got.coverage["truncated-packet"] != got.truncated {
-				t.Errorf("truncated-packet %d, want one per cut packet: %d", got.coverage["truncated-packet"], got.truncated)
-			}
-			if !slices.Equal(got.findings, want.findings) {
-				t.Errorf("findings:\n got %q\nwant %q", got.findings, want.findings)
-			}
-			if g, w := withoutTruncated(got.coverage), withoutTruncated(want.coverage); !maps.Equal(g, w) {
-				t.Errorf("coverage:\n got %v\nwant %v", g, w)
-			}
-		})
+	return buf.Bytes()
+}
+
+// sameOutcome checks got against the clean capture's outcome: the same
+// findings and coverage, but truncated-packet when cut.
+func sameOutcome(t *testing.T, got, want outcome, cut bool) {
+	t.Helper()
+	if !slices.Equal(got.findings, want.findings) {
+		t.Errorf("findings:\n got %q\nwant %q", got.findings, want.findings)
+	}
+	g, w := got.coverage, want.coverage
+	if cut {
+		g, w = withoutTruncated(g), withoutTruncated(w)
+	}
+	if !maps.Equal(g, w) {
+		t.Errorf("coverage:\n got %v\nwant %v", g, w)
 	}
 }
 
@@ -188,14 +221,46 @@ func TestShuffleCorpus(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := audited(t, opts, b)
-				if !slices.Equal(got.findings, want.findings) {
-					t.Errorf("findings:\n got %q\nwant %q", got.findings, want.findings)
-				}
-				if !maps.Equal(got.coverage, want.coverage) {
-					t.Errorf("coverage:\n got %v\nwant %v", got.coverage, want.coverage)
-				}
+				sameOutcome(t, audited(t, opts, b), want, false)
 			})
 		}
+	}
+}
+
+// TestLostLastResponse checks SPEC.md 2.1 "Loss seen by acknowledgement" at
+// a connection's end: the last response lost by the capture, seen only
+// through the client's FIN acknowledging it, is one stream-gap; kept, none.
+func TestLostLastResponse(t *testing.T) {
+	for _, lost := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lost=%v", lost), func(t *testing.T) {
+			c := pcapgen.New(pcapgen.Options{})
+			cn := c.Conn(pcapgen.ConnOptions{
+				Client: netip.MustParseAddrPort("10.1.0.1:40001"),
+				Broker: netip.MustParseAddrPort("10.0.0.1:9092"),
+			})
+			s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("app"), CorrelationID: 1})
+			s.RoundTrip(pcapgen.APIVersions(3, "kgo", "1.0"), pcapgen.APIVersionsResponse(3))
+			corr, _ := s.Request(pcapgen.Metadata(12, "orders"))
+			if lost {
+				cn.DropNext(1)
+			}
+			s.Respond(corr, pcapgen.MetadataResponse(12, "10.0.0.1", 9092))
+			cn.Close()
+			b, err := c.Bytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := audited(t, audit.Options{Profile: audit.ProfileSeed, MemberIDRequiredFrom: 1}, b)
+			want := uint64(0)
+			if lost {
+				want = 1
+			}
+			if g := got.coverage["stream-gap"]; g != want {
+				t.Errorf("stream-gap %d, want %d (coverage %v)", g, want, got.coverage)
+			}
+			if g := got.coverage["unmatched-response"]; g != 0 {
+				t.Errorf("unmatched-response %d, want 0", g)
+			}
+		})
 	}
 }
