@@ -22,18 +22,27 @@ import (
 // catches up, or its hole is given up: a response is never delivered before
 // the request it answers, which a reordered capture may hold after it.
 
+// ackState is a side's hole acknowledged: the other side acknowledged
+// bytes beyond pos, up to to; first is what it had acknowledged at since,
+// when the connection had seen pkts segments.
+type ackState struct {
+	pending   bool
+	first, to seq
+	since     time.Time
+	pkts      uint64
+}
+
 // noteAck records that the other side acknowledged side's bytes up to ack,
 // beyond the next byte expected.
 func (c *conn) noteAck(side Side, ack seq) {
-	h := &c.half[side]
-	if h.ackPending {
-		if h.ackTo.Difference(ack) > 0 {
-			h.ackTo = ack
+	a := &c.acks[side]
+	if a.pending {
+		if a.to.Difference(ack) > 0 {
+			a.to = ack
 		}
 		return
 	}
-	h.ackPending, h.ackFirst, h.ackTo = true, ack, ack
-	h.ackSince, h.ackPkts = c.r.cur.meta.Time, c.pkts
+	*a = ackState{pending: true, first: ack, to: ack, since: c.r.cur.meta.Time, pkts: c.pkts}
 	if !c.acking {
 		c.acking = true
 		c.r.acking = append(c.r.acking, c)
@@ -45,17 +54,17 @@ func (c *conn) noteAck(side Side, ack seq) {
 func (r *Reassembler) checkAcks(c *conn, now time.Time, all bool) bool {
 	pending := false
 	for _, side := range [2]Side{Client, Broker} {
-		h := &c.half[side]
-		if !h.ackPending {
+		h, a := &c.half[side], &c.acks[side]
+		if !a.pending {
 			continue
 		}
-		if c.ended || h.closed || h.pos.Difference(h.ackTo) <= 0 {
-			h.ackPending = false
+		if c.ended || h.closed || h.pos.Difference(a.to) <= 0 {
+			a.pending = false
 			continue
 		}
-		if h.pos.Difference(h.ackFirst) <= 0 {
+		if h.pos.Difference(a.first) <= 0 {
 			// What was acknowledged first came; the rest is timed anew.
-			h.ackFirst, h.ackSince, h.ackPkts = h.ackTo, now, c.pkts
+			a.first, a.since, a.pkts = a.to, now, c.pkts
 		}
 		if c.deferredAt(side) || !h.captured && !all {
 			// The bytes are there, deferred: not lost. Or nothing of
@@ -64,15 +73,15 @@ func (r *Reassembler) checkAcks(c *conn, now time.Time, all bool) bool {
 			continue
 		}
 		if !h.captured {
-			h.ackPending = false // never captured: nothing was lost
+			a.pending = false // never captured: nothing was lost
 			continue
 		}
-		if all || c.pkts-h.ackPkts >= holdPackets || now.Sub(h.ackSince) > holdTime {
+		if all || c.pkts-a.pkts >= holdPackets || now.Sub(a.since) > holdTime {
 			r.stats.AckedHoles++
-			r.forceTo(c, side, h.ackFirst)
-			h.ackFirst, h.ackSince, h.ackPkts = h.ackTo, now, c.pkts
-			if all || h.closed || h.pos.Difference(h.ackTo) <= 0 {
-				h.ackPending = false
+			r.forceTo(c, side, a.first)
+			a.first, a.since, a.pkts = a.to, now, c.pkts
+			if all || h.closed || h.pos.Difference(a.to) <= 0 {
+				a.pending = false
 				continue
 			}
 		}
@@ -201,6 +210,7 @@ func (c *conn) deferSeg(t *layers.TCP) {
 	s.TCP.Payload = slices.Clone(t.Payload)
 	s.TCP.Contents, s.TCP.Options = nil, nil
 	c.deferred = append(c.deferred, s)
+	c.waiting = true
 	r.heldBytes += len(t.Payload)
 	if len(c.deferred) == 1 {
 		r.deferring = append(r.deferring, c)
@@ -231,6 +241,7 @@ func (r *Reassembler) redeliver(c *conn) {
 		r.assemble(&seg)
 		i = 0 // what it delivered may release earlier ones
 	}
+	c.waiting = len(c.deferred) > 0
 	r.cur = saved
 }
 

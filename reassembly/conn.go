@@ -28,19 +28,22 @@ type conn struct {
 	ended         bool
 	touched       bool // in r.touched during a flush
 	acking        bool // in r.acking: a half has a hole acknowledged (acked.go)
-	// deferred holds segments waiting for the bytes they acknowledge
-	// (acked.go), in capture order.
-	deferred []capture.Segment
-	pkts     uint64  // segments of the connection handed to Accept
-	half     [2]half // by Side
+	// holding: the connection waits for a late SYN (see hold.go), its
+	// segments in held since heldSince; no Stream is open yet.
+	holding bool
+	waiting bool    // len(deferred) > 0, read without touching it
+	pkts    uint64  // segments of the connection handed to Accept
+	half    [2]half // by Side
 
 	id   uint64 // creation order, the last tie-break of replay order
 	flow Flow
-	// holding: the connection waits for a late SYN (see hold.go), its
-	// segments in held since heldSince; no Stream is open yet.
-	holding   bool
+	// Rarely used: only when packets are out of order or lost.
 	held      []capture.Segment
 	heldSince time.Time
+	// deferred holds segments waiting for the bytes they acknowledge
+	// (acked.go), in capture order.
+	deferred []capture.Segment
+	acks     [2]ackState // by Side
 	// last is the connection's last packet. Its End carries it: an end
 	// found at another connection's packet (idle time passed, the
 	// 4-tuple reused, the capture over) happened after the last packet
@@ -57,9 +60,13 @@ type half struct {
 	started bool
 	closed  bool
 	synSeen bool
-	pos     seq
-	gap     int // lost bytes not reported yet
-	cut     int // cut bytes not reported yet
+	// captured: a segment of this side was seen. A side never captured
+	// (asymmetric routing, a mirror of one direction) loses nothing the
+	// other acknowledges: nothing of it was to be had.
+	captured bool
+	pos      seq
+	gap      int // lost bytes not reported yet
+	cut      int // cut bytes not reported yet
 	// ahead holds the ranges of segments gopacket buffered beyond pos
 	// (a superset of its queue; pruned as pos passes them): a hole may be
 	// forced out only up to the first of them.
@@ -72,17 +79,6 @@ type half struct {
 	cuts  []span
 	start seq // pos when the half started
 	isn   seq // sequence number of its SYN, if synSeen
-	// ackPending: the other side acknowledged bytes beyond pos, up to
-	// ackTo; ackFirst is what it had acknowledged at ackSince, when the
-	// connection had seen ackPkts segments (see acked.go).
-	ackPending bool
-	// captured: a segment of this side was seen. A side never captured
-	// (asymmetric routing, a mirror of one direction) loses nothing the
-	// other acknowledges: nothing of it was to be had.
-	captured        bool
-	ackFirst, ackTo seq
-	ackSince        time.Time
-	ackPkts         uint64
 }
 
 // prune drops the ranges pos has passed. The check is apart so that it
@@ -233,10 +229,13 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 	if r.cur.meta.Frame > c.last.Frame {
 		c.last = r.cur.meta // a held segment may come after a later one
 	}
+	// ahead: t acknowledges bytes of the other side not delivered yet,
+	// reordered or lost (acked.go). Rare: the check is one comparison.
+	ahead := t.ACK && o.pos.Difference(seq(t.Ack)) > 0 && o.started && !o.closed && c.mayHaveLost(o)
 	if !r.replaying {
 		c.pkts++
 		h.captured = true
-		if t.ACK && c.mayHaveLost(o) && o.started && !o.closed && o.pos.Difference(seq(t.Ack)) > 0 {
+		if ahead {
 			c.noteAck(side.Other(), seq(t.Ack))
 		}
 		// Holes left by a snaplen cut are forced out before this segment
@@ -264,7 +263,7 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 	}
 	// Data that acknowledges bytes of the other side not delivered yet
 	// waits for them (acked.go): an answer never comes before its request.
-	if (n > 0 || t.FIN) && t.ACK && !t.SYN && !t.RST && c.mayHaveLost(o) && o.started && !o.closed && o.pos.Difference(seq(t.Ack)) > 0 && c.mayDefer(side, t) {
+	if ahead && (n > 0 || t.FIN) && !t.SYN && !t.RST && c.mayDefer(side, t) {
 		c.deferSeg(t)
 		return false
 	}

@@ -5,20 +5,30 @@
 // internal/tcpasm to make in-order segments cheap ("gopacket" in this
 // package means that code): gopacket keeps the out-of-order buffer and the
 // sequence arithmetic; this package decides which side of a connection is
-// the client, starts mid-stream connections at once, turns every byte
-// gopacket skips into an explicit Gap, forces the holes left by
-// snaplen-cut segments out without waiting for an idle flush, flushes idle
-// connections by packet time, and replays whatever a flush produces in a
-// deterministic order. Nothing here starts a goroutine: every Stream call
-// happens inside Add or Close, on the caller's goroutine.
+// the client, waits a little for a late SYN before taking a connection as
+// joined mid-stream (hold.go), turns every byte gopacket skips and every
+// hole the other side acknowledged into an explicit Gap (acked.go), hands
+// bytes cut by the snap length on as a Cut, flushes idle connections by
+// packet time, and replays whatever a flush produces in a deterministic
+// order. Nothing here starts a goroutine: every Stream call happens inside
+// Add, IdleFlush or Close, on the caller's goroutine.
+//
+// Captures as operators take them (SPEC.md 2.1): packets reordered within
+// 1 s and 64 packets of a connection give the same calls as in order. A
+// connection whose SYN or SYN-ACK comes that late is observed from its
+// start; a hole is given up as lost only once acknowledged that long; a
+// segment that acknowledges bytes of the other side not delivered yet waits
+// for them, so that an answer never reaches a Stream before its question.
+// The segments kept aside meanwhile are copies, bounded in bytes over all
+// connections (maxHeldBytes), past which nothing more waits.
 //
 // Concurrency: a Reassembler is used by one goroutine. There is no
 // package-level state, so one Reassembler per worker shard (by flow hash) is
 // fine.
 //
 // Buffers: the bytes handed to Stream.Data belong to the Reassembler (most
-// often they point into the captured packet) and are valid only during the
-// call; a Stream copies what it keeps.
+// often they point into the captured packet, or into a copy it kept aside)
+// and are valid only during the call; a Stream copies what it keeps.
 //
 // Snaplen-cut segments: capture.Segment.Cut gives the number of bytes the
 // snap length took off a segment, from the IP length. They are delivered in
@@ -28,16 +38,17 @@
 // hole after the captured bytes is forced out as a Gap as soon as its end
 // is known: from the next segment on that side, the peer's ACK, or data
 // already buffered beyond it; only such a segment that is the last of its
-// side, never acknowledged, leaves its tail unreported.
+// side, never acknowledged, leaves its tail unreported. Truncated comes
+// after what the cut segment released.
 //
-// Meta: Data and Gap carry the Meta of the packet whose arrival released the
-// bytes. For in-order data that is the packet that carried them; for data
-// released from the out-of-order buffer it is the packet that completed the
-// in-order run; for data behind a hole given up while a packet is added
-// (the other side acknowledged past the hole, or the buffer cap) it is the
-// packet that carried each piece, as Wireshark shows it; for data released
-// by an idle flush it is the packet whose time triggered the flush, and for
-// Close it is the Meta given to Close.
+// Meta: Data carries the Meta of the packet that carried the bytes when
+// they were buffered behind a hole forced out (acknowledged, cut, the buffer
+// cap, a flush), as Wireshark shows them; otherwise that of the packet whose
+// arrival released them: for in-order data the packet that carried them,
+// for data released from the out-of-order buffer the packet that completed
+// the in-order run. A Gap or Cut carries the Meta of the data after it, or
+// failing that the packet or flush that forced it out (Close: the Meta given
+// to Close).
 package reassembly
 
 import (
@@ -86,8 +97,8 @@ type Flow struct {
 	// StartFrame is the frame of the first packet seen of this connection;
 	// it tells apart connections that reuse a 4-tuple.
 	StartFrame uint64
-	// FromStart: a SYN or SYN-ACK was seen, so the client's stream starts
-	// at its first byte.
+	// FromStart: a SYN or SYN-ACK was seen, possibly late (hold.go), so
+	// the client's stream starts at its first byte.
 	FromStart bool
 }
 
@@ -329,7 +340,7 @@ func (r *Reassembler) assemble(s *capture.Segment) {
 		if c.acking {
 			r.checkAcks(c, r.cur.meta.Time, false)
 		}
-		if len(c.deferred) > 0 {
+		if c.waiting {
 			r.redeliver(c)
 		}
 	}
