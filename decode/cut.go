@@ -58,7 +58,14 @@ func (c *Conn) Skip(dir Dir, n int, at Meta) {
 				c.finish(h, at)
 			}
 		case stHead, stBody:
-			n -= c.cutFrame(h, n, at)
+			k := c.cutFrame(h, n, at)
+			if k == 0 {
+				// A header that asks for more than its frame holds:
+				// nothing more of the frame to take, its end unsure.
+				c.cutFraming(h, dir, n, at)
+				return
+			}
+			n -= k
 		case stScan:
 			// The position was unknown already: the scan starts again
 			// after the cut, with nothing more lost.

@@ -103,3 +103,52 @@ func TestSkip(t *testing.T) {
 		})
 	}
 }
+
+// FuzzSkip: arbitrary bytes in both directions, with cuts (Skip) between
+// them, never panic, and the events do not depend on how the captured
+// bytes were chunked.
+//
+// The input is a script of records: a control byte (bit 0 direction, bit
+// 1 a cut of n bytes instead of data, bits 2-7 ignored), a length byte n,
+// then, for data, n bytes.
+func FuzzSkip(f *testing.F) {
+	cid := strp("app")
+	for _, s := range [][]byte{
+		cat([]byte{0, 20}, reqFrame(f, 3, 12, 1, cid, []tag{{0, iid[:]}}, metadataReq())[:20], []byte{2, 17}),
+		cat([]byte{0, 30}, reqFrame(f, 68, 0, 1, cid, nil, cghReq("m", 1))[:30], []byte{2, 200, 2, 255}),
+		cat([]byte{0, 6}, []byte{0, 0, 1, 0, 0, 3}, []byte{2, 255, 0, 4}, []byte{0, 0, 0, 9}),
+		cat([]byte{1, 4}, []byte{0, 0, 0, 8}, []byte{3, 8}),
+	} {
+		f.Add(true, s)
+		f.Add(false, s)
+	}
+	f.Fuzz(func(t *testing.T, fromStart bool, script []byte) {
+		for _, opts := range []Options{{}, {AssumeKafka: true, MaxFrame: 1 << 16}} {
+			whole := runCutScript(fromStart, opts, script, 0)
+			if bytes := runCutScript(fromStart, opts, script, 1); bytes != whole {
+				t.Fatalf("byte by byte:\n%s\nwhole:\n%s", bytes, whole)
+			}
+		}
+	})
+}
+
+// runCutScript runs a FuzzSkip script, data fed in chunks of chunk bytes
+// (0: whole), and returns the events.
+func runCutScript(fromStart bool, opts Options, script []byte, chunk int) string {
+	r := &cutRecorder{}
+	c := NewConn(testID, fromStart, opts, r)
+	for k := 0; len(script) >= 2; k++ {
+		ctl, n := script[0], int(script[1])
+		script = script[2:]
+		at := Meta{Frame: uint64(k + 1)}
+		if ctl&2 != 0 {
+			c.Skip(Dir(ctl&1), n, at)
+			continue
+		}
+		n = min(n, len(script))
+		feedChunks(c, Dir(ctl&1), script[:n], at, func(int) int { return chunk })
+		script = script[n:]
+	}
+	c.Close(Meta{Frame: 1 << 20})
+	return r.String()
+}

@@ -332,7 +332,9 @@ func (r *Reassembler) assemble(s *capture.Segment) {
 	}
 	if tc := r.truncConn; tc != nil {
 		r.truncConn = nil
-		tc.emit(evTruncated, r.truncSide, nil, 0)
+		if !tc.ended { // the segment's FIN or RST ended it: nothing more
+			tc.emit(evTruncated, r.truncSide, nil, 0)
+		}
 	}
 	r.seg, r.curConn = nil, nil
 	if c != nil {
