@@ -297,11 +297,7 @@ func (c *Conn) Gap(dir Dir, lost int, at Meta) {
 	h := c.halfFor(dir)
 	c.partial = true
 	if c.state == StateKafka {
-		c.begin(KindCoverage, at)
-		c.ev.Coverage = StreamGap
-		c.ev.Bytes = int64(lost)
-		c.ev.Detail = "bytes lost on " + dir.String()
-		c.emit()
+		c.streamGap(lost, "bytes lost on "+dir.String(), at)
 	} else {
 		// Nothing is reported before the connection is known to be Kafka;
 		// the loss is, once it is (recognise).

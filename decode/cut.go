@@ -123,13 +123,18 @@ func (c *Conn) cutFrame(h *half, n int, at Meta) int {
 func (c *Conn) cutFraming(h *half, dir Dir, n int, at Meta) {
 	c.partial = true
 	if c.state == StateKafka {
-		c.begin(KindCoverage, at)
-		c.ev.Coverage = StreamGap
-		c.ev.Bytes = int64(n)
-		c.ev.Detail = "frame start cut by the capture's snap length on " + dir.String()
-		c.emit()
+		c.streamGap(n, "frame start cut by the capture's snap length on "+dir.String(), at)
 	}
 	c.resync(h)
+}
+
+// streamGap reports n bytes lost (a stream-gap).
+func (c *Conn) streamGap(n int, detail string, at Meta) {
+	c.begin(KindCoverage, at)
+	c.ev.Coverage = StreamGap
+	c.ev.Bytes = int64(n)
+	c.ev.Detail = detail
+	c.emit()
 }
 
 // markCut sets ev.Cut for a request whose frame the snap length cut.

@@ -1,6 +1,7 @@
 package reassembly
 
 import (
+	"slices"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -90,36 +91,10 @@ func (h *half) prune() {
 }
 
 func (h *half) pruneLists() {
-	if len(h.ahead) > 0 {
-		k := 0
-		for _, s := range h.ahead {
-			if h.pos.Difference(s.to) > 0 {
-				h.ahead[k] = s
-				k++
-			}
-		}
-		h.ahead = h.ahead[:k]
-	}
-	if len(h.trunc) > 0 {
-		k := 0
-		for _, t := range h.trunc {
-			if h.pos.Difference(t) >= 0 {
-				h.trunc[k] = t
-				k++
-			}
-		}
-		h.trunc = h.trunc[:k]
-	}
-	if len(h.cuts) > 0 {
-		k := 0
-		for _, s := range h.cuts {
-			if h.pos.Difference(s.to) > 0 {
-				h.cuts[k] = s
-				k++
-			}
-		}
-		h.cuts = h.cuts[:k]
-	}
+	passed := func(s span) bool { return h.pos.Difference(s.to) <= 0 }
+	h.ahead = slices.DeleteFunc(h.ahead, passed)
+	h.cuts = slices.DeleteFunc(h.cuts, passed)
+	h.trunc = slices.DeleteFunc(h.trunc, func(t seq) bool { return h.pos.Difference(t) < 0 })
 }
 
 // cutAt returns where the snaplen cut that holds the next byte ends.
