@@ -171,7 +171,9 @@ func (e *Engine) Packet(p *capture.Packet) {
 
 // Close ends every open connection, flushing what the reassembler holds.
 func (e *Engine) Close() {
-	e.reasm.Close(reassembly.Meta{Frame: e.stats.LastFrame, Time: e.stats.LastTime})
+	m := reassembly.Meta{Frame: e.stats.LastFrame, Time: e.stats.LastTime}
+	e.reasm.Drain(m) // as the sharded run does, in a step of its own
+	e.reasm.Close(m)
 }
 
 // Stats returns the counters so far.

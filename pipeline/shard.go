@@ -59,6 +59,7 @@ type stepKind uint8
 const (
 	stepSegment stepKind = iota
 	stepFlush
+	stepDrain // reassembly.Reassembler.Drain, before stepClose
 	stepClose
 )
 
@@ -178,6 +179,9 @@ func (w *worker) process(b *batch) {
 		case stepFlush:
 			w.step = int32(i)
 			w.reasm.IdleFlush(b.metas[st.meta])
+		case stepDrain:
+			w.step = int32(i)
+			w.reasm.Drain(b.metas[st.meta])
 		case stepClose:
 			w.step = int32(i)
 			w.reasm.Close(b.metas[st.meta])
@@ -330,6 +334,7 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 				send(false)
 			}
 		}
+		b.steps = append(b.steps, step{kind: stepDrain, meta: int32(len(b.metas))})
 		b.steps = append(b.steps, step{kind: stepClose, meta: int32(len(b.metas))})
 		b.metas = append(b.metas, reassembly.Meta{Frame: stats.LastFrame, Time: stats.LastTime})
 		send(true)

@@ -357,6 +357,25 @@ func (r *Reassembler) Close(m Meta) {
 	if r.closed {
 		return
 	}
+	r.Drain(m)
+	r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
+	r.flushing = true
+	r.asm.FlushAll()
+	r.flushing = false
+	r.replay(false)
+	r.closed = true
+}
+
+// Drain ends the waits of the input's end, before Close ends the
+// connections: connections held for a late SYN are taken as joined
+// mid-stream, holes acknowledged become Gaps, deferred segments are added.
+// Its calls come in one batch, like a flush's, so that a connection does
+// not end before the next one's held bytes are delivered. Close drains
+// first if Drain was not called; after Drain nothing waits any more.
+func (r *Reassembler) Drain(m Meta) {
+	if r.closed || r.noDefer {
+		return
+	}
 	r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
 	r.flushing = true
 	r.releaseAged(m.Time, true)
@@ -368,10 +387,8 @@ func (r *Reassembler) Close(m Meta) {
 	r.noDefer = true
 	r.checkAllAcks(m.Time, true)
 	r.redeliverAll()
-	r.asm.FlushAll()
 	r.flushing = false
 	r.replay(false)
-	r.closed = true
 }
 
 // wanted reports whether s belongs to a connection on a broker port.
