@@ -58,7 +58,7 @@ func (r *Reassembler) hold(c *conn, t *layers.TCP, dir tcpasm.TCPFlowDirection) 
 	r.heldBytes += len(t.Payload)
 	// A SYN that does not fit shows the held data is an earlier
 	// connection's, joined mid-stream; the SYN then starts a new one.
-	if syn || late || r.heldBytes > maxHeldBytes {
+	if syn || late || len(c.held) >= holdPackets || r.heldBytes > maxHeldBytes {
 		c.flow.FromStart = c.flow.FromStart && !syn
 		r.decide(c)
 		return

@@ -399,6 +399,31 @@ func TestReassembly(t *testing.T) {
 	}
 }
 
+// TestHoldLimits: a connection without SYN is held for at most 64 of its
+// packets, then joined mid-stream at once (before Close); a new SYN on
+// its 4-tuple after that opens another connection.
+func TestHoldLimits(t *testing.T) {
+	rec := &recorder{}
+	r := New(Options{}, rec)
+	var ps []pkt
+	for i := range holdPackets {
+		ps = append(ps, pkt{from: "c", seq: uint32(1001 + i), ack: 5001, flags: "A", data: "x"})
+	}
+	for _, s := range segs(ps) {
+		r.Add(s)
+	}
+	if len(rec.flows) != 1 || rec.flows[0].FromStart {
+		t.Fatalf("after %d packets: flows %+v, want one joined mid-stream", holdPackets, rec.flows)
+	}
+	if st := r.Stats(); st.Held != 1 || st.LateSYNs != 0 || st.Bytes != holdPackets {
+		t.Errorf("stats %+v, want 1 held, no late SYN, %d bytes", st, holdPackets)
+	}
+	r.Add(mkSeg(holdPackets+1, t0, cliAddr, brkAddr, 90000, 0, "S", nil, false))
+	if len(rec.flows) != 2 || !rec.flows[1].FromStart {
+		t.Errorf("the new SYN: flows %+v, want a second one from its start", rec.flows)
+	}
+}
+
 // TestAckedHoleFrames: the data queued behind a hole given up when the other
 // side acknowledged it (after the reordering window: 64 of the connection's
 // packets) comes packet by packet, each with its own frame and time.
