@@ -135,12 +135,20 @@ func decodeOptions(opts Options) decode.Options {
 }
 
 func reassemblyOptions(opts Options) reassembly.Options {
-	return reassembly.Options{
+	ro := reassembly.Options{
 		BrokerPorts:             opts.Ports,
 		IdleTimeout:             opts.IdleTimeout,
 		MaxBufferedPagesPerConn: opts.MaxBufferedPagesPerConn,
 		Logger:                  opts.Logger,
 	}
+	if opts.Workers > 1 {
+		// The out-of-order cap is over all workers: each worker's
+		// Reassembler holds its share. A share, not a budget the workers
+		// draw on together, so that when it bites it bites the same way
+		// on every run.
+		ro.MaxBufferedPagesTotal = max(reassembly.DefaultMaxBufferedPagesTotal/opts.Workers, 1)
+	}
+	return ro
 }
 
 // count adds p to the packet counters.

@@ -433,7 +433,7 @@ func (c *conn) data(side Side, p []byte) {
 	c.flushGap(side)
 	r := c.r
 	r.stats.Bytes += uint64(len(p))
-	if c.s != nil && !r.flushing {
+	if c.s != nil && !r.collecting {
 		c.s.Data(side, p, r.cur.meta) // emit's common case, without the call
 		return
 	}
@@ -480,7 +480,7 @@ func (c *conn) emit(k evKind, side Side, p []byte, n int) {
 		return
 	}
 	r := c.r
-	if r.flushing {
+	if r.collecting {
 		r.collect(c, k, side, p, n)
 		return
 	}

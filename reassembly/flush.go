@@ -25,6 +25,14 @@ type flushEvent struct {
 	meta Meta // the packet the call is about (see conn.ReassembledSG)
 }
 
+// compare orders connections for replay: Flow order, then creation.
+func (c *conn) compare(d *conn) int {
+	if x := c.flow.compare(&d.flow); x != 0 {
+		return x
+	}
+	return cmp.Compare(c.id, d.id)
+}
+
 // maxArenaKeep bounds the flush arena kept between flushes.
 const maxArenaKeep = 4 << 20
 
@@ -114,7 +122,7 @@ func (r *Reassembler) idleFlush(m Meta) {
 		meta: m,
 	}
 	ended := r.stats.Ended
-	r.flushing = true
+	r.flushing, r.collecting = true, true
 	if len(r.holding) > 0 {
 		r.releaseAged(m.Time, false)
 		r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
@@ -126,7 +134,7 @@ func (r *Reassembler) idleFlush(m Meta) {
 		r.redeliverAll()
 	}
 	r.asm.FlushWithOptions(tcpasm.FlushOptions{T: t, TC: t})
-	r.flushing = false
+	r.flushing, r.collecting = false, false
 	r.stats.IdleEnded += r.stats.Ended - ended
 	r.replay(true)
 }
@@ -138,21 +146,13 @@ func (r *Reassembler) replay(after bool) {
 	if len(r.touched) == 0 {
 		return
 	}
-	slices.SortFunc(r.touched, func(a, b *conn) int {
-		if c := a.flow.compare(&b.flow); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.id, b.id)
-	})
+	slices.SortFunc(r.touched, (*conn).compare)
 	// Each connection's calls, in the order they were made.
 	slices.SortStableFunc(r.flushed, func(a, b flushEvent) int {
 		if a.c == b.c {
 			return 0
 		}
-		if c := a.c.flow.compare(&b.c.flow); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.c.id, b.c.id)
+		return a.c.compare(b.c)
 	})
 	// After an idle flush, each connection's forced-out snaplen holes
 	// follow its own replayed calls, so that the calls of one connection

@@ -243,10 +243,13 @@ type Reassembler struct {
 	nextID uint64
 	closed bool
 
-	flushing bool
-	flushed  []flushEvent // Stream calls collected during a flush
-	arena    []byte       // their bytes
-	touched  []*conn
+	// flushing: a flush or the input's end is under way; collecting: the
+	// Stream calls it makes are collected, to be replayed in order.
+	flushing   bool
+	collecting bool
+	flushed    []flushEvent // Stream calls collected during a flush
+	arena      []byte       // their bytes
+	touched    []*conn
 
 	stats Stats
 }
@@ -359,10 +362,11 @@ func (r *Reassembler) Close(m Meta) {
 	}
 	r.Drain(m)
 	r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
+	// In replay order, one connection after the other: the calls need not
+	// be collected, nor everything still buffered copied aside.
 	r.flushing = true
-	r.asm.FlushAll()
+	r.asm.FlushAllOrdered(func(x, y tcpasm.Stream) int { return x.(*conn).compare(y.(*conn)) })
 	r.flushing = false
-	r.replay(false)
 	r.closed = true
 }
 
@@ -377,7 +381,7 @@ func (r *Reassembler) Drain(m Meta) {
 		return
 	}
 	r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
-	r.flushing = true
+	r.flushing, r.collecting = true, true
 	r.releaseAged(m.Time, true)
 	r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
 	// Lost bytes first, then what waited for them, in order; then
@@ -387,7 +391,7 @@ func (r *Reassembler) Drain(m Meta) {
 	r.noDefer = true
 	r.checkAllAcks(m.Time, true)
 	r.redeliverAll()
-	r.flushing = false
+	r.flushing, r.collecting = false, false
 	r.replay(false)
 }
 

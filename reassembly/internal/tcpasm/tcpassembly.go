@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -1423,7 +1424,18 @@ func (a *Assembler) flushClose(conn *connection, half *halfconnection, t time.Ti
 // those connections. It returns the total number of connections flushed/closed
 // by the call.
 func (a *Assembler) FlushAll() (closed int) {
+	return a.FlushAllOrdered(nil)
+}
+
+// FlushAllOrdered is FlushAll visiting the connections in the order cmp
+// gives their Streams (nil: the pool's order), each wholly before the
+// next, so that a caller who needs the Stream calls in an order of its own
+// need not collect them.
+func (a *Assembler) FlushAllOrdered(cmp func(x, y Stream) int) (closed int) {
 	a.conns = a.connPool.connections(a.conns[:0])
+	if cmp != nil {
+		slices.SortFunc(a.conns, func(x, y *connection) int { return cmp(x.c2s.stream, y.c2s.stream) })
+	}
 	closed = len(a.conns)
 	for _, conn := range a.conns {
 		// Removed since the snapshot: only a Stream calling back into
