@@ -420,7 +420,7 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 	for _, w := range workers {
 		stats.Connections += w.conns
 		stats.TLS.Add(w.tls)
-		addReasm(&stats.Reassembly, w.reasm.Stats())
+		stats.Reassembly.Add(w.reasm.Stats())
 	}
 	return stats, runErr
 }
@@ -434,24 +434,6 @@ func connOrder(a, b *decode.ConnID) int {
 		return c
 	}
 	return a.Broker.Compare(b.Broker)
-}
-
-func addReasm(s *reassembly.Stats, t reassembly.Stats) {
-	s.Segments += t.Segments
-	s.Filtered += t.Filtered
-	s.Opened += t.Opened
-	s.Ignored += t.Ignored
-	s.Ended += t.Ended
-	s.IdleEnded += t.IdleEnded
-	s.Bytes += t.Bytes
-	s.Gaps += t.Gaps
-	s.BytesLost += t.BytesLost
-	s.OutOfOrder += t.OutOfOrder
-	s.Overflow += t.Overflow
-	s.AckedHoles += t.AckedHoles
-	s.Truncated += t.Truncated
-	s.TruncFills += t.TruncFills
-	s.Restarts += t.Restarts
 }
 
 // wanted is reassembly's port filter: with ports named, a segment must have

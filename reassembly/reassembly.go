@@ -199,6 +199,29 @@ type Stats struct {
 	LateSYNs   uint64 // of those, observed from their start after all
 }
 
+// Add adds t's counters to s (the shards of a sharded run).
+func (s *Stats) Add(t Stats) {
+	s.Segments += t.Segments
+	s.Filtered += t.Filtered
+	s.Opened += t.Opened
+	s.Ignored += t.Ignored
+	s.Ended += t.Ended
+	s.IdleEnded += t.IdleEnded
+	s.Bytes += t.Bytes
+	s.Gaps += t.Gaps
+	s.BytesLost += t.BytesLost
+	s.OutOfOrder += t.OutOfOrder
+	s.Overflow += t.Overflow
+	s.AckedHoles += t.AckedHoles
+	s.Truncated += t.Truncated
+	s.TruncFills += t.TruncFills
+	s.Cuts += t.Cuts
+	s.BytesCut += t.BytesCut
+	s.Restarts += t.Restarts
+	s.Held += t.Held
+	s.LateSYNs += t.LateSYNs
+}
+
 // flushEvery is how often, in packet time, idle connections are looked for.
 const flushEvery = time.Second
 
