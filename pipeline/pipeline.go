@@ -158,6 +158,7 @@ func reassemblyOptions(opts Options) reassembly.Options {
 		// draw on together, so that when it bites it bites the same way
 		// on every run.
 		ro.MaxBufferedPagesTotal = max(reassembly.DefaultMaxBufferedPagesTotal/opts.Workers, 1)
+		ro.MaxHeldBytes = max(reassembly.DefaultMaxHeldBytes/opts.Workers, 1)
 	}
 	return ro
 }

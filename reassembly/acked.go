@@ -143,7 +143,7 @@ func (r *Reassembler) checkAllAcks(now time.Time, all bool) {
 // side sent after the bytes it carries): both would wait for each other.
 func (c *conn) mayDefer(side Side, t *layers.TCP) bool {
 	r := c.r
-	if r.noDefer || r.heldBytes+len(t.Payload) > maxHeldBytes {
+	if r.noDefer || r.heldBytes+len(t.Payload) > r.opts.MaxHeldBytes {
 		return false
 	}
 	from, ack := seq(t.Seq), seq(t.Ack)

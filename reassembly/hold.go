@@ -23,9 +23,8 @@ import (
 const (
 	holdPackets = 64
 	holdTime    = time.Second
-	// maxHeldBytes bounds the payload held over all connections: past it a
-	// connection is taken as joined mid-stream at once.
-	maxHeldBytes = 32 << 20
+	// DefaultMaxHeldBytes is the default of Options.MaxHeldBytes.
+	DefaultMaxHeldBytes = 32 << 20
 )
 
 // hold copies the segment being added aside for c, still held. A SYN or
@@ -58,7 +57,7 @@ func (r *Reassembler) hold(c *conn, t *layers.TCP, dir tcpasm.TCPFlowDirection) 
 	r.heldBytes += len(t.Payload)
 	// A SYN that does not fit shows the held data is an earlier
 	// connection's, joined mid-stream; the SYN then starts a new one.
-	if syn || late || len(c.held) >= holdPackets || r.heldBytes > maxHeldBytes {
+	if syn || late || len(c.held) >= holdPackets || r.heldBytes > r.opts.MaxHeldBytes {
 		c.flow.FromStart = c.flow.FromStart && !syn
 		r.decide(c)
 		return

@@ -20,7 +20,7 @@
 // segment that acknowledges bytes of the other side not delivered yet waits
 // for them, so that an answer never reaches a Stream before its question.
 // The segments kept aside meanwhile are copies, bounded in bytes over all
-// connections (maxHeldBytes), past which nothing more waits.
+// connections (Options.MaxHeldBytes), past which nothing more waits.
 //
 // Concurrency: a Reassembler is used by one goroutine. There is no
 // package-level state, so one Reassembler per worker shard (by flow hash) is
@@ -169,6 +169,11 @@ type Options struct {
 	MaxBufferedPagesPerConn int
 	// MaxBufferedPagesTotal caps it over all connections. Negative: no cap.
 	MaxBufferedPagesTotal int
+	// MaxHeldBytes caps the payload copied aside over all connections
+	// while a connection waits for a late SYN or a segment for the bytes
+	// it acknowledges (SPEC.md 2.1): past it nothing more waits. Negative:
+	// nothing waits.
+	MaxHeldBytes int
 	// ExternalIdleFlush: Add never flushes idle connections; the caller
 	// calls IdleFlush, driven by an IdleClock over all segments (sharding).
 	ExternalIdleFlush bool
@@ -301,6 +306,9 @@ func New(opts Options, op Opener) *Reassembler {
 	}
 	if opts.MaxBufferedPagesTotal == 0 {
 		opts.MaxBufferedPagesTotal = DefaultMaxBufferedPagesTotal
+	}
+	if opts.MaxHeldBytes == 0 {
+		opts.MaxHeldBytes = DefaultMaxHeldBytes
 	}
 	r := &Reassembler{opts: opts, op: op, log: opts.Logger}
 	r.asm = tcpasm.NewAssembler(tcpasm.NewStreamPool(factory{r}))
@@ -452,7 +460,7 @@ func (f factory) New(_, _ gopacket.Flow, t *layers.TCP, _ tcpasm.AssemblerContex
 	}
 	r.nextID++
 	c := &conn{r: r, id: r.nextID, flow: fl, firstIsClient: clientIsSrc}
-	if !fromStart && r.heldBytes < maxHeldBytes {
+	if !fromStart && r.heldBytes < r.opts.MaxHeldBytes {
 		// Its SYN may come later: see hold.go.
 		c.holding, c.heldSince = true, s.Time
 		r.holding = append(r.holding, c)

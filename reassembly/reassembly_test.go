@@ -424,6 +424,19 @@ func TestHoldLimits(t *testing.T) {
 	}
 }
 
+// TestNoHold: with MaxHeldBytes negative nothing waits: a connection
+// without SYN is joined mid-stream at its first data.
+func TestNoHold(t *testing.T) {
+	rec := &recorder{}
+	r := New(Options{MaxHeldBytes: -1}, rec)
+	for _, s := range segs([]pkt{{from: "c", seq: 1001, ack: 5001, flags: "A", data: "x"}}) {
+		r.Add(s)
+	}
+	if got := rec.lines(true); !slices.Equal(got, []string{`0 data client "x" @1`}) || r.Stats().Held != 0 {
+		t.Errorf("events %q, stats %+v: want the data at once, nothing held", got, r.Stats())
+	}
+}
+
 // TestAckedHoleFrames: the data queued behind a hole given up when the other
 // side acknowledged it (after the reordering window: 64 of the connection's
 // packets) comes packet by packet, each with its own frame and time.
