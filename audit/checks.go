@@ -133,10 +133,11 @@ func (a *Auditor) request(c *connState, e *decode.Event) {
 	}
 	q.hasID = e.HasInstanceID && e.TagProblem == decode.TagOK && !e.InstanceID.IsZero() && q.hv >= 2
 	q.id = e.InstanceID
-	if q.hv >= 1 {
+	// A field the snap length cut is not judged (SPEC.md 2.1).
+	if q.hv >= 1 && e.Cut < decode.CutClientID {
 		q.clientID()
 	}
-	if q.hv >= 2 {
+	if q.hv >= 2 && e.Cut < decode.CutTags {
 		q.instanceID()
 	}
 	if e.Body.Decoded && !e.Body.BodyError {

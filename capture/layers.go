@@ -130,6 +130,7 @@ type ipInfo struct {
 	proto     uint8
 	payload   []byte
 	truncated bool // the IP length exceeds the bytes the snap length left
+	cut       int  // with truncated: how many (Segment.Cut)
 }
 
 // decode is the hot path: a plain Ethernet/IPv4/TCP packet makes two calls
@@ -207,6 +208,10 @@ func (d *LayerDecoder) decode(p *Packet, s *Segment) Reason {
 	s.Src = netip.AddrPortFrom(src, uint16(s.TCP.SrcPort))
 	s.Dst = netip.AddrPortFrom(dst, uint16(s.TCP.DstPort))
 	s.Truncated = truncated || p.Truncated()
+	s.Cut = 0
+	if ip.truncated {
+		s.Cut = ip.cut
+	}
 	return ReasonNone
 }
 
@@ -331,6 +336,7 @@ func ipv4(p *Packet, b []byte, ip *ipInfo, f *fragment) Reason {
 		b = b[:total] // drop Ethernet padding and trailers
 	default:
 		ip.truncated = p.Truncated() // cut by the snap length, else a wrong length field: the bytes are the packet
+		ip.cut = total - len(b)
 	}
 	ip.hdr, ip.proto, ip.payload = b, b[9], b[ihl:]
 	if b[6]&0x3f != 0 || b[7] != 0 { // more fragments, or a non-zero offset
@@ -362,6 +368,7 @@ func ipv6(p *Packet, b []byte, ip *ipInfo, f *fragment) Reason {
 		b = b[:40+plen]
 	default:
 		ip.truncated = p.Truncated() // as for IPv4
+		ip.cut = 40 + plen - len(b)
 	}
 	ip.hdr = b
 	next, rest := b[6], b[40:]

@@ -55,4 +55,8 @@ type Segment struct {
 	TCP      layers.TCP
 	// Truncated: the snap length cut the packet, so the payload is short.
 	Truncated bool
+	// Cut is how many payload bytes the snap length cut off the end of
+	// TCP.Payload, as the IP length tells; 0 when unknown (no IP length,
+	// as with segmentation offload) or not Truncated.
+	Cut int
 }

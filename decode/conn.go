@@ -114,7 +114,10 @@ type half struct {
 	// beside the fields every frame touches, so that a header parsed
 	// whole never touches walk)
 	walking bool
-	buf     []byte
+	// cutAt is 1 + the offset in the frame of its first byte the snap
+	// length cut (see cut.go); 0 if none was.
+	cutAt int
+	buf   []byte
 	// seen counts bytes fed to this half.
 	seen int64
 
@@ -142,9 +145,11 @@ type Conn struct {
 	closed  bool
 	partial bool
 	// earlyGaps and earlyGapBytes: losses before the connection was
-	// recognised as Kafka, reported when it is.
+	// recognised as Kafka, reported when it is; earlyCuts likewise counts
+	// the packets the snap length cut, by Dir.
 	earlyGaps     int
 	earlyGapBytes int64
+	earlyCuts     [2]int
 	fromStart     bool
 	// evPDU: c.ev's fields other than those beginPDU writes are zero, or
 	// Conn, Slot and FromStart (which do not change while it is set), so a
@@ -319,11 +324,7 @@ func (c *Conn) Gap(dir Dir, lost int, at Meta) {
 	h := c.halfFor(dir)
 	c.partial = true
 	if c.state == StateKafka && !c.quiet {
-		c.begin(KindCoverage, at)
-		c.ev.Coverage = StreamGap
-		c.ev.Bytes = int64(lost)
-		c.ev.Detail = "bytes lost on " + dir.String()
-		c.emit()
+		c.streamGap(lost, "bytes lost on "+dir.String(), at)
 	} else {
 		// Nothing is reported before the connection is known to be Kafka;
 		// the loss is, once it is (recognise).
@@ -340,11 +341,20 @@ func (c *Conn) Gap(dir Dir, lost int, at Meta) {
 }
 
 // Truncated reports a packet on dir cut by the capture's snap length; the
-// reassembler follows it with a Gap.
+// reassembler follows it with a Skip (see cut.go), or a Gap when the number
+// of bytes cut is unknown.
 func (c *Conn) Truncated(dir Dir, at Meta) {
-	if c.closed || c.state != StateKafka || c.quiet {
+	if (c.state == StateProbing || c.quiet) && !c.closed {
+		c.earlyCuts[dir]++ // reported if and when the connection is announced as Kafka
 		return
 	}
+	if c.closed || c.state != StateKafka {
+		return
+	}
+	c.truncated(dir, at)
+}
+
+func (c *Conn) truncated(dir Dir, at Meta) {
 	c.begin(KindCoverage, at)
 	c.ev.Coverage = TruncatedPacket
 	c.ev.Detail = "packet cut by the capture's snap length on " + dir.String()
@@ -404,6 +414,7 @@ func (c *Conn) recognise(at Meta) {
 		c.ev.Detail = "bytes lost before the connection was recognised as Kafka"
 		c.emit()
 	}
+	c.flushEarlyCuts(at)
 }
 
 // resync drops h's position: it scans for the next plausible frame.
@@ -439,6 +450,7 @@ func (c *Conn) beginPDU(k Kind, at Meta) {
 	e.ClientID, e.ClientIDNull = nil, false
 	e.InstanceID, e.HasInstanceID, e.TagProblem = UUID{}, false, TagOK
 	e.RequestFrame, e.RequestAmbiguous = 0, false
+	e.Cut = CutNone
 }
 
 // emit hands the event to the sink. Nothing is said about a connection
@@ -565,6 +577,7 @@ func (c *Conn) startFrame(h *half, p []byte, at Meta) []byte {
 	h.buf = h.buf[:0]
 	h.kind = frNone
 	h.noBody = false
+	h.cutAt = 0
 	h.detail = ""
 	h.st = stHead
 	if h.role == reqHalf {
@@ -776,6 +789,9 @@ func (c *Conn) emitRequest(h *half, at Meta) {
 	c.ev.ClientIDNull = hd.ClientIDNull
 	c.ev.InstanceID, c.ev.HasInstanceID = hd.InstanceID, hd.HasInstanceID
 	c.ev.TagProblem = hd.TagProblem
+	if h.cutAt != 0 {
+		c.markCut(h)
+	}
 	if codec := codecFor(hd.APIKey); codec.request != nil {
 		c.decodeBody(h, codec.request, hd.APIVersion, hd.Len)
 	}
@@ -829,7 +845,11 @@ func (c *Conn) decodeBody(h *half, fn func(int16, []byte, *Body) error, ver int1
 		c.ev.Body.BodyError = true
 		return
 	}
-	if err := fn(ver, h.buf[off:], &c.ev.Body); err != nil {
+	err := fn(ver, h.buf[off:], &c.ev.Body)
+	if h.cutAt != 0 && c.cutBody(h, fn, ver, off, err) {
+		return
+	}
+	if err != nil {
 		c.ev.Body = Body{BodyError: true}
 		return
 	}

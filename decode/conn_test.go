@@ -585,14 +585,18 @@ func TestStatesAndTruncation(t *testing.T) {
 		want      string
 	}{
 		{
-			name: "truncated before recognition is silent", fromStart: true, state: StateKafka,
+			// SPEC.md 2.1: every cut packet is one truncated-packet, those
+			// before recognition when the connection turns out Kafka.
+			name: "truncated before recognition is reported at recognition", fromStart: true, state: StateKafka,
 			feed: func(c *Conn) {
 				c.Truncated(ClientToBroker, Meta{Frame: 1})
 				c.Feed(ClientToBroker, reqFrame(t, 3, 12, 1, cid, nil, metadataReq()), Meta{Frame: 2})
 				c.Truncated(BrokerToClient, Meta{Frame: 3})
 				c.Gap(BrokerToClient, 10, Meta{Frame: 3})
 			},
-			want: "conn-start f=2 client=10.0.0.5:53122 start=true\nrequest f=2 Metadata v12 hv2 corr=1 size=18 cid=\"app\"\n" +
+			want: "conn-start f=2 client=10.0.0.5:53122 start=true\n" +
+				"event f=2 truncated-packet bytes=0 size=0 \"packet cut by the capture's snap length on client->broker\"\n" +
+				"request f=2 Metadata v12 hv2 corr=1 size=18 cid=\"app\"\n" +
 				"event f=3 truncated-packet bytes=0 size=0 \"packet cut by the capture's snap length on broker->client\"\n" +
 				"event f=3 partial stream-gap bytes=10 size=0 \"bytes lost on broker->client\"\nconn-end f=9 partial client=10.0.0.5:53122 start=true",
 		},

@@ -222,6 +222,9 @@ type Event struct {
 	// Partial: this PDU was decoded after a stream gap or a resync, so what
 	// came before it on the connection is not fully known.
 	Partial bool
+	// Cut: the snap length cut fields of this request or response (see
+	// Cut); a rule that needs one of them does not judge it.
+	Cut Cut
 
 	// Header fields (requests and responses). For responses APIKey and
 	// APIVersion come from the matched request.

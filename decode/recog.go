@@ -33,8 +33,10 @@ const (
 // held is one packet's bytes held while the connection is judged.
 type held struct {
 	dir Dir
-	n   int // bytes, taken in order from cand.bytes[dir]
+	n   int // bytes, taken in order from cand.bytes[dir]; cut bytes with skip
 	at  Meta
+	// skip: n bytes the snap length cut (Skip), held nowhere.
+	skip bool
 }
 
 // cand is the state of a connection being judged; it exists only between
@@ -53,6 +55,13 @@ type cand struct {
 	exact int8
 	// next caches judgeNext's verdict once it has one (jWait before).
 	next judgement
+	// cut: the snap length cut bytes of this direction (by Dir): its
+	// first frame is judged on what was captured of it, as if whole.
+	// cutAt is where in bytes[dir] the first cut fell, cutN how many
+	// bytes the cuts took in all.
+	cut   [2]bool
+	cutAt [2]int
+	cutN  [2]int
 }
 
 // firstExact reports whether the first frame f, whole, is exactly one
@@ -101,7 +110,7 @@ func (c *Conn) holdFeed(dir Dir, p []byte, at Meta) {
 	k := c.cand
 	last := len(k.calls) - 1
 	// The same packet's bytes, fed in pieces, are one call in the replay.
-	same := last >= 0 && k.calls[last].dir == dir && k.calls[last].at == at
+	same := last >= 0 && k.calls[last].dir == dir && k.calls[last].at == at && !k.calls[last].skip
 	if !same && len(k.calls) == holdCalls {
 		c.reject() // more packets than a Kafka candidate sends before it is believed
 		return
@@ -180,8 +189,37 @@ func (c *Conn) replay() {
 	c.judged, c.cand = true, nil
 	var off [2]int
 	for _, h := range k.calls {
+		if h.skip {
+			c.Skip(h.dir, h.n, h.at)
+			continue
+		}
 		c.Feed(h.dir, k.bytes[h.dir][off[h.dir]:off[h.dir]+h.n], h.at)
 		off[h.dir] += h.n
+	}
+}
+
+// holdSkip holds a snap-length cut while the connection is judged (SPEC.md
+// 2.1): the frame it falls in is judged on what was captured of it, and
+// the cut is replayed as the Skip it is, never as lost bytes.
+func (c *Conn) holdSkip(dir Dir, n int, at Meta) {
+	if c.cand == nil {
+		c.cand = &cand{}
+	}
+	k := c.cand
+	if len(k.calls) == holdCalls {
+		c.reject()
+		return
+	}
+	k.calls = append(k.calls, held{dir: dir, n: n, at: at, skip: true})
+	if !k.cut[dir] {
+		k.cut[dir], k.cutAt[dir] = true, len(k.bytes[dir])
+	}
+	k.cutN[dir] += n
+	switch c.judge(false) {
+	case jKafka, jTLS:
+		c.replay()
+	case jReject:
+		c.reject()
 	}
 }
 
@@ -198,7 +236,14 @@ func (c *Conn) judge(final bool) judgement {
 	if j != jKafka {
 		return j
 	}
-	if j := c.judgeRequest(f, size, final); j != jWeak {
+	f = c.cand.captured(ClientToBroker, f)
+	j = c.judgeRequest(f, size, final || c.cand.cut[ClientToBroker])
+	if j == jReject && c.cand.cut[ClientToBroker] && len(f) < size {
+		// The snap length cut the first request inside its header: what
+		// was captured of it is all there is to judge.
+		j = judgeCutRequest(f)
+	}
+	if j != jWeak {
 		return j
 	}
 	// Weak: the broker's answer, or the client's next request, decides.
@@ -206,11 +251,12 @@ func (c *Conn) judge(final bool) judgement {
 	if f, size, j := c.firstFrame(br, 4); j != jKafka {
 		answer = j
 	} else {
-		answer = c.judgeAnswer(f, size, &c.cand.hd, final)
+		f = c.cand.captured(BrokerToClient, f)
+		answer = c.judgeAnswer(f, size, &c.cand.hd, final || c.cand.cut[BrokerToClient])
 	}
 	next := c.cand.next
 	if next == jWait {
-		next = c.judgeNext(f, size, cl[min(len(cl), 4+size):])
+		next = c.judgeNext(f, size, c.cand.afterFirst(cl, f, size))
 		c.cand.next = next
 	}
 	switch {
@@ -230,8 +276,19 @@ func (c *Conn) judge(final bool) judgement {
 // own: jWait means "not this way, not yet".
 func (c *Conn) judgeNext(f []byte, size int, b []byte) judgement {
 	hd := &c.cand.hd
-	if len(f) != size || !c.cand.firstExact(f) {
+	// A first frame the snap length cut cannot be checked whole: the next
+	// frame speaks for both, its correlation ID following the first's
+	// when that was captured.
+	cutFirst := len(f) < size && c.cand.cut[ClientToBroker]
+	if !cutFirst && (len(f) != size || !c.cand.firstExact(f)) {
 		return jWait
+	}
+	prevCorr, haveCorr := hd.CorrelationID, true
+	if cutFirst {
+		haveCorr = len(f) >= 8
+		if haveCorr {
+			prevCorr = int32(binary.BigEndian.Uint32(f[4:]))
+		}
 	}
 	if len(b) < 4 {
 		return jWait
@@ -251,7 +308,7 @@ func (c *Conn) judgeNext(f []byte, size int, b []byte) judgement {
 	switch {
 	case err != nil, need > 0:
 		return jReject
-	case hd2.TagProblem != TagOK, !corrFollows(hd.CorrelationID, hd2.CorrelationID):
+	case hd2.TagProblem != TagOK, haveCorr && !corrFollows(prevCorr, hd2.CorrelationID):
 		return jReject
 	case !hd2.ClientIDNull && !printable(hd2.ClientID):
 		return jReject
@@ -440,4 +497,51 @@ func (r *tlsReader) skip(n int) { r.take(n) }
 func (r *tlsReader) sub(n int) tlsReader {
 	v := r.take(n)
 	return tlsReader{b: v, bad: r.bad}
+}
+
+// judgeCutRequest judges a first request whose header the snap length cut
+// (SPEC.md 2.1): an API key and version kmsg knows and a printable,
+// non-empty client ID whole in the captured bytes are the evidence a whole
+// header gives (jKafka); a header cut before its client ID ends is weak
+// (the broker's answer decides).
+func judgeCutRequest(f []byte) judgement {
+	if len(f) < 10 {
+		return jWeak
+	}
+	key, ver := int16(binary.BigEndian.Uint16(f)), int16(binary.BigEndian.Uint16(f[2:]))
+	a := lookupAPI(key)
+	if a == nil || !a.versionOK(ver) {
+		return jReject
+	}
+	if hv, _ := RequestHeaderVersion(key, ver); hv < 1 {
+		return jWeak
+	}
+	n := int(int16(binary.BigEndian.Uint16(f[8:])))
+	if n <= 0 || 10+n > len(f) || !printable(f[10:10+n]) {
+		return jWeak
+	}
+	return jKafka
+}
+
+// afterFirst is what the client sent after its first frame (f, of size
+// bytes, held in cl): when the snap length cut the first frame's end, the
+// next frame starts where the cut ended, if it ended with that frame.
+func (k *cand) afterFirst(cl, f []byte, size int) []byte {
+	if !k.cut[ClientToBroker] || len(f) >= size {
+		return cl[min(len(cl), 4+size):]
+	}
+	if k.cutAt[ClientToBroker] != 4+len(f) || k.cutN[ClientToBroker] != size-len(f) {
+		return nil // the cut took the next frame's start: no evidence there
+	}
+	return cl[4+len(f):]
+}
+
+// captured is the part of dir's first frame f (held from offset 4) that
+// was captured: up to the first cut, when the snap length cut it (what is
+// held after the cut belongs to later frames).
+func (k *cand) captured(dir Dir, f []byte) []byte {
+	if k.cut[dir] && k.cutAt[dir] >= 4 && k.cutAt[dir] < 4+len(f) {
+		return f[:k.cutAt[dir]-4]
+	}
+	return f
 }

@@ -165,12 +165,21 @@ func decodeOptions(opts Options) decode.Options {
 }
 
 func reassemblyOptions(opts Options) reassembly.Options {
-	return reassembly.Options{
+	ro := reassembly.Options{
 		BrokerPorts:             opts.Ports,
 		IdleTimeout:             opts.IdleTimeout,
 		MaxBufferedPagesPerConn: opts.MaxBufferedPagesPerConn,
 		Logger:                  opts.Logger,
 	}
+	if opts.Workers > 1 {
+		// The out-of-order cap is over all workers: each worker's
+		// Reassembler holds its share. A share, not a budget the workers
+		// draw on together, so that when it bites it bites the same way
+		// on every run.
+		ro.MaxBufferedPagesTotal = max(reassembly.DefaultMaxBufferedPagesTotal/opts.Workers, 1)
+		ro.MaxHeldBytes = max(reassembly.DefaultMaxHeldBytes/opts.Workers, 1)
+	}
+	return ro
 }
 
 // count adds p to the packet counters.
@@ -201,7 +210,9 @@ func (e *Engine) Packet(p *capture.Packet) {
 
 // Close ends every open connection, flushing what the reassembler holds.
 func (e *Engine) Close() {
-	e.reasm.Close(reassembly.Meta{Frame: e.stats.LastFrame, Time: e.stats.LastTime})
+	m := reassembly.Meta{Frame: e.stats.LastFrame, Time: e.stats.LastTime}
+	e.reasm.Drain(m) // as the sharded run does, in a step of its own
+	e.reasm.Close(m)
 }
 
 // Stats returns the counters so far.
@@ -265,6 +276,14 @@ func (s *stream) Gap(side reassembly.Side, lost int, m reassembly.Meta) {
 
 func (s *stream) Truncated(side reassembly.Side, m reassembly.Meta) {
 	s.decoder().Truncated(dir(side), meta(m))
+}
+
+func (s *stream) Cut(side reassembly.Side, n int, m reassembly.Meta) {
+	// Cut ciphertext cannot be authenticated: to the TLS layer it is lost.
+	if s.tls != nil && s.tls.gap(side, n, m) {
+		return
+	}
+	s.conn.Skip(dir(side), n, meta(m))
 }
 
 func (s *stream) End(m reassembly.Meta) {

@@ -60,6 +60,7 @@ type stepKind uint8
 const (
 	stepSegment stepKind = iota
 	stepFlush
+	stepDrain // reassembly.Reassembler.Drain, before stepClose
 	stepClose
 )
 
@@ -181,6 +182,9 @@ func (w *worker) process(b *batch) {
 		case stepFlush:
 			w.step = int32(i)
 			w.reasm.IdleFlush(b.metas[st.meta])
+		case stepDrain:
+			w.step = int32(i)
+			w.reasm.Drain(b.metas[st.meta])
 		case stepClose:
 			w.step = int32(i)
 			w.reasm.Close(b.metas[st.meta])
@@ -339,6 +343,7 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 				send(false)
 			}
 		}
+		b.steps = append(b.steps, step{kind: stepDrain, meta: int32(len(b.metas))})
 		b.steps = append(b.steps, step{kind: stepClose, meta: int32(len(b.metas))})
 		b.metas = append(b.metas, reassembly.Meta{Frame: stats.LastFrame, Time: stats.LastTime})
 		send(true)
@@ -417,7 +422,7 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 		stats.Connections += w.conns
 		stats.TLS.Add(w.tls)
 		stats.Decoders.add(w.dec)
-		addReasm(&stats.Reassembly, w.reasm.Stats())
+		stats.Reassembly.Add(w.reasm.Stats())
 	}
 	return stats, runErr
 }
@@ -431,24 +436,6 @@ func connOrder(a, b *decode.ConnID) int {
 		return c
 	}
 	return a.Broker.Compare(b.Broker)
-}
-
-func addReasm(s *reassembly.Stats, t reassembly.Stats) {
-	s.Segments += t.Segments
-	s.Filtered += t.Filtered
-	s.Opened += t.Opened
-	s.Ignored += t.Ignored
-	s.Ended += t.Ended
-	s.IdleEnded += t.IdleEnded
-	s.Bytes += t.Bytes
-	s.Gaps += t.Gaps
-	s.BytesLost += t.BytesLost
-	s.OutOfOrder += t.OutOfOrder
-	s.Overflow += t.Overflow
-	s.AckedHoles += t.AckedHoles
-	s.Truncated += t.Truncated
-	s.TruncFills += t.TruncFills
-	s.Restarts += t.Restarts
 }
 
 // wanted is reassembly's port filter: with ports named, a segment must have

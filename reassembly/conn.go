@@ -1,8 +1,13 @@
 package reassembly
 
 import (
+	"slices"
+	"time"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/kwatch/kwatch/capture"
 
 	"github.com/kwatch/kwatch/reassembly/internal/tcpasm"
 )
@@ -22,11 +27,24 @@ type conn struct {
 	// of the first packet) is the client's.
 	firstIsClient bool
 	ended         bool
-	touched       bool    // in r.touched during a flush
-	half          [2]half // by Side
+	touched       bool // in r.touched during a flush
+	acking        bool // in r.acking: a half has a hole acknowledged (acked.go)
+	// holding: the connection waits for a late SYN (see hold.go), its
+	// segments in held since heldSince; no Stream is open yet.
+	holding bool
+	waiting bool    // len(deferred) > 0, read without touching it
+	pkts    uint64  // segments of the connection handed to Accept
+	half    [2]half // by Side
 
 	id   uint64 // creation order, the last tie-break of replay order
 	flow Flow
+	// Rarely used: only when packets are out of order or lost.
+	held      []capture.Segment
+	heldSince time.Time
+	// deferred holds segments waiting for the bytes they acknowledge
+	// (acked.go), in capture order.
+	deferred []capture.Segment
+	acks     [2]ackState // by Side
 	// last is the connection's last packet. Its End carries it: an end
 	// found at another connection's packet (idle time passed, the
 	// 4-tuple reused, the capture over) happened after the last packet
@@ -43,15 +61,23 @@ type half struct {
 	started bool
 	closed  bool
 	synSeen bool
-	pos     seq
-	gap     int // lost bytes not reported yet
+	// captured: a segment of this side was seen. A side never captured
+	// (asymmetric routing, a mirror of one direction) loses nothing the
+	// other acknowledges: nothing of it was to be had.
+	captured bool
+	pos      seq
+	gap      int // lost bytes not reported yet
+	cut      int // cut bytes not reported yet
 	// ahead holds the ranges of segments gopacket buffered beyond pos
 	// (a superset of its queue; pruned as pos passes them): a hole may be
 	// forced out only up to the first of them.
 	ahead []span
-	// trunc holds where snaplen-cut segments end: a hole starting there
-	// will never be filled.
+	// trunc holds where snaplen-cut segments of unknown length end: a
+	// hole starting there will never be filled.
 	trunc []seq
+	// cuts holds the bytes snaplen-cut segments lost, by their IP length:
+	// when pos reaches one, it is delivered as a Cut.
+	cuts  []span
 	start seq // pos when the half started
 	isn   seq // sequence number of its SYN, if synSeen
 }
@@ -59,32 +85,47 @@ type half struct {
 // prune drops the ranges pos has passed. The check is apart so that it
 // inlines: both lists are empty for in-order traffic.
 func (h *half) prune() {
-	if len(h.ahead) > 0 || len(h.trunc) > 0 {
+	if len(h.ahead) > 0 || len(h.trunc) > 0 || len(h.cuts) > 0 {
 		h.pruneLists()
 	}
 }
 
 func (h *half) pruneLists() {
-	if len(h.ahead) > 0 {
-		k := 0
-		for _, s := range h.ahead {
-			if h.pos.Difference(s.to) > 0 {
-				h.ahead[k] = s
-				k++
-			}
+	passed := func(s span) bool { return h.pos.Difference(s.to) <= 0 }
+	h.ahead = slices.DeleteFunc(h.ahead, passed)
+	h.cuts = slices.DeleteFunc(h.cuts, passed)
+	h.trunc = slices.DeleteFunc(h.trunc, func(t seq) bool { return h.pos.Difference(t) < 0 })
+}
+
+// cutAt returns where the snaplen cut that holds the next byte ends.
+func (h *half) cutAt() (seq, bool) {
+	for _, s := range h.cuts {
+		if s.from.Difference(h.pos) >= 0 && h.pos.Difference(s.to) > 0 {
+			return s.to, true
 		}
-		h.ahead = h.ahead[:k]
 	}
-	if len(h.trunc) > 0 {
-		k := 0
-		for _, t := range h.trunc {
-			if h.pos.Difference(t) >= 0 {
-				h.trunc[k] = t
-				k++
-			}
-		}
-		h.trunc = h.trunc[:k]
+	return 0, false
+}
+
+// forcedEnd says where the hole at pos ends when it is one that will never
+// be filled: a snaplen cut of known length (cut), or one of unknown length
+// up to the first buffered data.
+func (h *half) forcedEnd() (to seq, cut, ok bool) {
+	if to, ok := h.cutAt(); ok {
+		return to, true, true
 	}
+	if h.truncHole() {
+		to, ok := h.aheadMin()
+		return to, false, ok
+	}
+	return 0, false, false
+}
+
+// holesToForce reports whether a half may hold a hole that forceTruncHoles
+// must force out. The check inlines: the lists are empty unless the capture
+// has a snap length.
+func (c *conn) holesToForce() bool {
+	return len(c.half[Client].trunc)|len(c.half[Broker].trunc)|len(c.half[Client].cuts)|len(c.half[Broker].cuts) != 0
 }
 
 // truncHole reports whether the next byte is the first byte a snaplen cut
@@ -103,7 +144,7 @@ func (h *half) aheadMin() (seq, bool) {
 	var m seq
 	ok := false
 	for _, s := range h.ahead {
-		if !ok || s.from.Difference(m) < 0 {
+		if !ok || m.Difference(s.from) < 0 {
 			m, ok = s.from, true
 		}
 	}
@@ -136,6 +177,10 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 		}
 		return true
 	}
+	if c.holding {
+		r.hold(c, t, dir)
+		return false
+	}
 	if c.s == nil || c.ended {
 		return false
 	}
@@ -156,8 +201,18 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 		r.post = append(r.post, action{kind: actRestart, c: c})
 		return false
 	}
-	c.last = r.cur.meta
+	if r.cur.meta.Frame > c.last.Frame {
+		c.last = r.cur.meta // a held segment may come after a later one
+	}
+	// ahead: t acknowledges bytes of the other side not delivered yet,
+	// reordered or lost (acked.go). Rare: the check is one comparison.
+	ahead := t.ACK && o.pos.Difference(seq(t.Ack)) > 0 && o.started && !o.closed && c.mayHaveLost(o)
 	if !r.replaying {
+		c.pkts++
+		h.captured = true
+		if ahead {
+			c.noteAck(side.Other(), seq(t.Ack))
+		}
 		// Holes left by a snaplen cut are forced out before this segment
 		// is handled, so that calls come in sequence order: the segment
 		// is refused now and handed to gopacket again afterwards.
@@ -179,6 +234,12 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 		}
 	}
 	if h.closed {
+		return false
+	}
+	// Data that acknowledges bytes of the other side not delivered yet
+	// waits for them (acked.go): an answer never comes before its request.
+	if ahead && (n > 0 || t.FIN) && !t.SYN && !t.RST && c.mayDefer(side, t) {
+		c.deferSeg(t)
 		return false
 	}
 	if !h.started {
@@ -230,8 +291,17 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 	}
 	if r.cur.truncated {
 		r.stats.Truncated++
-		c.emit(evTruncated, side, nil, 0)
-		if end := first.Add(n); h.pos.Difference(end) >= 0 {
+		// Said once Add has delivered what the segment released, so that
+		// the decoder, which may recognise the connection only then,
+		// counts every cut packet.
+		r.truncConn, r.truncSide = c, side
+		end := first.Add(n)
+		switch cut := r.cur.cut; {
+		case cut > 0 && cut <= maxFill:
+			if to := end.Add(cut); h.pos.Difference(to) > 0 {
+				h.cuts = append(h.cuts, span{end, to})
+			}
+		case h.pos.Difference(end) >= 0:
 			h.trunc = append(h.trunc, end)
 		}
 	}
@@ -259,11 +329,7 @@ func (c *conn) ReassembledSG(sg tcpasm.ScatterGather, _ tcpasm.AssemblerContext)
 		h.gap += skip
 		h.pos = h.pos.Add(skip)
 		if !r.flushing && r.synth.c == nil {
-			if r.asm.SkippingAckedHole() {
-				r.stats.AckedHoles++
-			} else {
-				r.stats.Overflow++
-			}
+			r.stats.Overflow++
 		}
 	}
 	if length > 0 && (skip > 0 || r.flushing) && r.synth.c == nil {
@@ -292,8 +358,18 @@ func (c *conn) ReassembledSG(sg tcpasm.ScatterGather, _ tcpasm.AssemblerContext)
 		if from > 0 {
 			c.data(side, p[:from])
 		}
-		h.gap += to - from
-		if to < length {
+		if r.synth.cut {
+			h.cut += to - from
+		} else {
+			h.gap += to - from
+		}
+		switch {
+		case to == length:
+		case to > from:
+			// Data buffered behind a hole forced out arrived with
+			// earlier packets: each piece keeps its own.
+			c.pieces(side, sg, to)
+		default:
 			c.data(side, p[to:])
 		}
 		h.pos = h.pos.Add(length)
@@ -333,6 +409,22 @@ func (c *conn) ReassemblyComplete(_ tcpasm.AssemblerContext) bool {
 
 func clamp(v, hi int) int { return min(max(v, 0), hi) }
 
+// pieces delivers the bytes of sg from offset skip on, each piece with the
+// Meta of the packet that carried it.
+func (c *conn) pieces(side Side, sg tcpasm.ScatterGather, skip int) {
+	r := c.r
+	cur := r.cur.meta
+	off := 0
+	sg.Pieces(func(b []byte, ci gopacket.CaptureInfo) {
+		if lo := max(skip-off, 0); lo < len(b) {
+			r.cur.meta = Meta{Frame: uint64(ci.InterfaceIndex), Time: ci.Timestamp}
+			c.data(side, b[lo:])
+		}
+		off += len(b)
+	})
+	r.cur.meta = cur
+}
+
 // data delivers p after any gap pending on side.
 func (c *conn) data(side Side, p []byte) {
 	if len(p) == 0 {
@@ -341,28 +433,35 @@ func (c *conn) data(side Side, p []byte) {
 	c.flushGap(side)
 	r := c.r
 	r.stats.Bytes += uint64(len(p))
-	if c.s != nil && !r.flushing {
+	if c.s != nil && !r.collecting {
 		c.s.Data(side, p, r.cur.meta) // emit's common case, without the call
 		return
 	}
 	c.emit(evData, side, p, 0)
 }
 
-// flushGap reports the lost bytes pending on side as one Gap. The check
-// is apart so that it inlines.
+// flushGap reports the lost bytes pending on side as one Gap, and the cut
+// ones as one Cut. The check is apart so that it inlines.
 func (c *conn) flushGap(side Side) {
-	if c.half[side].gap != 0 {
+	if c.half[side].gap|c.half[side].cut != 0 {
 		c.reportGap(side)
 	}
 }
 
 func (c *conn) reportGap(side Side) {
 	h := &c.half[side]
-	n := h.gap
-	h.gap = 0
-	c.r.stats.Gaps++
-	c.r.stats.BytesLost += uint64(n)
-	c.emit(evGap, side, nil, n)
+	if n := h.gap; n != 0 {
+		h.gap = 0
+		c.r.stats.Gaps++
+		c.r.stats.BytesLost += uint64(n)
+		c.emit(evGap, side, nil, n)
+	}
+	if n := h.cut; n != 0 {
+		h.cut = 0
+		c.r.stats.Cuts++
+		c.r.stats.BytesCut += uint64(n)
+		c.emit(evCut, side, nil, n)
+	}
 }
 
 type evKind uint8
@@ -371,6 +470,7 @@ const (
 	evData evKind = iota
 	evGap
 	evTruncated
+	evCut
 	evEnd
 )
 
@@ -380,7 +480,7 @@ func (c *conn) emit(k evKind, side Side, p []byte, n int) {
 		return
 	}
 	r := c.r
-	if r.flushing {
+	if r.collecting {
 		r.collect(c, k, side, p, n)
 		return
 	}
@@ -392,6 +492,8 @@ func (c *conn) emit(k evKind, side Side, p []byte, n int) {
 		c.s.Gap(side, n, m)
 	case evTruncated:
 		c.s.Truncated(side, m)
+	case evCut:
+		c.s.Cut(side, n, m)
 	case evEnd:
 		c.s.End(c.endMeta(m))
 	}

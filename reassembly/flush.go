@@ -20,9 +20,17 @@ type flushEvent struct {
 	c    *conn
 	kind evKind
 	side Side
-	n    int // lost bytes (Gap), or length of the data at off (Data)
+	n    int // lost or cut bytes (Gap, Cut), or length of the data at off (Data)
 	off  int
 	meta Meta // the packet the call is about (see conn.ReassembledSG)
+}
+
+// compare orders connections for replay: Flow order, then creation.
+func (c *conn) compare(d *conn) int {
+	if x := c.flow.compare(&d.flow); x != 0 {
+		return x
+	}
+	return cmp.Compare(c.id, d.id)
 }
 
 // maxArenaKeep bounds the flush arena kept between flushes.
@@ -114,9 +122,19 @@ func (r *Reassembler) idleFlush(m Meta) {
 		meta: m,
 	}
 	ended := r.stats.Ended
-	r.flushing = true
+	r.flushing, r.collecting = true, true
+	if len(r.holding) > 0 {
+		r.releaseAged(m.Time, false)
+		r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
+	}
+	if len(r.acking) > 0 {
+		r.checkAllAcks(m.Time, false)
+	}
+	if len(r.deferring) > 0 {
+		r.redeliverAll()
+	}
 	r.asm.FlushWithOptions(tcpasm.FlushOptions{T: t, TC: t})
-	r.flushing = false
+	r.flushing, r.collecting = false, false
 	r.stats.IdleEnded += r.stats.Ended - ended
 	r.replay(true)
 }
@@ -128,21 +146,13 @@ func (r *Reassembler) replay(after bool) {
 	if len(r.touched) == 0 {
 		return
 	}
-	slices.SortFunc(r.touched, func(a, b *conn) int {
-		if c := a.flow.compare(&b.flow); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.id, b.id)
-	})
+	slices.SortFunc(r.touched, (*conn).compare)
 	// Each connection's calls, in the order they were made.
 	slices.SortStableFunc(r.flushed, func(a, b flushEvent) int {
 		if a.c == b.c {
 			return 0
 		}
-		if c := a.c.flow.compare(&b.c.flow); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.c.id, b.c.id)
+		return a.c.compare(b.c)
 	})
 	// After an idle flush, each connection's forced-out snaplen holes
 	// follow its own replayed calls, so that the calls of one connection
@@ -161,6 +171,8 @@ func (r *Reassembler) replay(after bool) {
 			s.Gap(ev.side, ev.n, ev.meta)
 		case evTruncated:
 			s.Truncated(ev.side, ev.meta)
+		case evCut:
+			s.Cut(ev.side, ev.n, ev.meta)
 		case evEnd:
 			s.End(ev.c.endMeta(ev.meta))
 		}

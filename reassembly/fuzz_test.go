@@ -13,6 +13,7 @@ func FuzzAdd(f *testing.F) {
 	f.Add([]byte{0, 0x02, 0, 0, 0, 0, 0, 0, 1, 0x12, 0, 0, 0, 0, 0, 0})
 	f.Add([]byte{0, 0x10, 0xff, 0xff, 10, 1, 0, 0, 0, 0x10, 0, 0, 200, 0, 0, 0})
 	f.Add([]byte{2, 0x14, 0x80, 0x00, 255, 1, 30, 0, 1, 0x04, 0, 5, 0, 0, 0, 0})
+	f.Add([]byte{0, 0x10, 0, 0, 1, 20, 0x0b, 0, 0, 0x10, 0, 0, 1, 20, 0x13, 0, 1, 0x10, 0, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, script []byte) {
 		rec := &recorder{}
 		r := New(Options{IdleTimeout: time.Minute, MaxBufferedPagesPerConn: 4, MaxBufferedPagesTotal: 16}, rec)
@@ -35,6 +36,9 @@ func FuzzAdd(f *testing.F) {
 			}
 			p.data = string(payload[:b[4]])
 			p.trunc = b[6]&1 != 0
+			if p.trunc && b[6]&2 != 0 {
+				p.cut = int(b[6] >> 2) // known from the IP length
+			}
 			p.at = time.Duration(b[7]) * time.Second
 			ps = append(ps, p)
 		}
@@ -50,7 +54,7 @@ func FuzzAdd(f *testing.F) {
 			if e.kind == "end" {
 				ended[e.conn]++
 			}
-			if e.kind == "gap" && e.lost <= 0 {
+			if (e.kind == "gap" || e.kind == "cut") && e.lost <= 0 {
 				t.Fatalf("gap of %d", e.lost)
 			}
 		}

@@ -26,6 +26,7 @@ type pkt struct {
 	flags  string
 	data   string
 	trunc  bool
+	cut    int           // with trunc: bytes cut off the end, known from the IP length
 	at     time.Duration // offset from t0; 0 means 1ms per frame
 	cli    netip.AddrPort
 	broker netip.AddrPort
@@ -66,7 +67,9 @@ func segs(ps []pkt) []*capture.Segment {
 		if at == 0 {
 			at = time.Duration(frame) * time.Millisecond
 		}
-		out = append(out, mkSeg(frame, t0.Add(at), src, dst, p.seq, p.ack, p.flags, []byte(p.data), p.trunc))
+		s := mkSeg(frame, t0.Add(at), src, dst, p.seq, p.ack, p.flags, []byte(p.data), p.trunc)
+		s.Cut = p.cut
+		out = append(out, s)
 	}
 	return out
 }
@@ -110,6 +113,9 @@ func (s *recStream) Gap(side Side, lost int, m Meta) {
 func (s *recStream) Truncated(side Side, m Meta) {
 	s.r.events = append(s.r.events, event{conn: s.conn, kind: "trunc", side: side, frame: m.Frame})
 }
+func (s *recStream) Cut(side Side, n int, m Meta) {
+	s.r.events = append(s.r.events, event{conn: s.conn, kind: "cut", side: side, lost: n, frame: m.Frame})
+}
 func (s *recStream) End(m Meta) {
 	s.r.events = append(s.r.events, event{conn: s.conn, kind: "end", frame: m.Frame})
 }
@@ -136,6 +142,8 @@ func (r *recorder) lines(frames bool) []string {
 			s = fmt.Sprintf("%d data %s %q", e.conn, e.side, e.data)
 		case "gap":
 			s = fmt.Sprintf("%d gap %s %d", e.conn, e.side, e.lost)
+		case "cut":
+			s = fmt.Sprintf("%d cut %s %d", e.conn, e.side, e.lost)
 		case "trunc":
 			s = fmt.Sprintf("%d trunc %s", e.conn, e.side)
 		case "end":
@@ -155,4 +163,5 @@ type nopStream struct{ n int }
 func (s *nopStream) Data(_ Side, p []byte, _ Meta) { s.n += len(p) }
 func (s *nopStream) Gap(Side, int, Meta)           {}
 func (s *nopStream) Truncated(Side, Meta)          {}
+func (s *nopStream) Cut(Side, int, Meta)           {}
 func (s *nopStream) End(Meta)                      {}

@@ -5,36 +5,50 @@
 // internal/tcpasm to make in-order segments cheap ("gopacket" in this
 // package means that code): gopacket keeps the out-of-order buffer and the
 // sequence arithmetic; this package decides which side of a connection is
-// the client, starts mid-stream connections at once, turns every byte
-// gopacket skips into an explicit Gap, forces the holes left by
-// snaplen-cut segments out without waiting for an idle flush, flushes idle
-// connections by packet time, and replays whatever a flush produces in a
-// deterministic order. Nothing here starts a goroutine: every Stream call
-// happens inside Add or Close, on the caller's goroutine.
+// the client, waits a little for a late SYN before taking a connection as
+// joined mid-stream (hold.go), turns every byte gopacket skips and every
+// hole the other side acknowledged into an explicit Gap (acked.go), hands
+// bytes cut by the snap length on as a Cut, flushes idle connections by
+// packet time, and replays whatever a flush produces in a deterministic
+// order. Nothing here starts a goroutine: every Stream call happens inside
+// Add, IdleFlush or Close, on the caller's goroutine.
+//
+// Captures as operators take them (SPEC.md 2.1): packets reordered within
+// 1 s and 64 packets of a connection give the same calls as in order. A
+// connection whose SYN or SYN-ACK comes that late is observed from its
+// start; a hole is given up as lost only once acknowledged that long; a
+// segment that acknowledges bytes of the other side not delivered yet waits
+// for them, so that an answer never reaches a Stream before its question.
+// The segments kept aside meanwhile are copies, bounded in bytes over all
+// connections (Options.MaxHeldBytes), past which nothing more waits.
 //
 // Concurrency: a Reassembler is used by one goroutine. There is no
 // package-level state, so one Reassembler per worker shard (by flow hash) is
 // fine.
 //
 // Buffers: the bytes handed to Stream.Data belong to the Reassembler (most
-// often they point into the captured packet) and are valid only during the
-// call; a Stream copies what it keeps.
+// often they point into the captured packet, or into a copy it kept aside)
+// and are valid only during the call; a Stream copies what it keeps.
 //
-// Snaplen-cut segments: a segment's length on the wire is not in
-// capture.Segment, so the hole after its captured bytes is forced out (as a
-// Gap, with synthetic segments gopacket takes for data, see synthetic.go) as
-// soon as its end is known: from the next segment on that side, the peer's
-// ACK, or data already buffered beyond it. Only a cut segment that is the
-// last of its side, never acknowledged, leaves its tail unreported.
+// Snaplen-cut segments: capture.Segment.Cut gives the number of bytes the
+// snap length took off a segment, from the IP length. They are delivered in
+// their place as a Cut (not a Gap: nothing is lost but their content) as
+// soon as the stream reaches them, with synthetic segments gopacket takes
+// for data (see synthetic.go). When the IP length is unknown (Cut 0), the
+// hole after the captured bytes is forced out as a Gap as soon as its end
+// is known: from the next segment on that side, the peer's ACK, or data
+// already buffered beyond it; only such a segment that is the last of its
+// side, never acknowledged, leaves its tail unreported. Truncated comes
+// after what the cut segment released.
 //
-// Meta: Data and Gap carry the Meta of the packet whose arrival released the
-// bytes. For in-order data that is the packet that carried them; for data
-// released from the out-of-order buffer it is the packet that completed the
-// in-order run; for data behind a hole given up while a packet is added
-// (the other side acknowledged past the hole, or the buffer cap) it is the
-// packet that carried each piece, as Wireshark shows it; for data released
-// by an idle flush it is the packet whose time triggered the flush, and for
-// Close it is the Meta given to Close.
+// Meta: Data carries the Meta of the packet that carried the bytes when
+// they were buffered behind a hole forced out (acknowledged, cut, the buffer
+// cap, a flush), as Wireshark shows them; otherwise that of the packet whose
+// arrival released them: for in-order data the packet that carried them,
+// for data released from the out-of-order buffer the packet that completed
+// the in-order run. A Gap or Cut carries the Meta of the data after it, or
+// failing that the packet or flush that forced it out (Close: the Meta given
+// to Close).
 package reassembly
 
 import (
@@ -83,8 +97,8 @@ type Flow struct {
 	// StartFrame is the frame of the first packet seen of this connection;
 	// it tells apart connections that reuse a 4-tuple.
 	StartFrame uint64
-	// FromStart: a SYN or SYN-ACK was seen, so the client's stream starts
-	// at its first byte.
+	// FromStart: a SYN or SYN-ACK was seen, possibly late (hold.go), so
+	// the client's stream starts at its first byte.
 	FromStart bool
 }
 
@@ -110,8 +124,13 @@ type Stream interface {
 	// starts after them. Lost bytes are never glued silently.
 	Gap(side Side, lost int, m Meta)
 	// Truncated says a segment cut by the capture's snap length was seen
-	// on side. Its missing bytes come later as a Gap.
+	// on side. Its missing bytes come later: as a Cut when the IP length
+	// told how many there were, else as a Gap.
 	Truncated(side Side, m Meta)
+	// Cut says n bytes of side were on the wire but not in the capture
+	// (the snap length cut them): unlike a Gap, their number and place are
+	// known, and the next Data on side starts right after them.
+	Cut(side Side, n int, m Meta)
 	// End is called once, last: FIN or RST, idle flush, or Close.
 	End(m Meta)
 }
@@ -150,6 +169,11 @@ type Options struct {
 	MaxBufferedPagesPerConn int
 	// MaxBufferedPagesTotal caps it over all connections. Negative: no cap.
 	MaxBufferedPagesTotal int
+	// MaxHeldBytes caps the payload copied aside over all connections
+	// while a connection waits for a late SYN or a segment for the bytes
+	// it acknowledges (SPEC.md 2.1): past it nothing more waits. Negative:
+	// nothing waits.
+	MaxHeldBytes int
 	// ExternalIdleFlush: Add never flushes idle connections; the caller
 	// calls IdleFlush, driven by an IdleClock over all segments (sharding).
 	ExternalIdleFlush bool
@@ -173,7 +197,34 @@ type Stats struct {
 	AckedHoles uint64 // gaps given up because the other side acknowledged past them
 	Truncated  uint64 // snaplen-cut segments
 	TruncFills uint64 // holes forced out after a snaplen-cut segment
+	Cuts       uint64 // Cut calls
+	BytesCut   uint64 // sum of their counts
 	Restarts   uint64 // connections ended by a new SYN on their 4-tuple
+	Held       uint64 // connections held for a late SYN (see hold.go)
+	LateSYNs   uint64 // of those, observed from their start after all
+}
+
+// Add adds t's counters to s (the shards of a sharded run).
+func (s *Stats) Add(t Stats) {
+	s.Segments += t.Segments
+	s.Filtered += t.Filtered
+	s.Opened += t.Opened
+	s.Ignored += t.Ignored
+	s.Ended += t.Ended
+	s.IdleEnded += t.IdleEnded
+	s.Bytes += t.Bytes
+	s.Gaps += t.Gaps
+	s.BytesLost += t.BytesLost
+	s.OutOfOrder += t.OutOfOrder
+	s.Overflow += t.Overflow
+	s.AckedHoles += t.AckedHoles
+	s.Truncated += t.Truncated
+	s.TruncFills += t.TruncFills
+	s.Cuts += t.Cuts
+	s.BytesCut += t.BytesCut
+	s.Restarts += t.Restarts
+	s.Held += t.Held
+	s.LateSYNs += t.LateSYNs
 }
 
 // flushEvery is how often, in packet time, idle connections are looked for.
@@ -190,20 +241,43 @@ type Reassembler struct {
 	seg     *capture.Segment // the real segment being assembled, nil otherwise
 	curConn *conn            // the connection whose Accept saw seg
 	synth   synthetic        // the synthetic segment being assembled
+	// synthCut: the fill being injected is a snaplen cut (synthetic.cut).
+	synthCut bool
+	// truncConn: the segment being added was cut by the snap length, on
+	// truncSide of this connection (see Accept).
+	truncConn *conn
+	truncSide Side
 	// replaying: seg is handed to gopacket a second time (see actReplay).
 	replaying bool
 	synTCP    layers.TCP
 	zero      []byte // synthetic payload for holes
 	post      []action
 
+	// holding lists the connections held for a late SYN, in creation
+	// order; release those decided, whose held segments go to gopacket
+	// once the segment being added is done; heldBytes their payload.
+	holding   []*conn
+	release   []*conn
+	heldBytes int
+	// acking lists the connections with a hole acknowledged (acked.go);
+	// deferring those with deferred segments; noDefer: at Close, nothing
+	// waits any more.
+	acking    []*conn
+	deferring []*conn
+	noDefer   bool
+	releasing bool // in releaseDecided
+
 	clock  IdleClock // when idle flushes happen, unless ExternalIdleFlush
 	nextID uint64
 	closed bool
 
-	flushing bool
-	flushed  []flushEvent // Stream calls collected during a flush
-	arena    []byte       // their bytes
-	touched  []*conn
+	// flushing: a flush or the input's end is under way; collecting: the
+	// Stream calls it makes are collected, to be replayed in order.
+	flushing   bool
+	collecting bool
+	flushed    []flushEvent // Stream calls collected during a flush
+	arena      []byte       // their bytes
+	touched    []*conn
 
 	stats Stats
 }
@@ -217,6 +291,7 @@ type pktCtx struct {
 	meta      Meta
 	rst       bool
 	truncated bool
+	cut       int // capture.Segment.Cut
 }
 
 func (c *pktCtx) GetCaptureInfo() gopacket.CaptureInfo { return c.ci }
@@ -232,12 +307,11 @@ func New(opts Options, op Opener) *Reassembler {
 	if opts.MaxBufferedPagesTotal == 0 {
 		opts.MaxBufferedPagesTotal = DefaultMaxBufferedPagesTotal
 	}
+	if opts.MaxHeldBytes == 0 {
+		opts.MaxHeldBytes = DefaultMaxHeldBytes
+	}
 	r := &Reassembler{opts: opts, op: op, log: opts.Logger}
 	r.asm = tcpasm.NewAssembler(tcpasm.NewStreamPool(factory{r}))
-	// A hole the receiver acknowledged was lost by the capture: waiting
-	// for its retransmission would hold the data behind it, and leave the
-	// answers to it unmatched, until a flush.
-	r.asm.SkipAckedHoles = true
 	r.asm.ReopenOnReuse = true
 	r.asm.MaxBufferedPagesPerConnection = max(opts.MaxBufferedPagesPerConn, 0)
 	r.asm.MaxBufferedPagesTotal = max(opts.MaxBufferedPagesTotal, 0)
@@ -267,6 +341,11 @@ func (r *Reassembler) Add(s *capture.Segment) {
 			r.idleFlush(m)
 		}
 	}
+	r.assemble(s)
+}
+
+// assemble hands one segment to gopacket and runs what it scheduled.
+func (r *Reassembler) assemble(s *capture.Segment) {
 	// Field by field: the rest of ci is never set, and a composite
 	// literal would be built aside and copied, on every segment.
 	r.cur.ci.Timestamp = s.Time
@@ -275,16 +354,35 @@ func (r *Reassembler) Add(s *capture.Segment) {
 	// (see conn.ReassembledSG).
 	r.cur.ci.InterfaceIndex = int(s.Frame)
 	r.cur.meta = Meta{Frame: s.Frame, Time: s.Time}
-	r.cur.rst, r.cur.truncated = s.TCP.RST, s.Truncated
+	r.cur.rst, r.cur.truncated, r.cur.cut = s.TCP.RST, s.Truncated, s.Cut
 	r.seg, r.curConn = s, nil
 	r.asm.AssembleAddrs(s.Src, s.Dst, &s.TCP, s.Time, &r.cur)
 	if len(r.post) > 0 {
 		r.runPost()
 	}
-	if c := r.curConn; c != nil && (len(c.half[Client].trunc) != 0 || len(c.half[Broker].trunc) != 0) {
+	c := r.curConn
+	if c != nil && c.holesToForce() {
 		r.forceTruncHoles(c)
 	}
+	if tc := r.truncConn; tc != nil {
+		r.truncConn = nil
+		if !tc.ended { // the segment's FIN or RST ended it: nothing more
+			tc.emit(evTruncated, r.truncSide, nil, 0)
+		}
+	}
 	r.seg, r.curConn = nil, nil
+	if c != nil {
+		// Either may add segments again (assemble within assemble).
+		if c.acking {
+			r.checkAcks(c, r.cur.meta.Time, false)
+		}
+		if c.waiting {
+			r.redeliver(c)
+		}
+	}
+	if len(r.release) > 0 {
+		r.releaseDecided()
+	}
 }
 
 // Close ends the input: every hole still open becomes a Gap, and every
@@ -293,12 +391,39 @@ func (r *Reassembler) Close(m Meta) {
 	if r.closed {
 		return
 	}
+	r.Drain(m)
 	r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
+	// In replay order, one connection after the other: the calls need not
+	// be collected, nor everything still buffered copied aside.
 	r.flushing = true
-	r.asm.FlushAll()
+	r.asm.FlushAllOrdered(func(x, y tcpasm.Stream) int { return x.(*conn).compare(y.(*conn)) })
 	r.flushing = false
-	r.replay(false)
 	r.closed = true
+}
+
+// Drain ends the waits of the input's end, before Close ends the
+// connections: connections held for a late SYN are taken as joined
+// mid-stream, holes acknowledged become Gaps, deferred segments are added.
+// Its calls come in one batch, like a flush's, so that a connection does
+// not end before the next one's held bytes are delivered. Close drains
+// first if Drain was not called; after Drain nothing waits any more.
+func (r *Reassembler) Drain(m Meta) {
+	if r.closed || r.noDefer {
+		return
+	}
+	r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
+	r.flushing, r.collecting = true, true
+	r.releaseAged(m.Time, true)
+	r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
+	// Lost bytes first, then what waited for them, in order; then
+	// whatever still waits.
+	r.checkAllAcks(m.Time, true)
+	r.redeliverAll()
+	r.noDefer = true
+	r.checkAllAcks(m.Time, true)
+	r.redeliverAll()
+	r.flushing, r.collecting = false, false
+	r.replay(false)
 }
 
 // wanted reports whether s belongs to a connection on a broker port.
@@ -335,15 +460,27 @@ func (f factory) New(_, _ gopacket.Flow, t *layers.TCP, _ tcpasm.AssemblerContex
 	}
 	r.nextID++
 	c := &conn{r: r, id: r.nextID, flow: fl, firstIsClient: clientIsSrc}
+	if !fromStart && r.heldBytes < r.opts.MaxHeldBytes {
+		// Its SYN may come later: see hold.go.
+		c.holding, c.heldSince = true, s.Time
+		r.holding = append(r.holding, c)
+		r.stats.Held++
+		return c
+	}
+	r.open(c)
+	return c
+}
+
+// open opens c's Stream.
+func (r *Reassembler) open(c *conn) {
 	if r.op != nil {
-		c.s = r.op.Open(fl)
+		c.s = r.op.Open(c.flow)
 	}
 	if c.s == nil {
 		r.stats.Ignored++
 	} else {
 		r.stats.Opened++
 	}
-	return c
 }
 
 // orient decides whether the sender of a connection's first segment is the

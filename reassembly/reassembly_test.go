@@ -143,7 +143,8 @@ func TestReassembly(t *testing.T) {
 				{from: "b", seq: 9000, ack: 7000, flags: "A", data: "de", cli: lowCli},
 				{from: "c", seq: 7000, ack: 9002, flags: "A", data: "abc", cli: lowCli},
 			},
-			want:  []string{`0 data broker "de" @1`, `0 data client "abc" @2`},
+			close: true,
+			want:  []string{`0 data broker "de" @1`, `0 data client "abc" @2`, `0 end @2`},
 			flows: []Flow{{Client: lowCli, Broker: brkAddr, StartFrame: 1}},
 		},
 		{
@@ -151,8 +152,44 @@ func TestReassembly(t *testing.T) {
 			pkts: []pkt{
 				{from: "b", seq: 9000, ack: 7000, flags: "A", data: "de", cli: lowCli},
 			},
-			want:  []string{`0 data client "de" @1`},
+			close: true,
+			want:  []string{`0 data client "de" @1`, `0 end @1`},
 			flows: []Flow{{Client: brkAddr, Broker: lowCli, StartFrame: 1}},
+		},
+		{
+			name: "late SYN within 1 s and 64 packets: observed from its start",
+			pkts: []pkt{
+				{from: "c", seq: 1004, ack: 5001, flags: "A", data: "lo"},
+				{from: "b", seq: 5001, ack: 1006, flags: "A", data: "ok"},
+				{from: "c", seq: 1001, ack: 5001, flags: "A", data: "hel"},
+				{from: "c", seq: 1000, flags: "S"},
+				{from: "b", seq: 5000, ack: 1001, flags: "SA"},
+			},
+			close: true,
+			want:  []string{`0 data client "hello" @3`, `0 data broker "ok" @2`, `0 end @5`},
+			flows: []Flow{fromStart},
+		},
+		{
+			name: "late SYN-ACK, broker's data first: observed from its start",
+			pkts: []pkt{
+				{from: "b", seq: 5001, ack: 1004, flags: "A", data: "ok"},
+				{from: "c", seq: 1001, ack: 5001, flags: "A", data: "hel"},
+				{from: "b", seq: 5000, ack: 1001, flags: "SA"},
+			},
+			close: true,
+			want:  []string{`0 data client "hel" @2`, `0 data broker "ok" @1`, `0 end @3`},
+			flows: []Flow{fromStart},
+		},
+		{
+			name: "SYN more than 1 s late: joined mid-stream, the SYN opens another",
+			pkts: []pkt{
+				{from: "c", seq: 1004, ack: 5001, flags: "A", data: "lo"},
+				{from: "c", seq: 1006, ack: 5001, flags: "A", data: "!", at: 1500 * time.Millisecond},
+				{from: "c", seq: 1000, flags: "S", at: 1600 * time.Millisecond},
+			},
+			close: true,
+			want:  []string{`0 data client "lo!" @1`, `0 end @2`, `1 end @3`},
+			flows: []Flow{{Client: cliAddr, Broker: brkAddr, StartFrame: 1}, {Client: cliAddr, Broker: brkAddr, StartFrame: 3, FromStart: true}},
 		},
 		{
 			name: "SYN-ACK only: client data starts at its ack",
@@ -183,19 +220,21 @@ func TestReassembly(t *testing.T) {
 				{from: "c", seq: 1003, flags: "R"},
 				{from: "b", seq: 5005, flags: "A", data: "late"}, // after the end: dropped
 			}),
-			want:  []string{`0 data client "hi" @4`, `0 gap broker 2 @6`, `0 data broker "xy" @6`, `0 end @6`},
+			want:  []string{`0 data client "hi" @4`, `0 gap broker 2 @5`, `0 data broker "xy" @5`, `0 end @6`},
 			flows: []Flow{fromStart},
 		},
 		{
-			name: "a hole the other side acknowledges is given up at once, frames kept",
+			name: "a hole the other side acknowledges is given up after the reordering window, frames kept",
 			pkts: with(handshake, []pkt{
 				{from: "c", seq: 1001, ack: 5001, flags: "A", data: "hel"},
 				{from: "c", seq: 1006, ack: 5001, flags: "A", data: "xyz"}, // 1004-1005 lost
 				{from: "c", seq: 1009, ack: 5001, flags: "A", data: "!"},
 				{from: "b", seq: 5001, ack: 1010, flags: "A", data: "ok"},
+				{from: "b", seq: 5003, ack: 1010, flags: "A", at: 2 * time.Second},
 			}),
 			// "!" keeps frame 6 too: TestAckedHoleFrames.
 			want: []string{
+				// "ok" waits for the bytes it acknowledges.
 				`0 data client "hel" @4`, `0 gap client 2 @5`, `0 data client "xyz!" @5`, `0 data broker "ok" @7`,
 			},
 			flows: []Flow{fromStart},
@@ -209,7 +248,9 @@ func TestReassembly(t *testing.T) {
 				{from: "c", seq: 1004, ack: 5003, flags: "A", data: "lo"},  // retransmitted
 			}),
 			want: []string{
-				`0 data client "hel" @4`, `0 data broker "ok" @6`, `0 data client "loxyz" @7`,
+				// "ok" waits for the byte it acknowledges, which the
+				// retransmission brings.
+				`0 data client "helloxyz" @4`, `0 data broker "ok" @6`,
 			},
 			flows: []Flow{fromStart},
 		},
@@ -221,9 +262,10 @@ func TestReassembly(t *testing.T) {
 				{from: "c", seq: 1006, flags: "A", data: "xyz"},
 				{from: "c", seq: 42, flags: "A", data: "other", cli: cli2, at: 2 * time.Minute},
 			}),
+			close: true, // the other connection, joined mid-stream, waits for a late SYN
 			want: []string{
 				`0 data client "hel" @4`, `0 gap client 2 @5`, `0 data client "xyz" @5`, `0 end @5`,
-				`1 data client "other" @6`,
+				`1 data client "other" @6`, `1 end @6`,
 			},
 			flows: []Flow{fromStart, {Client: cli2, Broker: brkAddr, StartFrame: 6}},
 		},
@@ -357,17 +399,59 @@ func TestReassembly(t *testing.T) {
 	}
 }
 
+// TestHoldLimits: a connection without SYN is held for at most 64 of its
+// packets, then joined mid-stream at once (before Close); a new SYN on
+// its 4-tuple after that opens another connection.
+func TestHoldLimits(t *testing.T) {
+	rec := &recorder{}
+	r := New(Options{}, rec)
+	var ps []pkt
+	for i := range holdPackets {
+		ps = append(ps, pkt{from: "c", seq: uint32(1001 + i), ack: 5001, flags: "A", data: "x"})
+	}
+	for _, s := range segs(ps) {
+		r.Add(s)
+	}
+	if len(rec.flows) != 1 || rec.flows[0].FromStart {
+		t.Fatalf("after %d packets: flows %+v, want one joined mid-stream", holdPackets, rec.flows)
+	}
+	if st := r.Stats(); st.Held != 1 || st.LateSYNs != 0 || st.Bytes != holdPackets {
+		t.Errorf("stats %+v, want 1 held, no late SYN, %d bytes", st, holdPackets)
+	}
+	r.Add(mkSeg(holdPackets+1, t0, cliAddr, brkAddr, 90000, 0, "S", nil, false))
+	if len(rec.flows) != 2 || !rec.flows[1].FromStart {
+		t.Errorf("the new SYN: flows %+v, want a second one from its start", rec.flows)
+	}
+}
+
+// TestNoHold: with MaxHeldBytes negative nothing waits: a connection
+// without SYN is joined mid-stream at its first data.
+func TestNoHold(t *testing.T) {
+	rec := &recorder{}
+	r := New(Options{MaxHeldBytes: -1}, rec)
+	for _, s := range segs([]pkt{{from: "c", seq: 1001, ack: 5001, flags: "A", data: "x"}}) {
+		r.Add(s)
+	}
+	if got := rec.lines(true); !slices.Equal(got, []string{`0 data client "x" @1`}) || r.Stats().Held != 0 {
+		t.Errorf("events %q, stats %+v: want the data at once, nothing held", got, r.Stats())
+	}
+}
+
 // TestAckedHoleFrames: the data queued behind a hole given up when the other
-// side acknowledges it comes packet by packet, each with its own frame and
-// time, before the acknowledging packet's own data.
+// side acknowledged it (after the reordering window: 64 of the connection's
+// packets) comes packet by packet, each with its own frame and time.
 func TestAckedHoleFrames(t *testing.T) {
 	rec := &recorder{}
 	r := New(Options{}, rec)
-	for _, s := range segs(with(handshake, []pkt{
+	ps := with(handshake, []pkt{
 		{from: "c", seq: 1006, ack: 5001, flags: "A", data: "xyz"}, // 1001-1005 lost
 		{from: "c", seq: 1009, ack: 5001, flags: "A", data: "!"},
 		{from: "b", seq: 5001, ack: 1010, flags: "A", data: "ok"},
-	})) {
+	})
+	for range holdPackets {
+		ps = append(ps, pkt{from: "b", seq: 5003, ack: 1010, flags: "A"})
+	}
+	for _, s := range segs(ps) {
 		r.Add(s)
 	}
 	var got []string
@@ -458,15 +542,20 @@ func TestFlushDeterministic(t *testing.T) {
 			if len(first) != n*4 {
 				t.Fatalf("got %d events, want %d", len(first), n*4)
 			}
-			// After the in-order "a" of every connection, each
-			// connection's gap, data and end come together.
+			// Joined mid-stream, each connection waited for a late SYN
+			// until the flush: there its "a", gap, data and end come
+			// together. Close drains first: every "a", then the rest.
 			for i := range n {
-				got := first[n+3*i : n+3*i+3]
 				id := strconv.Itoa(i)
 				// Each at the connection's own packet: the "b" that
 				// ended it, whoever's packet or Close found it idle.
 				frame := "@" + strconv.Itoa(2*i+2)
-				want := []string{id + " gap client 4 " + frame, id + ` data client "b" ` + frame, id + " end " + frame}
+				a := id + ` data client "a" @` + strconv.Itoa(2*i+1)
+				got := first[4*i : 4*i+4]
+				want := []string{a, id + " gap client 4 " + frame, id + ` data client "b" ` + frame, id + " end " + frame}
+				if !tt.idle {
+					got, want = append([]string{first[i]}, first[n+3*i:n+3*i+3]...), append([]string{a}, want[1:]...)
+				}
 				if !slices.Equal(got, want) {
 					t.Fatalf("connection %d: got %q, want %q", i, got, want)
 				}

@@ -14,6 +14,7 @@ type synthetic struct {
 	side  Side
 	start bool // force the half to start at this segment
 	fill  bool // payload bytes are a hole, not data
+	cut   bool // the hole is a snaplen cut of known length, not lost bytes
 	from  seq
 	to    seq
 }
@@ -59,7 +60,7 @@ func (r *Reassembler) runPost() {
 				continue
 			}
 			r.stats.TruncFills++
-			r.fill(a.c, a.side, a.to)
+			r.fill(a.c, a.side, a.to, false)
 			r.forceTruncHoles(a.c)
 		case actStart:
 			if !a.c.half[a.side].started {
@@ -93,26 +94,27 @@ func (r *Reassembler) replay1() {
 	r.replaying = false
 }
 
-// forceTruncHoles forces out holes that start where a snaplen cut ended a
-// segment and end where buffered data starts: the cut bytes never come.
+// forceTruncHoles forces out holes that a snaplen cut left: those of known
+// length as Cuts, the others up to where buffered data starts, as Gaps. The
+// cut bytes never come.
 func (r *Reassembler) forceTruncHoles(c *conn) {
-	if len(c.half[Client].trunc) == 0 && len(c.half[Broker].trunc) == 0 {
+	if !c.holesToForce() {
 		return // no hole can start at a cut: the common case
 	}
 	for _, side := range [2]Side{Client, Broker} {
 		h := &c.half[side]
 		for range maxRounds {
-			if c.ended || h.closed || !h.truncHole() {
+			if c.ended || h.closed {
 				break
 			}
 			h.prune()
-			to, ok := h.aheadMin()
+			to, cut, ok := h.forcedEnd()
 			if !ok {
 				break
 			}
 			before := h.pos
 			r.stats.TruncFills++
-			r.fill(c, side, to)
+			r.fill(c, side, to, cut)
 			if h.pos == before {
 				break
 			}
@@ -134,7 +136,7 @@ func (r *Reassembler) abort(c *conn, side Side) {
 			break
 		}
 		before := h.pos
-		r.fill(c, side, to)
+		r.fill(c, side, to, false)
 		if h.pos == before {
 			break
 		}
@@ -147,9 +149,10 @@ func (r *Reassembler) abort(c *conn, side Side) {
 }
 
 // fill hands gopacket zeros for [pos, to) on side, so that it moves past a
-// hole it would otherwise wait for; ReassembledSG reports them as one Gap.
-// It stops at buffered data, which gopacket then delivers.
-func (r *Reassembler) fill(c *conn, side Side, to seq) {
+// hole it would otherwise wait for; ReassembledSG reports them as one Gap,
+// or as one Cut if cut. It stops at buffered data, which gopacket then
+// delivers.
+func (r *Reassembler) fill(c *conn, side Side, to seq, cut bool) {
 	h := &c.half[side]
 	if m, ok := h.aheadMin(); ok && m.Difference(to) > 0 {
 		to = m
@@ -166,7 +169,9 @@ func (r *Reassembler) fill(c *conn, side Side, to seq) {
 			break
 		}
 		before := h.pos
+		r.synthCut = cut
 		r.inject(c, side, h.pos, r.zero[:n], false, false)
+		r.synthCut = false
 		if h.pos == before {
 			break // gopacket did not take it
 		}
@@ -185,7 +190,7 @@ func (r *Reassembler) inject(c *conn, side Side, sq seq, payload []byte, rst, st
 	t.Seq, t.Ack = uint32(sq), 0
 	t.SYN, t.ACK, t.FIN, t.RST = false, false, false, rst
 	t.Payload = payload
-	r.synth = synthetic{c: c, side: side, start: start, fill: len(payload) > 0, from: sq, to: sq.Add(len(payload))}
+	r.synth = synthetic{c: c, side: side, start: start, fill: len(payload) > 0, cut: r.synthCut, from: sq, to: sq.Add(len(payload))}
 	r.asm.AssembleAddrs(src, dst, t, r.cur.ci.Timestamp, &r.cur)
 	r.synth = synthetic{}
 }

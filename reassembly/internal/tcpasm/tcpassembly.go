@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -164,6 +165,12 @@ func (rl *reassemblyObject) CaptureInfo(offset int) gopacket.CaptureInfo {
 // Pieces calls f with the bytes of each packet or page in rl, in order,
 // and the CaptureInfo of the packet they came from.
 func (rl *reassemblyObject) Pieces(f func(b []byte, ci gopacket.CaptureInfo)) {
+	if lp := rl.live; lp != nil {
+		if len(lp.bytes) > 0 {
+			f(lp.bytes, lp.captureInfo())
+		}
+		return
+	}
 	for _, r := range rl.all {
 		if b := r.getBytes(); len(b) > 0 {
 			f(b, r.captureInfo())
@@ -1417,7 +1424,18 @@ func (a *Assembler) flushClose(conn *connection, half *halfconnection, t time.Ti
 // those connections. It returns the total number of connections flushed/closed
 // by the call.
 func (a *Assembler) FlushAll() (closed int) {
+	return a.FlushAllOrdered(nil)
+}
+
+// FlushAllOrdered is FlushAll visiting the connections in the order cmp
+// gives their Streams (nil: the pool's order), each wholly before the
+// next, so that a caller who needs the Stream calls in an order of its own
+// need not collect them.
+func (a *Assembler) FlushAllOrdered(cmp func(x, y Stream) int) (closed int) {
 	a.conns = a.connPool.connections(a.conns[:0])
+	if cmp != nil {
+		slices.SortFunc(a.conns, func(x, y *connection) int { return cmp(x.c2s.stream, y.c2s.stream) })
+	}
 	closed = len(a.conns)
 	for _, conn := range a.conns {
 		// Removed since the snapshot: only a Stream calling back into

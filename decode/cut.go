@@ -1,0 +1,202 @@
+package decode
+
+// Bytes cut by the capture's snap length (SPEC.md 2.1 "Snap length"). The
+// reassembler knows how many bytes a cut packet lost and where, from its IP
+// length, and says so with Skip. Unlike a Gap this loses no framing while
+// the cut falls inside a frame whose size was read: a body skipped by length
+// is counted down; a header or an identity body is decoded from what was
+// captured, the cut bytes read as zeros, and the event says which of its
+// fields the cut reached (Event.Cut), so that a rule needing one of them
+// does not judge that request.
+
+// Cut says which fields of a request or response the snap length cut off:
+// each value includes those after it. The decoder reads cut bytes as zeros;
+// the fields named here are therefore not the sender's.
+type Cut uint8
+
+const (
+	// CutNone: every field kwatch reads was captured.
+	CutNone Cut = iota
+	// CutBody: the body's identity fields (section 1) were cut; Body is
+	// left undecoded (Decoded and BodyError false).
+	CutBody
+	// CutTags: the request header's tagged fields were cut: the header
+	// instance ID is unknown, and so is the body.
+	CutTags
+	// CutClientID: the request header's client ID was cut, and all after.
+	CutClientID
+)
+
+var cutNames = [...]string{"none", "body", "tags", "client-id"}
+
+func (c Cut) String() string {
+	if int(c) < len(cutNames) {
+		return cutNames[c]
+	}
+	return "unknown"
+}
+
+// zeros stands in for cut bytes; never written.
+var zeros [4096]byte
+
+// Skip says n bytes on dir were on the wire but not captured: the snap
+// length cut them. at is the packet they belonged to.
+func (c *Conn) Skip(dir Dir, n int, at Meta) {
+	if c.closed || n <= 0 || c.state == StateTLS || c.state == StateNotKafka {
+		return
+	}
+	if c.judging() {
+		c.holdSkip(dir, n, at)
+		return
+	}
+	h := c.halfFor(dir)
+	for n > 0 {
+		switch h.st {
+		case stDead:
+			return
+		case stSkip:
+			k := min(n, h.size-h.got)
+			h.got += k
+			n -= k
+			if h.got == h.size {
+				c.finish(h, at)
+			}
+		case stHead, stBody:
+			k := c.cutFrame(h, n, at)
+			if k == 0 {
+				// A header that asks for more than its frame holds:
+				// nothing more of the frame to take, its end unsure.
+				c.cutFraming(h, dir, n, at)
+				return
+			}
+			n -= k
+		case stScan:
+			// The position was unknown already: the scan starts again
+			// after the cut, with nothing more lost.
+			h.scan = h.scan[:0]
+			return
+		default: // stSize: a frame starts in the cut
+			c.cutFraming(h, dir, n, at)
+			return
+		}
+	}
+}
+
+// cutFrame reads up to n cut bytes of the frame h is buffering as zeros,
+// and returns how many it took (up to the frame's end). A frame whose
+// identifying header bytes were cut (the request's key, version and
+// correlation ID; the response's correlation ID) is skipped by length,
+// without an event.
+func (c *Conn) cutFrame(h *half, n int, at Meta) int {
+	k := min(n, h.size-h.got)
+	if h.cutAt == 0 {
+		h.cutAt = h.got + 1
+	}
+	if h.st == stHead && (h.got < 8 && h.role == reqHalf || h.got < 4) {
+		h.kind = frNone
+		if h.raw {
+			h.kind = frRawToken
+		}
+		h.st = stSkip
+		h.got += k
+		if h.got == h.size {
+			c.finish(h, at)
+		}
+		return k
+	}
+	for left := k; left > 0; {
+		if h.st == stSkip {
+			h.got += left
+			if h.got == h.size {
+				c.finish(h, at)
+			}
+			break
+		}
+		if h.st != stHead && h.st != stBody {
+			break // finished
+		}
+		z := min(left, len(zeros))
+		c.process(h, zeros[:z:z], at)
+		left -= z
+	}
+	return k
+}
+
+// cutFraming handles a cut that takes the start of the next frame: its size
+// is unknown, so the position is lost, as after a gap.
+func (c *Conn) cutFraming(h *half, dir Dir, n int, at Meta) {
+	c.partial = true
+	if c.state == StateKafka {
+		c.streamGap(n, "frame start cut by the capture's snap length on "+dir.String(), at)
+	}
+	c.resync(h)
+}
+
+// streamGap reports n bytes lost (a stream-gap).
+func (c *Conn) streamGap(n int, detail string, at Meta) {
+	c.begin(KindCoverage, at)
+	c.ev.Coverage = StreamGap
+	c.ev.Bytes = int64(n)
+	c.ev.Detail = detail
+	c.emit()
+}
+
+// markCut sets ev.Cut for a request whose frame the snap length cut.
+func (c *Conn) markCut(h *half) {
+	at := h.cutAt - 1
+	hd := &h.hdr
+	switch {
+	case hd.HeaderVersion >= 1 && at < 10+len(hd.ClientID):
+		c.ev.Cut = CutClientID
+	case at < hd.Len:
+		c.ev.Cut = CutTags
+	}
+}
+
+// cutBody checks a body decoded from a frame the snap length cut (its cut
+// bytes read as zeros): the identity fields are the sender's only if a
+// decoding with every byte from the first cut on set otherwise reads them
+// the same. Two fillers are tried, with room to spare after the frame:
+// 0x02 reads a flexible schema's lengths as one (a string "\x02", never ""
+// or null as zeros read), 0xff a non-flexible one's as null, while any
+// fixed-size field differs from zero under both. A field read from the cut
+// so never matches; one read from captured bytes always does. It reports
+// whether it left the body undecoded.
+func (c *Conn) cutBody(h *half, fn func(int16, []byte, *Body) error, ver int16, off int, err error) bool {
+	at := h.cutAt - 1
+	if at >= len(h.buf) {
+		return false // the cut fell after the body
+	}
+	if err == nil {
+		from := max(at, off)
+		alt := make([]byte, len(h.buf)+cutSpare)
+		copy(alt, h.buf[:from])
+		for _, fill := range [2]byte{0x02, 0xff} {
+			for i := from; i < len(alt); i++ {
+				alt[i] = fill
+			}
+			var b Body
+			if fn(ver, alt[off:], &b) == nil && b == c.ev.Body {
+				return false
+			}
+		}
+	}
+	c.ev.Body = Body{}
+	c.ev.Cut = max(c.ev.Cut, CutBody)
+	return true
+}
+
+// cutSpare is how far past a cut frame's end cutBody's fillers go, so that
+// lengths read from them find bytes.
+const cutSpare = 4096
+
+// flushEarlyCuts reports the packets the snap length cut before the
+// connection was recognised as Kafka: one truncated-packet each.
+func (c *Conn) flushEarlyCuts(at Meta) {
+	for dir, n := range c.earlyCuts {
+		for range n {
+			c.truncated(Dir(dir), at)
+		}
+		c.earlyCuts[dir] = 0
+	}
+}
