@@ -1339,12 +1339,11 @@ func TestTransportMidstreamStartsWithKeepalive(t *testing.T) {
 // TestTransportGROSegmentsCutBySnaplen: captured with "tcpdump -s 1514" on a
 // host with GRO, a 4000-byte Produce request (or a 6000-byte Fetch answer)
 // arrives as one coalesced segment and is cut at 1514 bytes. SPEC 3.6
-// truncated-packet (snaplen) counts it; the bytes it lost are lost bytes
-// (SPEC 2: "A connection with lost bytes resyncs to the next plausible
-// frame; findings after a gap carry partial too"). The later requests,
+// truncated-packet (snaplen) counts it; the bytes it lost are known in
+// number and place, so they are no loss (SPEC 2.1). The later requests,
 // each at the start of its own segment, are decoded: Y is
-// instance-id-changed, partial, at its own packet; their answers are
-// matched (SPEC 1), no framing error.
+// instance-id-changed, with full confidence, at its own packet; their
+// answers are matched (SPEC 1), no framing error.
 func TestTransportGROSegmentsCutBySnaplen(t *testing.T) {
 	for _, which := range []string{"produce-request", "fetch-answer"} {
 		t.Run(which, func(t *testing.T) {
@@ -1367,7 +1366,7 @@ func TestTransportGROSegmentsCutBySnaplen(t *testing.T) {
 			f.close()
 			path := bb8aWritePcap(t, c.pkts, "eth", 1514, false, true)
 			rep := bbReadF(t, path)
-			bb8aExpect(t, rep, bb8aF{"instance-id-changed", changed, "partial", "10.8.16.1:45016"})
+			bb8aExpect(t, rep, bb8aF{"instance-id-changed", changed, "full", "10.8.16.1:45016"})
 			for _, ev := range []string{"framing-error", "midstream-join", "tls-connection", "sasl-raw-tokens"} {
 				if n := rep.Totals.Coverage[ev]; n != 0 {
 					t.Errorf("coverage %s = %d, want 0\n%s", ev, n, rep.summary())
