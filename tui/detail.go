@@ -149,23 +149,32 @@ func wrap(s string, w int) string {
 	return ansi.Wrap(s, w, "")
 }
 
-// timelineLines renders requests one per line; mark highlights the frame
-// of the request a finding is about (0 for none).
-func timelineLines(d *doc, rows []TimelineRow, mark uint64, showConn bool) {
+// timelineLines renders requests one per line, saying where and how many
+// were left out; mark highlights the frame of the request a finding is
+// about (0 for none). Rows that broke a rule or carry an error code are
+// drawn in the error style.
+func timelineLines(d *doc, ex Excerpt, mark uint64, showConn bool) {
+	rows := ex.Rows
 	if rows == nil {
 		d.line("  not recorded by the feed", d.st.Dim)
 		return
 	}
-	if len(rows) == 0 {
+	if len(rows) == 0 && ex.Omitted == 0 {
 		d.line("  none", d.st.Dim)
 		return
 	}
-	for _, r := range rows {
+	for i, r := range rows {
+		if i == ex.Gap && ex.Omitted > 0 {
+			d.line(omittedLine(ex, i), d.st.Dim)
+		}
 		prefix := "  "
 		st := d.st.Value
-		if mark != 0 && r.Frame == mark {
+		switch {
+		case mark != 0 && r.Frame == mark:
 			prefix = marker
-			st = d.st.Title
+			st = d.st.Sev[SeverityError].Reverse(true)
+		case len(r.Rules) > 0 || strings.Contains(r.Note, "error "):
+			st = d.st.Sev[SeverityWarn]
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s%s #%-6d ", prefix, stamp(r.Time), r.Frame)
@@ -187,4 +196,12 @@ func timelineLines(d *doc, rows []TimelineRow, mark uint64, showConn bool) {
 		}
 		d.line(b.String(), st)
 	}
+}
+
+// omittedLine says how many requests an excerpt left out at row i.
+func omittedLine(ex Excerpt, i int) string {
+	if i == 0 {
+		return fmt.Sprintf("  … %s earlier requests on this connection not shown", count(ex.Omitted))
+	}
+	return fmt.Sprintf("  … %s more not kept (the first %d and the latest %d are)", count(ex.Omitted), ex.Gap, len(ex.Rows)-ex.Gap)
 }

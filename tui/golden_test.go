@@ -34,7 +34,10 @@ func TestGoldenScreens(t *testing.T) {
 		{"instances-sorted", []string{"2", "s", "s"}},
 		{"instance-detail", []string{"2", "enter"}},
 		{"findings", []string{"3"}},
-		{"findings-warn", []string{"3", "v", "v"}},
+		{"findings-min-warn", []string{"3", "v"}},
+		{"findings-sorted", []string{"3", "s", "s"}},
+		{"findings-scrolled", []string{"3", "l", "l", "l", "l"}},
+		{"overview-help", []string{"?"}},
 		{"finding-detail", []string{"3", "enter"}},
 		{"full-help", []string{"3", "?"}},
 	}

@@ -41,7 +41,7 @@ func numericColumn(c int) bool { return c == icConns || c == icMembers || c == i
 // timelineMsg carries an instance's timeline fetched from a Detailer.
 type timelineMsg struct {
 	key  string
-	rows []TimelineRow
+	rows Excerpt
 }
 
 // showFindingsMsg asks the root to open the findings pane filtered to one
@@ -64,7 +64,7 @@ type instances struct {
 	open     bool
 	openKey  string
 	det      detail
-	fetched  []TimelineRow // from a Detailer, for openKey
+	fetched  Excerpt // from a Detailer, for openKey
 	haveTime bool
 }
 
@@ -268,7 +268,7 @@ func (p *instances) openSelected() tea.Cmd {
 		return nil
 	}
 	p.open, p.openKey = true, r.key
-	p.fetched, p.haveTime = nil, false
+	p.fetched, p.haveTime = Excerpt{}, false
 	p.det.vp.GotoTop()
 	p.refreshDetail()
 	if p.c.detailer == nil {
@@ -300,7 +300,7 @@ func (p *instances) refreshDetail() {
 		p.det.setContent(p.c.styles.Dim.Render("instance " + p.openKey + " is no longer reported"))
 		return
 	}
-	timeline := r.Timeline
+	timeline := Excerpt{Rows: r.Timeline}
 	if p.haveTime {
 		timeline = p.fetched
 	}
@@ -308,7 +308,7 @@ func (p *instances) refreshDetail() {
 }
 
 // instanceDetail renders one instance: identity, connections, timeline.
-func instanceDetail(st *Styles, r *InstanceRow, timeline []TimelineRow, width int) string {
+func instanceDetail(st *Styles, r *InstanceRow, timeline Excerpt, width int) string {
 	d := &doc{st: st, width: width}
 	d.title("Client instance " + instanceLabel(r))
 	d.field("Instance ID", r.InstanceID)
@@ -352,8 +352,11 @@ func instanceDetail(st *Styles, r *InstanceRow, timeline []TimelineRow, width in
 		}
 		d.line(line, st.Value)
 	}
+	if more := r.Connections - len(r.Conns); len(r.Conns) > 0 && more > 0 {
+		d.line(fmt.Sprintf("  +%d more not listed by the report", more), st.Dim)
+	}
 
-	d.title(fmt.Sprintf("Identity timeline (%d)", len(timeline)))
+	d.title(fmt.Sprintf("Identity timeline (%d)", len(timeline.Rows)+timeline.Omitted))
 	timelineLines(d, timeline, 0, true)
 	return d.String()
 }
@@ -421,7 +424,7 @@ func (p *instances) FullHelp() [][]key.Binding {
 	case p.filtering:
 		return [][]key.Binding{{k.SearchAccept, k.SearchCancel}}
 	case p.open:
-		return [][]key.Binding{k.navKeys(), {k.ShowFinds, k.Back}, k.globalColumn()}
+		return [][]key.Binding{k.scrollKeys(), {k.ShowFinds, k.Back}, k.globalColumn()}
 	}
 	return [][]key.Binding{k.navKeys(), {k.Open, k.Sort, k.SortReverse, k.Search, k.Clear}, k.globalColumn()}
 }

@@ -28,6 +28,9 @@ type Options struct {
 	// Explain returns a rule's one-line title and long explanation, the
 	// text `kwatch rules RULE` prints. Nil shows findings without it.
 	Explain func(ruleID string) (title, explanation string)
+	// ExportPath is the file e writes the shown findings to, as NDJSON;
+	// DefaultExportPath when empty.
+	ExportPath string
 	// Interval between snapshots; DefaultInterval when zero.
 	Interval time.Duration
 	// Logger receives debug messages; the zero value is silent.
@@ -80,7 +83,7 @@ func NewModel(opts Options) *Model {
 	if m.interval <= 0 {
 		m.interval = DefaultInterval
 	}
-	m.c = common{styles: &m.styles, keys: &m.keys, explain: opts.Explain}
+	m.c = common{styles: &m.styles, keys: &m.keys, explain: opts.Explain, exportPath: opts.ExportPath}
 	if d, ok := opts.Feed.(Detailer); ok {
 		m.c.detailer = d
 	}
