@@ -83,11 +83,11 @@ type findings struct {
 func newFindings(c *common) *findings {
 	ti := input{prompt: "/", placeholder: "search findings"}
 	return &findings{
-		c:      c,
+		c:       c,
 		tbl:     newTable(c.styles, findingColumns),
 		sortCol: -1,
 		search:  ti,
-		det:    newDetail(c),
+		det:     newDetail(c),
 	}
 }
 

@@ -205,7 +205,9 @@ func caseOwner(c *CaseRow) string {
 	return "client " + orDash(c.Client)
 }
 
-func (o *overview) sevTag(s Severity) string { return o.c.styles.sev(s).Render(fit(s.String(), 5, false)) }
+func (o *overview) sevTag(s Severity) string {
+	return o.c.styles.sev(s).Render(fit(s.String(), 5, false))
+}
 
 // byRule lists rules by their most severe finding, errors first, then by
 // count.
