@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"github.com/kwatch/kwatch/internal/kwatchtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kwatch/kwatch/internal/kwatchtest"
+	"github.com/kwatch/kwatch/internal/pcapgen"
 )
 
 // The TUI tests drive the real binary in a detached tmux session, as a
@@ -401,4 +403,141 @@ func TestTUILive(t *testing.T) {
 			}
 		})
 	}
+}
+
+// trustCapture writes a capture for the TUI's trust checks: a busy
+// connection whose instance ID changes at one request with 60 requests
+// before and after it, and two empty-member-ID joins, an error (v1) then
+// an info (v0), so the rule's last finding is the less severe. snaplen,
+// when non-zero, cuts every packet. It returns the frame of the change.
+func trustCapture(t *testing.T, path string, snaplen int) int {
+	t.Helper()
+	id, other := pcapgen.SeqUUID(0x10), pcapgen.SeqUUID(0x20)
+	c := pcapgen.New(pcapgen.Options{Snaplen: snaplen})
+	busy := c.Conn(pcapgen.ConnOptions{})
+	s := busy.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("busy-app"), InstanceID: &id, CorrelationID: 1})
+	s.RoundTrip(pcapgen.APIVersions(4, "apache-kafka-java", "4.2.0"), pcapgen.APIVersionsResponse(4))
+	for range 60 {
+		s.Request(pcapgen.Metadata(12, "orders"))
+	}
+	s.Header.InstanceID = &other
+	_, changed := s.Request(pcapgen.Metadata(12, "orders"))
+	s.Header.InstanceID = &id
+	for range 60 {
+		s.Request(pcapgen.Metadata(12, "orders"))
+	}
+	busy.Close()
+	for _, v := range []int16{1, 0} {
+		cn := c.Conn(pcapgen.ConnOptions{})
+		js := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr(fmt.Sprintf("join-v%d", v)), CorrelationID: 1})
+		js.Request(pcapgen.ConsumerGroupHeartbeat(v, "orders", "", 0))
+		cn.Close()
+	}
+	if err := c.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	return changed
+}
+
+var (
+	aroundFrame = regexp.MustCompile(`(?m)^[▸ ] \d\d:\d\d:\d\d\.\d{3} #(\d+)\s`)
+	ovPackets   = regexp.MustCompile(`(?m)^Packets\s+([\d,]+)\s`)
+	ovConns     = regexp.MustCompile(`(?m)^Connections\s+([\d,]+) TCP · ([\d,]+) Kafka`)
+)
+
+// TestTUITrust checks what issue 14 found the TUI getting wrong, on the
+// real binary: a rule's severity is its most severe finding and errors
+// sort first; a finding on a busy connection shows the requests around it,
+// not the connection's last ones; the counters are the packet loop's; and
+// kwatch tui FILE prints the report and exits as read does.
+func TestTUITrust(t *testing.T) {
+	kwatchBin(t)
+	file := filepath.Join(t.TempDir(), "trust.pcap")
+	changed := trustCapture(t, file, 0)
+	rep := readJSON(t, nil, file)
+	sevs := map[string]bool{}
+	for _, f := range rep.Findings {
+		if f["rule"] == "member-id-empty" {
+			sevs[f["severity"].(string)] = true
+		}
+	}
+	if !sevs["error"] || !sevs["info"] {
+		t.Fatalf("the capture should make member-id-empty both error and info, got %v", sevs)
+	}
+
+	p := startTmux(t, 120, 50, kwatchBin(t), "tui", file)
+	scr := p.waitText("replay finished", 10*time.Second)
+	_, byRule, ok := strings.Cut(scr, "Findings by rule")
+	if !ok {
+		t.Fatalf("no findings-by-rule table:\n%s", scr)
+	}
+	var order []string
+	for _, r := range ovRuleLine.FindAllStringSubmatch(byRule, -1) {
+		order = append(order, r[1])
+		if r[3] == "member-id-empty" && r[1] != "error" {
+			t.Errorf("member-id-empty shown as %s, want error (its most severe finding)", r[1])
+		}
+	}
+	if !slices.IsSortedFunc(order, func(a, b string) int { return sevRank(b) - sevRank(a) }) {
+		t.Errorf("rules by severity %v: errors should come first", order)
+	}
+
+	// The counters are the packet loop's: those kwatch read reports.
+	p.keys("G")
+	scr = p.waitText("Connections", 3*time.Second)
+	if m := ovPackets.FindStringSubmatch(scr); m == nil || uint64(atoi(m[1])) != rep.Totals.Packets {
+		t.Errorf("overview packets %v, kwatch read: %d\n%s", m, rep.Totals.Packets, scr)
+	}
+	if m := ovConns.FindStringSubmatch(scr); m == nil || atoi(m[1]) != 3 {
+		t.Errorf("overview connections %v, want 3 TCP\n%s", m, scr)
+	}
+
+	// The requests around the instance-id-changed finding are those
+	// around its frame, recorded when it fired.
+	p.keys("3", "/")
+	p.waitText("search findings", 3*time.Second)
+	p.typeText("instance-id-changed")
+	p.keys("Enter", "Enter")
+	p.waitText("Requests around it on this connection (", 3*time.Second)
+	p.keys("G")
+	scr = p.waitFor("the finding's request among those around it", 3*time.Second, func(s string) bool {
+		return strings.Contains(s, fmt.Sprintf("#%-6d", changed))
+	})
+	for _, m := range aroundFrame.FindAllStringSubmatch(scr, -1) {
+		if f := atoi(m[1]); f < changed-20 || f > changed+20 {
+			t.Errorf("request #%d shown around the finding at frame %d:\n%s", f, changed, scr)
+		}
+	}
+
+	// kwatch tui FILE exits as read does: error findings, --fail-on error.
+	p.keys("q")
+	if code := p.waitExit(5 * time.Second); code != 1 {
+		t.Errorf("kwatch tui exit status %d, want 1 (error findings)", code)
+	}
+	if h := p.history(); !strings.Contains(h, "kwatch identity audit") || !strings.Contains(h, "member-id-empty") {
+		t.Errorf("no report after the UI closed:\n%s", h)
+	}
+}
+
+func sevRank(s string) int { return map[string]int{"info": 0, "warn": 1, "error": 2}[s] }
+
+// TestTUISnapCut: a capture cut by its snap length says so in the
+// coverage line and counts the TCP connections it followed, where the
+// UI once said "0 open of 0 seen" and "everything was seen".
+func TestTUISnapCut(t *testing.T) {
+	kwatchBin(t)
+	file := filepath.Join(t.TempDir(), "cut.pcap")
+	trustCapture(t, file, 60)
+	p := startTmux(t, 120, 50, kwatchBin(t), "tui", file)
+	scr := p.waitText("replay finished", 10*time.Second)
+	if strings.Contains(scr, "everything was seen") || !strings.Contains(scr, "snap-length-cut packets") {
+		t.Errorf("coverage of a cut capture:\n%s", scr)
+	}
+	p.keys("G")
+	scr = p.waitText("Connections", 3*time.Second)
+	if m := ovConns.FindStringSubmatch(scr); m == nil || atoi(m[1]) != 3 {
+		t.Errorf("overview connections %v, want 3 TCP\n%s", m, scr)
+	}
+	p.keys("q")
+	p.waitExit(5 * time.Second)
 }
