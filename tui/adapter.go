@@ -132,13 +132,7 @@ func casesFromReport(cases []audit.Case) ([]CaseRow, map[string]Severity) {
 			row.InstanceKey = c.InstanceID
 			row.Client = c.InstanceID
 			if c.InstanceID == "" {
-				var host, cid string
-				if len(c.ClientHosts) > 0 {
-					host = c.ClientHosts[0]
-				}
-				if len(c.ClientIDs) > 0 {
-					cid = c.ClientIDs[0]
-				}
+				host, cid := firstOf(c.ClientHosts), firstOf(c.ClientIDs)
 				row.InstanceKey = legacyKey(host, cid)
 				row.Client = "(no ID) " + host + " " + audit.PlainText(orDash(cid))
 			}
@@ -184,6 +178,15 @@ func legacyKey(host, clientID string) string {
 	return "legacy " + host + " " + orDash(clientID)
 }
 
+// firstOf is v's first element, "" when empty: a legacy client is named by
+// its first host and first client ID.
+func firstOf(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
 func instanceFromReport(in *audit.Instance) InstanceRow {
 	row := InstanceRow{
 		Key:         in.InstanceID,
@@ -198,14 +201,7 @@ func instanceFromReport(in *audit.Instance) InstanceRow {
 		Findings:    make(map[string]int, len(in.Findings)),
 	}
 	if in.Legacy || row.Key == "" {
-		var host, cid string
-		if len(in.ClientHosts) > 0 {
-			host = in.ClientHosts[0]
-		}
-		if len(in.ClientIDs) > 0 {
-			cid = in.ClientIDs[0]
-		}
-		row.Key = legacyKey(host, cid)
+		row.Key = legacyKey(firstOf(in.ClientHosts), firstOf(in.ClientIDs))
 	}
 	// Text from the wire is shown escaped (audit.PlainText): a control
 	// character would drive the terminal the UI draws on. Keys stay raw.

@@ -335,14 +335,16 @@ func (p *findings) updateSearch(msg tea.KeyPressMsg) tea.Cmd {
 // finding of the list, scrolling.
 func (p *findings) updateDetail(msg tea.KeyPressMsg) tea.Cmd {
 	k := p.c.keys
-	switch {
-	case key.Matches(msg, k.Back):
+	if key.Matches(msg, k.Back) {
 		p.open = false
 		return nil
-	case key.Matches(msg, k.NextFinding):
-		return p.step(1)
-	case key.Matches(msg, k.PrevFinding):
-		return p.step(-1)
+	}
+	if key.Matches(msg, k.NextFinding, k.PrevFinding) {
+		n := 1
+		if key.Matches(msg, k.PrevFinding) {
+			n = -1
+		}
+		return p.step(n)
 	}
 	return p.det.update(msg)
 }

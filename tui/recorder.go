@@ -200,16 +200,12 @@ func (r *Recorder) Finding(f audit.Finding) {
 
 // keepContext stores ctx under k within the bounds.
 func (r *Recorder) keepContext(k string, ctx *findingContext) {
-	r.contexts[k] = ctx
 	if r.ctxFirst < recorderContexts {
+		r.contexts[k] = ctx
 		r.ctxFirst++
 		return
 	}
-	r.ctxOrder = append(r.ctxOrder, k)
-	if len(r.ctxOrder) > recorderContexts {
-		delete(r.contexts, r.ctxOrder[0])
-		r.ctxOrder = r.ctxOrder[1:]
-	}
+	remember(r.contexts, &r.ctxOrder, k, ctx, recorderContexts)
 }
 
 // markTimeline puts the request that broke a rule in its instance's
@@ -246,14 +242,20 @@ func (r *Recorder) timeline(key string) *headTail {
 	t := r.timelines[key]
 	if t == nil {
 		t = newHeadTail()
-		r.timelines[key] = t
-		r.timeOrder = append(r.timeOrder, key)
-		if len(r.timeOrder) > recorderMaxInstances {
-			delete(r.timelines, r.timeOrder[0])
-			r.timeOrder = r.timeOrder[1:]
-		}
+		remember(r.timelines, &r.timeOrder, key, t, recorderMaxInstances)
 	}
 	return t
+}
+
+// remember adds k to m and to order, forgetting the oldest key when order
+// grows past limit.
+func remember[K comparable, V any](m map[K]V, order *[]K, k K, v V, limit int) {
+	m[k] = v
+	*order = append(*order, k)
+	if len(*order) > limit {
+		delete(m, (*order)[0])
+		*order = (*order)[1:]
+	}
 }
 
 func (r *Recorder) conn(id decode.ConnID) *connRecord {
@@ -262,12 +264,7 @@ func (r *Recorder) conn(id decode.ConnID) *connRecord {
 		return c
 	}
 	c = &connRecord{requests: newRing(recorderConnRing)}
-	r.conns[id] = c
-	r.connOrder = append(r.connOrder, id)
-	if len(r.connOrder) > recorderMaxConns {
-		delete(r.conns, r.connOrder[0])
-		r.connOrder = r.connOrder[1:]
-	}
+	remember(r.conns, &r.connOrder, id, c, recorderMaxConns)
 	return c
 }
 
