@@ -2,6 +2,8 @@ package tui
 
 import (
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +36,12 @@ func fixtureReport() *audit.Report {
 				MemberIDs:      map[string][]string{"g": {"m1"}}, Findings: map[string]uint64{"instance-id-changed": 1}},
 			{Legacy: true, ClientIDs: []string{"rdkafka"}, ClientHosts: []string{"10.0.0.8"}, Brokers: []string{"10.0.0.9:9092"},
 				Connections: 1, MemberIDs: map[string][]string{}, Findings: map[string]uint64{"member-id-not-uuid": 1}},
+		},
+		Cases: []audit.Case{
+			{Rule: "member-id-empty", Severity: audit.SeverityError, Count: 2, InstanceID: audit.JavaString(id),
+				SoftwareName: "apache-kafka-java", SoftwareVersion: "4.2.0", First: audit.FrameRef{Frame: 3}, Last: audit.FrameRef{Frame: 5}},
+			{Rule: "member-id-empty", Severity: audit.SeverityInfo, Count: 7, ClientIDs: []string{"rdkafka"}, ClientHosts: []string{"10.0.0.8"}},
+			{Rule: "broker-accepted-invalid", Severity: audit.SeverityWarn, Count: 1, Broker: "10.0.0.9:9092"},
 		},
 		Findings: []audit.Finding{
 			{Time: t0, Rule: "instance-id-changed", Severity: audit.SeverityError, KIP: "KIP-1313", Frame: 7,
@@ -79,11 +87,76 @@ func TestFromReport(t *testing.T) {
 		{"member", d.Findings[1].MemberID, "x"},
 		{"no conn no key", d.Findings[2].InstanceKey, ""},
 		{"no conn no client", d.Findings[2].Client, ""},
+		{"tcp connections", d.TCPConns, 5},
+		{"rule severity is its worst case", d.RuleSeverity["member-id-empty"], SeverityError},
+		{"cases", len(d.Cases), 3},
+		{"case client", d.Cases[0].InstanceKey, d.Instances[0].Key},
+		{"legacy case client", d.Cases[1].InstanceKey, d.Instances[1].Key},
+		{"broker case", d.Cases[2].Broker, "10.0.0.9:9092"},
+		{"raw findings kept for export", len(d.raw), 3},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
+	}
+}
+
+// TestMetaCounts: the packet loop's counters and a live clock stand in
+// for the report's, which the auditor learns only at the end.
+func TestMetaCounts(t *testing.T) {
+	counts := &CaptureCounts{Packets: 11, Bytes: 900, TCPConns: 4, Truncated: 2, First: t0, Last: t0.Add(3 * time.Second)}
+	tests := []struct {
+		name    string
+		meta    Meta
+		packets uint64
+		tcp     int
+		elapsed time.Duration
+	}{
+		{"report only", Meta{}, 100, 5, 83456 * time.Millisecond},
+		{"replay counts", Meta{Counts: counts}, 11, 4, 3 * time.Second},
+		{"live clock", Meta{Counts: counts, Live: true, Clock: 4500 * time.Millisecond}, 11, 4, 4500 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := FromReport(fixtureReport(), tt.meta)
+			if d.Packets != tt.packets || d.TCPConns != tt.tcp || d.Elapsed != tt.elapsed {
+				t.Errorf("packets %d, TCP %d, elapsed %v; want %d, %d, %v", d.Packets, d.TCPConns, d.Elapsed, tt.packets, tt.tcp, tt.elapsed)
+			}
+		})
+	}
+	if d := FromReport(nil, Meta{Counts: counts}); d.Packets != 11 || d.Truncated != 2 {
+		t.Errorf("counts without a report: %+v", d)
+	}
+}
+
+// TestExport: e writes the shown findings, filters applied, as the
+// report's NDJSON.
+func TestExport(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.ndjson")
+	d := FromReport(fixtureReport(), Meta{Done: true})
+	m := newSized(t, 120, 40, d, Options{ExportPath: path})
+	press(m, "3", "v") // warn and worse: two of the three
+	cmd := press(m, "e")
+	if cmd == nil {
+		t.Fatal("e started no export")
+	}
+	m.Update(cmd())
+	if s := screen(m); !strings.Contains(s, "exported 2 findings to "+path) {
+		t.Errorf("status after export:\n%s", s)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"rule":"instance-id-changed"`) || !strings.Contains(lines[1], `"rule":"member-id-not-uuid"`) {
+		t.Errorf("export:\n%s", b)
+	}
+	// A feed without report findings has nothing to export.
+	m = newSized(t, 120, 40, fixtureData(), Options{ExportPath: path})
+	if cmd := press(m, "3", "e"); cmd != nil {
+		t.Error("export without report findings")
 	}
 }
 
