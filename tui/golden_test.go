@@ -38,6 +38,9 @@ func TestGoldenScreens(t *testing.T) {
 		{"findings-sorted", []string{"3", "s", "s"}},
 		{"findings-scrolled", []string{"3", "l", "l", "l", "l"}},
 		{"overview-help", []string{"?"}},
+		{"groups", []string{"4"}},
+		{"group-detail", []string{"4", "enter"}},
+		{"brokers", []string{"5"}},
 		{"finding-detail", []string{"3", "enter"}},
 		{"full-help", []string{"3", "?"}},
 	}

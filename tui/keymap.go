@@ -13,6 +13,8 @@ type KeyMap struct {
 	Overview key.Binding
 	Clients  key.Binding
 	Findings key.Binding
+	Groups   key.Binding
+	Brokers  key.Binding
 
 	// Lists.
 	Up       key.Binding
@@ -54,6 +56,8 @@ func DefaultKeyMap() KeyMap {
 		Overview: key.NewBinding(key.WithKeys("1"), key.WithHelp("1", "overview")),
 		Clients:  key.NewBinding(key.WithKeys("2"), key.WithHelp("2", "instances")),
 		Findings: key.NewBinding(key.WithKeys("3"), key.WithHelp("3", "findings")),
+		Groups:   key.NewBinding(key.WithKeys("4"), key.WithHelp("4", "groups")),
+		Brokers:  key.NewBinding(key.WithKeys("5"), key.WithHelp("5", "brokers")),
 
 		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
@@ -100,7 +104,7 @@ func (k KeyMap) globalKeys() []key.Binding {
 
 // globalColumn is the last column of every full help.
 func (k KeyMap) globalColumn() []key.Binding {
-	return []key.Binding{k.NextPane, k.PrevPane, k.Overview, k.Clients, k.Findings, k.Help, k.Quit}
+	return []key.Binding{k.NextPane, k.PrevPane, k.Overview, k.Clients, k.Findings, k.Groups, k.Brokers, k.Help, k.Quit}
 }
 
 // helpKeys adapts a pane's bindings to help.KeyMap.
