@@ -210,3 +210,38 @@ func TestReportScreens(t *testing.T) {
 		t.Errorf("legacy instance filter:\n%s", s)
 	}
 }
+
+// fakeAuditor hands out the fixture report's findings a few at a time, as
+// a running auditor makes them.
+type fakeAuditor struct {
+	rep   *audit.Report
+	avail int // findings made so far
+}
+
+func (f *fakeAuditor) SnapshotSince(from int) (*audit.Report, []audit.Finding, int) {
+	r := *f.rep
+	r.Findings = []audit.Finding{}
+	return &r, append([]audit.Finding(nil), f.rep.Findings[from:f.avail]...), f.avail
+}
+
+// TestAuditFeed: each finding is converted once and appended; what a
+// snapshot handed out never changes.
+func TestAuditFeed(t *testing.T) {
+	src := &fakeAuditor{rep: fixtureReport(), avail: 2}
+	feed := NewAuditFeed(src, func() Meta { return Meta{Source: "x"} })
+	first := feed.Data()
+	src.avail = 3
+	second := feed.Data()
+	if len(first.Findings) != 2 || len(second.Findings) != 3 || len(second.raw) != 3 || second.Source != "x" {
+		t.Fatalf("findings %d then %d (raw %d)", len(first.Findings), len(second.Findings), len(second.raw))
+	}
+	if first.Findings[1].Rule != "member-id-not-uuid" || second.Findings[2].Rule != "client-id-repeated" {
+		t.Errorf("order: %s, %s", first.Findings[1].Rule, second.Findings[2].Rule)
+	}
+	if second.Findings[0].Severity != SeverityError || second.FindingsByRule["instance-id-changed"] != 1 {
+		t.Errorf("converted %+v, totals %v", second.Findings[0], second.FindingsByRule)
+	}
+	if third := feed.Data(); len(third.Findings) != 3 {
+		t.Errorf("no new finding, yet %d", len(third.Findings))
+	}
+}

@@ -408,8 +408,8 @@ func (r *Recorder) Around(f FindingRow) Excerpt {
 	return Excerpt{Rows: rows, Omitted: ctx.earlier}
 }
 
-// DetailFeed is a ReportFeed whose detail screens are served by a Recorder.
+// DetailFeed is a Feed whose detail screens are served by a Recorder.
 type DetailFeed struct {
-	ReportFeed
+	Feed
 	*Recorder
 }

@@ -154,9 +154,9 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 
 	if useTUI {
 		feed := tui.DetailFeed{
-			ReportFeed: tui.ReportFeed{Snapshot: aud.Snapshot, Meta: func() tui.Meta {
+			Feed: tui.NewAuditFeed(aud, func() tui.Meta {
 				return tui.Meta{Source: lf.iface, Live: true, Done: done.Load(), Counts: prog.counts(), Clock: time.Since(started)}
-			}},
+			}),
 			Recorder: rec,
 		}
 		err := tui.Run(capCtx, tui.Options{Feed: feed, Explain: tui.ExplainRule, Logger: e.log})

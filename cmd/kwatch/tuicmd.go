@@ -70,9 +70,9 @@ func (e *env) tui(ctx context.Context, args []string) error {
 	defer stopReplay()
 	go r.run(replayCtx, src, popts, aud, rec)
 	feed := tui.DetailFeed{
-		ReportFeed: tui.ReportFeed{Snapshot: aud.Snapshot, Meta: func() tui.Meta {
+		Feed: tui.NewAuditFeed(aud, func() tui.Meta {
 			return tui.Meta{Source: strings.Join(files, " "), Done: r.done.Load(), Err: r.error(), Counts: r.prog.counts()}
-		}},
+		}),
 		Recorder: rec,
 	}
 	err = tui.Run(ctx, tui.Options{Feed: feed, Explain: tui.ExplainRule, Logger: e.log})
