@@ -587,4 +587,22 @@ func TestTUISnapCut(t *testing.T) {
 	}
 	p.keys("q")
 	p.waitExit(5 * time.Second)
+
+	// A file cut short mid-packet: the input failed, which the coverage
+	// line says rather than "everything was seen".
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := filepath.Join(t.TempDir(), "short.pcap")
+	if err := os.WriteFile(short, b[:len(b)*2/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p = startTmux(t, 120, 50, kwatchBin(t), "tui", short)
+	scr = p.waitText("replay finished", 10*time.Second)
+	if strings.Contains(scr, "everything was seen") || !strings.Contains(scr, "input failed") {
+		t.Errorf("coverage of a truncated file:\n%s", scr)
+	}
+	p.keys("q")
+	p.waitExit(5 * time.Second)
 }

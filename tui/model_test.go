@@ -77,7 +77,7 @@ func TestKeys(t *testing.T) {
 		{name: "filter with no match", keys: []string{"2", "/", "z", "z", "enter"}, wantPane: PaneInstances, wantScreen: []string{"no instance matches"}},
 		{name: "enter opens instance", keys: []string{"2", "enter"}, wantPane: PaneInstances,
 			wantScreen: []string{"Client instance AAECAwQFBgcICQoLDA0ODw", "Connections (2)", "Identity timeline (4)", "10.0.0.5:53123 -> 10.0.0.9:9092  from frame 48"}},
-		{name: "down then open", keys: []string{"2", "down", "enter"}, wantPane: PaneInstances, wantScreen: []string{"Client instance EBESExQVFhcYGRobHB0eHw", "billing, billing-2"}},
+		{name: "down then open", keys: []string{"2", "down", "enter"}, wantPane: PaneInstances, wantScreen: []string{"Client instance EBESExQVFhcYGRobHB0eHw", "billing, billing-2", "+3 more not listed by the report"}},
 		{name: "esc closes instance", keys: []string{"2", "enter", "esc"}, wantPane: PaneInstances, wantScreen: []string{"3/3 instances"}},
 
 		{name: "findings list", keys: []string{"3"}, wantPane: PaneFindings, wantScreen: []string{"5/5 · sev all", "instance-id-dropped", "member-id-not-uuid"}},
