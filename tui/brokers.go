@@ -20,7 +20,7 @@ var brokersSpec = rollupSpec{
 	noun: "brokers",
 	cols: []column{
 		bcBroker:   {title: "BROKER", min: 15, max: 40, prio: 0},
-		bcClients:  {title: "CLIENTS", min: 7, prio: 1, right: true},
+		bcClients:  {title: "CLIENTS", min: 9, prio: 1, right: true},
 		bcFindings: {title: "FINDINGS", min: 10, prio: 1, right: true},
 		bcRules:    {title: "RULES BROKEN", min: 12, max: 80, prio: 2},
 	},
@@ -89,7 +89,7 @@ func brokerDetail(st *Styles, b string, bi *brokerInfo, width int) string {
 		d.line("  none: it answered as a conforming broker would, where kwatch could tell", st.Dim)
 	}
 	for _, c := range bi.cases {
-		d.line(fmt.Sprintf("  %-5s %8s  %s  frames %d–%d", c.Severity, count(c.Count), c.Rule, c.FirstFrame, c.LastFrame), st.sev(c.Severity))
+		d.line(fmt.Sprintf("  %-5s %8s  %s  %s", c.Severity, count(c.Count), c.Rule, frameSpan(c.FirstFrame, c.LastFrame)), st.sev(c.Severity))
 	}
 	d.title(fmt.Sprintf("Clients (%d)", len(bi.clients)))
 	d.text(strings.Join(bi.clients, ", "), st.Value)

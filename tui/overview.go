@@ -182,11 +182,8 @@ func (o *overview) compliance(d *doc) {
 		}
 		d.line(head, o.c.styles.Value)
 		for _, c := range cases[:min(len(cases), overviewCases)] {
-			where := fmt.Sprintf("  frame %d", c.FirstFrame)
-			if c.LastFrame != c.FirstFrame {
-				where = fmt.Sprintf("  frames %d–%d", c.FirstFrame, c.LastFrame)
-			}
-			d.line(fmt.Sprintf("    %s %8s  %s", o.sevTag(c.Severity), count(c.Count), c.Rule)+o.c.styles.Dim.Render(where), o.c.styles.Value)
+			d.line(fmt.Sprintf("    %s %8s  %s", o.sevTag(c.Severity), count(c.Count), c.Rule)+
+				o.c.styles.Dim.Render("  "+frameSpan(c.FirstFrame, c.LastFrame)), o.c.styles.Value)
 		}
 		if more := len(cases) - overviewCases; more > 0 {
 			d.line(fmt.Sprintf("    +%d more cases (3 findings, i filters by instance)", more), o.c.styles.Dim)
