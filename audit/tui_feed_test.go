@@ -25,3 +25,26 @@ func TestSnapshotSince(t *testing.T) {
 		t.Fatalf("Snapshot after SnapshotSince has %d findings, want 3", len(got.Findings))
 	}
 }
+
+// BenchmarkSnapshotSince compares what a TUI poll costs the auditor at
+// 100,000 kept findings: Snapshot copies them all under the lock (and
+// sorts them), SnapshotSince only those made since the last poll (none).
+func BenchmarkSnapshotSince(b *testing.B) {
+	a := New(Options{})
+	a.findings = make([]Finding, 100_000)
+	for i := range a.findings {
+		a.findings[i] = Finding{Rule: "client-id-repeated", Frame: uint64(i), Message: "m"}
+	}
+	b.Run("snapshot", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = a.Snapshot()
+		}
+	})
+	b.Run("since", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _, _ = a.SnapshotSince(len(a.findings))
+		}
+	})
+}
