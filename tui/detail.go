@@ -194,7 +194,23 @@ func timelineLines(d *doc, ex Excerpt, mark uint64, showConn bool) {
 		if len(r.Rules) > 0 {
 			b.WriteString(" [" + strings.Join(r.Rules, ", ") + "]")
 		}
-		d.line(b.String(), st)
+		d.hanging(b.String(), st, 4)
+	}
+}
+
+// hanging writes s wrapped to the width, its continuation lines indented
+// by indent cells: a long request line (IDs, notes) is shown whole.
+func (d *doc) hanging(s string, st lipgloss.Style, indent int) {
+	lines := strings.Split(wrap(s, d.width), "\n")
+	if len(lines) > 1 && d.width > indent+10 {
+		first, rest := lines[0], strings.Join(lines[1:], " ")
+		lines = append([]string{first}, strings.Split(wrap(rest, d.width-indent), "\n")...)
+		for i := 1; i < len(lines); i++ {
+			lines[i] = strings.Repeat(" ", indent) + lines[i]
+		}
+	}
+	for _, l := range lines {
+		d.b.WriteString(st.Render(l) + "\n")
 	}
 }
 
