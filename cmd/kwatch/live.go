@@ -123,11 +123,12 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 	aud := audit.New(aopts)
 	var sink decode.Sink = aud
 	var rec *tui.Recorder
+	var prog *progress // the UI's counters: nil without one
 	if useTUI {
 		rec, aud = tuiAuditor(aopts)
 		sink = rec
+		prog = new(progress)
 	}
-	var prog progress
 	started := time.Now()
 
 	capCtx, stopCapture := context.WithCancel(ctx)
@@ -144,7 +145,7 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 	go func() {
 		defer close(finished)
 		var st pipeline.Stats
-		st, capErr = capturePackets(src, w, pipeline.New(popts, sink), aud, &prog)
+		st, capErr = capturePackets(src, w, pipeline.New(popts, sink), aud, prog)
 		if ks, err := src.Stats(); err == nil {
 			aud.SetKernelStats(ks.Received, ks.Dropped)
 		}

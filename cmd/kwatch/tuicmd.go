@@ -126,7 +126,11 @@ type progress struct {
 	set bool
 }
 
+// store publishes st; a nil progress (no UI) does nothing.
 func (p *progress) store(st pipeline.Stats) {
+	if p == nil {
+		return
+	}
 	p.mu.Lock()
 	p.st, p.set = st, true
 	p.mu.Unlock()
@@ -134,6 +138,9 @@ func (p *progress) store(st pipeline.Stats) {
 
 // counts returns the latest counters, nil before the first.
 func (p *progress) counts() *tui.CaptureCounts {
+	if p == nil {
+		return nil
+	}
 	p.mu.Lock()
 	st, set := p.st, p.set
 	p.mu.Unlock()
