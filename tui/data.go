@@ -93,6 +93,8 @@ type Data struct {
 	Cases    []CaseRow
 	Software []SoftwareRow
 
+	// Findings are in the feed's order: as made (AuditFeed) or as the
+	// report sorts them (FromReport); the findings pane can sort them.
 	Findings  []FindingRow
 	Instances []InstanceRow
 

@@ -151,9 +151,9 @@ func wrap(s string, w int) string {
 
 // timelineLines renders requests one per line, saying where and how many
 // were left out; mark highlights the frame of the request a finding is
-// about (0 for none). Rows that broke a rule or carry an error code are
-// drawn in the error style.
-func timelineLines(d *doc, ex Excerpt, mark uint64, showConn bool) {
+// about (0 for none) in the finding's severity, reversed. Rows that broke
+// a rule or carry an error code are drawn in the warning style.
+func timelineLines(d *doc, ex Excerpt, mark uint64, markSev Severity, showConn bool) {
 	rows := ex.Rows
 	if rows == nil {
 		d.line("  not recorded by the feed", d.st.Dim)
@@ -172,7 +172,7 @@ func timelineLines(d *doc, ex Excerpt, mark uint64, showConn bool) {
 		switch {
 		case mark != 0 && r.Frame == mark:
 			prefix = marker
-			st = d.st.Sev[SeverityError].Reverse(true)
+			st = d.st.sev(markSev).Reverse(true)
 		case len(r.Rules) > 0 || strings.Contains(r.Note, "error "):
 			st = d.st.Sev[SeverityWarn]
 		}

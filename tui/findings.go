@@ -64,7 +64,7 @@ type findings struct {
 	tbl       *table
 	shown     []int    // indices into data.Findings, parallel to tbl.rows
 	minSev    Severity // the least severe finding shown
-	sortCol   int      // a findings column, or -1: the report's order
+	sortCol   int      // a findings column, or -1: the feed's order
 	desc      bool
 	exported  string // what the last export did, for the status line
 	rule      string
@@ -370,8 +370,8 @@ func (p *findings) updateList(msg tea.KeyPressMsg) tea.Cmd {
 		p.minSev = (p.minSev + 1) % (SeverityError + 1)
 		p.rebuild()
 	case key.Matches(msg, k.Sort):
-		// The report's order, then each column (times and numbers most
-		// recent or largest first).
+		// The feed's order, then each column (times, severities and
+		// frames most recent or largest first).
 		p.sortCol++
 		if p.sortCol == len(findingColumns) {
 			p.sortCol = -1
@@ -472,7 +472,7 @@ func findingDetail(st *Styles, f *FindingRow, title, explanation string, around 
 		d.text(explanation, st.Value)
 	}
 	d.title(fmt.Sprintf("Requests around it on this connection (%d)", len(around.Rows)))
-	timelineLines(d, around, f.Frame, false)
+	timelineLines(d, around, f.Frame, f.Severity, false)
 	return d.String()
 }
 

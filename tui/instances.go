@@ -357,7 +357,7 @@ func instanceDetail(st *Styles, r *InstanceRow, timeline Excerpt, width int) str
 	}
 
 	d.title(fmt.Sprintf("Identity timeline (%d)", len(timeline.Rows)+timeline.Omitted))
-	timelineLines(d, timeline, 0, true)
+	timelineLines(d, timeline, 0, SeverityInfo, true)
 	return d.String()
 }
 
