@@ -37,14 +37,7 @@ type brokerInfo struct {
 
 func buildBrokers(d *Data) []rollupRow {
 	brokers := map[string]*brokerInfo{}
-	get := func(b string) *brokerInfo {
-		bi := brokers[b]
-		if bi == nil {
-			bi = &brokerInfo{}
-			brokers[b] = bi
-		}
-		return bi
-	}
+	get := func(b string) *brokerInfo { return getOrMake(brokers, b, func() *brokerInfo { return &brokerInfo{} }) }
 	for i := range d.Instances {
 		in := &d.Instances[i]
 		for _, b := range in.Brokers {

@@ -42,12 +42,9 @@ type groupInfo struct {
 func buildGroups(d *Data) []rollupRow {
 	groups := map[string]*groupInfo{}
 	get := func(g string) *groupInfo {
-		gi := groups[g]
-		if gi == nil {
-			gi = &groupInfo{holders: map[string][]string{}, clients: map[string]bool{}, findings: map[string]int{}}
-			groups[g] = gi
-		}
-		return gi
+		return getOrMake(groups, g, func() *groupInfo {
+			return &groupInfo{holders: map[string][]string{}, clients: map[string]bool{}, findings: map[string]int{}}
+		})
 	}
 	for i := range d.Instances {
 		in := &d.Instances[i]
@@ -88,6 +85,16 @@ func buildGroups(d *Data) []rollupRow {
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// getOrMake returns m[k], made with mk and stored when absent.
+func getOrMake[V any](m map[string]*V, k string, mk func() *V) *V {
+	v := m[k]
+	if v == nil {
+		v = mk()
+		m[k] = v
+	}
+	return v
 }
 
 // groupDetail lists a group's member IDs with the clients that used each,

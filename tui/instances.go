@@ -50,40 +50,19 @@ type showFindingsMsg struct{ key string }
 
 // instances is the client instance table and its detail screen.
 type instances struct {
-	c             *common
-	data          *Data
-	width, height int
-
-	tbl       *table
-	rows      []*InstanceRow // filtered and sorted, parallel to tbl.rows
-	sortCol   int
-	desc      bool
-	filter    input
-	filtering bool
-
-	open     bool
-	openKey  string
-	det      detail
-	fetched  Excerpt // from a Detailer, for openKey
+	listState
+	data     *Data
+	rows     []*InstanceRow // filtered and sorted, parallel to tbl.rows
+	fetched  Excerpt        // from a Detailer, for openKey
 	haveTime bool
 }
 
 func newInstances(c *common) *instances {
-	ti := input{prompt: "/", placeholder: "filter instances"}
-	return &instances{
-		c:       c,
-		tbl:     newTable(c.styles, instanceColumns),
-		sortCol: icFindings,
-		desc:    true,
-		filter:  ti,
-		det:     newDetail(c),
-	}
+	return &instances{listState: newListState(c, instanceColumns, numericColumn, icFindings, "instances")}
 }
 
 func (p *instances) SetSize(w, h int) {
-	p.width, p.height = w, h
-	p.tbl.setSize(w, h)
-	p.det.setSize(w, h)
+	p.resize(w, h)
 	p.refreshDetail()
 }
 
@@ -91,8 +70,6 @@ func (p *instances) SetData(d *Data) {
 	p.data = d
 	p.rebuild()
 }
-
-func (p *instances) Capturing() bool { return p.filtering }
 
 // rebuild filters, sorts and re-renders the rows from the current data.
 func (p *instances) rebuild() {
@@ -201,49 +178,28 @@ func (p *instances) Update(msg tea.Msg) tea.Cmd {
 		}
 		return nil
 	case tea.KeyPressMsg:
-		if p.filtering {
-			return p.updateFilter(msg)
-		}
-		if p.open {
+		switch {
+		case p.filtering:
+		case p.open:
 			return p.updateDetail(msg)
+		default:
+			return p.updateList(msg)
 		}
-		return p.updateList(msg)
 	}
-	if p.filtering && p.filter.Update(msg) {
+	if p.filtering && p.editFilter(msg) {
 		p.rebuild()
 	}
-	return nil
-}
-
-func (p *instances) updateFilter(msg tea.KeyPressMsg) tea.Cmd {
-	if p.filter.edit(msg, p.c.keys) {
-		p.rebuild()
-	}
-	p.filtering = p.filter.focused
 	return nil
 }
 
 func (p *instances) updateList(msg tea.KeyPressMsg) tea.Cmd {
-	k := p.c.keys
-	if p.tbl.navigate(msg, k) {
+	if handled, rebuild := p.listKey(msg); handled {
+		if rebuild {
+			p.rebuild()
+		}
 		return nil
 	}
-	switch {
-	case key.Matches(msg, k.Sort):
-		p.sortCol = (p.sortCol + 1) % len(instanceColumns)
-		p.desc = numericColumn(p.sortCol)
-		p.rebuild()
-	case key.Matches(msg, k.SortReverse):
-		p.desc = !p.desc
-		p.rebuild()
-	case key.Matches(msg, k.Search):
-		p.filtering = true
-		p.filter.Focus()
-		return nil
-	case key.Matches(msg, k.Clear):
-		p.filter.SetValue("")
-		p.rebuild()
-	case key.Matches(msg, k.Open):
+	if key.Matches(msg, p.c.keys.Open) {
 		return p.openSelected()
 	}
 	return nil
@@ -365,66 +321,26 @@ func (p *instances) View() string {
 	if p.open {
 		return p.det.view()
 	}
-	titles := make([]string, len(instanceColumns))
-	for i, c := range instanceColumns {
-		titles[i] = c.title
-	}
-	arrow := " ▲"
-	if p.desc {
-		arrow = " ▼"
-	}
-	titles[p.sortCol] += arrow
 	empty := "no client instances yet"
 	if p.filter.Value() != "" {
 		empty = "no instance matches the filter"
 	}
-	return p.tbl.view(titles, empty)
+	return p.tbl.view(p.titles(), empty)
 }
 
 func (p *instances) Status() string {
-	if p.filtering {
+	switch {
+	case p.filtering:
 		return p.filter.View()
-	}
-	if p.open {
-		s := "instance " + p.openKey
-		if sc := p.det.scroll(); sc != "" {
-			s += " · " + sc
-		}
-		return s
+	case p.open:
+		return p.detailStatus("instance " + p.openKey)
 	}
 	total := 0
 	if p.data != nil {
 		total = len(p.data.Instances)
 	}
-	dir := "▲"
-	if p.desc {
-		dir = "▼"
-	}
-	s := fmt.Sprintf("%d/%d instances · sort: %s %s", len(p.rows), total, strings.ToLower(instanceColumns[p.sortCol].title), dir)
-	if v := p.filter.Value(); v != "" {
-		s += " · filter: " + v
-	}
-	return s
+	return p.listStatus(len(p.rows), total, "instances")
 }
 
-func (p *instances) ShortHelp() []key.Binding {
-	k := p.c.keys
-	switch {
-	case p.filtering:
-		return []key.Binding{k.SearchAccept, k.SearchCancel}
-	case p.open:
-		return append([]key.Binding{k.Up, k.Down, k.ShowFinds, k.Back}, k.globalKeys()...)
-	}
-	return append([]key.Binding{k.Up, k.Down, k.Open, k.Sort, k.Search}, k.globalKeys()...)
-}
-
-func (p *instances) FullHelp() [][]key.Binding {
-	k := p.c.keys
-	switch {
-	case p.filtering:
-		return [][]key.Binding{{k.SearchAccept, k.SearchCancel}}
-	case p.open:
-		return [][]key.Binding{k.scrollKeys(), {k.ShowFinds, k.Back}, k.globalColumn()}
-	}
-	return [][]key.Binding{k.navKeys(), {k.Open, k.Sort, k.SortReverse, k.Search, k.Clear}, k.globalColumn()}
-}
+func (p *instances) ShortHelp() []key.Binding  { return p.help(p.c.keys.ShowFinds).short }
+func (p *instances) FullHelp() [][]key.Binding { return p.help(p.c.keys.ShowFinds).full }

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -34,36 +33,18 @@ type rollupSpec struct {
 // rollup is a pane that groups the snapshot by one thing (consumer group,
 // broker): a sortable, filterable table, and a detail screen per row.
 type rollup struct {
-	c             *common
-	spec          rollupSpec
-	data          *Data
-	width, height int
-
-	tbl       *table
+	listState
+	spec      rollupSpec
+	data      *Data
 	all, rows []rollupRow
-	sortCol   int
-	desc      bool
-	filter    input
-	filtering bool
-
-	open    bool
-	openKey string
-	det     detail
 }
 
 func newRollup(c *common, spec rollupSpec) *rollup {
-	return &rollup{
-		c: c, spec: spec, tbl: newTable(c.styles, spec.cols),
-		sortCol: spec.sortCol, desc: spec.numeric(spec.sortCol),
-		filter: input{prompt: "/", placeholder: "filter " + spec.noun},
-		det:    newDetail(c),
-	}
+	return &rollup{listState: newListState(c, spec.cols, spec.numeric, spec.sortCol, spec.noun), spec: spec}
 }
 
 func (p *rollup) SetSize(w, h int) {
-	p.width, p.height = w, h
-	p.tbl.setSize(w, h)
-	p.det.setSize(w, h)
+	p.resize(w, h)
 	p.refreshDetail()
 }
 
@@ -72,8 +53,6 @@ func (p *rollup) SetData(d *Data) {
 	p.all = p.spec.build(d)
 	p.rebuild()
 }
-
-func (p *rollup) Capturing() bool { return p.filtering }
 
 func (p *rollup) rebuild() {
 	q := strings.ToLower(strings.TrimSpace(p.filter.Value()))
@@ -113,54 +92,35 @@ func (p *rollup) rebuild() {
 func (p *rollup) Update(msg tea.Msg) tea.Cmd {
 	km, ok := msg.(tea.KeyPressMsg)
 	switch {
-	case !ok:
-		if p.filtering && p.filter.Update(msg) {
-			p.rebuild()
-		}
-		return nil
 	case p.filtering:
-		if p.filter.edit(km, p.c.keys) {
+		if p.editFilter(msg) {
 			p.rebuild()
 		}
-		p.filtering = p.filter.focused
-		return nil
+	case !ok:
 	case p.open:
 		if key.Matches(km, p.c.keys.Back) {
 			p.open = false
 			return nil
 		}
 		return p.det.update(km)
-	}
-	return p.updateList(km)
-}
-
-func (p *rollup) updateList(msg tea.KeyPressMsg) tea.Cmd {
-	k := p.c.keys
-	if p.tbl.navigate(msg, k) {
-		return nil
-	}
-	switch {
-	case key.Matches(msg, k.Sort):
-		p.sortCol = (p.sortCol + 1) % len(p.spec.cols)
-		p.desc = p.spec.numeric(p.sortCol)
-		p.rebuild()
-	case key.Matches(msg, k.SortReverse):
-		p.desc = !p.desc
-		p.rebuild()
-	case key.Matches(msg, k.Search):
-		p.filtering = true
-		p.filter.Focus()
-	case key.Matches(msg, k.Clear):
-		p.filter.SetValue("")
-		p.rebuild()
-	case key.Matches(msg, k.Open):
-		if r, ok := p.tbl.selected(); ok {
-			p.open, p.openKey = true, r.key
-			p.det.vp.GotoTop()
-			p.refreshDetail()
-		}
+	default:
+		p.updateList(km)
 	}
 	return nil
+}
+
+func (p *rollup) updateList(msg tea.KeyPressMsg) {
+	if handled, rebuild := p.listKey(msg); handled {
+		if rebuild {
+			p.rebuild()
+		}
+		return
+	}
+	if r, ok := p.tbl.selected(); ok && key.Matches(msg, p.c.keys.Open) {
+		p.open, p.openKey = true, r.key
+		p.det.vp.GotoTop()
+		p.refreshDetail()
+	}
 }
 
 func (p *rollup) refreshDetail() {
@@ -180,55 +140,22 @@ func (p *rollup) View() string {
 	if p.open {
 		return p.det.view()
 	}
-	titles := make([]string, len(p.spec.cols))
-	for i, c := range p.spec.cols {
-		titles[i] = c.title
-	}
-	titles[p.sortCol] += map[bool]string{true: " ▼", false: " ▲"}[p.desc]
 	empty := p.spec.empty
 	if p.filter.Value() != "" {
 		empty = "nothing matches the filter"
 	}
-	return p.tbl.view(titles, empty)
+	return p.tbl.view(p.titles(), empty)
 }
 
 func (p *rollup) Status() string {
-	if p.filtering {
+	switch {
+	case p.filtering:
 		return p.filter.View()
+	case p.open:
+		return p.detailStatus(p.openKey)
 	}
-	if p.open {
-		s := p.openKey
-		if sc := p.det.scroll(); sc != "" {
-			s += " · " + sc
-		}
-		return s
-	}
-	dir := map[bool]string{true: "▼", false: "▲"}[p.desc]
-	s := fmt.Sprintf("%d/%d %s · sort: %s %s", len(p.rows), len(p.all), p.spec.noun, strings.ToLower(p.spec.cols[p.sortCol].title), dir)
-	if v := p.filter.Value(); v != "" {
-		s += " · filter: " + v
-	}
-	return s
+	return p.listStatus(len(p.rows), len(p.all), p.spec.noun)
 }
 
-func (p *rollup) ShortHelp() []key.Binding {
-	k := p.c.keys
-	switch {
-	case p.filtering:
-		return []key.Binding{k.SearchAccept, k.SearchCancel}
-	case p.open:
-		return append([]key.Binding{k.Up, k.Down, k.Back}, k.globalKeys()...)
-	}
-	return append([]key.Binding{k.Open, k.Sort, k.Search}, k.globalKeys()...)
-}
-
-func (p *rollup) FullHelp() [][]key.Binding {
-	k := p.c.keys
-	switch {
-	case p.filtering:
-		return [][]key.Binding{{k.SearchAccept, k.SearchCancel}}
-	case p.open:
-		return [][]key.Binding{k.scrollKeys(), {k.Back}, k.globalColumn()}
-	}
-	return [][]key.Binding{k.navKeys(), {k.Open, k.Sort, k.SortReverse, k.Search, k.Clear}, k.globalColumn()}
-}
+func (p *rollup) ShortHelp() []key.Binding  { return p.help().short }
+func (p *rollup) FullHelp() [][]key.Binding { return p.help().full }
