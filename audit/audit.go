@@ -16,9 +16,12 @@ const (
 	DefaultMaxInstances = 100_000
 	DefaultMaxFindings  = 200_000
 	// DefaultMaxFindingBytes bounds the memory of kept findings (about
-	// 30000 typical ones): with DefaultMaxFindings alone a hostile capture
-	// could make the report hold ~100 MB.
-	DefaultMaxFindingBytes = 16 << 20
+	// 15000 typical ones): with DefaultMaxFindings alone a hostile capture
+	// could make the report hold ~100 MB. Every finding is counted, and
+	// in its case, beyond it; a fleet that repeats one fault on every
+	// request stays under 64 MB of peak RSS in every format
+	// (bench.TestPeakRSSFindingsHeavy).
+	DefaultMaxFindingBytes = 8 << 20
 	DefaultClosedGrace     = 2 * time.Minute
 )
 
@@ -59,7 +62,11 @@ type Options struct {
 	NameFrame func(frame uint64) (capture string, n uint64)
 	// Filter narrows the report and suppresses known cases; nil: all.
 	Filter *Filter
-	Logger zerolog.Logger
+	// StreamFindings hands findings to OnFinding only: the report keeps
+	// none (its totals and cases count them all), for a run whose findings
+	// are written as they come (NDJSON) and whose report is a summary.
+	StreamFindings bool
+	Logger         zerolog.Logger
 }
 
 // nameFrame names frame for a person; see Options.NameFrame.
@@ -114,7 +121,7 @@ type totals struct {
 	connections, kafkaConns uint64
 	// tcpConns: every TCP connection the pipeline followed (AddCapture).
 	tcpConns        uint64
-	coverage        [decode.TruncatedPacket + 1]uint64
+	coverage        [decode.NumCoverage]uint64
 	byRule          [numRules]uint64
 	bySeverity      [SeverityError + 1]uint64
 	findingsDropped uint64
@@ -127,6 +134,7 @@ type totals struct {
 	stateLimited    uint64
 	pendingEvicted  uint64
 	suppressed      uint64
+	unwrapped       map[string]uint64
 }
 
 // New returns an Auditor.
@@ -178,6 +186,23 @@ func (a *Auditor) AddCapture(packets, bytes, connections uint64) {
 	a.t.bytes += bytes
 	a.t.tcpConns += connections
 	a.mu.Unlock()
+}
+
+// AddUnwrapped adds what the capture layers unwrapped on the way to TCP
+// (tunnels by kind, IP fragments reassembled or dropped), by name: the
+// report says what it took apart (Totals.Unwrapped).
+func (a *Auditor) AddUnwrapped(counts map[string]uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for k, n := range counts {
+		if n == 0 {
+			continue
+		}
+		if a.t.unwrapped == nil {
+			a.t.unwrapped = map[string]uint64{}
+		}
+		a.t.unwrapped[k] += n
+	}
 }
 
 // Event audits one decoded event (decode.Sink). e is not retained.
@@ -522,7 +547,6 @@ type detail struct {
 	expected, observed string
 	msg                string
 	group, member      string
-	firstDep           bool        // depends on the connection's first request
 	inst               decode.UUID // overrides the instance the finding belongs to
 	// reqFrame and reqTime: for a rule seen in a response (3.5), the
 	// packet of the request it answers, which the finding names (SPEC.md
@@ -546,7 +570,7 @@ func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d detail) {
 		kip = rule.KIP
 	}
 	conf := ConfidenceFull
-	if e.Partial || c.gap || (d.firstDep && !c.fromStart) {
+	if e.Partial || c.gap || (rule.FirstRequest && !c.fromStart) {
 		conf = ConfidencePartial
 	}
 	inst := d.inst
@@ -593,10 +617,13 @@ func (a *Auditor) record(c *connState, f Finding, e *decode.Event) {
 	a.t.bySeverity[f.Severity]++
 	r.findings[f.rule]++
 	a.addCase(&a.cases, r, &f)
-	if sz := findingSize(&f); len(a.findings) < a.o.MaxFindings && a.findingBytes+sz <= a.o.MaxFindingBytes {
+	switch sz := findingSize(&f); {
+	case a.o.StreamFindings:
+		// Kept by no one but OnFinding.
+	case len(a.findings) < a.o.MaxFindings && a.findingBytes+sz <= a.o.MaxFindingBytes:
 		a.findings = append(a.findings, f)
 		a.findingBytes += sz
-	} else {
+	default:
 		a.t.findingsDropped++
 	}
 	a.outbox = append(a.outbox, f)
@@ -609,7 +636,7 @@ func (a *Auditor) fireConnEnd(c *connState, at time.Time, frame uint64) {
 	}
 	ev := decode.Event{Kind: decode.KindConnEnd, Conn: c.id, Frame: frame, Time: at}
 	a.fire(c, &ev, rClientIDRepeated, detail{
-		firstDep: true, expected: "null client ID after the first request",
+		expected: "null client ID after the first request",
 		observed: plural(c.cidRepeats, "request") + ", " + plural(c.cidRepeatBytes, "byte"),
 		msg: "the connection sends header instance IDs (claims KIP-1313) but repeated its client ID on " +
 			plural(c.cidRepeats, "later request") + "; sending null would save " + plural(c.cidRepeatBytes, "byte"),

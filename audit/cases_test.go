@@ -82,3 +82,28 @@ func TestBrokerCasesNameTheBroker(t *testing.T) {
 		t.Errorf("software rollup %+v", rep.Software)
 	}
 }
+
+// TestGroupAndBrokerViews: the groups view names who holds each member ID
+// and marks one held by two clients; the brokers view counts clients and
+// the broker rules' findings.
+func TestGroupAndBrokerViews(t *testing.T) {
+	s := newSC(Options{})
+	s.start(connA, true)
+	s.start(connB, true)
+	s.req(connA, 68, 1, inst(v4A), hb("g", "shared-member", 0))
+	s.req(connB, 68, 1, cid("b"), hb("g", "shared-member", 0))
+	corr := s.req(connB, 68, 1, cid("b"), hb("g2", "", 0)) // member-id-empty
+	s.resp(connB, 68, 1, corr, errCode(0))                 // broker-accepted-invalid
+	rep := s.finish()
+	// An empty member ID (group g2) holds nothing: only g shows.
+	if len(rep.Groups) != 1 || rep.Groups[0].Group != "g" {
+		t.Fatalf("groups %+v", rep.Groups)
+	}
+	m := rep.Groups[0].Members
+	if len(m) != 1 || m[0].MemberID != "shared-member" || !m[0].Shared || len(m[0].Clients) != 2 {
+		t.Errorf("group g members %+v", m)
+	}
+	if len(rep.Brokers) != 1 || rep.Brokers[0].Clients != 2 || rep.Brokers[0].Findings["broker-accepted-invalid"] != 1 {
+		t.Errorf("brokers %+v", rep.Brokers)
+	}
+}

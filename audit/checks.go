@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"cmp"
 	"strconv"
 
 	"github.com/kwatch/kwatch/decode"
@@ -120,22 +121,9 @@ type reqCheck struct {
 
 func (q *reqCheck) fire(r ruleID, d detail) {
 	q.a.fire(q.c, q.e, r, d)
-	if !q.hasInvalid && rejectedByBroker(r, d.sev) && r.runsUnder(q.a.o.Profile) {
+	if !q.hasInvalid && r.rule().BrokerRejects && cmp.Or(d.sev, r.rule().Severity) == SeverityError && r.runsUnder(q.a.o.Profile) {
 		q.invalid, q.hasInvalid = r, true
 	}
-}
-
-// rejectedByBroker: the rules whose requests a conforming broker answers
-// with INVALID_REQUEST (SPEC.md 3.5).
-func rejectedByBroker(r ruleID, sev Severity) bool {
-	switch r {
-	case rInstanceDropped, rInstanceChanged, rInstanceLate, rInstanceMalformed, rInstanceMissingFirst,
-		rTelemetryRequestedWithHeader, rTelemetryMismatch, rTelemetryZeroPush:
-		return true
-	case rMemberEmpty:
-		return sev == SeverityError
-	}
-	return false
 }
 
 func (a *Auditor) request(c *connState, e *decode.Event) {
@@ -192,7 +180,7 @@ func (q *reqCheck) clientID() {
 		}
 	case cidEmpty:
 		if !empty {
-			q.fire(rClientIDMissingFirst, detail{firstDep: true, expected: "client ID on the first request",
+			q.fire(rClientIDMissingFirst, detail{expected: "client ID on the first request",
 				observed: string(e.ClientID),
 				msg:      "the connection's first request had no client ID; the broker keeps it and ignores this one"})
 		}
@@ -209,10 +197,17 @@ func (q *reqCheck) clientID() {
 			q.a.t.cidRepeatBytes += n
 		}
 		if string(e.ClientID) != c.firstCID {
-			q.fire(rClientIDChanged, detail{firstDep: true, expected: c.firstCID, observed: string(e.ClientID),
+			q.fire(rClientIDChanged, detail{expected: c.firstCID, observed: string(e.ClientID),
 				msg: "client ID differs from the connection's first; the broker attributes this request to the first"})
 		}
 	}
+}
+
+// instanceChanged fires instance-id-changed (SPEC.md 3.1, and section 4
+// for v3 headers): the request's instance ID is not the connection's first.
+func (q *reqCheck) instanceChanged() {
+	q.fire(rInstanceChanged, detail{expected: JavaString(q.c.instID), observed: JavaString(q.id),
+		msg: "instance ID changed mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
 }
 
 // instanceID applies SPEC.md 3.1 (or section 4) to a v2+ header.
@@ -253,15 +248,14 @@ func (q *reqCheck) seedConsistency() {
 		}
 	case idSet:
 		if !q.hasID {
-			q.fire(rInstanceDropped, detail{firstDep: true, expected: JavaString(c.instID), observed: "none",
+			q.fire(rInstanceDropped, detail{expected: JavaString(c.instID), observed: "none",
 				msg: "instance ID dropped mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
 		} else if q.id != c.instID {
-			q.fire(rInstanceChanged, detail{firstDep: true, expected: JavaString(c.instID), observed: JavaString(q.id),
-				msg: "instance ID changed mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
+			q.instanceChanged()
 		}
 	case idNone:
 		if q.hasID {
-			q.fire(rInstanceLate, detail{firstDep: true, expected: "none", observed: JavaString(q.id), inst: q.id,
+			q.fire(rInstanceLate, detail{expected: "none", observed: JavaString(q.id), inst: q.id,
 				msg: "instance ID set after a first v2 request without one; a conforming broker rejects this request with INVALID_REQUEST"})
 		}
 	}
@@ -296,11 +290,10 @@ func (q *reqCheck) acceptedConsistency() {
 			return
 		}
 		if q.id != c.instID {
-			q.fire(rInstanceChanged, detail{firstDep: true, expected: JavaString(c.instID), observed: JavaString(q.id),
-				msg: "instance ID changed mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
+			q.instanceChanged()
 		} else if !c.instRepeat {
 			c.instRepeat = true
-			q.fire(rInstanceRepeated, detail{firstDep: true, expected: "none after the first request", observed: JavaString(q.id),
+			q.fire(rInstanceRepeated, detail{expected: "none after the first request", observed: JavaString(q.id),
 				msg: "the instance ID is repeated after the connection's first request (" + strconv.Itoa(instanceTagBytes) + " header bytes per request)"})
 		}
 	}
@@ -363,7 +356,7 @@ func (q *reqCheck) telemetryB() (decode.UUID, bool) {
 
 func (q *reqCheck) notAdopted(id decode.UUID) {
 	if b, ok := q.telemetryB(); ok && id != b {
-		q.fire(rTelemetryNotAdopted, detail{firstDep: true, expected: JavaString(b), observed: JavaString(id),
+		q.fire(rTelemetryNotAdopted, detail{expected: JavaString(b), observed: JavaString(id),
 			msg: "the broker assigned telemetry ID " + uuidText(b) + " but the client uses another"})
 	}
 }
@@ -393,10 +386,10 @@ func (q *reqCheck) getTelemetry() {
 	if q.hasID {
 		h = q.id
 	}
-	var tableRow uint8
+	var tableRow telemetryCase
 	switch {
 	case h.IsZero() && r.IsZero():
-		tableRow = 1 // legacy first: the broker assigns B
+		tableRow = telemetryLegacyFirst
 		if q.c.hasAssigned {
 			// Asking again on a connection that was given B: B is not
 			// used (only this connection: a legacy client on another
@@ -404,19 +397,19 @@ func (q *reqCheck) getTelemetry() {
 			q.notAdopted(r)
 		}
 	case h.IsZero():
-		tableRow = 2 // legacy later: R is the telemetry ID
+		tableRow = telemetryLegacyLater
 		q.notAdopted(r)
 		q.setTelemetry(r)
 	case r == h:
-		tableRow = 3 // aligned
+		tableRow = telemetryAligned
 		q.notAdopted(r)
 		q.setTelemetry(r)
 	case r.IsZero():
-		tableRow = 4
+		tableRow = telemetryRequested
 		q.fire(rTelemetryRequestedWithHeader, detail{expected: JavaString(h), observed: "0",
 			msg: "GetTelemetrySubscriptions asks the broker for a telemetry ID while sending header instance ID; a conforming broker answers INVALID_REQUEST"})
 	default:
-		tableRow = 5
+		tableRow = telemetryMismatch
 		q.fire(rTelemetryMismatch, detail{expected: JavaString(h), observed: JavaString(r),
 			msg: "telemetry ClientInstanceId differs from the header instance ID; a conforming broker answers INVALID_REQUEST"})
 	}
@@ -482,7 +475,7 @@ func (q *reqCheck) heartbeat() {
 			msg: "join retried with a new member ID after the join with " + memberText(g.join) + " got " + state + "; the first may stay as a ghost member"})
 	}
 	if !ghost && !assigned && g.current != "" && g.current != member {
-		q.fire(rMemberChanged, detail{firstDep: true, group: group, member: member, expected: g.current, observed: member,
+		q.fire(rMemberChanged, detail{group: group, member: member, expected: g.current, observed: member,
 			msg: "the client uses a second member ID in group " + strconv.Quote(group) + "; a member ID lives as long as the process"})
 	}
 	g.current = member
@@ -815,7 +808,7 @@ func (a *Auditor) response(c *connState, e *decode.Event) {
 	switch {
 	case p.heartbeat:
 		a.heartbeatResponse(c, e, &p)
-	case p.telemetryRow != 0:
+	case p.telemetryRow != telemetryNone:
 		a.telemetryResponse(c, e, &p)
 	}
 }
@@ -864,8 +857,8 @@ func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 	b := &e.Body
 	ok := !b.HasErrorCode || b.ErrorCode == 0
 	id := b.TelemetryInstanceID
-	switch p.telemetryRow {
-	case 1:
+	switch {
+	case p.telemetryRow == telemetryLegacyFirst:
 		if !ok {
 			return
 		}
@@ -877,7 +870,7 @@ func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 		c.assignedB, c.hasAssigned = id, true
 		r := a.ensureRow(c, e.Time, e.Frame)
 		r.assignedB, r.hasAssigned, r.telemetry = id, true, id
-	case 2, 3, 5: // the rows whose body ID is non-zero
+	case p.telemetryRow.bodyIDSet():
 		if !id.IsZero() {
 			a.fire(c, e, rBrokerTelemetryEcho, detail{reqFrame: p.frame, reqTime: p.time, expected: "0", observed: JavaString(id),
 				msg: "the broker answered a GetTelemetrySubscriptions that carried its ID with a non-zero ID (KIP-714 says 0)" + a.answeredAt(e)})

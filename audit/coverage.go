@@ -38,6 +38,11 @@ requests awaiting an answer. Broker rules (SPEC.md 3.5) cannot judge such a resp
 	{decode.TruncatedPacket, "the capture's snap length cut the packet",
 		`The packet was captured short (tcpdump -s). Its lost bytes are known in number and place, so framing
 goes on; a field that was cut is not judged.`},
+	{decode.TLSDecryptFailed, "a TLS record failed to decrypt with the key log's secrets: nothing after it was decoded",
+		`The key log (--tls-keylog, or a Decryption Secrets Block in the capture) has secrets for the connection,
+but a record did not authenticate with them: a key log from another run or host, an edited line, or bytes
+that are not the connection's records. kwatch never decodes garbage, so the rest of the connection is not
+audited. Check that the key log was written by the clients of this capture (see docs/tls.md).`},
 }
 
 // CoverageDocs returns the explanation of every coverage event.

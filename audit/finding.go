@@ -2,6 +2,7 @@ package audit
 
 import (
 	"io"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -82,11 +83,16 @@ func (f Finding) MarshalJSON() ([]byte, error) {
 	return w.buf, nil
 }
 
-// WriteFindingJSON writes f as one NDJSON line.
+// WriteFindingJSON writes f as one NDJSON line. It allocates nothing in
+// the steady state: a run streaming 200k findings makes no garbage here.
 func WriteFindingJSON(w io.Writer, f *Finding) error {
-	jw := jsonWriter{buf: make([]byte, 0, 512)}
+	jw := findingBufs.Get().(*jsonWriter)
+	jw.buf = jw.buf[:0]
 	jw.finding(f)
 	jw.buf = append(jw.buf, '\n')
 	_, err := w.Write(jw.buf)
+	findingBufs.Put(jw)
 	return err
 }
+
+var findingBufs = sync.Pool{New: func() any { return &jsonWriter{buf: make([]byte, 0, 1024)} }}

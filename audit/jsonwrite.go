@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"io"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -21,6 +22,25 @@ type jsonWriter struct {
 	// line, as json.Indent does.
 	first bool
 	keys  []string // reused to sort map keys
+	// out, when set, takes what buf holds whenever it passes spillAt, so
+	// that a report of many findings is never whole in memory; err is its
+	// first write error.
+	out io.Writer
+	err error
+}
+
+// spillAt is how much JSON a streaming jsonWriter holds before writing.
+const spillAt = 64 << 10
+
+// spill writes buf out once it holds spillAt bytes (with out set).
+func (w *jsonWriter) spill() {
+	if w.out == nil || len(w.buf) < spillAt {
+		return
+	}
+	if _, err := w.out.Write(w.buf); err != nil && w.err == nil {
+		w.err = err
+	}
+	w.buf = w.buf[:0]
 }
 
 func (w *jsonWriter) newline() {
@@ -113,6 +133,7 @@ func jsonArray[T any](w *jsonWriter, s []T, each func(*T)) {
 	for i := range s {
 		w.next()
 		each(&s[i])
+		w.spill()
 	}
 	w.close(']')
 }
@@ -197,6 +218,10 @@ func (w *jsonWriter) report(r *Report) {
 	jsonArray(w, r.Cases, w.caseObj)
 	w.field("software")
 	jsonArray(w, r.Software, w.software)
+	w.field("groups")
+	jsonArray(w, r.Groups, w.group)
+	w.field("brokers")
+	jsonArray(w, r.Brokers, w.broker)
 	if len(r.Suppressed) > 0 {
 		w.field("suppressed")
 		jsonArray(w, r.Suppressed, w.caseObj)
@@ -257,6 +282,10 @@ func (w *jsonWriter) totals(t *Totals) {
 	if t.Suppressed != 0 {
 		w.field("suppressed")
 		w.uint(t.Suppressed)
+	}
+	if len(t.Unwrapped) > 0 {
+		w.field("unwrapped")
+		w.uints(t.Unwrapped)
 	}
 	w.close('}')
 }
@@ -415,5 +444,36 @@ func (w *jsonWriter) software(s *SoftwareRollup) {
 	w.int(int64(s.Breaking))
 	w.field("findings")
 	w.uints(s.Findings)
+	w.close('}')
+}
+
+func (w *jsonWriter) group(g *GroupView) {
+	w.open('{')
+	w.field("group")
+	w.str(g.Group)
+	w.field("members")
+	jsonArray(w, g.Members, w.groupMember)
+	w.close('}')
+}
+
+func (w *jsonWriter) groupMember(m *GroupMember) {
+	w.open('{')
+	w.field("member_id")
+	w.str(m.MemberID)
+	w.field("clients")
+	w.strs(m.Clients)
+	w.field("shared")
+	w.bool(m.Shared)
+	w.close('}')
+}
+
+func (w *jsonWriter) broker(b *BrokerView) {
+	w.open('{')
+	w.field("broker")
+	w.str(b.Broker)
+	w.field("clients")
+	w.int(int64(b.Clients))
+	w.field("findings")
+	w.uints(b.Findings)
 	w.close('}')
 }

@@ -3,6 +3,7 @@ package audit
 import (
 	"cmp"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -25,6 +26,9 @@ type Report struct {
 	// counted by (rule, client), and the clients by software version.
 	Cases    []Case           `json:"cases"`
 	Software []SoftwareRollup `json:"software"`
+	// Groups and Brokers are the same clients seen by group and by broker.
+	Groups  []GroupView  `json:"groups"`
+	Brokers []BrokerView `json:"brokers"`
 	// Suppressed lists the cases a baseline suppressed (--show-suppressed).
 	Suppressed []Case     `json:"suppressed,omitempty"`
 	Instances  []Instance `json:"instances"`
@@ -68,6 +72,9 @@ type Totals struct {
 	KernelDropped  uint64 `json:"kernel_dropped,omitempty"`
 	// Suppressed counts findings of the cases a baseline lists.
 	Suppressed uint64 `json:"suppressed,omitempty"`
+	// Unwrapped counts what the capture layers took apart on the way to
+	// TCP: tunnels by kind, IP fragments reassembled and dropped.
+	Unwrapped map[string]uint64 `json:"unwrapped,omitempty"`
 }
 
 // Instance is one client: a client instance (non-zero header instance ID)
@@ -166,7 +173,7 @@ func (a *Auditor) totals() (Totals, Severity) {
 		FindingsNotKept: t.findingsDropped, EvictedInstances: t.evicted,
 		ClientIDRepeats: t.cidRepeats, ClientIDRepeatBytes: t.cidRepeatBytes,
 		UnobservableConnections: t.unobservable, StateLimited: t.stateLimited + t.pendingEvicted,
-		KernelReceived: t.kernelReceived, KernelDropped: t.kernelDropped, Suppressed: t.suppressed,
+		KernelReceived: t.kernelReceived, KernelDropped: t.kernelDropped, Suppressed: t.suppressed, Unwrapped: maps.Clone(t.unwrapped),
 	}
 	for _, c := range a.conns {
 		if c.kafka && !c.closed {
@@ -223,6 +230,8 @@ func (r *Report) sort() {
 	})
 	sortFindings(r.Findings)
 	r.Software = rollup(r.Instances)
+	r.Groups = groupViews(r.Instances)
+	r.Brokers = brokerViews(r.Instances, r.Cases)
 }
 
 // sortFindings orders findings by frame, then rule table order, then
@@ -311,17 +320,16 @@ func (r *Report) MaxSeverity() (Severity, bool) {
 // WriteJSON writes the report as one indented JSON object and a newline,
 // in one Write: what a json.Encoder with SetIndent("", "  ") and
 // SetEscapeHTML(false) writes, byte for byte.
+// WriteJSON writes the report as one indented JSON object, streaming: it
+// holds at most about spillAt bytes of it at a time.
 func (r *Report) WriteJSON(w io.Writer) error {
-	jw := jsonWriter{indent: true}
-	if r != nil {
-		// About what an indented row and finding take, so that the buffer
-		// seldom grows.
-		jw.buf = make([]byte, 0, 2048+1024*len(r.Instances)+768*len(r.Findings))
-	}
+	jw := jsonWriter{indent: true, out: w, buf: make([]byte, 0, spillAt+4096)}
 	jw.report(r)
 	jw.buf = append(jw.buf, '\n')
-	_, err := w.Write(jw.buf)
-	return err
+	if _, err := w.Write(jw.buf); err != nil && jw.err == nil {
+		jw.err = err
+	}
+	return jw.err
 }
 
 // Incomplete marks the report incomplete (SPEC.md section 5) and says why.

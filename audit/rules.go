@@ -85,6 +85,14 @@ type Rule struct {
 	Explanation string
 	// Profiles lists the profiles the rule runs under.
 	Profiles []Profile
+	// FirstRequest: the rule judges a request against the connection's
+	// first request, so a finding on a connection joined mid-stream is
+	// "partial" (SPEC.md 2).
+	FirstRequest bool
+	// BrokerRejects: a conforming broker answers a request that breaks the
+	// rule at severity error with INVALID_REQUEST, so an answer without it
+	// is broker-accepted-invalid (SPEC.md 3.5).
+	BrokerRejects bool
 }
 
 // AboutBroker reports whether the rule judges the broker (SPEC.md 3.5)
@@ -137,7 +145,7 @@ var (
 // ruleTable is the one table of rules (STYLE.md habit 7), indexed by ruleID.
 var ruleTable = [numRules]Rule{
 	rInstanceDropped: {
-		ID: "instance-id-dropped", Severity: SeverityError, KIP: "KIP-1313", Section: "3.1", Profiles: seedOnly,
+		ID: "instance-id-dropped", Severity: SeverityError, KIP: "KIP-1313", Section: "3.1", Profiles: seedOnly, FirstRequest: true, BrokerRejects: true,
 		Summary: "the connection's first v2-header request carried a client instance ID; a later v2-header request carries none",
 		Fix:     "send the same header instance ID on every v2-header request of a connection (a client library fix)",
 		Explanation: `KIP-1313 puts the client instance ID (a UUID) in tag 0 of the v2 request header and requires a
@@ -152,7 +160,7 @@ Fix: set the instance ID once per client instance and put it in every v2 request
 sends, on every connection (a per-client field copied into every header, not a per-request option).`,
 	},
 	rInstanceChanged: {
-		ID: "instance-id-changed", Severity: SeverityError, KIP: "KIP-1313", Section: "3.1", Profiles: both,
+		ID: "instance-id-changed", Severity: SeverityError, KIP: "KIP-1313", Section: "3.1", Profiles: both, FirstRequest: true, BrokerRejects: true,
 		Summary: "a later request carries a non-zero client instance ID different from the connection's first",
 		Fix:     "create the instance ID once per process and send it unchanged on every request of the connection",
 		Explanation: `KIP-1313: the instance ID of a connection's first request is cached by the broker; every later
@@ -166,7 +174,7 @@ Fix: generate the instance ID once when the client is constructed and never rege
 pools shared by two client objects must not mix their headers.`,
 	},
 	rInstanceLate: {
-		ID: "instance-id-late", Severity: SeverityError, KIP: "KIP-1313", Section: "3.1", Profiles: seedOnly,
+		ID: "instance-id-late", Severity: SeverityError, KIP: "KIP-1313", Section: "3.1", Profiles: seedOnly, FirstRequest: true, BrokerRejects: true,
 		Summary: "the connection's first v2-header request carried no instance ID; a later one carries one",
 		Fix:     "send the instance ID from the connection's first v2-header request on, or on none of them",
 		Explanation: `KIP-1313: if a connection's first v2-header request does not specify an instance ID (absent or
@@ -179,7 +187,7 @@ Fix: decide before the first request of a connection whether the client sends in
 that learns its ID late must open new connections to use it.`,
 	},
 	rInstanceMalformed: {
-		ID: "instance-id-malformed", Severity: SeverityError, KIP: "KIP-1313", Section: "3.1", Profiles: both,
+		ID: "instance-id-malformed", Severity: SeverityError, KIP: "KIP-1313", Section: "3.1", Profiles: both, BrokerRejects: true,
 		Summary: "the request header's tagged fields are malformed (tag 0 size != 16, duplicate or descending tags, overrun)",
 		Fix:     "write tag 0 as exactly 16 bytes, with tags strictly ascending and within the header",
 		Explanation: `Request header v2 ends with tagged fields: a count, then per field a tag, a size and the bytes; tags
@@ -216,7 +224,7 @@ Fix: generate the ID at client construction at run time; never bake it into conf
 templates.`,
 	},
 	rInstanceMissingFirst: {
-		ID: "instance-id-missing-first", Severity: SeverityError, KIP: "KIP-1313", Section: "4", Profiles: accOnly,
+		ID: "instance-id-missing-first", Severity: SeverityError, KIP: "KIP-1313", Section: "4", Profiles: accOnly, BrokerRejects: true,
 		Summary: "(accepted-2026) the connection's first v3-header request carries no instance ID",
 		Fix:     "send the instance ID in the first v3-header request of every connection",
 		Explanation: `Under the revision accepted in Aug 2026 the instance ID moves to request header v3 and is required on
@@ -227,7 +235,7 @@ request has none breaks that requirement. A connection whose first request was n
 Fix: send the instance ID in the header of the first v3 request of every connection.`,
 	},
 	rInstanceRepeated: {
-		ID: "instance-id-repeated", Severity: SeverityInfo, KIP: "KIP-1313", Section: "4", Profiles: accOnly,
+		ID: "instance-id-repeated", Severity: SeverityInfo, KIP: "KIP-1313", Section: "4", Profiles: accOnly, FirstRequest: true,
 		Summary: "(accepted-2026) a later request repeats the instance ID already sent on the connection's first request",
 		Fix:     "omit the instance ID after a connection's first request",
 		Explanation: `Under the revision accepted in Aug 2026 the instance ID is sent on the first request of a connection
@@ -236,7 +244,7 @@ only; repeating it on later requests wastes 18 header bytes per request. Reporte
 Fix: omit tag 0 after the first request of a connection.`,
 	},
 	rClientIDChanged: {
-		ID: "client-id-changed", Severity: SeverityWarn, KIP: "KIP-1313", Section: "3.2", Profiles: both,
+		ID: "client-id-changed", Severity: SeverityWarn, KIP: "KIP-1313", Section: "3.2", Profiles: both, FirstRequest: true,
 		Summary: "a later request carries a non-null client ID different from the first request's; the broker attributes it to the first",
 		Fix:     "send the client ID on a connection's first request only; to change it, open a new connection",
 		Explanation: `KIP-1313: post-KIP brokers cache the client ID of a connection's first request (header v1 or higher)
@@ -248,7 +256,7 @@ Example: ApiVersions with client ID "orders", then Produce with client ID "order
 Fix: open a new connection when the client ID must change; send null after the first request.`,
 	},
 	rClientIDMissingFirst: {
-		ID: "client-id-missing-first", Severity: SeverityWarn, KIP: "KIP-1313", Section: "3.2", Profiles: both,
+		ID: "client-id-missing-first", Severity: SeverityWarn, KIP: "KIP-1313", Section: "3.2", Profiles: both, FirstRequest: true,
 		Summary: "the first request's client ID is null or empty but a later request sets one",
 		Fix:     "send the client ID on the connection's first request",
 		Explanation: `KIP-1313: the broker keeps the client ID of the connection's first request (header v1 or higher).
@@ -260,7 +268,7 @@ Example: ApiVersions with a null client ID, then Metadata with client ID "orders
 Fix: put the client ID on the first request of every connection.`,
 	},
 	rClientIDRepeated: {
-		ID: "client-id-repeated", Severity: SeverityInfo, KIP: "KIP-1313", Section: "3.2", Profiles: both,
+		ID: "client-id-repeated", Severity: SeverityInfo, KIP: "KIP-1313", Section: "3.2", Profiles: both, FirstRequest: true,
 		Summary: "a client that sends header instance IDs still repeats its client ID on later requests (bytes that null would save)",
 		Fix:     "send a null client ID after the connection's first request (the broker keeps the first)",
 		Explanation: `KIP-1313 lets a client send its client ID only on the first request of a connection and null
@@ -271,7 +279,7 @@ For clients without instance IDs this is only a statistic in the totals.
 Fix: after the first request of a connection, send a null client ID (length -1).`,
 	},
 	rTelemetryRequestedWithHeader: {
-		ID: "telemetry-id-requested-with-header", Severity: SeverityError, KIP: "KIP-1313", Section: "3.3", Profiles: both,
+		ID: "telemetry-id-requested-with-header", Severity: SeverityError, KIP: "KIP-1313", Section: "3.3", Profiles: both, BrokerRejects: true,
 		Summary: "GetTelemetrySubscriptions with a header instance ID but a zero body ClientInstanceId",
 		Fix:     "send the header instance ID as GetTelemetrySubscriptions' ClientInstanceId",
 		Explanation: `KIP-1313 changes KIP-714: a client that sends an instance ID H in its request headers generates its
@@ -283,7 +291,7 @@ Example: GetTelemetrySubscriptions v0, header tag 0 = H, body ClientInstanceId =
 Fix: put H in the body's ClientInstanceId.`,
 	},
 	rTelemetryMismatch: {
-		ID: "telemetry-id-mismatch", Severity: SeverityError, KIP: "KIP-1313", Section: "3.3", Profiles: both,
+		ID: "telemetry-id-mismatch", Severity: SeverityError, KIP: "KIP-1313", Section: "3.3", Profiles: both, BrokerRejects: true,
 		Summary: "a telemetry request's body ClientInstanceId differs from the non-zero header instance ID",
 		Fix:     "use the header instance ID as the telemetry ClientInstanceId",
 		Explanation: `KIP-1313: when the request header carries instance ID H, GetTelemetrySubscriptions and PushTelemetry
@@ -295,7 +303,7 @@ Example: header tag 0 = AAECAwQFBgcICQoLDA0ODw, body ClientInstanceId = Dw4NDAsK
 Fix: use the header instance ID as the telemetry client instance ID.`,
 	},
 	rTelemetryZeroPush: {
-		ID: "telemetry-id-zero-push", Severity: SeverityError, KIP: "KIP-714", Section: "3.3", Profiles: both,
+		ID: "telemetry-id-zero-push", Severity: SeverityError, KIP: "KIP-714", Section: "3.3", Profiles: both, BrokerRejects: true,
 		Summary: "PushTelemetry with a zero ClientInstanceId",
 		Fix:     "push telemetry with the ClientInstanceId the client uses (the header instance ID, or the one the broker assigned)",
 		Explanation: `KIP-714: PushTelemetry carries the client instance ID the client obtained (or, after KIP-1313,
@@ -304,7 +312,7 @@ generated). A zero ID identifies nobody; a conforming broker rejects it with INV
 Fix: push metrics only after GetTelemetrySubscriptions gave (or confirmed) a non-zero ID, and use it.`,
 	},
 	rTelemetryNotAdopted: {
-		ID: "telemetry-id-not-adopted", Severity: SeverityWarn, KIP: "KIP-714", Section: "3.3", Profiles: both,
+		ID: "telemetry-id-not-adopted", Severity: SeverityWarn, KIP: "KIP-714", Section: "3.3", Profiles: both, FirstRequest: true,
 		Summary: "after the broker assigned telemetry ID B, a later telemetry request of the same client uses another ID",
 		Fix:     "use the ClientInstanceId the broker assigned on every later telemetry request",
 		Explanation: `KIP-714 (legacy flow): a client without a header instance ID sends GetTelemetrySubscriptions with a
@@ -316,7 +324,7 @@ Example: response ClientInstanceId = B, then PushTelemetry with ClientInstanceId
 Fix: store the ID from the first GetTelemetrySubscriptions response and reuse it.`,
 	},
 	rMemberEmpty: {
-		ID: "member-id-empty", Severity: SeverityError, KIP: "KIP-1082", Section: "3.4", Profiles: both,
+		ID: "member-id-empty", Severity: SeverityError, KIP: "KIP-1082", Section: "3.4", Profiles: both, BrokerRejects: true,
 		Summary: "a group join (epoch 0) carries an empty member ID (info below the version that requires it)",
 		Fix:     "generate the member ID in the client (a random UUID in Java's string form) before the first join",
 		Explanation: `KIP-1082 makes the consumer generate its member ID (a UUID) before its first heartbeat so that the
@@ -343,7 +351,7 @@ Example: ConsumerGroupHeartbeat, MemberId "", MemberEpoch -1.
 Fix: generate the member ID before the join and send it on the leave.`,
 	},
 	rMemberChanged: {
-		ID: "member-id-changed", Severity: SeverityWarn, KIP: "KIP-1082", Section: "3.4", Profiles: both,
+		ID: "member-id-changed", Severity: SeverityWarn, KIP: "KIP-1082", Section: "3.4", Profiles: both, FirstRequest: true,
 		Summary: "the same client uses a second member ID in the same group",
 		Fix:     "keep one member ID for the life of the process, across leave, rejoin and fencing",
 		Explanation: `KIP-1082: a member ID lives as long as the client process, across leave and rejoin and after being

@@ -76,6 +76,13 @@ func writeHeader(bw *bufio.Writer, p painter, r *Report) {
 		pf("  time         %s .. %s\n", r.Start, r.End)
 	}
 	pf("  capture      %d packets, %s\n", t.Packets, humanBytes(t.Bytes))
+	if len(t.Unwrapped) > 0 {
+		parts := make([]string, 0, len(t.Unwrapped))
+		for _, k := range sortedKeys(t.Unwrapped) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, t.Unwrapped[k]))
+		}
+		pf("  unwrapped    %s\n", strings.Join(parts, ", "))
+	}
 	pf("  connections  %d TCP, %d Kafka\n", t.Connections, t.KafkaConnections)
 	pf("  requests     %d (header %s), %d responses\n", t.Requests, byVersion(t.RequestsByHeaderVersion), t.Responses)
 	pf("  clients      %d with instance ID, %d without (legacy)\n", countRows(r.Instances, false), countRows(r.Instances, true))
@@ -150,12 +157,27 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 		}
 	}
 
+	writeViews(bw, p, r)
+
 	pf("\n%s (%d)\n", p.bold("Findings"), t.Findings)
 	if len(r.Findings) == 0 {
 		pf("  none\n")
 	}
+	// A client that repeats its fault would fill the page: a person reads
+	// the first few findings of each case, the summary counts them all.
+	shown, unlisted := map[textCase]int{}, 0
 	for i := range r.Findings {
-		writeFinding(bw, p, &r.Findings[i])
+		f := &r.Findings[i]
+		k := textCaseOf(f)
+		if shown[k] >= textPerCase {
+			unlisted++
+			continue
+		}
+		shown[k]++
+		writeFinding(bw, p, f)
+	}
+	if unlisted > 0 {
+		pf("  ... %d more findings of the cases above, not listed (the compliance summary counts them; --format json lists them)\n", unlisted)
 	}
 	if t.FindingsNotKept > 0 {
 		pf("  ... %d more not kept (the report keeps a bounded number of findings, by count and memory; all are counted above)\n", t.FindingsNotKept)
@@ -376,4 +398,58 @@ func countOf(n int, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
+}
+
+// textPerCase is how many findings of one case the text report lists.
+const textPerCase = 10
+
+// textCase approximates a finding's case for the text listing: its rule and
+// the client (instance ID, or host and client ID) or, for a broker rule,
+// the broker.
+type textCase struct {
+	rule   string
+	client string
+}
+
+func textCaseOf(f *Finding) textCase {
+	if f.rule.rule().AboutBroker() {
+		return textCase{f.Rule, f.Conn.Broker.String()}
+	}
+	if !f.InstanceID.IsZero() {
+		return textCase{f.Rule, JavaString(f.InstanceID)}
+	}
+	return textCase{f.Rule, f.Conn.Client.Addr().String() + "/" + f.ClientID}
+}
+
+// writeViews writes the groups (member IDs and who holds them) and the
+// brokers (clients and broker findings).
+func writeViews(w *bufio.Writer, p painter, r *Report) {
+	if len(r.Groups) > 0 {
+		fmt.Fprintf(w, "\n%s (%d)\n", p.bold("Groups"), len(r.Groups))
+		for i := range r.Groups {
+			g := &r.Groups[i]
+			fmt.Fprintf(w, "  %s  %s\n", strconv.Quote(g.Group), countOf(len(g.Members), "member ID", "member IDs"))
+			for _, m := range g.Members {
+				shared := ""
+				if m.Shared {
+					shared = p.sev(SeverityError, "  shared by "+strconv.Itoa(len(m.Clients))+" clients")
+				}
+				fmt.Fprintf(w, "    %-26s %s%s\n", PlainText(m.MemberID), PlainText(strings.Join(m.Clients, "; ")), shared)
+			}
+		}
+	}
+	if len(r.Brokers) > 0 {
+		fmt.Fprintf(w, "\n%s (%d)\n", p.bold("Brokers"), len(r.Brokers))
+		for _, b := range r.Brokers {
+			what := "no broker findings"
+			if len(b.Findings) > 0 {
+				parts := make([]string, 0, len(b.Findings))
+				for _, k := range sortedKeys(b.Findings) {
+					parts = append(parts, fmt.Sprintf("%s x%d", k, b.Findings[k]))
+				}
+				what = strings.Join(parts, ", ")
+			}
+			fmt.Fprintf(w, "  %-22s %s, %s\n", b.Broker, countOf(b.Clients, "client", "clients"), what)
+		}
+	}
 }

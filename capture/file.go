@@ -37,6 +37,10 @@ type Options struct {
 	// Logger hears about notable but harmless things (a new pcapng
 	// section, interfaces with unsupported link types). Zero value: silent.
 	Logger zerolog.Logger
+	// Secrets, when set, is given the payload of every pcapng Decryption
+	// Secrets Block (its secrets type and data, valid during the call), in
+	// file order, before the packets that follow it are returned.
+	Secrets func(typ uint32, data []byte)
 }
 
 func (o Options) maxRecord() int {
@@ -273,6 +277,8 @@ type fileReader struct {
 	log    zerolog.Logger
 	frame  uint64 // the last frame returned (PackFrame: its file index above)
 	err    error  // sticky end of input
+	// clamped counts absurd timestamps and if_tsoffsets (pcapng.go).
+	clamped uint64
 
 	// pcap
 	big     bool
@@ -280,7 +286,8 @@ type fileReader struct {
 	link    layers.LinkType
 
 	// pcapng
-	ng ngState
+	ng      ngState
+	secrets func(typ uint32, data []byte) // Options.Secrets
 }
 
 // warnLink says, once per file or interface, that packets of link type lt
@@ -291,7 +298,7 @@ func (r *fileReader) warnLink(lt layers.LinkType, where string) {
 }
 
 func newFileReader(src io.Reader, closer io.Closer, name string, opts Options, win *window, frame uint64) (*fileReader, error) {
-	r := &fileReader{name: name, closer: closer, max: opts.maxRecord(), log: opts.Logger, frame: frame}
+	r := &fileReader{name: name, closer: closer, max: opts.maxRecord(), log: opts.Logger, frame: frame, secrets: opts.Secrets}
 	if win != nil && win.fixed {
 		r.win = win
 		return r.open(win.buf[:min(4, len(win.buf))], "first bytes")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,6 +20,11 @@ import (
 type AggregatorOptions struct {
 	// Group is the consumer group; "" reads every partition of the topic
 	// from its start and commits nothing (a batch run over what is there).
+	// With a group, an aggregator still rebuilds its state from each
+	// partition's start, but reports (OnFinding, through Replaying) only
+	// what comes after the offsets the group committed, and commits the
+	// offsets of what it has merged: a restart neither loses nor repeats a
+	// streamed finding.
 	Group string
 	// UntilIdle ends Run once no record has come for this long; 0 runs
 	// until the context ends.
@@ -41,6 +47,14 @@ type Aggregator struct {
 	names    []string
 	totals   Totals
 	ev       decode.Event
+	topic    string
+	merged   []*kgo.Record // merged, not yet committed (group mode)
+	// committed: per partition, the offset the group had committed when
+	// this aggregator got it; replaying is true while the merge hands on a
+	// record below it.
+	mu        sync.Mutex
+	committed map[int32]int64
+	replaying bool
 	// Read by metrics scrapes on other goroutines.
 	records, invalid, waiting atomic.Uint64
 }
@@ -59,15 +73,38 @@ func NewAggregator(t Target, o AggregatorOptions, sink decode.Sink) (*Aggregator
 		kgo.ConsumeTopics(t.Topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 	}
+	a := &Aggregator{o: o, sink: sink, topic: t.Topic, agents: map[string]*agentQueue{}, captures: map[string]int{}, committed: map[int32]int64{}}
 	if o.Group != "" {
-		opts = append(opts, kgo.ConsumerGroup(o.Group))
+		opts = append(opts, kgo.ConsumerGroup(o.Group), kgo.DisableAutoCommit(), kgo.AdjustFetchOffsetsFn(a.fromStart))
 	}
 	client, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
-	return &Aggregator{o: o, client: client, sink: sink, agents: map[string]*agentQueue{}, captures: map[string]int{}}, nil
+	a.client = client
+	return a, nil
 }
+
+// fromStart remembers the group's committed offsets and starts every
+// assigned partition from its beginning, to rebuild the state.
+func (a *Aggregator) fromStart(_ context.Context, offsets map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for t, parts := range offsets {
+		for p, o := range parts {
+			if at := o.EpochOffset().Offset; at > 0 {
+				a.committed[p] = at
+			}
+			offsets[t][p] = kgo.NewOffset().AtStart().WithEpoch(-1)
+		}
+	}
+	return offsets, nil
+}
+
+// Replaying reports whether the event being handed on is one the group had
+// already reported before this aggregator started (state rebuilt, not to
+// be reported again).
+func (a *Aggregator) Replaying() bool { return a.replaying }
 
 // Run consumes until ctx ends or, with UntilIdle, until no record has
 // come for that long; then it merges what is left and returns the agents'
@@ -85,12 +122,19 @@ func (a *Aggregator) Run(ctx context.Context) (Totals, error) {
 		if err := a.take(fetches); err != nil {
 			return a.totals, err
 		}
-		if ctx.Err() != nil || (idle && fetches.NumRecords() == 0) {
+		if ctx.Err() != nil {
 			break
 		}
-		a.merge(false)
+		if idle && fetches.NumRecords() == 0 {
+			a.merge(ctx, true)
+			break
+		}
+		a.merge(ctx, false)
+		a.commit(ctx)
 	}
-	a.merge(true)
+	// Stopped or idle: what is merged is committed; a record not merged
+	// waits for the next member of the group.
+	a.commit(context.WithoutCancel(ctx))
 	return a.totals, nil
 }
 
@@ -119,6 +163,7 @@ func (a *Aggregator) take(fetches kgo.Fetches) error {
 			q = &agentQueue{name: r.Agent}
 			a.agents[r.Agent] = q
 		}
+		r.partition, r.offset = kr.Partition, kr.Offset
 		q.recs = append(q.recs, r)
 		a.waiting.Add(1)
 	})
@@ -128,8 +173,8 @@ func (a *Aggregator) take(fetches kgo.Fetches) error {
 // merge hands on events in capture-time order for as long as every agent
 // that is still capturing has a record waiting (it could still send an
 // earlier one otherwise); at the end (final) every agent is taken as done.
-func (a *Aggregator) merge(final bool) {
-	for {
+func (a *Aggregator) merge(ctx context.Context, final bool) {
+	for ctx.Err() == nil {
 		var next *agentQueue
 		for _, q := range a.agents {
 			if len(q.recs) == 0 {
@@ -173,8 +218,30 @@ func (a *Aggregator) apply(q *agentQueue, r *Record) {
 	case KindEvent:
 		idx := a.captureIndex(r.Capture)
 		r.Event.toDecode(&a.ev, func(f uint64) uint64 { return capture.PackFrame(idx, f) })
+		a.mu.Lock()
+		done, ok := a.committed[r.partition]
+		a.mu.Unlock()
+		a.replaying = ok && r.offset < done
 		a.sink.Event(&a.ev)
+		a.replaying = false
 	}
+	if a.o.Group != "" {
+		a.merged = append(a.merged, &kgo.Record{Topic: a.topic, Partition: r.partition, Offset: r.offset})
+	}
+}
+
+// commit commits the offsets of the records merged so far (group mode).
+func (a *Aggregator) commit(ctx context.Context) {
+	if len(a.merged) == 0 {
+		return
+	}
+	if err := a.client.CommitRecords(ctx, a.merged...); err != nil {
+		if ctx.Err() == nil {
+			a.o.Logger.Warn().Err(err).Msg("fleet: committing offsets")
+		}
+		return // kept: committed at the next chance
+	}
+	a.merged = a.merged[:0]
 }
 
 func (a *Aggregator) captureIndex(name string) int {

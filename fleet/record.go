@@ -52,6 +52,10 @@ type Record struct {
 	Capture string  `json:"capture,omitempty"`
 	Event   *Event  `json:"event,omitempty"`
 	Totals  *Totals `json:"totals,omitempty"`
+
+	// Where the aggregator consumed the record.
+	partition int32
+	offset    int64
 }
 
 // Totals is what an agent read, sent with its end record.

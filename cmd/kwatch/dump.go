@@ -21,8 +21,10 @@ func (e *env) dump(ctx context.Context, args []string) error {
 	c.register(fs, "text, json or ndjson")
 	in.register(fs)
 	profile := fs.String("profile", "seed", "header versions of profile seed or accepted-2026 (header v3)")
+	var filters stringList
+	fs.Var(&filters, "filter", "print only the PDUs and events that match `KEY=VALUE`: api=NAME|KEY, client=HOST|CLIENT-ID|INSTANCE-ID, conn=HOST:PORT (repeatable)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: kwatch dump [--format text|json|ndjson] [--profile seed|accepted-2026] [--port N] FILE...")
+		fmt.Fprintln(fs.Output(), "usage: kwatch dump [--format text|json|ndjson] [--profile seed|accepted-2026] [--port N] [--tls-keylog FILE] FILE...")
 		fs.PrintDefaults()
 	}
 	files, err := parse(fs, args, e.stderr)
@@ -39,19 +41,24 @@ func (e *env) dump(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer opts.Keys.Close()
 	prof, err := audit.ParseProfile(*profile)
 	if err != nil {
 		return usageError{fmt.Sprintf("--profile %q: want seed or accepted-2026", *profile)}
 	}
 	opts.HeaderV3 = audit.HeaderV3(prof)
-	src, err := e.openInput(ctx, files, in)
+	filter, err := parseEventFilter(filters)
+	if err != nil {
+		return err
+	}
+	src, err := e.openInput(ctx, files, in, opts.Keys)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
 
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
-	d := &dumper{w: w, format: c.format, names: files}
+	d := &dumper{w: w, format: c.format, names: files, filter: filter}
 	d.begin()
 	st, runErr := pipeline.Run(ctx, src, opts, d)
 	if runErr != nil && st.Packets == 0 {
@@ -73,6 +80,7 @@ type dumper struct {
 	n      int
 	buf    []byte
 	names  captureNames
+	filter *eventFilter
 }
 
 func (d *dumper) begin() {
@@ -95,6 +103,9 @@ func (d *dumper) Event(ev *decode.Event) {
 	switch ev.Kind {
 	case decode.KindRequest, decode.KindResponse, decode.KindCoverage:
 	default:
+		return
+	}
+	if !d.filter.keep(ev) {
 		return
 	}
 	switch d.format {
@@ -160,6 +171,9 @@ func appendText(b []byte, ev *decode.Event, names captureNames) []byte {
 		if ev.Bytes != 0 {
 			b = append(b, " bytes="...)
 			b = strconv.AppendInt(b, ev.Bytes, 10)
+		}
+		if ev.Decrypted {
+			b = append(b, " tls"...)
 		}
 		return append(b, '\n')
 	}
@@ -229,6 +243,9 @@ func appendText(b []byte, ev *decode.Event, names captureNames) []byte {
 	if ev.Partial {
 		b = append(b, " partial"...)
 	}
+	if ev.Decrypted {
+		b = append(b, " tls"...) // decrypted with the key log's secrets
+	}
 	return append(b, '\n')
 }
 
@@ -265,6 +282,9 @@ func appendJSON(b []byte, ev *decode.Event, names captureNames) []byte {
 		if ev.Bytes != 0 {
 			b = append(b, `,"bytes":`...)
 			b = strconv.AppendInt(b, ev.Bytes, 10)
+		}
+		if ev.Decrypted {
+			b = append(b, `,"decrypted":true`...)
 		}
 		return append(b, '}')
 	}
@@ -343,6 +363,9 @@ func appendJSON(b []byte, ev *decode.Event, names captureNames) []byte {
 	}
 	if ev.Partial {
 		b = append(b, `,"partial":true`...)
+	}
+	if ev.Decrypted {
+		b = append(b, `,"decrypted":true`...)
 	}
 	return append(b, '}')
 }

@@ -97,12 +97,19 @@ func (e *env) aggregate(ctx context.Context, args []string) error {
 		return err
 	}
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
+	var agg *fleet.Aggregator
 	if *format == "ndjson" {
-		aopts.OnFinding = func(f audit.Finding) { audit.WriteFindingJSON(out, &f) }
+		// A restarted group member rebuilds its state from the start but
+		// streams only what its group had not reported yet.
+		aopts.OnFinding = func(f audit.Finding) {
+			if !agg.Replaying() {
+				audit.WriteFindingJSON(out, &f)
+			}
+		}
+		aopts.StreamFindings = true
 	}
 	// A metrics scrape reads the auditor from its own goroutine.
 	aopts.SingleGoroutine = *metricsAddr == ""
-	var agg *fleet.Aggregator
 	aopts.NameFrame = func(f uint64) (string, uint64) { return agg.NameFrame(f) }
 	aud := audit.New(aopts)
 	if agg, err = fleet.NewAggregator(target, fleet.AggregatorOptions{Group: *group, UntilIdle: *idle, Logger: e.log}, aud); err != nil {

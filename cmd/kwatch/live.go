@@ -75,6 +75,7 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 	if err != nil {
 		return err
 	}
+	popts.Keys.Follow() // clients append to --tls-keylog while kwatch runs
 	lopts := capture.LiveOptions{Ports: c.ports, Snaplen: lf.snaplen, Logger: e.log}
 	if lf.bpf != "" {
 		if lopts.Filter, err = compileBPF(lf.iface, lf.bpf, lf.snaplen); err != nil {

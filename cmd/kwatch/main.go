@@ -55,6 +55,9 @@ Run 'kwatch COMMAND -h' for the flags of a command.
 func main() {
 	if len(os.Args) > 1 && offlineGC(os.Args[1], os.Getenv("GOGC")) {
 		debug.SetGCPercent(offlineGCPercent)
+		if os.Getenv("GOMEMLIMIT") == "" {
+			debug.SetMemoryLimit(offlineMemoryLimit)
+		}
 	}
 	os.Exit(runWith(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
@@ -70,10 +73,17 @@ func main() {
 // peak under its bound at this setting.
 const offlineGCPercent = 400
 
+// offlineMemoryLimit is the soft memory limit of read and dump: collecting
+// rarely must not let garbage pile up where a run makes much of it (a
+// capture of 200k findings written as NDJSON), so past this the collector
+// runs as often as it must. What the run keeps (bounded by the auditor's
+// caps) stays well below it.
+const offlineMemoryLimit = 40 << 20
+
 // offlineGC reports whether command runs with offlineGCPercent: read and
 // dump do, unless the user set GOGC.
 func offlineGC(command, gogc string) bool {
-	return gogc == "" && (command == "read" || command == "dump")
+	return gogc == "" && (command == "read" || command == "dump" || command == "baseline")
 }
 
 // env is what a command needs from the process: kept in one value so tests

@@ -76,7 +76,7 @@ func (e *env) readAs(ctx context.Context, args []string, command string) error {
 	in.register(fs)
 	pf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: kwatch read [--format text|json|ndjson] [--profile seed|accepted-2026] [--fail-on error|warn|info|never] [--port N] FILE...")
+		fmt.Fprintln(fs.Output(), "usage: kwatch read [--format text|json|ndjson] [--profile seed|accepted-2026] [--fail-on error|warn|info|never] [--port N] [--tls-keylog FILE] FILE...")
 		fs.PrintDefaults()
 	}
 	files, err := parse(fs, args, e.stderr)
@@ -93,7 +93,8 @@ func (e *env) readAs(ctx context.Context, args []string, command string) error {
 	if err != nil {
 		return err
 	}
-	src, err := e.openInput(ctx, files, in)
+	defer popts.Keys.Close()
+	src, err := e.openInput(ctx, files, in, popts.Keys)
 	if err != nil {
 		return err
 	}
@@ -107,6 +108,7 @@ func (e *env) readAs(ctx context.Context, args []string, command string) error {
 		aopts.OnFinding = func(f audit.Finding) {
 			audit.WriteFindingJSON(out, &f)
 		}
+		aopts.StreamFindings = true
 	}
 	// Every auditor call below is on this goroutine (pipeline.Run feeds
 	// the sink on its caller's), so events need no lock.
@@ -114,7 +116,7 @@ func (e *env) readAs(ctx context.Context, args []string, command string) error {
 	aopts.NameFrame = captureNames(files).namer()
 	a := audit.New(aopts)
 	st, runErr := pipeline.Run(ctx, src, popts, a)
-	a.AddCapture(st.Packets, st.Bytes, st.Connections)
+	addCaptureStats(a, st)
 	rep := a.Finish(st.LastTime)
 	if err := inputResult(st, runErr, e); err != nil {
 		return err

@@ -55,7 +55,7 @@ func (e *env) tui(ctx context.Context, args []string) error {
 	}
 	// The capture's warnings (a link type it cannot decode) would tear
 	// the screen the UI draws: it shows the replay's error itself.
-	src, err := e.openInputLogging(ctx, files, in, e.log.Level(max(e.log.GetLevel(), zerolog.ErrorLevel)))
+	src, err := e.openInputLogging(ctx, files, in, popts.Keys, e.log.Level(max(e.log.GetLevel(), zerolog.ErrorLevel)))
 	if err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func replayPackets(ctx context.Context, src capture.Source, eng *pipeline.Engine
 func (r *replay) run(ctx context.Context, src capture.Source, popts pipeline.Options, aud *audit.Auditor, rec *tui.Recorder) {
 	defer close(r.finished)
 	st, err := replayPackets(ctx, src, pipeline.New(popts, rec), &r.prog)
-	aud.AddCapture(st.Packets, st.Bytes, st.Connections)
+	addCaptureStats(aud, st)
 	rep := aud.Finish(st.LastTime)
 	r.mu.Lock()
 	r.err, r.stats, r.report = err, st, rep
