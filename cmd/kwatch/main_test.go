@@ -135,8 +135,13 @@ func TestNDJSONFindings(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(stderr, "Findings") {
+	// The summary on stderr: the totals and one line per case, not the
+	// whole text report (its findings are on stdout).
+	if !strings.Contains(stderr, "  findings ") || !strings.Contains(stderr, "ghost-member x1") {
 		t.Errorf("no summary on stderr: %q", stderr)
+	}
+	if strings.Contains(stderr, "Coverage (what could not be audited)") {
+		t.Errorf("stderr carries the whole report, not a summary: %q", stderr)
 	}
 }
 
