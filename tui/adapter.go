@@ -85,7 +85,34 @@ func FromReport(r *audit.Report, m Meta) Data {
 	d.raw = r.Findings
 	d.Cases, d.RuleSeverity = casesFromReport(r.Cases)
 	d.Software = softwareFromReport(r.Software)
+	d.Groups, d.Brokers = viewsFromReport(r)
 	return d
+}
+
+// viewsFromReport converts the report's group and broker views, escaping
+// the wire's strings (group and member IDs, client IDs in client names).
+func viewsFromReport(r *audit.Report) ([]GroupRow, []BrokerRow) {
+	groups := make([]GroupRow, len(r.Groups))
+	for i, g := range r.Groups {
+		row := GroupRow{Group: audit.PlainText(g.Group), Members: make([]MemberRow, len(g.Members))}
+		for j, m := range g.Members {
+			clients := make([]string, len(m.Clients))
+			for k, c := range m.Clients {
+				clients[k] = audit.PlainText(c)
+			}
+			row.Members[j] = MemberRow{MemberID: audit.PlainText(m.MemberID), Clients: clients, Shared: m.Shared}
+		}
+		groups[i] = row
+	}
+	brokers := make([]BrokerRow, len(r.Brokers))
+	for i, b := range r.Brokers {
+		row := BrokerRow{Broker: b.Broker, Clients: b.Clients, Findings: make(map[string]int, len(b.Findings))}
+		for k, v := range b.Findings {
+			row.Findings[k] = int(v)
+		}
+		brokers[i] = row
+	}
+	return groups, brokers
 }
 
 // applyMeta lets the packet loop's counters, which move with every

@@ -43,6 +43,8 @@ func fixtureReport() *audit.Report {
 			{Rule: "member-id-empty", Severity: audit.SeverityInfo, Count: 7, ClientIDs: []string{"rdkafka"}, ClientHosts: []string{"10.0.0.8"}},
 			{Rule: "broker-accepted-invalid", Severity: audit.SeverityWarn, Count: 1, Broker: "10.0.0.9:9092"},
 		},
+		Groups:  []audit.GroupView{{Group: "g", Members: []audit.GroupMember{{MemberID: "m\x01", Clients: []string{"a", "b"}, Shared: true}}}},
+		Brokers: []audit.BrokerView{{Broker: "10.0.0.9:9092", Clients: 2, Findings: map[string]uint64{"broker-accepted-invalid": 1}}},
 		Findings: []audit.Finding{
 			{Time: t0, Rule: "instance-id-changed", Severity: audit.SeverityError, KIP: "KIP-1313", Frame: 7,
 				Conn: decode.ConnID{Client: client, Broker: broker}, API: "Metadata", APIKey: 3, APIVersion: 12,
@@ -94,6 +96,9 @@ func TestFromReport(t *testing.T) {
 		{"legacy case client", d.Cases[1].InstanceKey, d.Instances[1].Key},
 		{"broker case", d.Cases[2].Broker, "10.0.0.9:9092"},
 		{"raw findings kept for export", len(d.raw), 3},
+		{"groups from the report's view", len(d.Groups), 1},
+		{"escaped member ID", d.Groups[0].Members[0].MemberID, `m\x01`},
+		{"brokers from the report's view", d.Brokers[0].Findings["broker-accepted-invalid"], 1},
 	}
 	for _, c := range checks {
 		if c.got != c.want {

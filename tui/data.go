@@ -92,6 +92,10 @@ type Data struct {
 	// most severe first. Software groups the clients by software version.
 	Cases    []CaseRow
 	Software []SoftwareRow
+	// Groups and Brokers are the report's views of the same clients by
+	// group (who holds which member ID) and by broker.
+	Groups  []GroupRow
+	Brokers []BrokerRow
 
 	// Findings are in the feed's order: as made (AuditFeed) or as the
 	// report sorts them (FromReport); the findings pane can sort them.
@@ -117,6 +121,27 @@ type CaseRow struct {
 	InstanceKey string
 	FirstFrame  uint64
 	LastFrame   uint64
+}
+
+// GroupRow is one consumer, share or streams group.
+type GroupRow struct {
+	Group   string
+	Members []MemberRow
+}
+
+// MemberRow is one member ID of a group and the clients that used it.
+type MemberRow struct {
+	MemberID string
+	Clients  []string
+	Shared   bool // more than one client used it
+}
+
+// BrokerRow is one broker: how many clients used it, and the findings of
+// the broker rules against it, by rule.
+type BrokerRow struct {
+	Broker   string
+	Clients  int
+	Findings map[string]int
 }
 
 // SoftwareRow is one client software and version across the clients.

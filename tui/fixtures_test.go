@@ -61,6 +61,14 @@ func fixtureData() Data {
 			{Software: "apache-kafka-java/4.2.0", Clients: 1, Breaking: 1, Findings: map[string]int{"instance-id-changed": 1, "member-id-encoding": 1}},
 			{Software: "", Clients: 1, Breaking: 1, Findings: map[string]int{"member-id-not-uuid": 1}},
 		},
+		Groups: []GroupRow{
+			{Group: "orders", Members: []MemberRow{{MemberID: orders, Clients: []string{orders}}, {MemberID: orders + "==", Clients: []string{orders}}}},
+			{Group: "shares", Members: []MemberRow{{MemberID: "rdkafka-3f2a9c", Clients: []string{`10.0.0.8 "rdkafka"`}}}},
+		},
+		Brokers: []BrokerRow{
+			{Broker: "10.0.0.9:9092", Clients: 3, Findings: map[string]int{}},
+			{Broker: "10.0.0.10:9092", Clients: 1, Findings: map[string]int{}},
+		},
 		Findings: []FindingRow{
 			{Rule: "instance-id-changed", Severity: SeverityError, KIP: "KIP-1313", Confidence: "full", Frame: 40, Time: at(1500),
 				Client: "10.0.0.5:53122", Broker: "10.0.0.9:9092", API: "ConsumerGroupHeartbeat", APIKey: 68, APIVersion: 1, CorrelationID: 7,

@@ -59,7 +59,7 @@ func TestKeys(t *testing.T) {
 		{name: "group detail: who holds which member ID", keys: []string{"4", "s", "enter"}, wantPane: PaneGroups,
 			wantScreen: []string{"Group orders", "AAECAwQFBgcICQoLDA0ODw==", "member-id-encoding × 1"}},
 		{name: "brokers pane", keys: []string{"5"}, wantPane: PaneBrokers, wantScreen: []string{"[5 Brokers]", "10.0.0.9:9092", "2/2 brokers"}},
-		{name: "broker detail", keys: []string{"5", "enter"}, wantPane: PaneBrokers, wantScreen: []string{"Broker 10.0.0.", "Clients ("}},
+		{name: "broker detail", keys: []string{"5", "enter"}, wantPane: PaneBrokers, wantScreen: []string{"Broker 10.0.0.", "Broker rules broken (0)"}},
 		{name: "digits jump", keys: []string{"3", "2"}, wantPane: PaneInstances, wantScreen: []string{"[2 Instances]", "FINDINGS ▼", "3/3 instances"}},
 		{name: "q quits", keys: []string{"q"}, wantQuit: true},
 		{name: "ctrl+c quits", keys: []string{"2", "ctrl+c"}, wantPane: PaneInstances, wantQuit: true},

@@ -5,13 +5,15 @@ import (
 	"testing"
 )
 
-// TestRollups: the groups pane counts a member ID used by two clients as
-// a collision and colours the group; the brokers pane counts a broker's
+// TestRollups: the groups pane counts the member IDs the report marks as
+// shared and colours the group; the brokers pane shows a broker's own
 // cases, not its clients' findings.
 func TestRollups(t *testing.T) {
 	d := fixtureData()
-	d.Instances[1].MemberIDs = map[string][]string{"orders": {"AAECAwQFBgcICQoLDA0ODw"}} // billing reuses orders' member ID
+	// billing reuses orders' member ID; the broker accepted invalid requests.
+	d.Groups[0].Members[0] = MemberRow{MemberID: "AAECAwQFBgcICQoLDA0ODw", Clients: []string{"AAECAwQFBgcICQoLDA0ODw", "EBESExQVFhcYGRobHB0eHw"}, Shared: true}
 	d.Cases = append(d.Cases, CaseRow{Rule: "broker-accepted-invalid", Severity: SeverityWarn, Count: 3, Broker: "10.0.0.9:9092", FirstFrame: 41, LastFrame: 95})
+	d.Brokers[0].Findings = map[string]int{"broker-accepted-invalid": 3}
 	tests := []struct {
 		name   string
 		rows   []rollupRow
@@ -21,10 +23,10 @@ func TestRollups(t *testing.T) {
 		detail []string
 	}{
 		{"group with a collision", buildGroups(&d), "group orders",
-			map[int]int{gcMembers: 2, gcClients: 2, gcCollisions: 1, gcFindings: 1}, SeverityWarn,
-			[]string{"AAECAwQFBgcICQoLDA0ODw    ", "collision: one member ID, several clients", "AAECAwQFBgcICQoLDA0ODw, EBESExQVFhcYGRobHB0eHw"}},
+			map[int]int{gcMembers: 2, gcClients: 2, gcShared: 1, gcFindings: 1}, SeverityWarn,
+			[]string{"AAECAwQFBgcICQoLDA0ODw    ", "shared: one member ID, several clients", "AAECAwQFBgcICQoLDA0ODw, EBESExQVFhcYGRobHB0eHw"}},
 		{"group without", buildGroups(&d), "group shares",
-			map[int]int{gcMembers: 1, gcClients: 1, gcCollisions: 0, gcFindings: 0}, SeverityInfo, []string{"rdkafka-3f2a9c"}},
+			map[int]int{gcMembers: 1, gcClients: 1, gcShared: 0, gcFindings: 0}, SeverityInfo, []string{"rdkafka-3f2a9c"}},
 		{"broker with a case", buildBrokers(&d), "broker 10.0.0.9:9092",
 			map[int]int{bcClients: 3, bcFindings: 3}, SeverityWarn, []string{"broker-accepted-invalid  frames 41–95"}},
 		{"broker without", buildBrokers(&d), "broker 10.0.0.10:9092",
