@@ -1,7 +1,11 @@
 package audit
 
 import (
+	"net/netip"
+	"slices"
 	"testing"
+
+	"github.com/kwatch/kwatch/decode"
 )
 
 // TestCasesCountEveryFinding: a client that repeats its fault gives one
@@ -105,5 +109,46 @@ func TestGroupAndBrokerViews(t *testing.T) {
 	}
 	if len(rep.Brokers) != 1 || rep.Brokers[0].Clients != 2 || rep.Brokers[0].Findings["broker-accepted-invalid"] != 1 {
 		t.Errorf("brokers %+v", rep.Brokers)
+	}
+}
+
+// TestLegacyRowsSplitByTelemetry: two processes on one host with one
+// client ID and no instance IDs (two consumer handles) get their own
+// telemetry IDs from the broker: while both connections are open they are
+// two rows, each with its own telemetry ID. One process after the other (a
+// restart) stays one row.
+func TestLegacyRowsSplitByTelemetry(t *testing.T) {
+	connC := connB
+	connC.Client = netip.AddrPortFrom(connB.Client.Addr(), 40001)
+	connC.StartFrame = 9
+	b1, b2 := v4A, v4B
+	run := func(overlap bool) *Report {
+		s := newSC(Options{})
+		s.start(connB, true)
+		corr := s.req(connB, 71, 0, cid("app"), tel(decode.UUID{}))
+		s.resp(connB, 71, 0, corr, tel(b1))
+		if !overlap {
+			s.end(connB)
+		}
+		s.start(connC, true)
+		corr = s.req(connC, 71, 0, cid("app"), tel(decode.UUID{}))
+		s.resp(connC, 71, 0, corr, tel(b2))
+		return s.finish()
+	}
+	two := run(true)
+	var ids []string
+	for _, in := range two.Instances {
+		if in.Legacy {
+			ids = append(ids, in.TelemetryID)
+		}
+	}
+	slices.Sort(ids)
+	want := []string{JavaString(b1), JavaString(b2)}
+	slices.Sort(want)
+	if !slices.Equal(ids, want) {
+		t.Errorf("overlapping processes: legacy rows with telemetry IDs %v, want %v", ids, want)
+	}
+	if one := run(false); len(one.Instances) != 1 || one.Instances[0].Connections != 2 {
+		t.Errorf("a restart: %d rows (%+v), want one with 2 connections", len(one.Instances), one.Instances)
 	}
 }

@@ -365,7 +365,11 @@ func (q *reqCheck) setTelemetry(id decode.UUID) {
 	if id.IsZero() {
 		return
 	}
-	q.telemetryRow().telemetry = id
+	r := q.telemetryRow()
+	if r.legacy {
+		r = q.a.telemetryOwner(q.c, r, id)
+	}
+	r.telemetry = id
 }
 
 // telemetryRow is the row whose telemetry ID a request sets: that of its
@@ -868,7 +872,7 @@ func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 			return
 		}
 		c.assignedB, c.hasAssigned = id, true
-		r := a.ensureRow(c, e.Time, e.Frame)
+		r := a.telemetryOwner(c, a.ensureRow(c, e.Time, e.Frame), id)
 		r.assignedB, r.hasAssigned, r.telemetry = id, true, id
 	case p.telemetryRow.bodyIDSet():
 		if !id.IsZero() {

@@ -267,6 +267,9 @@ func (c *connState) tracker() *memberTrack {
 type legacyKey struct {
 	host     netip.Addr
 	clientID string
+	// process tells apart processes of one host and client ID that the
+	// capture shows to be several (legacy.go); 0 for the first.
+	process uint16
 }
 
 // row is one line of the report: a client instance (non-zero header
@@ -293,7 +296,9 @@ type row struct {
 	connList  []decode.ConnID
 	memberIDs map[string][]string
 	telemetry decode.UUID
-	findings  [numRules]uint64
+	// telemetryBy is the connection that set telemetry (legacy.go).
+	telemetryBy decode.ConnID
+	findings    [numRules]uint64
 
 	assignedB   decode.UUID
 	hasAssigned bool

@@ -128,9 +128,7 @@ func (d *dumper) Event(ev *decode.Event) {
 	d.w.Write(d.buf)
 }
 
-const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
-
-func appendTime(b []byte, t time.Time) []byte { return t.UTC().AppendFormat(b, timeLayout) }
+func appendTime(b []byte, t time.Time) []byte { return t.UTC().AppendFormat(b, audit.TimeFormat) }
 
 func appendUUID(b []byte, u decode.UUID) []byte {
 	return base64.RawURLEncoding.AppendEncode(b, u[:])

@@ -1,0 +1,72 @@
+package audit
+
+import (
+	"slices"
+
+	"github.com/kwatch/kwatch/decode"
+)
+
+// Clients without a header instance ID are grouped per (host, first client
+// ID): one row for every process on a host that names itself alike. Two
+// processes there (two consumer handles in one JVM, two replicas with one
+// client ID) show themselves by their telemetry IDs: each gets its own from
+// the broker. A connection whose telemetry ID differs from the one its row
+// learned from another connection that is still open belongs to another
+// process, and moves to a row of its own: (host, client ID, process n).
+
+// maxProcesses bounds the rows one (host, client ID) splits into; past it
+// the connection stays where it is (counted in state_limited).
+const maxProcesses = 16
+
+// telemetryOwner returns the row whose telemetry ID c's telemetry ID id
+// is: r itself, unless r is a legacy row that learned another telemetry ID
+// from a connection still open, when c moves to the row of its own process.
+func (a *Auditor) telemetryOwner(c *connState, r *row, id decode.UUID) *row {
+	if !r.legacy || r.telemetry.IsZero() || r.telemetry == id || r.telemetryBy == c.id || !a.open(r.telemetryBy) {
+		r.telemetryBy = c.id
+		return r
+	}
+	for p := uint16(1); p < maxProcesses; p++ {
+		k := r.lkey
+		k.process = p
+		other := a.legacy[k]
+		if other == nil {
+			other = &row{legacy: true, lkey: k, firstFrame: c.id.StartFrame, firstSeen: r.firstSeen, lastSeen: r.lastSeen}
+			a.legacy[k] = other
+			a.addRow(other)
+		} else if !other.telemetry.IsZero() && other.telemetry != id {
+			continue
+		}
+		c.leave(r)
+		c.row = other
+		a.register(c, other)
+		other.telemetryBy = c.id
+		return other
+	}
+	a.t.stateLimited++
+	return r
+}
+
+// leave takes c off r's books: r no longer counts it among its
+// connections (what c's requests already added to r stays).
+func (c *connState) leave(r *row) {
+	for i := 0; i < c.nTouched; i++ {
+		if c.touched[i] != r {
+			continue
+		}
+		if !c.closed {
+			r.open--
+		}
+		c.nTouched--
+		c.touched[i], c.touched[c.nTouched] = c.touched[c.nTouched], nil
+		break
+	}
+	r.conns--
+	r.connList = slices.DeleteFunc(r.connList, func(id decode.ConnID) bool { return id == c.id })
+}
+
+// open reports whether the connection id is known and not ended.
+func (a *Auditor) open(id decode.ConnID) bool {
+	c := a.conns[id]
+	return c != nil && !c.closed
+}
