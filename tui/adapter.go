@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
@@ -75,8 +76,15 @@ func FromReport(r *audit.Report, m Meta) Data {
 	}
 
 	d.Instances = make([]InstanceRow, len(r.Instances))
+	seen := make(map[string]int, len(r.Instances))
 	for i := range r.Instances {
 		d.Instances[i] = instanceFromReport(&r.Instances[i])
+		// Two processes behind one legacy (host, client ID) are two rows:
+		// keys stay unique, the first keeps the plain one findings use.
+		k := d.Instances[i].Key
+		if seen[k]++; seen[k] > 1 {
+			d.Instances[i].Key = fmt.Sprintf("%s (process %d)", k, seen[k])
+		}
 	}
 	d.Findings = make([]FindingRow, len(r.Findings))
 	for i := range r.Findings {

@@ -165,6 +165,19 @@ func TestExport(t *testing.T) {
 	}
 }
 
+// TestFromReportSplitLegacy: two processes behind one legacy (host,
+// client ID) get two rows with distinct keys.
+func TestFromReportSplitLegacy(t *testing.T) {
+	r := fixtureReport()
+	twin := r.Instances[1]
+	twin.TelemetryID = "other"
+	r.Instances = append(r.Instances, twin)
+	d := FromReport(r, Meta{})
+	if d.Instances[1].Key != "legacy 10.0.0.8 rdkafka" || d.Instances[2].Key != "legacy 10.0.0.8 rdkafka (process 2)" {
+		t.Errorf("keys %q, %q", d.Instances[1].Key, d.Instances[2].Key)
+	}
+}
+
 func TestFromReportNil(t *testing.T) {
 	d := FromReport(nil, Meta{Source: "eth0", Live: true})
 	if d.Source != "eth0" || !d.Live || d.Packets != 0 || d.OpenConns != -1 {
