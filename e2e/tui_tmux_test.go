@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"github.com/kwatch/kwatch/internal/kwatchtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kwatch/kwatch/internal/kwatchtest"
+	"github.com/kwatch/kwatch/internal/pcapgen"
 )
 
 // The TUI tests drive the real binary in a detached tmux session, as a
@@ -183,7 +185,7 @@ var (
 	ovRequests   = regexp.MustCompile(`(?m)^Requests\s+([\d,]+)\s`)
 	ovRuleLine   = regexp.MustCompile(`(?m)^\s+(error|warn|info)\s+(\d+)\s+(\S+)\s*$`)
 	findingRow   = regexp.MustCompile(`(?m)^([▸ ]) \d\d:\d\d:\d\d\.\d{3} (error|warn|info)\s+(\S+)`)
-	findStatus   = regexp.MustCompile(`(?m)^(\d+)/(\d+) · sev (\w+)`)
+	findStatus   = regexp.MustCompile(`(?m)^(\d+)/(\d+) · sev (\S+)`)
 	instStatus   = regexp.MustCompile(`(?m)^(\d+)/(\d+) instances`)
 	spaceRunsTUI = regexp.MustCompile(`\s+`)
 )
@@ -227,6 +229,11 @@ func TestTUIReplay(t *testing.T) {
 			p := startTmux(t, size[0], size[1], kwatchBin(t), "tui", file)
 			scr := p.waitText("replay finished", 10*time.Second)
 			checkOverview(t, scr, rep)
+			p.keys("G") // the traffic figures close the overview
+			scr = p.waitText("Requests/s", 3*time.Second)
+			if m := ovRequests.FindStringSubmatch(scr); m == nil || uint64(atoi(m[1])) != rep.Totals.Requests {
+				t.Errorf("overview requests %v, kwatch read: %d", m, rep.Totals.Requests)
+			}
 
 			p.keys("2")
 			scr = p.waitText("[2 Instances]", 3*time.Second)
@@ -272,8 +279,8 @@ func TestTUIReplay(t *testing.T) {
 			p.keys("Escape")
 			p.waitFor("the findings list again", 3*time.Second, func(s string) bool { return findStatus.MatchString(s) })
 
-			// v cycles the severity filter: error, warn, info, all.
-			for _, sev := range []string{"error", "warn", "info", "all"} {
+			// v cycles the minimum severity: warn and worse, error, all.
+			for _, sev := range []string{"warn+", "error", "all"} {
 				p.keys("v")
 				scr = p.waitText("sev "+sev+" ·", 3*time.Second)
 				checkFindingRows(t, scr, rep, sev, "")
@@ -289,9 +296,14 @@ func TestTUIReplay(t *testing.T) {
 			scr = p.waitText("· /"+query, 3*time.Second)
 			checkFindingRows(t, scr, rep, "all", query)
 
+			// q ends it with read's exit status: 1 for error findings.
 			p.keys("q")
-			if code := p.waitExit(5 * time.Second); code != 0 {
-				t.Errorf("kwatch tui exit status %d after q, want 0; screen:\n%s", code, p.screen())
+			wantCode := 0
+			if rep.Totals.FindingsBySeverity["error"] > 0 {
+				wantCode = 1
+			}
+			if code := p.waitExit(5 * time.Second); code != wantCode {
+				t.Errorf("kwatch tui exit status %d after q, want %d; screen:\n%s", code, wantCode, p.screen())
 			}
 		})
 	}
@@ -308,9 +320,6 @@ func checkOverview(t *testing.T, scr string, rep *jsonReport) {
 		if atoi(m[i+1]) != rep.Totals.FindingsBySeverity[sev] {
 			t.Errorf("overview: %s %s findings, kwatch read: %d", m[i+1], sev, rep.Totals.FindingsBySeverity[sev])
 		}
-	}
-	if m := ovRequests.FindStringSubmatch(scr); m == nil || uint64(atoi(m[1])) != rep.Totals.Requests {
-		t.Errorf("overview requests %v, kwatch read: %d", m, rep.Totals.Requests)
 	}
 	_, byRule, ok := strings.Cut(scr, "Findings by rule")
 	if !ok {
@@ -334,7 +343,7 @@ func checkFindingRows(t *testing.T, scr string, rep *jsonReport, sev, query stri
 	t.Helper()
 	var want, got []string
 	for _, f := range rep.Findings {
-		if (sev == "all" || f["severity"] == sev) && (query == "" || f["rule"] == query) {
+		if atLeast(f["severity"].(string), sev) && (query == "" || f["rule"] == query) {
 			want = append(want, f["severity"].(string)+" "+f["rule"].(string))
 		}
 	}
@@ -353,7 +362,42 @@ func checkFindingRows(t *testing.T, scr string, rep *jsonReport, sev, query stri
 	return len(got)
 }
 
-var liveHeader = regexp.MustCompile(`\blive · \S+ · lo\s*$`)
+var (
+	liveHeader    = regexp.MustCompile(`\blive · \S+ · lo\s*$`)
+	liveElapsed   = regexp.MustCompile(`\blive · (\S+) · lo`)
+	reportPackets = regexp.MustCompile(`(?m)^\s+capture\s+([\d,]+) packets`)
+)
+
+// checkLiveCounters checks, once the traffic has stopped, that the
+// overview counts the packets of the client's whole session (it once
+// showed the first packet only) and that the clock in the header runs
+// on; it returns the packets shown once the count has settled.
+func checkLiveCounters(t *testing.T, p *tmuxPane) int {
+	t.Helper()
+	p.keys("G")
+	scr := p.waitText("Connections", 3*time.Second)
+	first := liveElapsed.FindStringSubmatch(scr)
+	// Closing connections may still send a packet or two: wait until the
+	// count holds for a while.
+	shown, deadline := -1, time.Now().Add(5*time.Second)
+	for time.Now().Before(deadline) {
+		m := ovPackets.FindStringSubmatch(p.screen())
+		if m != nil && atoi(m[1]) == shown {
+			break
+		}
+		if m != nil {
+			shown = atoi(m[1])
+		}
+		time.Sleep(700 * time.Millisecond)
+	}
+	if shown < 10 {
+		t.Errorf("live overview shows %d packets after a client's whole session:\n%s", shown, p.screen())
+	}
+	if again := liveElapsed.FindStringSubmatch(p.screen()); first == nil || again == nil || first[1] == again[1] {
+		t.Errorf("the live clock stood still: %v then %v", first, again)
+	}
+	return shown
+}
 
 // TestTUILive runs kwatch tui -i lo on real traffic and stops it three
 // ways: q, ctrl+c (a key to the UI in raw mode, not a signal) and SIGINT.
@@ -381,6 +425,7 @@ func TestTUILive(t *testing.T) {
 				m := ovFindings.FindStringSubmatch(s)
 				return m != nil && atoi(m[1]) > 0
 			})
+			shownPackets := checkLiveCounters(t, p)
 			p.keys("3")
 			p.waitText("member-id-empty", 3*time.Second)
 
@@ -401,6 +446,172 @@ func TestTUILive(t *testing.T) {
 			if !strings.Contains(scr, "kwatch identity audit") || !strings.Contains(scr, "member-id-empty") {
 				t.Errorf("no final report after the UI closed:\n%s", scr)
 			}
+			// The traffic stopped before the UI was closed: the screen
+			// counted what the report counts (a closing packet may follow).
+			if m := reportPackets.FindStringSubmatch(scr); m == nil || atoi(m[1]) < shownPackets || atoi(m[1]) > shownPackets+4 {
+				t.Errorf("the UI showed %d packets, the report says %v", shownPackets, m)
+			}
 		})
 	}
+}
+
+// trustCapture writes a capture for the TUI's trust checks: a busy
+// connection whose instance ID changes at one request with 60 requests
+// before and after it, and two empty-member-ID joins, an error (v1) then
+// an info (v0), so the rule's last finding is the less severe. snaplen,
+// when non-zero, cuts every packet. It returns the frame of the change.
+func trustCapture(t *testing.T, path string, snaplen int) int {
+	t.Helper()
+	id, other := pcapgen.SeqUUID(0x10), pcapgen.SeqUUID(0x20)
+	c := pcapgen.New(pcapgen.Options{Snaplen: snaplen})
+	busy := c.Conn(pcapgen.ConnOptions{})
+	s := busy.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("busy-app"), InstanceID: &id, CorrelationID: 1})
+	s.RoundTrip(pcapgen.APIVersions(4, "apache-kafka-java", "4.2.0"), pcapgen.APIVersionsResponse(4))
+	for range 60 {
+		s.Request(pcapgen.Metadata(12, "orders"))
+	}
+	s.Header.InstanceID = &other
+	_, changed := s.Request(pcapgen.Metadata(12, "orders"))
+	s.Header.InstanceID = &id
+	for range 60 {
+		s.Request(pcapgen.Metadata(12, "orders"))
+	}
+	busy.Close()
+	for _, v := range []int16{1, 0} {
+		cn := c.Conn(pcapgen.ConnOptions{})
+		js := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr(fmt.Sprintf("join-v%d", v)), CorrelationID: 1})
+		js.Request(pcapgen.ConsumerGroupHeartbeat(v, "orders", "", 0))
+		cn.Close()
+	}
+	if err := c.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	return changed
+}
+
+var (
+	aroundFrame = regexp.MustCompile(`(?m)^[▸ ] \d\d:\d\d:\d\d\.\d{3} #(\d+)\s`)
+	ovPackets   = regexp.MustCompile(`(?m)^Packets\s+([\d,]+)\s`)
+	ovConns     = regexp.MustCompile(`(?m)^Connections\s+([\d,]+) TCP · ([\d,]+) Kafka`)
+)
+
+// TestTUITrust checks what issue 14 found the TUI getting wrong, on the
+// real binary: a rule's severity is its most severe finding and errors
+// sort first; a finding on a busy connection shows the requests around it,
+// not the connection's last ones; the counters are the packet loop's; and
+// kwatch tui FILE prints the report and exits as read does.
+func TestTUITrust(t *testing.T) {
+	kwatchBin(t)
+	file := filepath.Join(t.TempDir(), "trust.pcap")
+	changed := trustCapture(t, file, 0)
+	rep := readJSON(t, nil, file)
+	sevs := map[string]bool{}
+	for _, f := range rep.Findings {
+		if f["rule"] == "member-id-empty" {
+			sevs[f["severity"].(string)] = true
+		}
+	}
+	if !sevs["error"] || !sevs["info"] {
+		t.Fatalf("the capture should make member-id-empty both error and info, got %v", sevs)
+	}
+
+	p := startTmux(t, 120, 50, kwatchBin(t), "tui", file)
+	scr := p.waitText("replay finished", 10*time.Second)
+	_, byRule, ok := strings.Cut(scr, "Findings by rule")
+	if !ok {
+		t.Fatalf("no findings-by-rule table:\n%s", scr)
+	}
+	var order []string
+	for _, r := range ovRuleLine.FindAllStringSubmatch(byRule, -1) {
+		order = append(order, r[1])
+		if r[3] == "member-id-empty" && r[1] != "error" {
+			t.Errorf("member-id-empty shown as %s, want error (its most severe finding)", r[1])
+		}
+	}
+	if !slices.IsSortedFunc(order, func(a, b string) int { return sevRank(b) - sevRank(a) }) {
+		t.Errorf("rules by severity %v: errors should come first", order)
+	}
+
+	// The counters are the packet loop's: those kwatch read reports.
+	p.keys("G")
+	scr = p.waitText("Connections", 3*time.Second)
+	if m := ovPackets.FindStringSubmatch(scr); m == nil || uint64(atoi(m[1])) != rep.Totals.Packets {
+		t.Errorf("overview packets %v, kwatch read: %d\n%s", m, rep.Totals.Packets, scr)
+	}
+	if m := ovConns.FindStringSubmatch(scr); m == nil || atoi(m[1]) != 3 {
+		t.Errorf("overview connections %v, want 3 TCP\n%s", m, scr)
+	}
+
+	// The requests around the instance-id-changed finding are those
+	// around its frame, recorded when it fired.
+	p.keys("3", "/")
+	p.waitText("search findings", 3*time.Second)
+	p.typeText("instance-id-changed")
+	p.keys("Enter", "Enter")
+	p.waitText("Requests around it on this connection (", 3*time.Second)
+	p.keys("G")
+	scr = p.waitFor("the finding's request among those around it", 3*time.Second, func(s string) bool {
+		return strings.Contains(s, fmt.Sprintf("#%-6d", changed))
+	})
+	for _, m := range aroundFrame.FindAllStringSubmatch(scr, -1) {
+		if f := atoi(m[1]); f < changed-20 || f > changed+20 {
+			t.Errorf("request #%d shown around the finding at frame %d:\n%s", f, changed, scr)
+		}
+	}
+
+	// kwatch tui FILE exits as read does: error findings, --fail-on error.
+	p.keys("q")
+	if code := p.waitExit(5 * time.Second); code != 1 {
+		t.Errorf("kwatch tui exit status %d, want 1 (error findings)", code)
+	}
+	if h := p.history(); !strings.Contains(h, "kwatch identity audit") || !strings.Contains(h, "member-id-empty") {
+		t.Errorf("no report after the UI closed:\n%s", h)
+	}
+}
+
+// atLeast reports whether severity s passes the filter min ("all",
+// "warn+", "error").
+func atLeast(s, min string) bool {
+	return sevRank(s) >= sevRank(strings.TrimSuffix(min, "+"))
+}
+
+func sevRank(s string) int { return map[string]int{"info": 0, "warn": 1, "error": 2}[s] }
+
+// TestTUISnapCut: a capture cut by its snap length says so in the
+// coverage line and counts the TCP connections it followed, where the
+// UI once said "0 open of 0 seen" and "everything was seen".
+func TestTUISnapCut(t *testing.T) {
+	kwatchBin(t)
+	file := filepath.Join(t.TempDir(), "cut.pcap")
+	trustCapture(t, file, 60)
+	p := startTmux(t, 120, 50, kwatchBin(t), "tui", file)
+	scr := p.waitText("replay finished", 10*time.Second)
+	if strings.Contains(scr, "everything was seen") || !strings.Contains(scr, "snap-length-cut packets") {
+		t.Errorf("coverage of a cut capture:\n%s", scr)
+	}
+	p.keys("G")
+	scr = p.waitText("Connections", 3*time.Second)
+	if m := ovConns.FindStringSubmatch(scr); m == nil || atoi(m[1]) != 3 {
+		t.Errorf("overview connections %v, want 3 TCP\n%s", m, scr)
+	}
+	p.keys("q")
+	p.waitExit(5 * time.Second)
+
+	// A file cut short mid-packet: the input failed, which the coverage
+	// line says rather than "everything was seen".
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := filepath.Join(t.TempDir(), "short.pcap")
+	if err := os.WriteFile(short, b[:len(b)*2/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p = startTmux(t, 120, 50, kwatchBin(t), "tui", short)
+	scr = p.waitText("replay finished", 10*time.Second)
+	if strings.Contains(scr, "everything was seen") || !strings.Contains(scr, "input failed") {
+		t.Errorf("coverage of a truncated file:\n%s", scr)
+	}
+	p.keys("q")
+	p.waitExit(5 * time.Second)
 }

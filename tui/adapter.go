@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
@@ -15,13 +16,31 @@ type Meta struct {
 	Live   bool   // interface capture rather than a file replay
 	Done   bool   // the producer has finished: the report is final
 	Err    error  // producer failure to show, nil for none
+	// Counts are the packet loop's own counters (pipeline.Stats), which
+	// the auditor learns only at the end; nil: use the report's.
+	Counts *CaptureCounts
+	// Clock is how long a live capture has run, by the caller's clock:
+	// with no traffic, capture time stands still but a live screen's
+	// rates must fall. Zero: rates follow capture time (a replay).
+	Clock time.Duration
+}
+
+// CaptureCounts are what the packet loop read so far.
+type CaptureCounts struct {
+	Packets, Bytes uint64
+	// TCPConns: TCP connections followed, Kafka or not.
+	TCPConns uint64
+	// Truncated: packets cut by the snap length.
+	Truncated   uint64
+	First, Last time.Time
 }
 
 // FromReport converts an audit report into the UI's view model. The
 // report is only read; the Data shares none of its slices or maps.
 func FromReport(r *audit.Report, m Meta) Data {
-	d := Data{Source: m.Source, Live: m.Live, Done: m.Done, Err: m.Err, OpenConns: -1}
+	d := Data{Source: m.Source, Live: m.Live, Done: m.Done, Err: m.Err, OpenConns: -1, TCPConns: -1}
 	if r == nil {
+		applyMeta(&d, &m)
 		return d
 	}
 	t := &r.Totals
@@ -32,6 +51,12 @@ func FromReport(r *audit.Report, m Meta) Data {
 	}
 	d.Connections = int(t.KafkaConnections)
 	d.OpenConns = int(t.OpenConnections)
+	d.TCPConns = -1
+	if t.Connections > 0 {
+		d.TCPConns = int(t.Connections)
+	}
+	d.Warnings = slices.Clone(r.Warnings)
+	applyMeta(&d, &m)
 	d.Coverage = make(map[string]uint64, len(t.Coverage))
 	for k, v := range t.Coverage {
 		d.Coverage[k] = v
@@ -51,14 +76,124 @@ func FromReport(r *audit.Report, m Meta) Data {
 	}
 
 	d.Instances = make([]InstanceRow, len(r.Instances))
+	seen := make(map[string]int, len(r.Instances))
 	for i := range r.Instances {
 		d.Instances[i] = instanceFromReport(&r.Instances[i])
+		// Two processes behind one legacy (host, client ID) are two rows:
+		// keys stay unique, the first keeps the plain one findings use.
+		k := d.Instances[i].Key
+		if seen[k]++; seen[k] > 1 {
+			d.Instances[i].Key = fmt.Sprintf("%s (process %d)", k, seen[k])
+		}
 	}
 	d.Findings = make([]FindingRow, len(r.Findings))
 	for i := range r.Findings {
 		d.Findings[i] = findingFromReport(&r.Findings[i])
 	}
+	d.raw = r.Findings
+	d.Cases, d.RuleSeverity = casesFromReport(r.Cases)
+	d.Software = softwareFromReport(r.Software)
+	d.Groups, d.Brokers = viewsFromReport(r)
 	return d
+}
+
+// viewsFromReport converts the report's group and broker views, escaping
+// the wire's strings (group and member IDs, client IDs in client names).
+func viewsFromReport(r *audit.Report) ([]GroupRow, []BrokerRow) {
+	groups := make([]GroupRow, len(r.Groups))
+	for i, g := range r.Groups {
+		row := GroupRow{Group: audit.PlainText(g.Group), Members: make([]MemberRow, len(g.Members))}
+		for j, m := range g.Members {
+			clients := make([]string, len(m.Clients))
+			for k, c := range m.Clients {
+				clients[k] = audit.PlainText(c)
+			}
+			row.Members[j] = MemberRow{MemberID: audit.PlainText(m.MemberID), Clients: clients, Shared: m.Shared}
+		}
+		groups[i] = row
+	}
+	brokers := make([]BrokerRow, len(r.Brokers))
+	for i, b := range r.Brokers {
+		row := BrokerRow{Broker: b.Broker, Clients: b.Clients, Findings: make(map[string]int, len(b.Findings))}
+		for k, v := range b.Findings {
+			row.Findings[k] = int(v)
+		}
+		brokers[i] = row
+	}
+	return groups, brokers
+}
+
+// applyMeta lets the packet loop's counters, which move with every
+// packet, stand in for the report's, which the auditor learns at the end.
+func applyMeta(d *Data, m *Meta) {
+	if c := m.Counts; c != nil {
+		d.Packets, d.Bytes, d.Truncated = c.Packets, c.Bytes, c.Truncated
+		d.TCPConns = int(c.TCPConns)
+		if !c.First.IsZero() && c.Last.After(c.First) {
+			d.Elapsed = c.Last.Sub(c.First)
+		}
+	}
+	if m.Clock > 0 {
+		d.Elapsed = m.Clock
+	}
+}
+
+// fromAudit converts audit's severity (1-based) to the UI's.
+func fromAudit(s audit.Severity) Severity {
+	switch s {
+	case audit.SeverityWarn:
+		return SeverityWarn
+	case audit.SeverityError:
+		return SeverityError
+	}
+	return SeverityInfo
+}
+
+// casesFromReport converts the report's cases, in its order (most severe
+// first), and derives each rule's most severe finding from them: cases
+// count every finding, kept in the list or not.
+func casesFromReport(cases []audit.Case) ([]CaseRow, map[string]Severity) {
+	rows := make([]CaseRow, len(cases))
+	worst := make(map[string]Severity)
+	for i := range cases {
+		c := &cases[i]
+		sev := fromAudit(c.Severity)
+		row := CaseRow{
+			Rule: c.Rule, Severity: sev, Count: c.Count, Broker: c.Broker,
+			Software:   audit.PlainText(strings.Trim(c.SoftwareName+"/"+c.SoftwareVersion, "/")),
+			FirstFrame: c.First.Frame, LastFrame: c.Last.Frame,
+		}
+		if c.Broker == "" {
+			row.InstanceKey = c.InstanceID
+			row.Client = c.InstanceID
+			if c.InstanceID == "" {
+				host, cid := firstOf(c.ClientHosts), firstOf(c.ClientIDs)
+				row.InstanceKey = legacyKey(host, cid)
+				row.Client = "(no ID) " + host + " " + audit.PlainText(orDash(cid))
+			}
+		}
+		rows[i] = row
+		if s, ok := worst[c.Rule]; !ok || sev > s {
+			worst[c.Rule] = sev
+		}
+	}
+	return rows, worst
+}
+
+func softwareFromReport(sw []audit.SoftwareRollup) []SoftwareRow {
+	out := make([]SoftwareRow, len(sw))
+	for i := range sw {
+		s := &sw[i]
+		row := SoftwareRow{
+			Software: audit.PlainText(strings.Trim(s.SoftwareName+"/"+s.SoftwareVersion, "/")),
+			Clients:  s.Clients, Breaking: s.Breaking, Findings: make(map[string]int, len(s.Findings)),
+		}
+		for k, v := range s.Findings {
+			row.Findings[k] = int(v)
+		}
+		out[i] = row
+	}
+	return out
 }
 
 // reportElapsed is End - Start of a report's RFC 3339 times; 0 when either
@@ -78,6 +213,15 @@ func legacyKey(host, clientID string) string {
 	return "legacy " + host + " " + orDash(clientID)
 }
 
+// firstOf is v's first element, "" when empty: a legacy client is named by
+// its first host and first client ID.
+func firstOf(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
 func instanceFromReport(in *audit.Instance) InstanceRow {
 	row := InstanceRow{
 		Key:         in.InstanceID,
@@ -92,14 +236,7 @@ func instanceFromReport(in *audit.Instance) InstanceRow {
 		Findings:    make(map[string]int, len(in.Findings)),
 	}
 	if in.Legacy || row.Key == "" {
-		var host, cid string
-		if len(in.ClientHosts) > 0 {
-			host = in.ClientHosts[0]
-		}
-		if len(in.ClientIDs) > 0 {
-			cid = in.ClientIDs[0]
-		}
-		row.Key = legacyKey(host, cid)
+		row.Key = legacyKey(firstOf(in.ClientHosts), firstOf(in.ClientIDs))
 	}
 	// Text from the wire is shown escaped (audit.PlainText): a control
 	// character would drive the terminal the UI draws on. Keys stay raw.
@@ -124,9 +261,8 @@ func instanceFromReport(in *audit.Instance) InstanceRow {
 }
 
 func findingFromReport(f *audit.Finding) FindingRow {
-	sev, _ := ParseSeverity(f.Severity.String())
 	row := FindingRow{
-		Rule: f.Rule, Severity: sev, KIP: f.KIP, Confidence: f.Confidence.String(),
+		Rule: f.Rule, Severity: fromAudit(f.Severity), KIP: f.KIP, Confidence: f.Confidence.String(),
 		Frame: f.Frame, Time: f.Time,
 		Client: addrString(f.Conn.Client), Broker: addrString(f.Conn.Broker),
 		API: f.API, APIKey: f.APIKey, APIVersion: f.APIVersion, CorrelationID: f.CorrelationID,

@@ -2,6 +2,8 @@ package tui
 
 import (
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +37,14 @@ func fixtureReport() *audit.Report {
 			{Legacy: true, ClientIDs: []string{"rdkafka"}, ClientHosts: []string{"10.0.0.8"}, Brokers: []string{"10.0.0.9:9092"},
 				Connections: 1, MemberIDs: map[string][]string{}, Findings: map[string]uint64{"member-id-not-uuid": 1}},
 		},
+		Cases: []audit.Case{
+			{Rule: "member-id-empty", Severity: audit.SeverityError, Count: 2, InstanceID: audit.JavaString(id),
+				SoftwareName: "apache-kafka-java", SoftwareVersion: "4.2.0", First: audit.FrameRef{Frame: 3}, Last: audit.FrameRef{Frame: 5}},
+			{Rule: "member-id-empty", Severity: audit.SeverityInfo, Count: 7, ClientIDs: []string{"rdkafka"}, ClientHosts: []string{"10.0.0.8"}},
+			{Rule: "broker-accepted-invalid", Severity: audit.SeverityWarn, Count: 1, Broker: "10.0.0.9:9092"},
+		},
+		Groups:  []audit.GroupView{{Group: "g", Members: []audit.GroupMember{{MemberID: "m\x01", Clients: []string{"a", "b"}, Shared: true}}}},
+		Brokers: []audit.BrokerView{{Broker: "10.0.0.9:9092", Clients: 2, Findings: map[string]uint64{"broker-accepted-invalid": 1}}},
 		Findings: []audit.Finding{
 			{Time: t0, Rule: "instance-id-changed", Severity: audit.SeverityError, KIP: "KIP-1313", Frame: 7,
 				Conn: decode.ConnID{Client: client, Broker: broker}, API: "Metadata", APIKey: 3, APIVersion: 12,
@@ -79,11 +89,92 @@ func TestFromReport(t *testing.T) {
 		{"member", d.Findings[1].MemberID, "x"},
 		{"no conn no key", d.Findings[2].InstanceKey, ""},
 		{"no conn no client", d.Findings[2].Client, ""},
+		{"tcp connections", d.TCPConns, 5},
+		{"rule severity is its worst case", d.RuleSeverity["member-id-empty"], SeverityError},
+		{"cases", len(d.Cases), 3},
+		{"case client", d.Cases[0].InstanceKey, d.Instances[0].Key},
+		{"legacy case client", d.Cases[1].InstanceKey, d.Instances[1].Key},
+		{"broker case", d.Cases[2].Broker, "10.0.0.9:9092"},
+		{"raw findings kept for export", len(d.raw), 3},
+		{"groups from the report's view", len(d.Groups), 1},
+		{"escaped member ID", d.Groups[0].Members[0].MemberID, `m\x01`},
+		{"brokers from the report's view", d.Brokers[0].Findings["broker-accepted-invalid"], 1},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
+	}
+}
+
+// TestMetaCounts: the packet loop's counters and a live clock stand in
+// for the report's, which the auditor learns only at the end.
+func TestMetaCounts(t *testing.T) {
+	counts := &CaptureCounts{Packets: 11, Bytes: 900, TCPConns: 4, Truncated: 2, First: t0, Last: t0.Add(3 * time.Second)}
+	tests := []struct {
+		name    string
+		meta    Meta
+		packets uint64
+		tcp     int
+		elapsed time.Duration
+	}{
+		{"report only", Meta{}, 100, 5, 83456 * time.Millisecond},
+		{"replay counts", Meta{Counts: counts}, 11, 4, 3 * time.Second},
+		{"live clock", Meta{Counts: counts, Live: true, Clock: 4500 * time.Millisecond}, 11, 4, 4500 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := FromReport(fixtureReport(), tt.meta)
+			if d.Packets != tt.packets || d.TCPConns != tt.tcp || d.Elapsed != tt.elapsed {
+				t.Errorf("packets %d, TCP %d, elapsed %v; want %d, %d, %v", d.Packets, d.TCPConns, d.Elapsed, tt.packets, tt.tcp, tt.elapsed)
+			}
+		})
+	}
+	if d := FromReport(nil, Meta{Counts: counts}); d.Packets != 11 || d.Truncated != 2 {
+		t.Errorf("counts without a report: %+v", d)
+	}
+}
+
+// TestExport: e writes the shown findings, filters applied, as the
+// report's NDJSON.
+func TestExport(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.ndjson")
+	d := FromReport(fixtureReport(), Meta{Done: true})
+	m := newSized(t, 120, 40, d, Options{ExportPath: path})
+	press(m, "3", "v") // warn and worse: two of the three
+	cmd := press(m, "e")
+	if cmd == nil {
+		t.Fatal("e started no export")
+	}
+	m.Update(cmd())
+	if s := screen(m); !strings.Contains(s, "exported 2 findings to "+path) {
+		t.Errorf("status after export:\n%s", s)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"rule":"instance-id-changed"`) || !strings.Contains(lines[1], `"rule":"member-id-not-uuid"`) {
+		t.Errorf("export:\n%s", b)
+	}
+	// A feed without report findings has nothing to export.
+	m = newSized(t, 120, 40, fixtureData(), Options{ExportPath: path})
+	if cmd := press(m, "3", "e"); cmd != nil {
+		t.Error("export without report findings")
+	}
+}
+
+// TestFromReportSplitLegacy: two processes behind one legacy (host,
+// client ID) get two rows with distinct keys.
+func TestFromReportSplitLegacy(t *testing.T) {
+	r := fixtureReport()
+	twin := r.Instances[1]
+	twin.TelemetryID = "other"
+	r.Instances = append(r.Instances, twin)
+	d := FromReport(r, Meta{})
+	if d.Instances[1].Key != "legacy 10.0.0.8 rdkafka" || d.Instances[2].Key != "legacy 10.0.0.8 rdkafka (process 2)" {
+		t.Errorf("keys %q, %q", d.Instances[1].Key, d.Instances[2].Key)
 	}
 }
 
@@ -135,5 +226,40 @@ func TestReportScreens(t *testing.T) {
 	press(m2, "3", "i", "i")
 	if s := screen(m2); !strings.Contains(s, "1/3") || !strings.Contains(s, "member-id-not-uuid") {
 		t.Errorf("legacy instance filter:\n%s", s)
+	}
+}
+
+// fakeAuditor hands out the fixture report's findings a few at a time, as
+// a running auditor makes them.
+type fakeAuditor struct {
+	rep   *audit.Report
+	avail int // findings made so far
+}
+
+func (f *fakeAuditor) SnapshotSince(from int) (*audit.Report, []audit.Finding, int) {
+	r := *f.rep
+	r.Findings = []audit.Finding{}
+	return &r, append([]audit.Finding(nil), f.rep.Findings[from:f.avail]...), f.avail
+}
+
+// TestAuditFeed: each finding is converted once and appended; what a
+// snapshot handed out never changes.
+func TestAuditFeed(t *testing.T) {
+	src := &fakeAuditor{rep: fixtureReport(), avail: 2}
+	feed := NewAuditFeed(src, func() Meta { return Meta{Source: "x"} })
+	first := feed.Data()
+	src.avail = 3
+	second := feed.Data()
+	if len(first.Findings) != 2 || len(second.Findings) != 3 || len(second.raw) != 3 || second.Source != "x" {
+		t.Fatalf("findings %d then %d (raw %d)", len(first.Findings), len(second.Findings), len(second.raw))
+	}
+	if first.Findings[1].Rule != "member-id-not-uuid" || second.Findings[2].Rule != "client-id-repeated" {
+		t.Errorf("order: %s, %s", first.Findings[1].Rule, second.Findings[2].Rule)
+	}
+	if second.Findings[0].Severity != SeverityError || second.FindingsByRule["instance-id-changed"] != 1 {
+		t.Errorf("converted %+v, totals %v", second.Findings[0], second.FindingsByRule)
+	}
+	if third := feed.Data(); len(third.Findings) != 3 {
+		t.Errorf("no new finding, yet %d", len(third.Findings))
 	}
 }

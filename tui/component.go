@@ -27,6 +27,8 @@ type common struct {
 	keys     *KeyMap
 	explain  func(ruleID string) (title, explanation string)
 	detailer Detailer // nil when the feed serves no details on demand
+	// exportPath is where e writes the shown findings.
+	exportPath string
 }
 
 // ruleText returns a rule's title and explanation, empty when unknown.

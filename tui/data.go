@@ -2,6 +2,8 @@ package tui
 
 import (
 	"time"
+
+	"github.com/kwatch/kwatch/audit"
 )
 
 // Severity orders findings: the zero value is the least severe.
@@ -64,9 +66,16 @@ type Data struct {
 	RequestsByHeader [4]uint64
 
 	// Connections is the number of Kafka connections seen, OpenConns those
-	// not yet ended (-1 when the feed does not know).
+	// not yet ended (-1 when the feed does not know). TCPConns counts every
+	// TCP connection the pipeline followed, Kafka or not (-1: unknown).
 	Connections int
 	OpenConns   int
+	TCPConns    int
+	// Truncated counts packets cut by the capture's snap length.
+	Truncated uint64
+	// Warnings says why the audit is incomplete (the report's warnings),
+	// one sentence each; empty when nothing is known to be missing.
+	Warnings []string
 
 	// Coverage counts coverage events by name (SPEC.md section 3.6).
 	Coverage map[string]uint64
@@ -76,8 +85,71 @@ type Data struct {
 	FindingsBySeverity [3]int
 	FindingsByRule     map[string]int
 
+	// RuleSeverity is each rule's most severe finding (a rule's findings
+	// need not share one severity).
+	RuleSeverity map[string]Severity
+	// Cases is the compliance summary: findings counted by (rule, client),
+	// most severe first. Software groups the clients by software version.
+	Cases    []CaseRow
+	Software []SoftwareRow
+	// Groups and Brokers are the report's views of the same clients by
+	// group (who holds which member ID) and by broker.
+	Groups  []GroupRow
+	Brokers []BrokerRow
+
+	// Findings are in the feed's order: as made (AuditFeed) or as the
+	// report sorts them (FromReport); the findings pane can sort them.
 	Findings  []FindingRow
 	Instances []InstanceRow
+
+	// raw holds the report's findings, parallel to Findings, for export in
+	// the report's own JSON shape; nil when the feed did not give them.
+	raw []audit.Finding
+}
+
+// CaseRow is every finding of one rule for one client or broker.
+type CaseRow struct {
+	Rule     string
+	Severity Severity
+	Count    uint64
+	// Client names the client (instance ID, or host and client ID for a
+	// legacy client); Broker is set instead for a broker rule's case.
+	Client   string
+	Broker   string
+	Software string
+	// InstanceKey is the InstanceRow.Key of the client ("" for a broker).
+	InstanceKey string
+	FirstFrame  uint64
+	LastFrame   uint64
+}
+
+// GroupRow is one consumer, share or streams group.
+type GroupRow struct {
+	Group   string
+	Members []MemberRow
+}
+
+// MemberRow is one member ID of a group and the clients that used it.
+type MemberRow struct {
+	MemberID string
+	Clients  []string
+	Shared   bool // more than one client used it
+}
+
+// BrokerRow is one broker: how many clients used it, and the findings of
+// the broker rules against it, by rule.
+type BrokerRow struct {
+	Broker   string
+	Clients  int
+	Findings map[string]int
+}
+
+// SoftwareRow is one client software and version across the clients.
+type SoftwareRow struct {
+	Software string // "name/version", "" when the clients did not say
+	Clients  int
+	Breaking int            // clients breaking at least one rule
+	Findings map[string]int // by rule
 }
 
 // FindingRow is one finding, in the fields of SPEC.md section 5.
@@ -181,12 +253,21 @@ type FeedFunc func() Data
 // Data calls f.
 func (f FeedFunc) Data() Data { return f() }
 
+// Excerpt is a bounded list of requests: Rows in order, of which Omitted
+// more were left out after the first Gap rows (Omitted 0: none).
+type Excerpt struct {
+	Rows    []TimelineRow
+	Gap     int
+	Omitted int
+}
+
 // Detailer is implemented by feeds that serve detail screens on demand
 // rather than carrying timelines in every snapshot. The UI calls it once
 // when a detail screen opens (from a command goroutine).
 type Detailer interface {
 	// Timeline returns the identity-bearing requests of an instance.
-	Timeline(instanceKey string) []TimelineRow
-	// Around returns the requests around a finding on its connection.
-	Around(f FindingRow) []TimelineRow
+	Timeline(instanceKey string) Excerpt
+	// Around returns the requests around a finding on its connection, as
+	// recorded when the finding was made.
+	Around(f FindingRow) Excerpt
 }

@@ -149,23 +149,32 @@ func wrap(s string, w int) string {
 	return ansi.Wrap(s, w, "")
 }
 
-// timelineLines renders requests one per line; mark highlights the frame
-// of the request a finding is about (0 for none).
-func timelineLines(d *doc, rows []TimelineRow, mark uint64, showConn bool) {
+// timelineLines renders requests one per line, saying where and how many
+// were left out; mark highlights the frame of the request a finding is
+// about (0 for none) in the finding's severity, reversed. Rows that broke
+// a rule or carry an error code are drawn in the warning style.
+func timelineLines(d *doc, ex Excerpt, mark uint64, markSev Severity, showConn bool) {
+	rows := ex.Rows
 	if rows == nil {
 		d.line("  not recorded by the feed", d.st.Dim)
 		return
 	}
-	if len(rows) == 0 {
+	if len(rows) == 0 && ex.Omitted == 0 {
 		d.line("  none", d.st.Dim)
 		return
 	}
-	for _, r := range rows {
+	for i, r := range rows {
+		if i == ex.Gap && ex.Omitted > 0 {
+			d.line(omittedLine(ex, i), d.st.Dim)
+		}
 		prefix := "  "
 		st := d.st.Value
-		if mark != 0 && r.Frame == mark {
+		switch {
+		case mark != 0 && r.Frame == mark:
 			prefix = marker
-			st = d.st.Title
+			st = d.st.sev(markSev).Reverse(true)
+		case len(r.Rules) > 0 || strings.Contains(r.Note, "error "):
+			st = d.st.Sev[SeverityWarn]
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s%s #%-6d ", prefix, stamp(r.Time), r.Frame)
@@ -185,6 +194,30 @@ func timelineLines(d *doc, rows []TimelineRow, mark uint64, showConn bool) {
 		if len(r.Rules) > 0 {
 			b.WriteString(" [" + strings.Join(r.Rules, ", ") + "]")
 		}
-		d.line(b.String(), st)
+		d.hanging(b.String(), st, 4)
 	}
+}
+
+// hanging writes s wrapped to the width, its continuation lines indented
+// by indent cells: a long request line (IDs, notes) is shown whole.
+func (d *doc) hanging(s string, st lipgloss.Style, indent int) {
+	lines := strings.Split(wrap(s, d.width), "\n")
+	if len(lines) > 1 && d.width > indent+10 {
+		first, rest := lines[0], strings.Join(lines[1:], " ")
+		lines = append([]string{first}, strings.Split(wrap(rest, d.width-indent), "\n")...)
+		for i := 1; i < len(lines); i++ {
+			lines[i] = strings.Repeat(" ", indent) + lines[i]
+		}
+	}
+	for _, l := range lines {
+		d.b.WriteString(st.Render(l) + "\n")
+	}
+}
+
+// omittedLine says how many requests an excerpt left out at row i.
+func omittedLine(ex Excerpt, i int) string {
+	if i == 0 {
+		return fmt.Sprintf("  … %s earlier requests on this connection not shown", count(ex.Omitted))
+	}
+	return fmt.Sprintf("  … %s more not kept (the first %d and the latest %d are)", count(ex.Omitted), ex.Gap, len(ex.Rows)-ex.Gap)
 }

@@ -1,11 +1,18 @@
-// Package tui is kwatch's interactive terminal UI: an overview of the
-// capture, a table of client instances and a list of findings, each with a
-// detail screen, built on Bubble Tea v2.
+// Package tui is kwatch's interactive terminal UI, built on Bubble Tea v2:
+// an overview that leads with the compliance summary (per client its rule
+// cases), then findings by rule, client software and the traffic
+// counters; panes of client instances, findings, groups and brokers, each
+// sortable and with a detail screen.
 //
 // Entry points: Run(ctx, Options) shows the UI until the user quits;
-// Options.Feed supplies snapshots (ReportFeed adapts an audit.Auditor's
-// Snapshot, FromReport converts one report) and Options.Explain the rule
-// texts (ExplainRule reads audit's rule table).
+// Options.Feed supplies snapshots (AuditFeed reads a running
+// audit.Auditor incrementally, ReportFeed and FromReport convert whole
+// reports) and Options.Explain the rule texts (ExplainRule reads audit's
+// rule table). A Recorder, in front of the auditor as its decode.Sink and
+// behind it as its OnFinding, keeps what reports do not: the requests
+// around each finding as it fires, and each instance's timeline. Meta
+// carries what the caller knows: the packet loop's counters and, live,
+// how long the capture has run.
 //
 // The UI never reads the audit state directly. It pulls a Data snapshot from
 // the Feed on a tick that re-arms itself (at most ten times a second by

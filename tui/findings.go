@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -33,13 +34,17 @@ var findingColumns = []column{
 	fcMessage:  {title: "MESSAGE", min: 12, max: 90, prio: 6},
 }
 
-// allSeverities is the severity filter's "no filter" value.
-const allSeverities = -1
-
 // aroundMsg carries the requests around a finding, from a Detailer.
 type aroundMsg struct {
 	key  string
-	rows []TimelineRow
+	rows Excerpt
+}
+
+// exportedMsg reports an export of the shown findings.
+type exportedMsg struct {
+	path string
+	n    int
+	err  error
 }
 
 // findingKey identifies a finding across snapshots. Indices do not: a
@@ -57,8 +62,11 @@ type findings struct {
 	width, height int
 
 	tbl       *table
-	shown     []int // indices into data.Findings, parallel to tbl.rows
-	sev       int   // allSeverities or a Severity
+	shown     []int    // indices into data.Findings, parallel to tbl.rows
+	minSev    Severity // the least severe finding shown
+	sortCol   int      // a findings column, or -1: the feed's order
+	desc      bool
+	exported  string // what the last export did, for the status line
 	rule      string
 	inst      string
 	search    input
@@ -68,18 +76,18 @@ type findings struct {
 	openKey   string
 	openRow   FindingRow // a copy: findings never change once made
 	det       detail
-	around    []TimelineRow
+	around    Excerpt
 	haveAroun bool
 }
 
 func newFindings(c *common) *findings {
 	ti := input{prompt: "/", placeholder: "search findings"}
 	return &findings{
-		c:      c,
-		tbl:    newTable(c.styles, findingColumns),
-		sev:    allSeverities,
-		search: ti,
-		det:    newDetail(c),
+		c:       c,
+		tbl:     newTable(c.styles, findingColumns),
+		sortCol: -1,
+		search:  ti,
+		det:     newDetail(c),
 	}
 }
 
@@ -106,7 +114,7 @@ func (p *findings) setInstance(key string) {
 }
 
 func (p *findings) matches(f *FindingRow, q string) bool {
-	if p.sev != allSeverities && int(f.Severity) != p.sev {
+	if f.Severity < p.minSev {
 		return false
 	}
 	if p.rule != "" && f.Rule != p.rule {
@@ -135,8 +143,54 @@ func (p *findings) rebuild() {
 			shown = append(shown, i)
 		}
 	}
+	if p.sortCol >= 0 {
+		sortFindings(p.data.Findings, shown, p.sortCol, p.desc)
+	}
 	p.shown = shown
 	p.tbl.setRows(findingRows{findings: p.data.Findings, shown: shown, styles: p.c.styles})
+}
+
+// sortFindings orders shown (indices into fs) by a column, then by the
+// report's order; numbers and times by value, text by its spelling.
+func sortFindings(fs []FindingRow, shown []int, col int, desc bool) {
+	slices.SortStableFunc(shown, func(x, y int) int {
+		a, b := &fs[x], &fs[y]
+		var c int
+		switch col {
+		case fcTime:
+			c = a.Time.Compare(b.Time)
+		case fcSev:
+			c = cmp.Compare(a.Severity, b.Severity)
+		case fcFrame:
+			c = cmp.Compare(a.Frame, b.Frame)
+		default:
+			c = strings.Compare(findingCell(a, col), findingCell(b, col))
+		}
+		if desc {
+			c = -c
+		}
+		if c == 0 {
+			c = cmp.Compare(x, y)
+		}
+		return c
+	})
+}
+
+// findingCell is one cell of a finding's row, as sorted and shown.
+func findingCell(f *FindingRow, col int) string {
+	switch col {
+	case fcRule:
+		return f.Rule
+	case fcClient:
+		return f.Client
+	case fcClientID:
+		return f.ClientID
+	case fcAPI:
+		return f.API
+	case fcMessage:
+		return f.Message
+	}
+	return ""
 }
 
 // findingRows formats findings into table rows on demand. It holds the
@@ -179,9 +233,15 @@ func digits(n uint64) int {
 	return d
 }
 
+// Row colours a finding by severity: errors and warnings whole rows, so
+// they stand out from a page of info; info only its severity cell.
 func (r findingRows) Row(i int) row {
 	f := &r.findings[r.shown[i]]
-	return row{key: r.Key(i), cells: findingCells(f), tint: fcSev, style: r.styles.sevRef(f.Severity)}
+	tint := tintRow
+	if f.Severity == SeverityInfo {
+		tint = fcSev
+	}
+	return row{key: r.Key(i), cells: findingCells(f), tint: tint, style: r.styles.sevRef(f.Severity)}
 }
 
 func findingCells(f *FindingRow) []string {
@@ -241,16 +301,19 @@ func (p *findings) Update(msg tea.Msg) tea.Cmd {
 			p.refreshDetail()
 		}
 		return nil
+	case exportedMsg:
+		if msg.err != nil {
+			p.exported = "export failed: " + msg.err.Error()
+		} else {
+			p.exported = fmt.Sprintf("exported %d findings to %s", msg.n, msg.path)
+		}
+		return nil
 	case tea.KeyPressMsg:
 		switch {
 		case p.searching:
 			return p.updateSearch(msg)
 		case p.open:
-			if key.Matches(msg, p.c.keys.Back) {
-				p.open = false
-				return nil
-			}
-			return p.det.update(msg)
+			return p.updateDetail(msg)
 		}
 		return p.updateList(msg)
 	}
@@ -268,6 +331,34 @@ func (p *findings) updateSearch(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
+// updateDetail handles the finding detail: back, the next or previous
+// finding of the list, scrolling.
+func (p *findings) updateDetail(msg tea.KeyPressMsg) tea.Cmd {
+	k := p.c.keys
+	if key.Matches(msg, k.Back) {
+		p.open = false
+		return nil
+	}
+	if key.Matches(msg, k.NextFinding, k.PrevFinding) {
+		n := 1
+		if key.Matches(msg, k.PrevFinding) {
+			n = -1
+		}
+		return p.step(n)
+	}
+	return p.det.update(msg)
+}
+
+// step opens the finding n rows away in the list, if there is one.
+func (p *findings) step(n int) tea.Cmd {
+	at := p.tbl.cursor + n
+	if at < 0 || at >= len(p.shown) {
+		return nil
+	}
+	p.tbl.move(n)
+	return p.openSelected()
+}
+
 func (p *findings) updateList(msg tea.KeyPressMsg) tea.Cmd {
 	k := p.c.keys
 	if p.tbl.navigate(msg, k) {
@@ -275,16 +366,25 @@ func (p *findings) updateList(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	switch {
 	case key.Matches(msg, k.Severity):
-		// all -> error -> warn -> info -> all: most severe first.
-		switch p.sev {
-		case allSeverities:
-			p.sev = int(SeverityError)
-		case int(SeverityInfo):
-			p.sev = allSeverities
-		default:
-			p.sev--
-		}
+		// A minimum: all -> warn and worse -> error -> all.
+		p.minSev = (p.minSev + 1) % (SeverityError + 1)
 		p.rebuild()
+	case key.Matches(msg, k.Sort):
+		// The feed's order, then each column (times, severities and
+		// frames most recent or largest first).
+		p.sortCol++
+		if p.sortCol == len(findingColumns) {
+			p.sortCol = -1
+		}
+		p.desc = p.sortCol == fcSev || p.sortCol == fcTime || p.sortCol == fcFrame
+		p.rebuild()
+	case key.Matches(msg, k.SortReverse):
+		if p.sortCol >= 0 {
+			p.desc = !p.desc
+			p.rebuild()
+		}
+	case key.Matches(msg, k.Export):
+		return p.export()
 	case key.Matches(msg, k.RuleFilter):
 		if p.data != nil {
 			p.rule = cycle(p.rule, p.rules())
@@ -300,7 +400,7 @@ func (p *findings) updateList(msg tea.KeyPressMsg) tea.Cmd {
 		p.search.Focus()
 		return nil
 	case key.Matches(msg, k.Clear):
-		p.sev, p.rule, p.inst = allSeverities, "", ""
+		p.minSev, p.rule, p.inst = SeverityInfo, "", ""
 		p.search.SetValue("")
 		p.rebuild()
 	case key.Matches(msg, k.Open):
@@ -315,7 +415,7 @@ func (p *findings) openSelected() tea.Cmd {
 	}
 	f := p.data.Findings[p.shown[p.tbl.cursor]]
 	p.open, p.openKey, p.openRow = true, findingKey(&f), f
-	p.around, p.haveAroun = nil, false
+	p.around, p.haveAroun = Excerpt{}, false
 	p.det.vp.GotoTop()
 	p.refreshDetail()
 	if p.c.detailer == nil || f.Around != nil {
@@ -330,7 +430,7 @@ func (p *findings) refreshDetail() {
 		return
 	}
 	f := &p.openRow
-	around := f.Around
+	around := Excerpt{Rows: f.Around}
 	if p.haveAroun {
 		around = p.around
 	}
@@ -340,7 +440,7 @@ func (p *findings) refreshDetail() {
 
 // findingDetail renders one finding with its rule's explanation and the
 // requests around it.
-func findingDetail(st *Styles, f *FindingRow, title, explanation string, around []TimelineRow, width int) string {
+func findingDetail(st *Styles, f *FindingRow, title, explanation string, around Excerpt, width int) string {
 	d := &doc{st: st, width: width}
 	head := f.Rule
 	if title != "" {
@@ -371,8 +471,8 @@ func findingDetail(st *Styles, f *FindingRow, title, explanation string, around 
 		d.title("Why it matters")
 		d.text(explanation, st.Value)
 	}
-	d.title(fmt.Sprintf("Requests around it on this connection (%d)", len(around)))
-	timelineLines(d, around, f.Frame, false)
+	d.title(fmt.Sprintf("Requests around it on this connection (%d)", len(around.Rows)))
+	timelineLines(d, around, f.Frame, f.Severity, false)
 	return d.String()
 }
 
@@ -392,7 +492,7 @@ func (p *findings) View() string {
 }
 
 func (p *findings) filtered() bool {
-	return p.sev != allSeverities || p.rule != "" || p.inst != "" || p.search.Value() != ""
+	return p.minSev != SeverityInfo || p.rule != "" || p.inst != "" || p.search.Value() != ""
 }
 
 func (p *findings) Status() string {
@@ -410,18 +510,35 @@ func (p *findings) Status() string {
 	if p.data != nil {
 		total = len(p.data.Findings)
 	}
-	sev := "all"
-	if p.sev != allSeverities {
-		sev = Severity(p.sev).String()
-	}
-	s := fmt.Sprintf("%d/%d · sev %s · rule %s · instance %s", len(p.shown), total, sev, orAll(p.rule), orAll(p.inst))
+	s := fmt.Sprintf("%d/%d · sev %s · rule %s · instance %s", len(p.shown), total, p.sevLabel(), orAll(p.rule), orAll(p.inst))
 	if v := p.search.Value(); v != "" {
 		s += " · /" + v
 	}
+	if p.sortCol >= 0 {
+		dir := "▲"
+		if p.desc {
+			dir = "▼"
+		}
+		s += " · sort " + strings.ToLower(findingColumns[p.sortCol].title) + " " + dir
+	}
 	if p.data != nil && p.data.findingTotal() > total {
-		s += fmt.Sprintf(" · %d not listed", p.data.findingTotal()-total)
+		s += fmt.Sprintf(" · %d more counted, not kept", p.data.findingTotal()-total)
+	}
+	if p.exported != "" {
+		s += " · " + p.exported
 	}
 	return s
+}
+
+// sevLabel names the severity filter: "all", "warn+" or "error".
+func (p *findings) sevLabel() string {
+	switch p.minSev {
+	case SeverityInfo:
+		return "all"
+	case SeverityError:
+		return "error"
+	}
+	return p.minSev.String() + "+"
 }
 
 func orAll(s string) string {
@@ -437,9 +554,9 @@ func (p *findings) ShortHelp() []key.Binding {
 	case p.searching:
 		return []key.Binding{k.SearchAccept, k.SearchCancel}
 	case p.open:
-		return append([]key.Binding{k.Up, k.Down, k.Back}, k.globalKeys()...)
+		return append([]key.Binding{k.NextFinding, k.PrevFinding, k.Back}, k.globalKeys()...)
 	}
-	return append([]key.Binding{k.Open, k.Severity, k.RuleFilter, k.InstFilter, k.Search}, k.globalKeys()...)
+	return append([]key.Binding{k.Open, k.Severity, k.RuleFilter, k.Sort, k.Search}, k.globalKeys()...)
 }
 
 func (p *findings) FullHelp() [][]key.Binding {
@@ -448,7 +565,8 @@ func (p *findings) FullHelp() [][]key.Binding {
 	case p.searching:
 		return [][]key.Binding{{k.SearchAccept, k.SearchCancel}}
 	case p.open:
-		return [][]key.Binding{k.navKeys(), {k.Back}, k.globalColumn()}
+		return [][]key.Binding{k.scrollKeys(), {k.NextFinding, k.PrevFinding, k.Back}, k.globalColumn()}
 	}
-	return [][]key.Binding{k.navKeys(), {k.Open, k.Severity, k.RuleFilter, k.InstFilter, k.Search, k.Clear}, k.globalColumn()}
+	return [][]key.Binding{k.navKeys(), {k.Open, k.Severity, k.RuleFilter, k.InstFilter, k.Search, k.Clear},
+		{k.Sort, k.SortReverse, k.Export}, k.globalColumn()}
 }

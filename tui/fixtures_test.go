@@ -36,6 +36,7 @@ func fixtureData() Data {
 		RequestsByHeader: [4]uint64{0, 45, 2300, 0},
 		Connections:      7,
 		OpenConns:        2,
+		TCPConns:         9,
 		Coverage:         map[string]uint64{"midstream-join": 1, "stream-gap": 2, "tls-connection": 0},
 		FindingsBySeverity: [3]int{
 			SeverityInfo: 1, SeverityWarn: 2, SeverityError: 2,
@@ -43,6 +44,30 @@ func fixtureData() Data {
 		FindingsByRule: map[string]int{
 			"instance-id-changed": 1, "instance-id-dropped": 1, "client-id-changed": 1,
 			"member-id-encoding": 1, "member-id-not-uuid": 1,
+		},
+		RuleSeverity: map[string]Severity{
+			"instance-id-changed": SeverityError, "instance-id-dropped": SeverityError, "client-id-changed": SeverityWarn,
+			"member-id-encoding": SeverityInfo, "member-id-not-uuid": SeverityWarn,
+		},
+		Cases: []CaseRow{
+			{Rule: "instance-id-changed", Severity: SeverityError, Count: 1, Client: orders, InstanceKey: orders, Software: "apache-kafka-java/4.2.0", FirstFrame: 40, LastFrame: 40},
+			{Rule: "instance-id-dropped", Severity: SeverityError, Count: 1, Client: billing, InstanceKey: billing, Software: "franz-go/1.22.3", FirstFrame: 90, LastFrame: 90},
+			{Rule: "client-id-changed", Severity: SeverityWarn, Count: 1, Client: billing, InstanceKey: billing, Software: "franz-go/1.22.3", FirstFrame: 77, LastFrame: 77},
+			{Rule: "member-id-not-uuid", Severity: SeverityWarn, Count: 1, Client: "(no ID) 10.0.0.8 rdkafka", InstanceKey: "legacy 10.0.0.8 rdkafka", FirstFrame: 130, LastFrame: 130},
+			{Rule: "member-id-encoding", Severity: SeverityInfo, Count: 1, Client: orders, InstanceKey: orders, Software: "apache-kafka-java/4.2.0", FirstFrame: 52, LastFrame: 52},
+		},
+		Software: []SoftwareRow{
+			{Software: "franz-go/1.22.3", Clients: 1, Breaking: 1, Findings: map[string]int{"client-id-changed": 1, "instance-id-dropped": 1}},
+			{Software: "apache-kafka-java/4.2.0", Clients: 1, Breaking: 1, Findings: map[string]int{"instance-id-changed": 1, "member-id-encoding": 1}},
+			{Software: "", Clients: 1, Breaking: 1, Findings: map[string]int{"member-id-not-uuid": 1}},
+		},
+		Groups: []GroupRow{
+			{Group: "orders", Members: []MemberRow{{MemberID: orders, Clients: []string{orders}}, {MemberID: orders + "==", Clients: []string{orders}}}},
+			{Group: "shares", Members: []MemberRow{{MemberID: "rdkafka-3f2a9c", Clients: []string{`10.0.0.8 "rdkafka"`}}}},
+		},
+		Brokers: []BrokerRow{
+			{Broker: "10.0.0.9:9092", Clients: 3, Findings: map[string]int{}},
+			{Broker: "10.0.0.10:9092", Clients: 1, Findings: map[string]int{}},
 		},
 		Findings: []FindingRow{
 			{Rule: "instance-id-changed", Severity: SeverityError, KIP: "KIP-1313", Confidence: "full", Frame: 40, Time: at(1500),
@@ -131,8 +156,8 @@ type detailFeed struct {
 	timeline []TimelineRow
 }
 
-func (f detailFeed) Timeline(string) []TimelineRow   { return f.timeline }
-func (f detailFeed) Around(FindingRow) []TimelineRow { return f.timeline }
+func (f detailFeed) Timeline(string) Excerpt   { return Excerpt{Rows: f.timeline} }
+func (f detailFeed) Around(FindingRow) Excerpt { return Excerpt{Rows: f.timeline} }
 
 var errFixture = errors.New("capture: interface went down")
 

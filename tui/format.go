@@ -104,6 +104,14 @@ func list(v []string, show int) string {
 	return strings.Join(v[:show], ", ") + fmt.Sprintf(" +%d", len(v)-show)
 }
 
+// frameSpan names where a case was seen: "frame 7" or "frames 7–90".
+func frameSpan(first, last uint64) string {
+	if first == last {
+		return fmt.Sprintf("frame %d", first)
+	}
+	return fmt.Sprintf("frames %d–%d", first, last)
+}
+
 // orDash returns s, or "-" when it is empty.
 func orDash(s string) string {
 	if s == "" {

@@ -41,7 +41,7 @@ func numericColumn(c int) bool { return c == icConns || c == icMembers || c == i
 // timelineMsg carries an instance's timeline fetched from a Detailer.
 type timelineMsg struct {
 	key  string
-	rows []TimelineRow
+	rows Excerpt
 }
 
 // showFindingsMsg asks the root to open the findings pane filtered to one
@@ -50,40 +50,19 @@ type showFindingsMsg struct{ key string }
 
 // instances is the client instance table and its detail screen.
 type instances struct {
-	c             *common
-	data          *Data
-	width, height int
-
-	tbl       *table
-	rows      []*InstanceRow // filtered and sorted, parallel to tbl.rows
-	sortCol   int
-	desc      bool
-	filter    input
-	filtering bool
-
-	open     bool
-	openKey  string
-	det      detail
-	fetched  []TimelineRow // from a Detailer, for openKey
+	listState
+	data     *Data
+	rows     []*InstanceRow // filtered and sorted, parallel to tbl.rows
+	fetched  Excerpt        // from a Detailer, for openKey
 	haveTime bool
 }
 
 func newInstances(c *common) *instances {
-	ti := input{prompt: "/", placeholder: "filter instances"}
-	return &instances{
-		c:       c,
-		tbl:     newTable(c.styles, instanceColumns),
-		sortCol: icFindings,
-		desc:    true,
-		filter:  ti,
-		det:     newDetail(c),
-	}
+	return &instances{listState: newListState(c, instanceColumns, numericColumn, icFindings, "instances")}
 }
 
 func (p *instances) SetSize(w, h int) {
-	p.width, p.height = w, h
-	p.tbl.setSize(w, h)
-	p.det.setSize(w, h)
+	p.resize(w, h)
 	p.refreshDetail()
 }
 
@@ -91,8 +70,6 @@ func (p *instances) SetData(d *Data) {
 	p.data = d
 	p.rebuild()
 }
-
-func (p *instances) Capturing() bool { return p.filtering }
 
 // rebuild filters, sorts and re-renders the rows from the current data.
 func (p *instances) rebuild() {
@@ -201,49 +178,28 @@ func (p *instances) Update(msg tea.Msg) tea.Cmd {
 		}
 		return nil
 	case tea.KeyPressMsg:
-		if p.filtering {
-			return p.updateFilter(msg)
-		}
-		if p.open {
+		switch {
+		case p.filtering:
+		case p.open:
 			return p.updateDetail(msg)
+		default:
+			return p.updateList(msg)
 		}
-		return p.updateList(msg)
 	}
-	if p.filtering && p.filter.Update(msg) {
+	if p.filtering && p.editFilter(msg) {
 		p.rebuild()
 	}
-	return nil
-}
-
-func (p *instances) updateFilter(msg tea.KeyPressMsg) tea.Cmd {
-	if p.filter.edit(msg, p.c.keys) {
-		p.rebuild()
-	}
-	p.filtering = p.filter.focused
 	return nil
 }
 
 func (p *instances) updateList(msg tea.KeyPressMsg) tea.Cmd {
-	k := p.c.keys
-	if p.tbl.navigate(msg, k) {
+	if handled, rebuild := p.listKey(msg); handled {
+		if rebuild {
+			p.rebuild()
+		}
 		return nil
 	}
-	switch {
-	case key.Matches(msg, k.Sort):
-		p.sortCol = (p.sortCol + 1) % len(instanceColumns)
-		p.desc = numericColumn(p.sortCol)
-		p.rebuild()
-	case key.Matches(msg, k.SortReverse):
-		p.desc = !p.desc
-		p.rebuild()
-	case key.Matches(msg, k.Search):
-		p.filtering = true
-		p.filter.Focus()
-		return nil
-	case key.Matches(msg, k.Clear):
-		p.filter.SetValue("")
-		p.rebuild()
-	case key.Matches(msg, k.Open):
+	if key.Matches(msg, p.c.keys.Open) {
 		return p.openSelected()
 	}
 	return nil
@@ -268,7 +224,7 @@ func (p *instances) openSelected() tea.Cmd {
 		return nil
 	}
 	p.open, p.openKey = true, r.key
-	p.fetched, p.haveTime = nil, false
+	p.fetched, p.haveTime = Excerpt{}, false
 	p.det.vp.GotoTop()
 	p.refreshDetail()
 	if p.c.detailer == nil {
@@ -300,7 +256,7 @@ func (p *instances) refreshDetail() {
 		p.det.setContent(p.c.styles.Dim.Render("instance " + p.openKey + " is no longer reported"))
 		return
 	}
-	timeline := r.Timeline
+	timeline := Excerpt{Rows: r.Timeline}
 	if p.haveTime {
 		timeline = p.fetched
 	}
@@ -308,7 +264,7 @@ func (p *instances) refreshDetail() {
 }
 
 // instanceDetail renders one instance: identity, connections, timeline.
-func instanceDetail(st *Styles, r *InstanceRow, timeline []TimelineRow, width int) string {
+func instanceDetail(st *Styles, r *InstanceRow, timeline Excerpt, width int) string {
 	d := &doc{st: st, width: width}
 	d.title("Client instance " + instanceLabel(r))
 	d.field("Instance ID", r.InstanceID)
@@ -352,9 +308,12 @@ func instanceDetail(st *Styles, r *InstanceRow, timeline []TimelineRow, width in
 		}
 		d.line(line, st.Value)
 	}
+	if more := r.Connections - len(r.Conns); len(r.Conns) > 0 && more > 0 {
+		d.line(fmt.Sprintf("  +%d more not listed by the report", more), st.Dim)
+	}
 
-	d.title(fmt.Sprintf("Identity timeline (%d)", len(timeline)))
-	timelineLines(d, timeline, 0, true)
+	d.title(fmt.Sprintf("Identity timeline (%d)", len(timeline.Rows)+timeline.Omitted))
+	timelineLines(d, timeline, 0, SeverityInfo, true)
 	return d.String()
 }
 
@@ -362,66 +321,26 @@ func (p *instances) View() string {
 	if p.open {
 		return p.det.view()
 	}
-	titles := make([]string, len(instanceColumns))
-	for i, c := range instanceColumns {
-		titles[i] = c.title
-	}
-	arrow := " ▲"
-	if p.desc {
-		arrow = " ▼"
-	}
-	titles[p.sortCol] += arrow
 	empty := "no client instances yet"
 	if p.filter.Value() != "" {
 		empty = "no instance matches the filter"
 	}
-	return p.tbl.view(titles, empty)
+	return p.tbl.view(p.titles(), empty)
 }
 
 func (p *instances) Status() string {
-	if p.filtering {
+	switch {
+	case p.filtering:
 		return p.filter.View()
-	}
-	if p.open {
-		s := "instance " + p.openKey
-		if sc := p.det.scroll(); sc != "" {
-			s += " · " + sc
-		}
-		return s
+	case p.open:
+		return p.detailStatus("instance " + p.openKey)
 	}
 	total := 0
 	if p.data != nil {
 		total = len(p.data.Instances)
 	}
-	dir := "▲"
-	if p.desc {
-		dir = "▼"
-	}
-	s := fmt.Sprintf("%d/%d instances · sort: %s %s", len(p.rows), total, strings.ToLower(instanceColumns[p.sortCol].title), dir)
-	if v := p.filter.Value(); v != "" {
-		s += " · filter: " + v
-	}
-	return s
+	return p.listStatus(len(p.rows), total, "instances")
 }
 
-func (p *instances) ShortHelp() []key.Binding {
-	k := p.c.keys
-	switch {
-	case p.filtering:
-		return []key.Binding{k.SearchAccept, k.SearchCancel}
-	case p.open:
-		return append([]key.Binding{k.Up, k.Down, k.ShowFinds, k.Back}, k.globalKeys()...)
-	}
-	return append([]key.Binding{k.Up, k.Down, k.Open, k.Sort, k.Search}, k.globalKeys()...)
-}
-
-func (p *instances) FullHelp() [][]key.Binding {
-	k := p.c.keys
-	switch {
-	case p.filtering:
-		return [][]key.Binding{{k.SearchAccept, k.SearchCancel}}
-	case p.open:
-		return [][]key.Binding{k.navKeys(), {k.ShowFinds, k.Back}, k.globalColumn()}
-	}
-	return [][]key.Binding{k.navKeys(), {k.Open, k.Sort, k.SortReverse, k.Search, k.Clear}, k.globalColumn()}
-}
+func (p *instances) ShortHelp() []key.Binding  { return p.help(p.c.keys.ShowFinds).short }
+func (p *instances) FullHelp() [][]key.Binding { return p.help(p.c.keys.ShowFinds).full }

@@ -28,6 +28,9 @@ type Options struct {
 	// Explain returns a rule's one-line title and long explanation, the
 	// text `kwatch rules RULE` prints. Nil shows findings without it.
 	Explain func(ruleID string) (title, explanation string)
+	// ExportPath is the file e writes the shown findings to, as NDJSON;
+	// DefaultExportPath when empty.
+	ExportPath string
 	// Interval between snapshots; DefaultInterval when zero.
 	Interval time.Duration
 	// Logger receives debug messages; the zero value is silent.
@@ -42,10 +45,12 @@ const (
 	PaneOverview = iota
 	PaneInstances
 	PaneFindings
+	PaneGroups
+	PaneBrokers
 	paneCount
 )
 
-var paneNames = [paneCount]string{"Overview", "Instances", "Findings"}
+var paneNames = [paneCount]string{"Overview", "Instances", "Findings", "Groups", "Brokers"}
 
 // dataMsg carries a snapshot pulled from the feed.
 type dataMsg struct{ data Data }
@@ -80,14 +85,14 @@ func NewModel(opts Options) *Model {
 	if m.interval <= 0 {
 		m.interval = DefaultInterval
 	}
-	m.c = common{styles: &m.styles, keys: &m.keys, explain: opts.Explain}
+	m.c = common{styles: &m.styles, keys: &m.keys, explain: opts.Explain, exportPath: opts.ExportPath}
 	if d, ok := opts.Feed.(Detailer); ok {
 		m.c.detailer = d
 	}
 	m.overview = newOverview(&m.c)
 	m.instances = newInstances(&m.c)
 	m.findings = newFindings(&m.c)
-	m.panes = [paneCount]pane{m.overview, m.instances, m.findings}
+	m.panes = [paneCount]pane{m.overview, m.instances, m.findings, newRollup(&m.c, groupsSpec), newRollup(&m.c, brokersSpec)}
 	m.help = help.New()
 	m.help.Styles = m.styles.Help
 	return m
@@ -176,6 +181,10 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.switchTo(PaneInstances)
 	case key.Matches(msg, k.Findings):
 		m.switchTo(PaneFindings)
+	case key.Matches(msg, k.Groups):
+		m.switchTo(PaneGroups)
+	case key.Matches(msg, k.Brokers):
+		m.switchTo(PaneBrokers)
 	default:
 		cmd := p.Update(msg)
 		m.resize() // help may have changed height (detail opened, search)
@@ -251,17 +260,10 @@ func (m *Model) render() string {
 // on the right, cut to fit.
 func (m *Model) header() string {
 	st := &m.styles
-	var b strings.Builder
-	b.WriteString(st.Brand.Render("kwatch"))
-	for i, name := range paneNames {
-		label := fmt.Sprintf("%d %s", i+1, name)
-		if i == m.active {
-			b.WriteString(" " + st.ActiveTab.Render("["+label+"]"))
-		} else {
-			b.WriteString(" " + st.Tab.Render(" "+label+" "))
-		}
+	left := m.tabs(false)
+	if m.width-ansi.StringWidth(left) < minHeaderState {
+		left = m.tabs(true) // narrow: the inactive tabs by number only
 	}
-	left := b.String()
 	room := m.width - ansi.StringWidth(left) - 2
 	if room <= 0 || !m.haveData {
 		return ansi.Truncate(left, m.width, "")
@@ -271,6 +273,30 @@ func (m *Model) header() string {
 	right = ansi.Truncate(right, room, "…")
 	gap := m.width - ansi.StringWidth(left) - ansi.StringWidth(right)
 	return left + strings.Repeat(" ", max(gap, 1)) + right
+}
+
+// minHeaderState is the room the header keeps for the feed's state
+// before it shortens the tabs.
+const minHeaderState = 36
+
+// tabs renders the brand and the pane tabs; short names the inactive
+// ones by their number only.
+func (m *Model) tabs(short bool) string {
+	st := &m.styles
+	var b strings.Builder
+	b.WriteString(st.Brand.Render("kwatch"))
+	for i, name := range paneNames {
+		label := fmt.Sprintf("%d %s", i+1, name)
+		switch {
+		case i == m.active:
+			b.WriteString(" " + st.ActiveTab.Render("["+label+"]"))
+		case short:
+			b.WriteString(" " + st.Tab.Render(fmt.Sprintf("%d", i+1)))
+		default:
+			b.WriteString(" " + st.Tab.Render(" "+label+" "))
+		}
+	}
+	return b.String()
 }
 
 // state names where the feed is: still reading, or finished.

@@ -50,10 +50,16 @@ func TestKeys(t *testing.T) {
 		wantScreen []string // substrings of the screen
 		notScreen  []string
 	}{
-		{name: "starts on overview", wantPane: PaneOverview, wantScreen: []string{"[1 Overview]", "12,345", "2 error · 2 warn · 1 info", "stream-gap 2"}},
+		{name: "starts on overview", wantPane: PaneOverview, wantScreen: []string{"[1 Overview]", "Compliance by client", "2 error · 2 warn · 1 info", "stream-gap 2"}},
+		{name: "overview scrolls to the traffic", wantPane: PaneOverview, keys: []string{"G"}, wantScreen: []string{"12,345", "9 TCP · 7 Kafka"}},
 		{name: "tab cycles", keys: []string{"tab", "tab"}, wantPane: PaneFindings, wantScreen: []string{"[3 Findings]"}},
-		{name: "tab wraps", keys: []string{"tab", "tab", "tab"}, wantPane: PaneOverview},
-		{name: "shift+tab goes back", keys: []string{"shift+tab"}, wantPane: PaneFindings},
+		{name: "tab wraps", keys: []string{"tab", "tab", "tab", "tab", "tab"}, wantPane: PaneOverview},
+		{name: "shift+tab goes back", keys: []string{"shift+tab"}, wantPane: PaneBrokers},
+		{name: "groups pane", keys: []string{"4"}, wantPane: PaneGroups, wantScreen: []string{"[4 Groups]", "orders", "shares", "2/2 groups"}},
+		{name: "group detail: who holds which member ID", keys: []string{"4", "s", "enter"}, wantPane: PaneGroups,
+			wantScreen: []string{"Group orders", "AAECAwQFBgcICQoLDA0ODw==", "member-id-encoding × 1"}},
+		{name: "brokers pane", keys: []string{"5"}, wantPane: PaneBrokers, wantScreen: []string{"[5 Brokers]", "10.0.0.9:9092", "2/2 brokers"}},
+		{name: "broker detail", keys: []string{"5", "enter"}, wantPane: PaneBrokers, wantScreen: []string{"Broker 10.0.0.", "Broker rules broken (0)"}},
 		{name: "digits jump", keys: []string{"3", "2"}, wantPane: PaneInstances, wantScreen: []string{"[2 Instances]", "FINDINGS ▼", "3/3 instances"}},
 		{name: "q quits", keys: []string{"q"}, wantQuit: true},
 		{name: "ctrl+c quits", keys: []string{"2", "ctrl+c"}, wantPane: PaneInstances, wantQuit: true},
@@ -71,14 +77,22 @@ func TestKeys(t *testing.T) {
 		{name: "filter with no match", keys: []string{"2", "/", "z", "z", "enter"}, wantPane: PaneInstances, wantScreen: []string{"no instance matches"}},
 		{name: "enter opens instance", keys: []string{"2", "enter"}, wantPane: PaneInstances,
 			wantScreen: []string{"Client instance AAECAwQFBgcICQoLDA0ODw", "Connections (2)", "Identity timeline (4)", "10.0.0.5:53123 -> 10.0.0.9:9092  from frame 48"}},
-		{name: "down then open", keys: []string{"2", "down", "enter"}, wantPane: PaneInstances, wantScreen: []string{"Client instance EBESExQVFhcYGRobHB0eHw", "billing, billing-2"}},
+		{name: "down then open", keys: []string{"2", "down", "enter"}, wantPane: PaneInstances, wantScreen: []string{"Client instance EBESExQVFhcYGRobHB0eHw", "billing, billing-2", "+3 more not listed by the report"}},
 		{name: "esc closes instance", keys: []string{"2", "enter", "esc"}, wantPane: PaneInstances, wantScreen: []string{"3/3 instances"}},
 
 		{name: "findings list", keys: []string{"3"}, wantPane: PaneFindings, wantScreen: []string{"5/5 · sev all", "instance-id-dropped", "member-id-not-uuid"}},
-		{name: "severity error", keys: []string{"3", "v"}, wantPane: PaneFindings, wantScreen: []string{"2/5 · sev error", "instance-id-changed"}, notScreen: []string{"member-id-not-uuid"}},
-		{name: "severity warn", keys: []string{"3", "v", "v"}, wantPane: PaneFindings, wantScreen: []string{"2/5 · sev warn", "client-id-changed"}},
-		{name: "severity info", keys: []string{"3", "v", "v", "v"}, wantPane: PaneFindings, wantScreen: []string{"1/5 · sev info"}},
-		{name: "severity wraps to all", keys: []string{"3", "v", "v", "v", "v"}, wantPane: PaneFindings, wantScreen: []string{"5/5 · sev all"}},
+		{name: "severity warn is a minimum", keys: []string{"3", "v"}, wantPane: PaneFindings,
+			wantScreen: []string{"4/5 · sev warn+", "instance-id-changed", "client-id-changed", "member-id-not-uuid"}, notScreen: []string{"member-id-encoding"}},
+		{name: "severity error", keys: []string{"3", "v", "v"}, wantPane: PaneFindings, wantScreen: []string{"2/5 · sev error", "instance-id-changed"}, notScreen: []string{"client-id-changed"}},
+		{name: "severity wraps to all", keys: []string{"3", "v", "v", "v"}, wantPane: PaneFindings, wantScreen: []string{"5/5 · sev all"}},
+		{name: "sort by time, newest first", keys: []string{"3", "s"}, wantPane: PaneFindings, wantScreen: []string{"sort time ▼"}},
+		{name: "sort reverses", keys: []string{"3", "s", "S"}, wantPane: PaneFindings, wantScreen: []string{"sort time ▲"}},
+		{name: "sort back to report order", keys: []string{"3", "s", "s", "s", "s", "s", "s", "s", "s", "s"}, wantPane: PaneFindings, notScreen: []string{"· sort"}},
+		{name: "scroll right shows every column", keys: []string{"3", "l", "l", "l", "l", "l", "l", "l", "l", "l", "l"}, wantPane: PaneFindings,
+			wantScreen: []string{"MESSAGE", "a conforming broker re"}},
+		{name: "next finding in the detail", keys: []string{"3", "enter", "n"}, wantPane: PaneFindings, wantScreen: []string{"finding 2/5"}},
+		{name: "previous finding in the detail", keys: []string{"3", "enter", "n", "n", "p"}, wantPane: PaneFindings, wantScreen: []string{"finding 2/5"}},
+		{name: "no previous before the first", keys: []string{"3", "enter", "p"}, wantPane: PaneFindings, wantScreen: []string{"finding 1/5"}},
 		{name: "rule filter", keys: []string{"3", "r"}, wantPane: PaneFindings, wantScreen: []string{"1/5 · sev all · rule client-id-changed"}},
 		{name: "instance filter cycles", keys: []string{"3", "i"}, wantPane: PaneFindings, wantScreen: []string{"2/5", "instance AAECAwQFBgcICQoLDA0ODw"}},
 		{name: "search", keys: []string{"3", "/", "d", "r", "o", "p", "enter"}, wantPane: PaneFindings, wantScreen: []string{"1/5", "/drop", "instance-id-dropped"}},
@@ -87,7 +101,7 @@ func TestKeys(t *testing.T) {
 		{name: "open finding", keys: []string{"3", "enter"}, wantPane: PaneFindings,
 			wantScreen: []string{"instance-id-changed: the header instance ID changed", "Expected     AAECAwQFBgcICQoLDA0ODw", "Observed     Dw4NDAsKCQgHBgUEAwIBAA", "Why it matters", "finding 1/5"}},
 		{name: "scroll finding to around", keys: []string{"3", "enter", "G"}, wantPane: PaneFindings, wantScreen: []string{"Requests around it on this connection (3)", "▸ 16:49:26.623 #40"}},
-		{name: "open filtered finding", keys: []string{"3", "v", "v", "enter"}, wantPane: PaneFindings, wantScreen: []string{"client-id-changed", "Confidence   partial", "finding 1/2"}},
+		{name: "open filtered finding", keys: []string{"3", "r", "enter"}, wantPane: PaneFindings, wantScreen: []string{"client-id-changed", "Confidence   partial", "finding 1/1"}},
 		{name: "instance to its findings", keys: []string{"2", "down", "enter", "F"}, wantPane: PaneFindings,
 			wantScreen: []string{"2/5", "instance EBESExQVFhcYGRobHB0eHw", "client-id-changed"}, notScreen: []string{"member-id-encoding"}},
 	}
@@ -340,7 +354,7 @@ func TestNoData(t *testing.T) {
 		t.Errorf("screen lacks waiting message:\n%s", s)
 	}
 	press(m, "2", "enter", "s", "3", "enter", "v", "r", "i")
-	if s := screen(m); !strings.Contains(s, "0/0 · sev error") {
+	if s := screen(m); !strings.Contains(s, "0/0 · sev warn+") {
 		t.Errorf("empty findings pane:\n%s", s)
 	}
 	if v := m.View(); !v.AltScreen {

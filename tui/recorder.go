@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -10,32 +12,45 @@ import (
 )
 
 // Recorder keeps what the detail screens show and the audit report does not:
-// per connection its last requests (for "the requests around a finding"),
-// and per client instance its last identity-bearing requests (the
-// instance's timeline). It sits in front of the auditor as a decode.Sink and
-// passes every event on to Next.
+// per finding, the requests of its connection around it, recorded when the
+// finding is made (Finding, the auditor's OnFinding); per client instance
+// its identity-bearing requests and the requests that broke a rule (the
+// instance's timeline), the first ones and the latest ones. It sits in
+// front of the auditor as a decode.Sink and passes every event on to Next.
 //
-// Memory is bounded: rings of fixed size per connection and per instance,
-// and at most MaxConns connections and MaxInstances instances remembered
-// (the oldest forgotten first). Event is called from the capture goroutine;
-// Timeline and Around from the UI's: a mutex guards the state.
+// Memory is bounded: rings of fixed size per connection, a head and a ring
+// per instance, at most MaxConns connections and MaxInstances instances
+// (the oldest forgotten first), and the contexts of the first and of the
+// latest findings (recorderContexts each). Event and Finding are called
+// from the capture goroutine; Timeline and Around from the UI's: a mutex
+// guards the state.
 type Recorder struct {
 	Next decode.Sink
 
 	mu        sync.Mutex
 	conns     map[decode.ConnID]*connRecord
-	byAddr    map[string]*connRecord // "client broker" -> latest connection
 	connOrder []decode.ConnID
-	timelines map[string]*ring
+	timelines map[string]*headTail
 	timeOrder []string
+	// contexts by contextKey: the first recorderContexts kept for good,
+	// the later ones in a FIFO (ctxOrder) of as many.
+	contexts map[string]*findingContext
+	ctxFirst int
+	ctxOrder []string
 }
 
 // Bounds of a Recorder.
 const (
 	recorderConnRing     = 32
-	recorderTimelineRing = 64
+	recorderTimelineHead = 16
+	recorderTimelineTail = 48
 	recorderMaxConns     = 10000
 	recorderMaxInstances = 10000
+	recorderContexts     = 1024
+	// A finding's context: the requests before it (its own included) and
+	// after it on its connection.
+	contextBefore = 8
+	contextAfter  = 6
 )
 
 type ring struct {
@@ -55,13 +70,59 @@ func (r *ring) add(row TimelineRow) {
 }
 
 // list returns the rows oldest first.
-func (r *ring) list() []TimelineRow {
-	if !r.full {
-		return append([]TimelineRow(nil), r.rows[:r.next]...)
+func (r *ring) list() []TimelineRow { return r.last(len(r.rows)) }
+
+// last returns the newest n rows (fewer when fewer were added), oldest first.
+func (r *ring) last(n int) []TimelineRow {
+	size := r.next
+	if r.full {
+		size = len(r.rows)
 	}
-	out := make([]TimelineRow, 0, len(r.rows))
-	out = append(out, r.rows[r.next:]...)
-	return append(out, r.rows[:r.next]...)
+	n = min(n, size)
+	out := make([]TimelineRow, 0, n)
+	for i := r.next - n; i < r.next; i++ {
+		out = append(out, r.rows[(i+len(r.rows))%len(r.rows)])
+	}
+	return out
+}
+
+// headTail keeps the first rows and the latest ones of a long list, and
+// counts those in between it forgot.
+type headTail struct {
+	head    []TimelineRow
+	tail    *ring
+	omitted int
+}
+
+func newHeadTail() *headTail {
+	return &headTail{head: make([]TimelineRow, 0, recorderTimelineHead), tail: newRing(recorderTimelineTail)}
+}
+
+func (h *headTail) add(row TimelineRow) {
+	if len(h.head) < cap(h.head) {
+		h.head = append(h.head, row)
+		return
+	}
+	if h.tail.full {
+		h.omitted++
+	}
+	h.tail.add(row)
+}
+
+// lastRow is the newest row, nil when none.
+func (h *headTail) lastRow() *TimelineRow {
+	switch {
+	case h.tail.full || h.tail.next > 0:
+		return &h.tail.rows[(h.tail.next+len(h.tail.rows)-1)%len(h.tail.rows)]
+	case len(h.head) > 0:
+		return &h.head[len(h.head)-1]
+	}
+	return nil
+}
+
+func (h *headTail) excerpt() Excerpt {
+	rows := append(slices.Clone(h.head), h.tail.list()...)
+	return Excerpt{Rows: rows, Gap: len(h.head), Omitted: h.omitted}
 }
 
 type connRecord struct {
@@ -70,19 +131,34 @@ type connRecord struct {
 	haveFirst bool
 	lastInst  string
 	requests  *ring
+	seen      int // rows recorded on the connection
+	// pending are the contexts still taking the rows after their finding.
+	pending []*findingContext
 }
 
-// NewRecorder returns a Recorder that forwards events to next.
+// findingContext is the requests around one finding, as recorded.
+type findingContext struct {
+	rows    []TimelineRow
+	earlier int // requests of the connection before rows[0]
+	after   int // rows still to take after the finding
+}
+
+// NewRecorder returns a Recorder that forwards events to next. Give its
+// Finding method to the auditor as audit.Options.OnFinding.
 func NewRecorder(next decode.Sink) *Recorder {
 	return &Recorder{
 		Next:      next,
 		conns:     make(map[decode.ConnID]*connRecord),
-		byAddr:    make(map[string]*connRecord),
-		timelines: make(map[string]*ring),
+		timelines: make(map[string]*headTail),
+		contexts:  make(map[string]*findingContext),
 	}
 }
 
-func addrKey(client, broker string) string { return client + " " + broker }
+// contextKey names a finding's request: its connection and frame (the
+// findings of one request share their context).
+func contextKey(client, broker string, frame uint64) string {
+	return client + " " + broker + " " + strconv.FormatUint(frame, 10)
+}
 
 // Event records e and forwards it.
 func (r *Recorder) Event(e *decode.Event) {
@@ -96,25 +172,104 @@ func (r *Recorder) Event(e *decode.Event) {
 	}
 }
 
-func (r *Recorder) record(e *decode.Event) {
-	c := r.conns[e.Conn]
+// Finding records the context of f as it is made: the connection's latest
+// requests, and (as they come) the next few. Use it as audit's OnFinding.
+func (r *Recorder) Finding(f audit.Finding) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.conns[f.Conn]
 	if c == nil {
-		c = &connRecord{requests: newRing(recorderConnRing)}
-		r.conns[e.Conn] = c
-		r.byAddr[addrKey(addrString(e.Conn.Client), addrString(e.Conn.Broker))] = c
-		r.connOrder = append(r.connOrder, e.Conn)
-		if len(r.connOrder) > recorderMaxConns {
-			old := r.connOrder[0]
-			r.connOrder = r.connOrder[1:]
-			if oc := r.conns[old]; oc != nil {
-				k := addrKey(addrString(old.Client), addrString(old.Broker))
-				if r.byAddr[k] == oc {
-					delete(r.byAddr, k)
-				}
-			}
-			delete(r.conns, old)
+		return
+	}
+	client, broker := addrString(f.Conn.Client), addrString(f.Conn.Broker)
+	k := contextKey(client, broker, f.Frame)
+	ctx := r.contexts[k]
+	if ctx == nil {
+		rows := c.requests.last(contextBefore)
+		ctx = &findingContext{rows: rows, earlier: c.seen - len(rows), after: contextAfter}
+		r.keepContext(k, ctx)
+		c.pending = append(c.pending, ctx)
+	}
+	for i := range ctx.rows {
+		if ctx.rows[i].Frame == f.Frame && !slices.Contains(ctx.rows[i].Rules, f.Rule) {
+			ctx.rows[i].Rules = append(slices.Clip(ctx.rows[i].Rules), f.Rule)
 		}
 	}
+	r.markTimeline(&f, client, broker)
+}
+
+// keepContext stores ctx under k within the bounds.
+func (r *Recorder) keepContext(k string, ctx *findingContext) {
+	if r.ctxFirst < recorderContexts {
+		r.contexts[k] = ctx
+		r.ctxFirst++
+		return
+	}
+	remember(r.contexts, &r.ctxOrder, k, ctx, recorderContexts)
+}
+
+// markTimeline puts the request that broke a rule in its instance's
+// timeline (the instance the auditor gave the finding), naming the rule.
+func (r *Recorder) markTimeline(f *audit.Finding, client, broker string) {
+	key := ""
+	switch {
+	case !f.InstanceID.IsZero():
+		key = audit.JavaString(f.InstanceID)
+	case f.Conn.Client.IsValid():
+		key = legacyKey(f.Conn.Client.Addr().String(), f.ClientID)
+	}
+	t := r.timeline(key)
+	if t == nil {
+		return
+	}
+	if last := t.lastRow(); last != nil && last.Frame == f.Frame && last.Client == client {
+		if !slices.Contains(last.Rules, f.Rule) {
+			last.Rules = append(slices.Clip(last.Rules), f.Rule)
+		}
+		return
+	}
+	row := TimelineRow{Time: f.Time, Frame: f.Frame, Client: client, Broker: broker, API: orDash(f.API),
+		APIVersion: f.APIVersion, CorrelationID: f.CorrelationID, Rules: []string{f.Rule}}
+	t.add(row)
+}
+
+// timeline returns the instance's timeline, made on first use; nil for
+// no key.
+func (r *Recorder) timeline(key string) *headTail {
+	if key == "" {
+		return nil
+	}
+	t := r.timelines[key]
+	if t == nil {
+		t = newHeadTail()
+		remember(r.timelines, &r.timeOrder, key, t, recorderMaxInstances)
+	}
+	return t
+}
+
+// remember adds k to m and to order, forgetting the oldest key when order
+// grows past limit.
+func remember[K comparable, V any](m map[K]V, order *[]K, k K, v V, limit int) {
+	m[k] = v
+	*order = append(*order, k)
+	if len(*order) > limit {
+		delete(m, (*order)[0])
+		*order = (*order)[1:]
+	}
+}
+
+func (r *Recorder) conn(id decode.ConnID) *connRecord {
+	c := r.conns[id]
+	if c != nil {
+		return c
+	}
+	c = &connRecord{requests: newRing(recorderConnRing)}
+	remember(r.conns, &r.connOrder, id, c, recorderMaxConns)
+	return c
+}
+
+func (r *Recorder) record(e *decode.Event) {
+	c := r.conn(e.Conn)
 	row := TimelineRow{
 		Time: e.Time, Frame: e.Frame,
 		Client: addrString(e.Conn.Client), Broker: addrString(e.Conn.Broker),
@@ -123,31 +278,7 @@ func (r *Recorder) record(e *decode.Event) {
 	}
 	identity := false
 	if e.Kind == decode.KindRequest {
-		inst := ""
-		switch {
-		case e.TagProblem != decode.TagOK:
-			inst = "malformed"
-		case e.HasInstanceID && !e.InstanceID.IsZero():
-			inst = audit.JavaString(e.InstanceID)
-		}
-		row.InstanceID = inst
-		if e.ClientIDNull {
-			row.ClientID = "null"
-		} else {
-			row.ClientID = fmt.Sprintf("%q", e.ClientID)
-		}
-		if !c.haveFirst && e.HeaderVersion >= 1 {
-			c.haveFirst = true
-			c.firstCID = string(e.ClientID)
-			identity = true
-		}
-		if c.key == "" && inst != "" && inst != "malformed" {
-			c.key = inst
-		}
-		if inst != c.lastInst {
-			identity = true
-			c.lastInst = inst
-		}
+		identity = c.request(e, &row)
 	} else {
 		row.API += " (response)"
 	}
@@ -155,6 +286,8 @@ func (r *Recorder) record(e *decode.Event) {
 		identity = true
 	}
 	c.requests.add(row)
+	c.seen++
+	c.feedPending(row)
 	if !identity {
 		return
 	}
@@ -162,20 +295,54 @@ func (r *Recorder) record(e *decode.Event) {
 	if key == "" && c.haveFirst {
 		key = legacyKey(e.Conn.Client.Addr().String(), c.firstCID)
 	}
-	if key == "" {
-		return
+	if t := r.timeline(key); t != nil {
+		t.add(row)
 	}
-	t := r.timelines[key]
-	if t == nil {
-		t = newRing(recorderTimelineRing)
-		r.timelines[key] = t
-		r.timeOrder = append(r.timeOrder, key)
-		if len(r.timeOrder) > recorderMaxInstances {
-			delete(r.timelines, r.timeOrder[0])
-			r.timeOrder = r.timeOrder[1:]
+}
+
+// request fills a request's identity fields and reports whether it
+// changed the connection's identity (first client ID, instance ID).
+func (c *connRecord) request(e *decode.Event, row *TimelineRow) (identity bool) {
+	inst := ""
+	switch {
+	case e.TagProblem != decode.TagOK:
+		inst = "malformed"
+	case e.HasInstanceID && !e.InstanceID.IsZero():
+		inst = audit.JavaString(e.InstanceID)
+	}
+	row.InstanceID = inst
+	if e.ClientIDNull {
+		row.ClientID = "null"
+	} else {
+		row.ClientID = fmt.Sprintf("%q", e.ClientID)
+	}
+	if !c.haveFirst && e.HeaderVersion >= 1 {
+		c.haveFirst = true
+		c.firstCID = string(e.ClientID)
+		identity = true
+	}
+	if c.key == "" && inst != "" && inst != "malformed" {
+		c.key = inst
+	}
+	if inst != c.lastInst {
+		identity = true
+		c.lastInst = inst
+	}
+	return identity
+}
+
+// feedPending hands row to the contexts still waiting for rows after
+// their finding.
+func (c *connRecord) feedPending(row TimelineRow) {
+	keep := c.pending[:0]
+	for _, ctx := range c.pending {
+		ctx.rows = append(ctx.rows, row)
+		if ctx.after--; ctx.after > 0 {
+			keep = append(keep, ctx)
 		}
 	}
-	t.add(row)
+	clear(c.pending[len(keep):])
+	c.pending = keep
 }
 
 // identityAPI: the APIs whose bodies carry identity (SPEC.md section 1).
@@ -213,39 +380,36 @@ func note(e *decode.Event) string {
 	return strings.Join(parts, ", ")
 }
 
-// Timeline returns the identity-bearing requests recorded for an instance.
-func (r *Recorder) Timeline(instanceKey string) []TimelineRow {
+// Timeline returns the recorded timeline of an instance.
+func (r *Recorder) Timeline(instanceKey string) Excerpt {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if t := r.timelines[instanceKey]; t != nil {
-		return t.list()
+		return t.excerpt()
 	}
-	return []TimelineRow{}
+	return Excerpt{Rows: []TimelineRow{}}
 }
 
-// Around returns the recorded requests of the finding's connection within
-// a few frames of it: up to five before and five after.
-func (r *Recorder) Around(f FindingRow) []TimelineRow {
+// Around returns the requests around a finding on its connection, as
+// recorded when it was made: Rows nil when it was not (made before the
+// Recorder saw its connection, or forgotten).
+func (r *Recorder) Around(f FindingRow) Excerpt {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := r.byAddr[addrKey(f.Client, f.Broker)]
-	if c == nil {
-		return []TimelineRow{}
+	ctx := r.contexts[contextKey(f.Client, f.Broker, f.Frame)]
+	if ctx == nil {
+		return Excerpt{}
 	}
-	rows := c.requests.list()
-	at := len(rows)
-	for i, row := range rows {
-		if row.Frame >= f.Frame {
-			at = i
-			break
-		}
+	rows := make([]TimelineRow, len(ctx.rows))
+	for i := range ctx.rows {
+		rows[i] = ctx.rows[i]
+		rows[i].Rules = slices.Clone(ctx.rows[i].Rules)
 	}
-	lo, hi := max(0, at-5), min(len(rows), at+6)
-	return rows[lo:hi]
+	return Excerpt{Rows: rows, Omitted: ctx.earlier}
 }
 
-// DetailFeed is a ReportFeed whose detail screens are served by a Recorder.
+// DetailFeed is a Feed whose detail screens are served by a Recorder.
 type DetailFeed struct {
-	ReportFeed
+	Feed
 	*Recorder
 }

@@ -73,7 +73,17 @@ type table struct {
 
 	cursor, offset int
 	width, height  int // height includes the header line
+	// xoff is the horizontal scroll in cells. Scrolled, the table lays
+	// every column out at its full content width and shows a window of it:
+	// nothing is hidden or cut for want of room.
+	xoff int
 }
+
+// tintRow as a row's tint draws the whole row in its style.
+const tintRow = -2
+
+// scrollStep is how far one horizontal scroll key moves, in cells.
+const scrollStep = 8
 
 const marker = "▸ "
 
@@ -137,10 +147,34 @@ func (t *table) navigate(msg tea.KeyPressMsg, k *KeyMap) bool {
 		t.top()
 	case key.Matches(msg, k.Bottom):
 		t.bottom()
+	case key.Matches(msg, k.Left):
+		t.scroll(-scrollStep)
+	case key.Matches(msg, k.Right):
+		t.scroll(scrollStep)
 	default:
 		return false
 	}
 	return true
+}
+
+// scroll moves the window over the columns by n cells, no further than
+// the widest line allows.
+func (t *table) scroll(n int) {
+	t.xoff = max(t.xoff+n, 0)
+	t.layout()
+	t.xoff = min(t.xoff, max(t.lineWidth()-(t.width-ansi.StringWidth(marker)), 0))
+	t.layout()
+}
+
+// lineWidth is the width of a laid-out line.
+func (t *table) lineWidth() int {
+	w := 0
+	for _, cw := range t.widths {
+		if cw > 0 {
+			w += cw + 1
+		}
+	}
+	return max(w-1, 0)
 }
 
 func (t *table) top()    { t.cursor = 0; t.clamp() }
@@ -181,10 +215,14 @@ func (t *table) layout() {
 		case c.max > 0:
 			natural[i] = c.max
 		}
-		if c.max > 0 {
+		if c.max > 0 && t.xoff == 0 {
 			natural[i] = min(natural[i], c.max)
 		}
 		natural[i] = max(natural[i], c.min)
+	}
+	if t.xoff > 0 {
+		copy(t.widths, natural)
+		return
 	}
 	order := make([]int, len(t.cols))
 	for i := range order {
@@ -226,7 +264,7 @@ func (t *table) layout() {
 func (t *table) view(titles []string, empty string) string {
 	var b strings.Builder
 	pad := strings.Repeat(" ", ansi.StringWidth(marker))
-	b.WriteString(t.styles.Header.Render(pad + t.line(titles)))
+	b.WriteString(t.styles.Header.Render(pad + t.window(t.line(titles))))
 	if t.rows.Len() == 0 {
 		if t.height > 1 {
 			b.WriteString("\n" + t.styles.Dim.Render(pad+empty))
@@ -238,12 +276,20 @@ func (t *table) view(titles []string, empty string) string {
 		r := t.rows.Row(i)
 		b.WriteByte('\n')
 		if i == t.cursor {
-			b.WriteString(marker + t.styles.Selected.Render(t.line(r.cells)))
+			b.WriteString(marker + t.styles.Selected.Render(t.window(t.line(r.cells))))
 			continue
 		}
-		b.WriteString(pad + t.lineTinted(r))
+		b.WriteString(pad + t.window(t.lineTinted(r)))
 	}
 	return b.String()
+}
+
+// window cuts a line to the horizontally scrolled view.
+func (t *table) window(line string) string {
+	if t.xoff == 0 {
+		return line
+	}
+	return ansi.Cut(line, t.xoff, t.xoff+t.width-ansi.StringWidth(marker))
 }
 
 // line lays out cells into the column widths, unstyled.
@@ -263,6 +309,9 @@ func (t *table) line(cells []string) string {
 }
 
 func (t *table) lineTinted(r row) string {
+	if r.style != nil && r.tint == tintRow {
+		return r.style.Render(t.line(r.cells))
+	}
 	if r.style == nil || r.tint < 0 || r.tint >= len(t.widths) || t.widths[r.tint] == 0 {
 		return t.line(r.cells)
 	}

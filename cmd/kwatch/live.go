@@ -124,10 +124,13 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 	aud := audit.New(aopts)
 	var sink decode.Sink = aud
 	var rec *tui.Recorder
+	var prog *progress // the UI's counters: nil without one
 	if useTUI {
-		rec = tui.NewRecorder(aud)
+		rec, aud = tuiAuditor(aopts)
 		sink = rec
+		prog = new(progress)
 	}
+	started := time.Now()
 
 	capCtx, stopCapture := context.WithCancel(ctx)
 	defer stopCapture()
@@ -143,7 +146,7 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 	go func() {
 		defer close(finished)
 		var st pipeline.Stats
-		st, capErr = capturePackets(src, w, pipeline.New(popts, sink), aud)
+		st, capErr = capturePackets(src, w, pipeline.New(popts, sink), aud, prog)
 		if ks, err := src.Stats(); err == nil {
 			aud.SetKernelStats(ks.Received, ks.Dropped)
 		}
@@ -153,9 +156,9 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 
 	if useTUI {
 		feed := tui.DetailFeed{
-			ReportFeed: tui.ReportFeed{Snapshot: aud.Snapshot, Meta: func() tui.Meta {
-				return tui.Meta{Source: lf.iface, Live: true, Done: done.Load()}
-			}},
+			Feed: tui.NewAuditFeed(aud, func() tui.Meta {
+				return tui.Meta{Source: lf.iface, Live: true, Done: done.Load(), Counts: prog.counts(), Clock: time.Since(started)}
+			}),
 			Recorder: rec,
 		}
 		err := tui.Run(capCtx, tui.Options{Feed: feed, Explain: tui.ExplainRule, Logger: e.log})
@@ -184,7 +187,7 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 
 // capturePackets feeds packets to the engine until the source ends, and
 // tells the auditor what was read as it goes, so the TUI shows live rates.
-func capturePackets(src capture.Source, w *capture.PcapngWriter, eng *pipeline.Engine, aud *audit.Auditor) (st pipeline.Stats, err error) {
+func capturePackets(src capture.Source, w *capture.PcapngWriter, eng *pipeline.Engine, aud *audit.Auditor, prog *progress) (st pipeline.Stats, err error) {
 	var reported pipeline.Stats
 	report := func() {
 		st = eng.Stats()
@@ -210,6 +213,7 @@ func capturePackets(src capture.Source, w *capture.PcapngWriter, eng *pipeline.E
 			}
 		}
 		eng.Packet(&p)
+		prog.store(eng.Stats()) // every packet: a quiet link's last packets must show
 		if n%256 == 0 && time.Since(lastReport) > 100*time.Millisecond {
 			report()
 			lastReport = time.Now()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -61,8 +62,7 @@ func (e *env) tui(ctx context.Context, args []string) error {
 	defer src.Close()
 
 	aopts.NameFrame = captureNames(files).namer()
-	aud := audit.New(aopts)
-	rec := tui.NewRecorder(aud)
+	rec, aud := tuiAuditor(aopts)
 	r := &replay{finished: make(chan struct{})}
 	// Quitting the UI before the replay ends stops it: the report then
 	// says the run was interrupted.
@@ -70,9 +70,9 @@ func (e *env) tui(ctx context.Context, args []string) error {
 	defer stopReplay()
 	go r.run(replayCtx, src, popts, aud, rec)
 	feed := tui.DetailFeed{
-		ReportFeed: tui.ReportFeed{Snapshot: aud.Snapshot, Meta: func() tui.Meta {
-			return tui.Meta{Source: strings.Join(files, " "), Done: r.done.Load(), Err: r.error()}
-		}},
+		Feed: tui.NewAuditFeed(aud, func() tui.Meta {
+			return tui.Meta{Source: strings.Join(files, " "), Done: r.done.Load(), Err: r.error(), Counts: r.prog.counts()}
+		}),
 		Recorder: rec,
 	}
 	err = tui.Run(ctx, tui.Options{Feed: feed, Explain: tui.ExplainRule, Logger: e.log})
@@ -101,11 +101,89 @@ type replay struct {
 	err      error
 	stats    pipeline.Stats
 	report   *audit.Report
+	prog     progress
+}
+
+// tuiAuditor makes the auditor of a TUI run behind a Recorder, which
+// hears every finding as it is made and keeps its context.
+func tuiAuditor(aopts audit.Options) (*tui.Recorder, *audit.Auditor) {
+	rec := tui.NewRecorder(nil)
+	if prev := aopts.OnFinding; prev != nil {
+		aopts.OnFinding = func(f audit.Finding) { rec.Finding(f); prev(f) }
+	} else {
+		aopts.OnFinding = rec.Finding
+	}
+	aud := audit.New(aopts)
+	rec.Next = aud
+	return rec, aud
+}
+
+// progress hands the packet loop's counters (pipeline.Stats) to the UI,
+// which shows them while the auditor learns them only at the end.
+type progress struct {
+	mu  sync.Mutex
+	st  pipeline.Stats
+	set bool
+}
+
+// store publishes st; a nil progress (no UI) does nothing.
+func (p *progress) store(st pipeline.Stats) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.st, p.set = st, true
+	p.mu.Unlock()
+}
+
+// counts returns the latest counters, nil before the first.
+func (p *progress) counts() *tui.CaptureCounts {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	st, set := p.st, p.set
+	p.mu.Unlock()
+	if !set {
+		return nil
+	}
+	return &tui.CaptureCounts{Packets: st.Packets, Bytes: st.Bytes, TCPConns: st.Connections,
+		Truncated: st.Truncated, First: st.FirstTime, Last: st.LastTime}
+}
+
+// progressEvery is how many packets pass between two publications of the
+// counters (and context checks) in a replay.
+const progressEvery = 1024
+
+// replayPackets is pipeline.Run's loop for one worker, publishing the
+// counters as it goes so the UI's figures and rates move with the replay.
+func replayPackets(ctx context.Context, src capture.Source, eng *pipeline.Engine, prog *progress) (pipeline.Stats, error) {
+	var runErr error
+	for n := 0; ; n++ {
+		if n%progressEvery == 0 {
+			if ctx.Err() != nil {
+				break
+			}
+			prog.store(eng.Stats())
+		}
+		p, err := src.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				runErr = err
+			}
+			break
+		}
+		eng.Packet(&p)
+	}
+	eng.Close()
+	st := eng.Stats()
+	prog.store(st)
+	return st, runErr
 }
 
 func (r *replay) run(ctx context.Context, src capture.Source, popts pipeline.Options, aud *audit.Auditor, rec *tui.Recorder) {
 	defer close(r.finished)
-	st, err := pipeline.Run(ctx, src, popts, rec)
+	st, err := replayPackets(ctx, src, pipeline.New(popts, rec), &r.prog)
 	addCaptureStats(aud, st)
 	rep := aud.Finish(st.LastTime)
 	r.mu.Lock()

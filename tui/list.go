@@ -1,0 +1,133 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// listState is what the sortable, filterable table panes (instances,
+// groups, brokers) share: the table, its sort and filter, and whether a
+// row's detail screen is open.
+type listState struct {
+	c             *common
+	width, height int
+	tbl           *table
+	cols          []column
+	numeric       func(col int) bool
+	sortCol       int
+	desc          bool
+	filter        input
+	filtering     bool
+
+	open    bool
+	openKey string
+	det     detail
+}
+
+func newListState(c *common, cols []column, numeric func(int) bool, sortCol int, noun string) listState {
+	return listState{
+		c: c, tbl: newTable(c.styles, cols), cols: cols, numeric: numeric,
+		sortCol: sortCol, desc: numeric(sortCol),
+		filter: input{prompt: "/", placeholder: "filter " + noun},
+		det:    newDetail(c),
+	}
+}
+
+func (l *listState) resize(w, h int) {
+	l.width, l.height = w, h
+	l.tbl.setSize(w, h)
+	l.det.setSize(w, h)
+}
+
+func (l *listState) Capturing() bool { return l.filtering }
+
+// editFilter handles a key or paste while the filter has focus and
+// reports whether its text changed (the caller re-filters).
+func (l *listState) editFilter(msg tea.Msg) bool {
+	var changed bool
+	if km, ok := msg.(tea.KeyPressMsg); ok {
+		changed = l.filter.edit(km, l.c.keys)
+	} else {
+		changed = l.filter.Update(msg)
+	}
+	l.filtering = l.filter.focused
+	return changed
+}
+
+// listKey handles the keys every list shares (movement, sort, filter);
+// rebuild says the rows must be sorted or filtered again.
+func (l *listState) listKey(msg tea.KeyPressMsg) (handled, rebuild bool) {
+	k := l.c.keys
+	if l.tbl.navigate(msg, k) {
+		return true, false
+	}
+	switch {
+	case key.Matches(msg, k.Sort):
+		l.sortCol = (l.sortCol + 1) % len(l.cols)
+		l.desc = l.numeric(l.sortCol)
+	case key.Matches(msg, k.SortReverse):
+		l.desc = !l.desc
+	case key.Matches(msg, k.Search):
+		l.filtering = true
+		l.filter.Focus()
+		return true, false
+	case key.Matches(msg, k.Clear):
+		l.filter.SetValue("")
+	default:
+		return false, false
+	}
+	return true, true
+}
+
+// titles are the column titles, the sorted one with its arrow.
+func (l *listState) titles() []string {
+	titles := make([]string, len(l.cols))
+	for i, c := range l.cols {
+		titles[i] = c.title
+	}
+	titles[l.sortCol] += " " + l.arrow()
+	return titles
+}
+
+func (l *listState) arrow() string {
+	if l.desc {
+		return "▼"
+	}
+	return "▲"
+}
+
+// listStatus counts the rows shown and says the sort and filter.
+func (l *listState) listStatus(shown, total int, noun string) string {
+	s := fmt.Sprintf("%d/%d %s · sort: %s %s", shown, total, noun, strings.ToLower(l.cols[l.sortCol].title), l.arrow())
+	if v := l.filter.Value(); v != "" {
+		s += " · filter: " + v
+	}
+	return s
+}
+
+// detailStatus names the open row and where the detail is scrolled.
+func (l *listState) detailStatus(name string) string {
+	if sc := l.det.scroll(); sc != "" {
+		name += " · " + sc
+	}
+	return name
+}
+
+// help returns the short and full help of the list, of its detail screen
+// (with the detail's own keys) or of the filter.
+func (l *listState) help(detailKeys ...key.Binding) helpKeys {
+	k := l.c.keys
+	switch {
+	case l.filtering:
+		return helpKeys{short: []key.Binding{k.SearchAccept, k.SearchCancel}, full: [][]key.Binding{{k.SearchAccept, k.SearchCancel}}}
+	case l.open:
+		own := append(detailKeys, k.Back)
+		return helpKeys{short: append(append([]key.Binding{k.Up, k.Down}, own...), k.globalKeys()...),
+			full: [][]key.Binding{k.scrollKeys(), own, k.globalColumn()}}
+	}
+	return helpKeys{short: append([]key.Binding{k.Open, k.Sort, k.Search}, k.globalKeys()...),
+		full: [][]key.Binding{k.navKeys(), {k.Open, k.Sort, k.SortReverse, k.Search, k.Clear}, k.globalColumn()}}
+}

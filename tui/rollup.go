@@ -1,0 +1,161 @@
+package tui
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// rollupRow is one row of a rollup pane: its cells, the numbers its
+// numeric columns sort by, a severity to colour it (nil: plain) and its
+// detail screen.
+type rollupRow struct {
+	key    string
+	cells  []string
+	nums   map[int]int
+	sev    *Severity
+	detail func(st *Styles, width int) string
+}
+
+// rollupSpec is what makes a rollup pane of one kind (groups, brokers).
+type rollupSpec struct {
+	noun    string // "groups"
+	cols    []column
+	numeric func(col int) bool
+	sortCol int
+	build   func(d *Data) []rollupRow
+	empty   string
+}
+
+// rollup is a pane that groups the snapshot by one thing (consumer group,
+// broker): a sortable, filterable table, and a detail screen per row.
+type rollup struct {
+	listState
+	spec      rollupSpec
+	data      *Data
+	all, rows []rollupRow
+}
+
+func newRollup(c *common, spec rollupSpec) *rollup {
+	return &rollup{listState: newListState(c, spec.cols, spec.numeric, spec.sortCol, spec.noun), spec: spec}
+}
+
+func (p *rollup) SetSize(w, h int) {
+	p.resize(w, h)
+	p.refreshDetail()
+}
+
+func (p *rollup) SetData(d *Data) {
+	p.data = d
+	p.all = p.spec.build(d)
+	p.rebuild()
+}
+
+func (p *rollup) rebuild() {
+	q := strings.ToLower(strings.TrimSpace(p.filter.Value()))
+	p.rows = p.rows[:0]
+	for _, r := range p.all {
+		if q == "" || strings.Contains(strings.ToLower(strings.Join(r.cells, " ")), q) {
+			p.rows = append(p.rows, r)
+		}
+	}
+	col, desc, numeric := p.sortCol, p.desc, p.spec.numeric(p.sortCol)
+	slices.SortStableFunc(p.rows, func(a, b rollupRow) int {
+		var c int
+		if numeric {
+			c = cmp.Compare(a.nums[col], b.nums[col])
+		} else {
+			c = strings.Compare(a.cells[col], b.cells[col])
+		}
+		if desc {
+			c = -c
+		}
+		if c == 0 {
+			c = strings.Compare(a.key, b.key)
+		}
+		return c
+	})
+	rows := make(rowSlice, len(p.rows))
+	for i, r := range p.rows {
+		rows[i] = row{key: r.key, cells: r.cells, tint: -1}
+		if r.sev != nil && *r.sev > SeverityInfo {
+			rows[i].tint, rows[i].style = tintRow, p.c.styles.sevRef(*r.sev)
+		}
+	}
+	p.tbl.setRows(rows)
+	p.refreshDetail()
+}
+
+func (p *rollup) Update(msg tea.Msg) tea.Cmd {
+	km, ok := msg.(tea.KeyPressMsg)
+	switch {
+	case p.filtering:
+		if p.editFilter(msg) {
+			p.rebuild()
+		}
+	case !ok:
+	case p.open:
+		if key.Matches(km, p.c.keys.Back) {
+			p.open = false
+			return nil
+		}
+		return p.det.update(km)
+	default:
+		p.updateList(km)
+	}
+	return nil
+}
+
+func (p *rollup) updateList(msg tea.KeyPressMsg) {
+	if handled, rebuild := p.listKey(msg); handled {
+		if rebuild {
+			p.rebuild()
+		}
+		return
+	}
+	if r, ok := p.tbl.selected(); ok && key.Matches(msg, p.c.keys.Open) {
+		p.open, p.openKey = true, r.key
+		p.det.vp.GotoTop()
+		p.refreshDetail()
+	}
+}
+
+func (p *rollup) refreshDetail() {
+	if !p.open {
+		return
+	}
+	for _, r := range p.all {
+		if r.key == p.openKey {
+			p.det.setContent(r.detail(p.c.styles, p.width))
+			return
+		}
+	}
+	p.det.setContent(p.c.styles.Dim.Render(p.openKey + " is no longer reported"))
+}
+
+func (p *rollup) View() string {
+	if p.open {
+		return p.det.view()
+	}
+	empty := p.spec.empty
+	if p.filter.Value() != "" {
+		empty = "nothing matches the filter"
+	}
+	return p.tbl.view(p.titles(), empty)
+}
+
+func (p *rollup) Status() string {
+	switch {
+	case p.filtering:
+		return p.filter.View()
+	case p.open:
+		return p.detailStatus(p.openKey)
+	}
+	return p.listStatus(len(p.rows), len(p.all), p.spec.noun)
+}
+
+func (p *rollup) ShortHelp() []key.Binding  { return p.help().short }
+func (p *rollup) FullHelp() [][]key.Binding { return p.help().full }
