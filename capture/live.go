@@ -18,6 +18,10 @@ type LiveOptions struct {
 	Filter []bpf.RawInstruction
 	// Snaplen bounds the bytes kept per packet; 0 means DefaultSnaplen.
 	Snaplen int
+	// RingSize is the receive ring's size in bytes, rounded up to whole
+	// 1 MiB blocks; 0 means DefaultRingSize. The kernel allocates and pins
+	// all of it when the capture opens.
+	RingSize int
 	// Promiscuous puts the interface in promiscuous mode.
 	Promiscuous bool
 	// Logger: zero value is silent.
@@ -37,4 +41,7 @@ type LiveStats struct {
 	// Dropped those it dropped because kwatch did not read fast enough
 	// (PACKET_STATISTICS).
 	Received, Dropped uint64
+	// Freezes counts the times the ring was full: every block was still
+	// being read by kwatch and arriving packets were dropped.
+	Freezes uint64
 }

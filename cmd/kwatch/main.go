@@ -86,7 +86,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	log := zerolog.New(zerolog.ConsoleWriter{Out: stderr, NoColor: os.Getenv("NO_COLOR") != ""}).
+	// Colours only for a terminal: a log file or a pipe gets plain text.
+	log := zerolog.New(zerolog.ConsoleWriter{Out: stderr, NoColor: os.Getenv("NO_COLOR") != "" || !isTerminal(stderr)}).
 		Level(zerolog.WarnLevel).With().Timestamp().Logger()
 	if lvl, err := zerolog.ParseLevel(os.Getenv("KWATCH_LOG")); err == nil && os.Getenv("KWATCH_LOG") != "" {
 		log = log.Level(lvl)
