@@ -34,16 +34,19 @@ type LiveSource struct {
 	conn    syscall.RawConn
 	readyFn func(uintptr) bool
 
-	// readMu is held by NextInto and by Close while it unmaps the ring.
+	// The reader's state. readMu is held by the reader between blocks
+	// (nextBlock) and by Close; closed, released and ring.held change
+	// under it (released under mu too).
 	readMu   sync.Mutex
 	ring     *ring
 	frame    uint64
 	drained  bool
+	closed   bool
+	released bool
 	stopping atomic.Bool
 
-	mu     sync.Mutex
-	closed bool
-	stats  LiveStats
+	mu    sync.Mutex // guards stats and the socket for Stats, on any goroutine
+	stats LiveStats
 }
 
 // OpenLive opens iface for capture. Interfaces with Ethernet framing
@@ -186,20 +189,36 @@ func (s *LiveSource) Stop() {
 	s.file.SetReadDeadline(time.Unix(1, 0))
 }
 
-// Close stops the capture at once and releases the ring; a pending
-// NextInto returns io.EOF. It reads the kernel counters one last time, so
-// that Stats after Close is complete.
+// Close stops the capture at once: a pending NextInto returns io.EOF, one
+// reading a block returns its remaining packets first. It releases the
+// ring unless the reader holds a block, which the reader's next call does.
+// It reads the kernel counters one last time, so that Stats after Close is
+// complete.
 func (s *LiveSource) Close() error {
 	s.Stop()
 	s.readMu.Lock()
 	defer s.readMu.Unlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
 		return nil
 	}
-	s.closed = true
+	s.mu.Lock()
 	s.addStats()
+	s.mu.Unlock()
+	s.closed = true
+	if s.ring.held {
+		return nil
+	}
+	return s.releaseRing()
+}
+
+// releaseRing unmaps the ring and closes the socket, once; readMu is held.
+func (s *LiveSource) releaseRing() error {
+	if s.released {
+		return nil
+	}
+	s.mu.Lock() // Stats reads the socket's counters
+	defer s.mu.Unlock()
+	s.released = true
 	return errors.Join(s.ring.unmap(), s.file.Close())
 }
 
@@ -207,7 +226,7 @@ func (s *LiveSource) Close() error {
 func (s *LiveSource) Stats() (LiveStats, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.released {
 		return s.stats, nil
 	}
 	err := s.addStats()

@@ -173,30 +173,41 @@ func (r *ring) unmap() error {
 
 // NextInto reads the next packet into p without copying: p.Data points
 // into the ring and stays valid until the next call, which gives its block
-// back to the kernel once every packet in it has been read.
+// back to the kernel once every packet in it has been read. Within a block
+// it takes no lock and makes no system call.
 func (s *LiveSource) NextInto(p *Packet) error {
+	for {
+		for s.ring.left > 0 {
+			if s.ring.next(p) {
+				s.frame++
+				p.Frame = s.frame
+				p.LinkType = layers.LinkTypeEthernet
+				return nil
+			}
+		}
+		if err := s.nextBlock(); err != nil {
+			*p = Packet{}
+			return err
+		}
+	}
+}
+
+// nextBlock gives the block read so far back and takes the next one,
+// waiting for it. It holds readMu: Close does not release the ring while
+// the reader holds a block or waits for one.
+func (s *LiveSource) nextBlock() error {
 	s.readMu.Lock()
 	defer s.readMu.Unlock()
+	s.ring.release()
 	for {
-		if s.ring.mem == nil {
-			return io.EOF
+		if s.closed {
+			return errors.Join(io.EOF, s.releaseRing())
 		}
-		if s.ring.left > 0 {
-			if !s.ring.next(p) {
-				continue
-			}
-			s.frame++
-			p.Frame = s.frame
-			p.LinkType = layers.LinkTypeEthernet
-			return nil
-		}
-		s.ring.release()
 		if s.ring.ready() {
 			s.ring.take()
-			continue
+			return nil
 		}
 		if err := s.wait(); err != nil {
-			*p = Packet{}
 			return err
 		}
 	}
