@@ -106,6 +106,9 @@ func TestLiveUsageErrors(t *testing.T) {
 		{"file argument", []string{"live", "-i", "lo", "x.pcap"}, "kwatch: live: unexpected argument \"x.pcap\""},
 		{"bad format", []string{"live", "-i", "lo", "--format", "yaml"}, "kwatch: --format \"yaml\""},
 		{"tui files and interface", []string{"tui", "-i", "lo", "x.pcap"}, "kwatch: tui: give capture files or -i IFACE, not both"},
+		{"force without -w", []string{"live", "-i", "lo", "--no-tui", "--force"}, "kwatch: live: --force only applies to -w FILE"},
+		{"capture flags on a replay", []string{"tui", "x.pcap", "-w", "y.pcapng", "--ring-size", "8"}, "kwatch: tui: --ring-size, -w: only for a live capture (-i IFACE)"},
+		{"ring size out of range", []string{"live", "-i", "lo", "--no-tui", "--ring-size", "0"}, "kwatch: live: --ring-size 0 out of range"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -39,6 +41,24 @@ func (l *liveFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&l.force, "force", false, "let -w replace an existing file")
 	fs.IntVar(&l.snaplen, "snaplen", capture.DefaultSnaplen, "bytes kept per packet")
 	fs.IntVar(&l.ringMiB, "ring-size", capture.DefaultRingSize>>20, "kernel capture ring in `MiB`, allocated up front: what is queued while kwatch is busy")
+}
+
+// liveOnly are the flags of liveFlags that only a capture can honour.
+var liveOnly = []string{"bpf", "w", "force", "snaplen", "ring-size"}
+
+// refuseLiveOnly fails when fs had a capture-only flag set: a replay of
+// files cannot honour it, and ignoring it would mislead.
+func refuseLiveOnly(fs *flag.FlagSet, cmd string) error {
+	var set []string
+	fs.Visit(func(f *flag.Flag) {
+		if slices.Contains(liveOnly, f.Name) {
+			set = append(set, strings.Repeat("-", min(len(f.Name), 2))+f.Name)
+		}
+	})
+	if len(set) > 0 {
+		return usageError{fmt.Sprintf("%s: %s: only for a live capture (-i IFACE)", cmd, strings.Join(set, ", "))}
+	}
+	return nil
 }
 
 func (e *env) live(ctx context.Context, args []string) error {
@@ -73,6 +93,9 @@ func (e *env) live(ctx context.Context, args []string) error {
 func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFlags, useTUI bool) error {
 	if lf.iface == "" {
 		return usageError{"live: -i IFACE is required"}
+	}
+	if lf.force && lf.write == "" {
+		return usageError{"live: --force only applies to -w FILE"}
 	}
 	popts, aopts, failOn, err := e.analysisOptions(c, af)
 	if err != nil {
