@@ -4,11 +4,13 @@
 // IP and TCP headers of each packet into a Segment for the reassembly stage.
 //
 // Concurrency: a Source and a LayerDecoder are used by one goroutine at a
-// time. The exception is a live Source's Close, which may be called from any
-// goroutine to unblock a pending Next.
+// time. The exceptions are a live Source's Stop (end after what the kernel
+// has captured) and Close (end now), which may be called from any goroutine
+// to unblock a pending Next.
 //
 // Buffers: a Source owns the bytes of the Packet it returns; Packet.Data is
-// valid only until the next call to Next. A LayerDecoder fills a
+// valid only until the next call to Next (a live Source's points into the
+// kernel's capture ring, whose block goes back to the kernel then). A LayerDecoder fills a
 // caller-owned Segment whose TCP payload points into Packet.Data, so it has
 // the same lifetime. Whoever keeps bytes beyond that copies them. Next and
 // Decode do not allocate per packet.

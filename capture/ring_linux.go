@@ -28,7 +28,7 @@ import (
 
 const (
 	// DefaultRingSize is the ring's size when LiveOptions.RingSize is 0:
-	// half a second of 1 Gbit/s, or about 350,000 small packets, queued
+	// half a second of 1 Gbit/s, or about 300,000 small packets, queued
 	// while kwatch is busy (a writeback stall of -w, the scheduler).
 	DefaultRingSize = 64 << 20
 	// MinRingSize is the smallest ring OpenLive accepts.
