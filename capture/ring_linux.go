@@ -27,12 +27,6 @@ import (
 // socket opens and pinned until it closes.
 
 const (
-	// DefaultRingSize is the ring's size when LiveOptions.RingSize is 0:
-	// half a second of 1 Gbit/s, or about 300,000 small packets, queued
-	// while kwatch is busy (a writeback stall of -w, the scheduler).
-	DefaultRingSize = 64 << 20
-	// MinRingSize is the smallest ring OpenLive accepts.
-	MinRingSize = 1 << 20
 	// ringBlockSize is one block: a whole loopback segment (64 KiB) many
 	// times over, thousands of small packets. The kernel needs page
 	// multiples; it allocates each block as one run of pages.
