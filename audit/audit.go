@@ -16,9 +16,12 @@ const (
 	DefaultMaxInstances = 100_000
 	DefaultMaxFindings  = 200_000
 	// DefaultMaxFindingBytes bounds the memory of kept findings (about
-	// 30000 typical ones): with DefaultMaxFindings alone a hostile capture
-	// could make the report hold ~100 MB.
-	DefaultMaxFindingBytes = 16 << 20
+	// 15000 typical ones): with DefaultMaxFindings alone a hostile capture
+	// could make the report hold ~100 MB. Every finding is counted, and
+	// in its case, beyond it; a fleet that repeats one fault on every
+	// request stays under 64 MB of peak RSS in every format
+	// (bench.TestPeakRSSFindingsHeavy).
+	DefaultMaxFindingBytes = 8 << 20
 	DefaultClosedGrace     = 2 * time.Minute
 )
 
@@ -53,7 +56,25 @@ type Options struct {
 	// offline read does: Event then takes no lock, whose two atomic
 	// operations cost a good part of an ordinary event.
 	SingleGoroutine bool
-	Logger          zerolog.Logger
+	// NameFrame, when several capture files are read as one, names the
+	// capture (file or agent) of an event's frame and the packet's number
+	// in it (SPEC.md 2.1); nil: one capture, frames named as they are.
+	NameFrame func(frame uint64) (capture string, n uint64)
+	// Filter narrows the report and suppresses known cases; nil: all.
+	Filter *Filter
+	// StreamFindings hands findings to OnFinding only: the report keeps
+	// none (its totals and cases count them all), for a run whose findings
+	// are written as they come (NDJSON) and whose report is a summary.
+	StreamFindings bool
+	Logger         zerolog.Logger
+}
+
+// nameFrame names frame for a person; see Options.NameFrame.
+func (o *Options) nameFrame(frame uint64) (capture string, n uint64) {
+	if o.NameFrame == nil {
+		return "", frame
+	}
+	return o.NameFrame(frame)
 }
 
 // Auditor turns decoded events into findings and a report. Event must be
@@ -78,6 +99,10 @@ type Auditor struct {
 	lru       *list.List // rows, most recently seen at the front
 
 	claims map[memberKey]*claimSet
+	cases  map[caseKey]*caseState
+	// suppressed: the cases of findings the baseline suppressed, kept
+	// with Filter.ShowSuppressed.
+	suppressed map[caseKey]*caseState
 
 	findings []Finding
 	// findingBytes estimates the memory findings holds (findingSize).
@@ -96,7 +121,7 @@ type totals struct {
 	connections, kafkaConns uint64
 	// tcpConns: every TCP connection the pipeline followed (AddCapture).
 	tcpConns        uint64
-	coverage        [decode.TruncatedPacket + 1]uint64
+	coverage        [decode.NumCoverage]uint64
 	byRule          [numRules]uint64
 	bySeverity      [SeverityError + 1]uint64
 	findingsDropped uint64
@@ -108,6 +133,7 @@ type totals struct {
 	kernelDropped   uint64
 	stateLimited    uint64
 	pendingEvicted  uint64
+	suppressed      uint64
 }
 
 // New returns an Auditor.
@@ -503,7 +529,6 @@ type detail struct {
 	expected, observed string
 	msg                string
 	group, member      string
-	firstDep           bool        // depends on the connection's first request
 	inst               decode.UUID // overrides the instance the finding belongs to
 	// reqFrame and reqTime: for a rule seen in a response (3.5), the
 	// packet of the request it answers, which the finding names (SPEC.md
@@ -527,7 +552,7 @@ func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d detail) {
 		kip = rule.KIP
 	}
 	conf := ConfidenceFull
-	if e.Partial || c.gap || (d.firstDep && !c.fromStart) {
+	if e.Partial || c.gap || (rule.FirstRequest && !c.fromStart) {
 		conf = ConfidencePartial
 	}
 	inst := d.inst
@@ -548,6 +573,8 @@ func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d detail) {
 	if d.reqFrame != 0 {
 		f.Frame, f.Time = d.reqFrame, d.reqTime
 	}
+	f.seq = f.Frame
+	f.Capture, f.Frame = a.o.nameFrame(f.Frame)
 	if e.Kind != decode.KindRequest && e.Kind != decode.KindResponse {
 		// A connection-level finding (client-id-repeated): no PDU.
 		f.API, f.APIKey, f.APIVersion, f.CorrelationID = "", -1, -1, -1
@@ -556,13 +583,29 @@ func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d detail) {
 }
 
 func (a *Auditor) record(c *connState, f Finding, e *decode.Event) {
+	flt := a.o.Filter
+	if !flt.keep(&f) {
+		return
+	}
+	r := a.rowFor(c, f.InstanceID, e)
+	if flt != nil && flt.Baseline != nil && flt.Baseline.known[caseEntry(f.rule.rule(), r, &f)] {
+		a.t.suppressed++
+		if flt.ShowSuppressed {
+			a.addCase(&a.suppressed, r, &f)
+		}
+		return
+	}
 	a.t.byRule[f.rule]++
 	a.t.bySeverity[f.Severity]++
-	a.rowFor(c, f.InstanceID, e).findings[f.rule]++
-	if sz := findingSize(&f); len(a.findings) < a.o.MaxFindings && a.findingBytes+sz <= a.o.MaxFindingBytes {
+	r.findings[f.rule]++
+	a.addCase(&a.cases, r, &f)
+	switch sz := findingSize(&f); {
+	case a.o.StreamFindings:
+		// Kept by no one but OnFinding.
+	case len(a.findings) < a.o.MaxFindings && a.findingBytes+sz <= a.o.MaxFindingBytes:
 		a.findings = append(a.findings, f)
 		a.findingBytes += sz
-	} else {
+	default:
 		a.t.findingsDropped++
 	}
 	a.outbox = append(a.outbox, f)
@@ -575,7 +618,7 @@ func (a *Auditor) fireConnEnd(c *connState, at time.Time, frame uint64) {
 	}
 	ev := decode.Event{Kind: decode.KindConnEnd, Conn: c.id, Frame: frame, Time: at}
 	a.fire(c, &ev, rClientIDRepeated, detail{
-		firstDep: true, expected: "null client ID after the first request",
+		expected: "null client ID after the first request",
 		observed: plural(c.cidRepeats, "request") + ", " + plural(c.cidRepeatBytes, "byte"),
 		msg: "the connection sends header instance IDs (claims KIP-1313) but repeated its client ID on " +
 			plural(c.cidRepeats, "later request") + "; sending null would save " + plural(c.cidRepeatBytes, "byte"),

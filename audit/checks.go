@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"cmp"
 	"strconv"
 
 	"github.com/kwatch/kwatch/decode"
@@ -67,15 +68,26 @@ func apiName(key int16) string {
 }
 
 func errName(code int16) string {
+	name := ErrorName(code)
+	if name == "UNKNOWN" {
+		return "error " + strconv.Itoa(int(code))
+	}
+	return name + " (" + strconv.Itoa(int(code)) + ")"
+}
+
+// ErrorName is the name Kafka gives an error code (kerr): "NONE" for 0,
+// "UNKNOWN" for a code kerr does not know. Every output names error codes
+// through it.
+func ErrorName(code int16) string {
 	if code == 0 {
-		return "NONE (0)"
+		return "NONE"
 	}
 	if err := kerr.ErrorForCode(code); err != nil {
 		if ke, ok := err.(*kerr.Error); ok {
-			return ke.Message + " (" + strconv.Itoa(int(code)) + ")"
+			return ke.Message
 		}
 	}
-	return "error " + strconv.Itoa(int(code))
+	return "UNKNOWN"
 }
 
 func plural(n uint64, unit string) string {
@@ -109,22 +121,9 @@ type reqCheck struct {
 
 func (q *reqCheck) fire(r ruleID, d detail) {
 	q.a.fire(q.c, q.e, r, d)
-	if !q.hasInvalid && rejectedByBroker(r, d.sev) && r.runsUnder(q.a.o.Profile) {
+	if !q.hasInvalid && r.rule().BrokerRejects && cmp.Or(d.sev, r.rule().Severity) == SeverityError && r.runsUnder(q.a.o.Profile) {
 		q.invalid, q.hasInvalid = r, true
 	}
-}
-
-// rejectedByBroker: the rules whose requests a conforming broker answers
-// with INVALID_REQUEST (SPEC.md 3.5).
-func rejectedByBroker(r ruleID, sev Severity) bool {
-	switch r {
-	case rInstanceDropped, rInstanceChanged, rInstanceLate, rInstanceMalformed, rInstanceMissingFirst,
-		rTelemetryRequestedWithHeader, rTelemetryMismatch, rTelemetryZeroPush:
-		return true
-	case rMemberEmpty:
-		return sev == SeverityError
-	}
-	return false
 }
 
 func (a *Auditor) request(c *connState, e *decode.Event) {
@@ -181,7 +180,7 @@ func (q *reqCheck) clientID() {
 		}
 	case cidEmpty:
 		if !empty {
-			q.fire(rClientIDMissingFirst, detail{firstDep: true, expected: "client ID on the first request",
+			q.fire(rClientIDMissingFirst, detail{expected: "client ID on the first request",
 				observed: string(e.ClientID),
 				msg:      "the connection's first request had no client ID; the broker keeps it and ignores this one"})
 		}
@@ -198,10 +197,17 @@ func (q *reqCheck) clientID() {
 			q.a.t.cidRepeatBytes += n
 		}
 		if string(e.ClientID) != c.firstCID {
-			q.fire(rClientIDChanged, detail{firstDep: true, expected: c.firstCID, observed: string(e.ClientID),
+			q.fire(rClientIDChanged, detail{expected: c.firstCID, observed: string(e.ClientID),
 				msg: "client ID differs from the connection's first; the broker attributes this request to the first"})
 		}
 	}
+}
+
+// instanceChanged fires instance-id-changed (SPEC.md 3.1, and section 4
+// for v3 headers): the request's instance ID is not the connection's first.
+func (q *reqCheck) instanceChanged() {
+	q.fire(rInstanceChanged, detail{expected: JavaString(q.c.instID), observed: JavaString(q.id),
+		msg: "instance ID changed mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
 }
 
 // instanceID applies SPEC.md 3.1 (or section 4) to a v2+ header.
@@ -215,7 +221,11 @@ func (q *reqCheck) instanceID() {
 	}
 	if q.hasID {
 		q.c.claimed = true
-		q.touchInstance()
+		// A connection's client row is its first instance ID's: an ID
+		// it changes to shows in the findings, not as a client of its own.
+		if q.c.inst != idSet || q.c.instID == q.id {
+			q.touchInstance()
+		}
 	}
 	if q.a.o.Profile == ProfileAccepted2026 {
 		if q.hv == 3 {
@@ -238,15 +248,14 @@ func (q *reqCheck) seedConsistency() {
 		}
 	case idSet:
 		if !q.hasID {
-			q.fire(rInstanceDropped, detail{firstDep: true, expected: JavaString(c.instID), observed: "none",
+			q.fire(rInstanceDropped, detail{expected: JavaString(c.instID), observed: "none",
 				msg: "instance ID dropped mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
 		} else if q.id != c.instID {
-			q.fire(rInstanceChanged, detail{firstDep: true, expected: JavaString(c.instID), observed: JavaString(q.id),
-				msg: "instance ID changed mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
+			q.instanceChanged()
 		}
 	case idNone:
 		if q.hasID {
-			q.fire(rInstanceLate, detail{firstDep: true, expected: "none", observed: JavaString(q.id), inst: q.id,
+			q.fire(rInstanceLate, detail{expected: "none", observed: JavaString(q.id), inst: q.id,
 				msg: "instance ID set after a first v2 request without one; a conforming broker rejects this request with INVALID_REQUEST"})
 		}
 	}
@@ -281,11 +290,10 @@ func (q *reqCheck) acceptedConsistency() {
 			return
 		}
 		if q.id != c.instID {
-			q.fire(rInstanceChanged, detail{firstDep: true, expected: JavaString(c.instID), observed: JavaString(q.id),
-				msg: "instance ID changed mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
+			q.instanceChanged()
 		} else if !c.instRepeat {
 			c.instRepeat = true
-			q.fire(rInstanceRepeated, detail{firstDep: true, expected: "none after the first request", observed: JavaString(q.id),
+			q.fire(rInstanceRepeated, detail{expected: "none after the first request", observed: JavaString(q.id),
 				msg: "the instance ID is repeated after the connection's first request (" + strconv.Itoa(instanceTagBytes) + " header bytes per request)"})
 		}
 	}
@@ -348,7 +356,7 @@ func (q *reqCheck) telemetryB() (decode.UUID, bool) {
 
 func (q *reqCheck) notAdopted(id decode.UUID) {
 	if b, ok := q.telemetryB(); ok && id != b {
-		q.fire(rTelemetryNotAdopted, detail{firstDep: true, expected: JavaString(b), observed: JavaString(id),
+		q.fire(rTelemetryNotAdopted, detail{expected: JavaString(b), observed: JavaString(id),
 			msg: "the broker assigned telemetry ID " + uuidText(b) + " but the client uses another"})
 	}
 }
@@ -378,10 +386,10 @@ func (q *reqCheck) getTelemetry() {
 	if q.hasID {
 		h = q.id
 	}
-	var tableRow uint8
+	var tableRow telemetryCase
 	switch {
 	case h.IsZero() && r.IsZero():
-		tableRow = 1 // legacy first: the broker assigns B
+		tableRow = telemetryLegacyFirst
 		if q.c.hasAssigned {
 			// Asking again on a connection that was given B: B is not
 			// used (only this connection: a legacy client on another
@@ -389,19 +397,19 @@ func (q *reqCheck) getTelemetry() {
 			q.notAdopted(r)
 		}
 	case h.IsZero():
-		tableRow = 2 // legacy later: R is the telemetry ID
+		tableRow = telemetryLegacyLater
 		q.notAdopted(r)
 		q.setTelemetry(r)
 	case r == h:
-		tableRow = 3 // aligned
+		tableRow = telemetryAligned
 		q.notAdopted(r)
 		q.setTelemetry(r)
 	case r.IsZero():
-		tableRow = 4
+		tableRow = telemetryRequested
 		q.fire(rTelemetryRequestedWithHeader, detail{expected: JavaString(h), observed: "0",
 			msg: "GetTelemetrySubscriptions asks the broker for a telemetry ID while sending header instance ID; a conforming broker answers INVALID_REQUEST"})
 	default:
-		tableRow = 5
+		tableRow = telemetryMismatch
 		q.fire(rTelemetryMismatch, detail{expected: JavaString(h), observed: JavaString(r),
 			msg: "telemetry ClientInstanceId differs from the header instance ID; a conforming broker answers INVALID_REQUEST"})
 	}
@@ -467,7 +475,7 @@ func (q *reqCheck) heartbeat() {
 			msg: "join retried with a new member ID after the join with " + memberText(g.join) + " got " + state + "; the first may stay as a ghost member"})
 	}
 	if !ghost && !assigned && g.current != "" && g.current != member {
-		q.fire(rMemberChanged, detail{firstDep: true, group: group, member: member, expected: g.current, observed: member,
+		q.fire(rMemberChanged, detail{group: group, member: member, expected: g.current, observed: member,
 			msg: "the client uses a second member ID in group " + strconv.Quote(group) + "; a member ID lives as long as the process"})
 	}
 	g.current = member
@@ -785,7 +793,7 @@ func (a *Auditor) response(c *connState, e *decode.Event) {
 		answered := p.invalid.rule()
 		a.fire(c, e, rBrokerAcceptedInvalid, detail{reqFrame: p.frame, reqTime: p.time, kip: answered.KIP, expected: errName(errInvalidRequest),
 			observed: errName(b.ErrorCode),
-			msg:      "the broker accepted a request that breaks " + answered.ID + answeredAt(e) + "; a conforming broker answers INVALID_REQUEST"})
+			msg:      "the broker accepted a request that breaks " + answered.ID + a.answeredAt(e) + "; a conforming broker answers INVALID_REQUEST"})
 	}
 	if !decoded {
 		if p.heartbeat && p.join && p.member != "" {
@@ -800,15 +808,19 @@ func (a *Auditor) response(c *connState, e *decode.Event) {
 	switch {
 	case p.heartbeat:
 		a.heartbeatResponse(c, e, &p)
-	case p.telemetryRow != 0:
+	case p.telemetryRow != telemetryNone:
 		a.telemetryResponse(c, e, &p)
 	}
 }
 
 // answeredAt names the answer's frame in the message of a finding about
 // its request (SPEC.md 3.5 findings carry the request's frame).
-func answeredAt(e *decode.Event) string {
-	return " (answered at frame " + strconv.FormatUint(e.Frame, 10) + ")"
+func (a *Auditor) answeredAt(e *decode.Event) string {
+	capture, n := a.o.nameFrame(e.Frame)
+	if capture != "" {
+		return " (answered at frame " + strconv.FormatUint(n, 10) + " of " + capture + ")"
+	}
+	return " (answered at frame " + strconv.FormatUint(n, 10) + ")"
 }
 
 func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
@@ -837,7 +849,7 @@ func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
 	if p.emptyRequired {
 		a.fire(c, e, rBrokerGeneratedMember, detail{reqFrame: p.frame, reqTime: p.time, group: p.group, member: b.MemberID,
 			expected: errName(errInvalidRequest), observed: b.MemberID,
-			msg: "the broker generated a member ID for a join without one, at a version that requires a client-generated ID" + answeredAt(e)})
+			msg: "the broker generated a member ID for a join without one, at a version that requires a client-generated ID" + a.answeredAt(e)})
 	}
 }
 
@@ -845,23 +857,23 @@ func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 	b := &e.Body
 	ok := !b.HasErrorCode || b.ErrorCode == 0
 	id := b.TelemetryInstanceID
-	switch p.telemetryRow {
-	case 1:
+	switch {
+	case p.telemetryRow == telemetryLegacyFirst:
 		if !ok {
 			return
 		}
 		if id.IsZero() {
 			a.fire(c, e, rBrokerTelemetryMissing, detail{reqFrame: p.frame, reqTime: p.time, expected: "a new non-zero ClientInstanceId", observed: "0",
-				msg: "the broker answered a first GetTelemetrySubscriptions with NONE and a zero ClientInstanceId" + answeredAt(e)})
+				msg: "the broker answered a first GetTelemetrySubscriptions with NONE and a zero ClientInstanceId" + a.answeredAt(e)})
 			return
 		}
 		c.assignedB, c.hasAssigned = id, true
 		r := a.ensureRow(c, e.Time, e.Frame)
 		r.assignedB, r.hasAssigned, r.telemetry = id, true, id
-	case 2, 3, 5: // the rows whose body ID is non-zero
+	case p.telemetryRow.bodyIDSet():
 		if !id.IsZero() {
 			a.fire(c, e, rBrokerTelemetryEcho, detail{reqFrame: p.frame, reqTime: p.time, expected: "0", observed: JavaString(id),
-				msg: "the broker answered a GetTelemetrySubscriptions that carried its ID with a non-zero ID (KIP-714 says 0)" + answeredAt(e)})
+				msg: "the broker answered a GetTelemetrySubscriptions that carried its ID with a non-zero ID (KIP-714 says 0)" + a.answeredAt(e)})
 		}
 	}
 }

@@ -1,10 +1,10 @@
 package audit
 
 import (
+	"io"
 	"net/netip"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 )
 
 // jsonWriter appends the report's JSON byte for byte as encoding/json
@@ -22,6 +22,25 @@ type jsonWriter struct {
 	// line, as json.Indent does.
 	first bool
 	keys  []string // reused to sort map keys
+	// out, when set, takes what buf holds whenever it passes spillAt, so
+	// that a report of many findings is never whole in memory; err is its
+	// first write error.
+	out io.Writer
+	err error
+}
+
+// spillAt is how much JSON a streaming jsonWriter holds before writing.
+const spillAt = 64 << 10
+
+// spill writes buf out once it holds spillAt bytes (with out set).
+func (w *jsonWriter) spill() {
+	if w.out == nil || len(w.buf) < spillAt {
+		return
+	}
+	if _, err := w.out.Write(w.buf); err != nil && w.err == nil {
+		w.err = err
+	}
+	w.buf = w.buf[:0]
 }
 
 func (w *jsonWriter) newline() {
@@ -78,7 +97,7 @@ func (w *jsonWriter) field(name string) {
 // key starts a map's member: k is data, and escaped.
 func (w *jsonWriter) key(k string) {
 	w.next()
-	w.buf = appendJSONString(w.buf, k)
+	w.buf = AppendJSONString(w.buf, k)
 	w.colon()
 }
 
@@ -90,7 +109,7 @@ func (w *jsonWriter) colon() {
 	}
 }
 
-func (w *jsonWriter) str(s string)  { w.buf = appendJSONString(w.buf, s) }
+func (w *jsonWriter) str(s string)  { w.buf = AppendJSONString(w.buf, s) }
 func (w *jsonWriter) uint(v uint64) { w.buf = strconv.AppendUint(w.buf, v, 10) }
 func (w *jsonWriter) int(v int64)   { w.buf = strconv.AppendInt(w.buf, v, 10) }
 func (w *jsonWriter) bool(v bool)   { w.buf = strconv.AppendBool(w.buf, v) }
@@ -114,6 +133,7 @@ func jsonArray[T any](w *jsonWriter, s []T, each func(*T)) {
 	for i := range s {
 		w.next()
 		each(&s[i])
+		w.spill()
 	}
 	w.close(']')
 }
@@ -186,10 +206,26 @@ func (w *jsonWriter) report(r *Report) {
 	w.open('{')
 	w.field("profile")
 	w.str(r.Profile)
+	w.field("complete")
+	w.bool(r.Complete)
+	w.field("warnings")
+	w.strs(r.Warnings)
 	w.optStr("start", r.Start)
 	w.optStr("end", r.End)
 	w.field("totals")
 	w.totals(&r.Totals)
+	w.field("cases")
+	jsonArray(w, r.Cases, w.caseObj)
+	w.field("software")
+	jsonArray(w, r.Software, w.software)
+	w.field("groups")
+	jsonArray(w, r.Groups, w.group)
+	w.field("brokers")
+	jsonArray(w, r.Brokers, w.broker)
+	if len(r.Suppressed) > 0 {
+		w.field("suppressed")
+		jsonArray(w, r.Suppressed, w.caseObj)
+	}
 	w.field("instances")
 	jsonArray(w, r.Instances, w.instance)
 	w.field("findings")
@@ -243,6 +279,10 @@ func (w *jsonWriter) totals(t *Totals) {
 		w.field("kernel_dropped")
 		w.uint(t.KernelDropped)
 	}
+	if t.Suppressed != 0 {
+		w.field("suppressed")
+		w.uint(t.Suppressed)
+	}
 	w.close('}')
 }
 
@@ -269,6 +309,7 @@ func (w *jsonWriter) instance(in *Instance) {
 	w.optStr("telemetry_id", in.TelemetryID)
 	w.field("findings")
 	w.uints(in.Findings)
+	w.optStr("capture", in.Capture)
 	w.field("first_frame")
 	w.uint(in.FirstFrame)
 	w.close('}')
@@ -280,6 +321,7 @@ func (w *jsonWriter) connSummary(c *ConnSummary) {
 	w.str(c.Client)
 	w.field("broker")
 	w.str(c.Broker)
+	w.optStr("capture", c.Capture)
 	w.field("start_frame")
 	w.uint(c.StartFrame)
 	w.close('}')
@@ -302,6 +344,7 @@ func (w *jsonWriter) finding(f *Finding) {
 	w.str(f.KIP)
 	w.field("confidence")
 	w.str(f.Confidence.String())
+	w.optStr("capture", f.Capture)
 	w.field("frame")
 	w.uint(f.Frame)
 	w.field("conn")
@@ -346,66 +389,87 @@ func (w *jsonWriter) finding(f *Finding) {
 	w.close('}')
 }
 
-// appendJSONString appends s quoted as encoding/json's appendString does
-// with escapeHTML false: '"', '\\' and control characters escaped (\b \f
-// \n \r \t by name, the others as \u00XX), invalid UTF-8 bytes replaced
-// by \ufffd, U+2028 and U+2029 escaped, everything else as is.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if jsonPlain[b] {
-			i++
-			continue
-		}
-		if b < utf8.RuneSelf {
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case c == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case c == '\u2028' || c == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+func (w *jsonWriter) caseObj(c *Case) {
+	w.open('{')
+	w.field("rule")
+	w.str(c.Rule)
+	w.field("severity")
+	w.str(c.Severity.String())
+	w.field("kip")
+	w.str(c.KIP)
+	w.field("count")
+	w.uint(c.Count)
+	w.optStr("broker", c.Broker)
+	w.optStr("instance_id", c.InstanceID)
+	w.field("client_ids")
+	w.strs(c.ClientIDs)
+	w.field("client_hosts")
+	w.strs(c.ClientHosts)
+	w.optStr("software_name", c.SoftwareName)
+	w.optStr("software_version", c.SoftwareVersion)
+	w.field("first")
+	w.frameRef(&c.First)
+	w.field("last")
+	w.frameRef(&c.Last)
+	w.field("example")
+	w.str(c.Example)
+	w.field("fix")
+	w.str(c.Fix)
+	w.close('}')
 }
 
-// jsonPlain marks the bytes appendJSONString copies as they are without
-// a second look: ASCII but control characters, '"' and '\\'.
-var jsonPlain = func() (t [256]bool) {
-	for b := ' '; b < utf8.RuneSelf; b++ {
-		t[b] = b != '"' && b != '\\'
-	}
-	return t
-}()
+func (w *jsonWriter) frameRef(f *FrameRef) {
+	w.open('{')
+	w.field("time")
+	w.str(f.Time)
+	w.optStr("capture", f.Capture)
+	w.field("frame")
+	w.uint(f.Frame)
+	w.close('}')
+}
+
+func (w *jsonWriter) software(s *SoftwareRollup) {
+	w.open('{')
+	w.field("software_name")
+	w.str(s.SoftwareName)
+	w.field("software_version")
+	w.str(s.SoftwareVersion)
+	w.field("clients")
+	w.int(int64(s.Clients))
+	w.field("clients_breaking_rules")
+	w.int(int64(s.Breaking))
+	w.field("findings")
+	w.uints(s.Findings)
+	w.close('}')
+}
+
+func (w *jsonWriter) group(g *GroupView) {
+	w.open('{')
+	w.field("group")
+	w.str(g.Group)
+	w.field("members")
+	jsonArray(w, g.Members, w.groupMember)
+	w.close('}')
+}
+
+func (w *jsonWriter) groupMember(m *GroupMember) {
+	w.open('{')
+	w.field("member_id")
+	w.str(m.MemberID)
+	w.field("clients")
+	w.strs(m.Clients)
+	w.field("shared")
+	w.bool(m.Shared)
+	w.close('}')
+}
+
+func (w *jsonWriter) broker(b *BrokerView) {
+	w.open('{')
+	w.field("broker")
+	w.str(b.Broker)
+	w.field("clients")
+	w.int(int64(b.Clients))
+	w.field("findings")
+	w.uints(b.Findings)
+	w.close('}')
+}

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kwatch/kwatch/decode"
 )
@@ -24,6 +25,7 @@ type jsonFinding struct {
 	Severity      Severity `json:"severity"`
 	KIP           string   `json:"kip"`
 	Confidence    string   `json:"confidence"`
+	Capture       string   `json:"capture,omitempty"`
 	Frame         uint64   `json:"frame"`
 	Conn          jsonConn `json:"conn"`
 	API           string   `json:"api"`
@@ -47,7 +49,7 @@ type jsonConn struct {
 func toJSONFinding(f *Finding) jsonFinding {
 	j := jsonFinding{
 		Time: f.Time.UTC().Format(TimeFormat), Rule: f.Rule, Severity: f.Severity, KIP: f.KIP,
-		Confidence: f.Confidence.String(), Frame: f.Frame,
+		Confidence: f.Confidence.String(), Capture: f.Capture, Frame: f.Frame,
 		Conn: jsonConn{Client: f.Conn.Client.String(), Broker: f.Conn.Broker.String()},
 		API:  f.API, APIKey: f.APIKey, APIVersion: f.APIVersion, CorrelationID: f.CorrelationID,
 		Expected: f.Expected, Observed: f.Observed, Message: f.Message,
@@ -75,7 +77,22 @@ func refFindingLine(f *Finding) []byte {
 	if err := enc.Encode(toJSONFinding(f)); err != nil {
 		panic(err)
 	}
-	return b.Bytes()
+	return escapeTerminal(b.Bytes())
+}
+
+// escapeTerminal turns encoding/json's output into AppendJSONString's:
+// DEL, C1 and bidirectional controls, which encoding/json leaves raw (and
+// which can only stand inside strings), become \uXXXX.
+func escapeTerminal(b []byte) []byte {
+	var out []byte
+	for _, r := range string(b) {
+		if r == 0x7f || terminalRune(r) {
+			out = fmt.Appendf(out, "\\u%04x", r)
+			continue
+		}
+		out = utf8.AppendRune(out, r)
+	}
+	return out
 }
 
 // refFinding has the old Finding.MarshalJSON, for the reference report.
@@ -126,10 +143,15 @@ func refReportValue(r *Report) any {
 
 // refWriteJSON is the old WriteJSON.
 func refWriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(escapeTerminal(b.Bytes()))
+	return err
 }
 
 // sameJSON fails t unless r's report JSON, and its findings' NDJSON lines
@@ -181,7 +203,7 @@ func firstDiff(a, b []byte) int {
 }
 
 // awkward holds every kind of string encoding/json treats specially.
-const awkward = "q\"b\\s/ <>&\x00\x01\b\f\n\r\t\x1f\x7f é 日本 \U0001F600 \u2028\u2029 bad:\xff\xc3(\xe2\x80\xed\xa0\x80 end\xe2\x80"
+const awkward = "q\"b\\s/ <>&\x00\x01\b\f\n\r\t\x1f\x7f \u0085\u009b\u202e\u2066 é 日本 \U0001F600 \u2028\u2029 bad:\xff\xc3(\xe2\x80\xed\xa0\x80 end\xe2\x80"
 
 func TestWriteJSONSameAsEncodingJSON(t *testing.T) {
 	v6 := netip.MustParseAddrPort("[fe80::1%eth\"0\\\x01]:9092")

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"cmp"
 	"io"
 	"slices"
 	"strings"
@@ -12,12 +13,25 @@ import (
 // Report is the audit's result: totals, one row per client, the findings.
 // It is a snapshot: the Auditor does not touch it after returning it.
 type Report struct {
-	Profile   string     `json:"profile"`
-	Start     string     `json:"start,omitempty"` // time of the first event
-	End       string     `json:"end,omitempty"`   // time of the last event
-	Totals    Totals     `json:"totals"`
-	Instances []Instance `json:"instances"`
-	Findings  []Finding  `json:"findings"`
+	Profile string `json:"profile"`
+	// Complete is false when the audit could not see what it was asked to
+	// (SPEC.md section 5): Warnings then says why, one sentence each.
+	Complete bool     `json:"complete"`
+	Warnings []string `json:"warnings"`
+	Start    string   `json:"start,omitempty"` // time of the first event
+	End      string   `json:"end,omitempty"`   // time of the last event
+	Totals   Totals   `json:"totals"`
+	// Cases and Software are the compliance summary: every finding
+	// counted by (rule, client), and the clients by software version.
+	Cases    []Case           `json:"cases"`
+	Software []SoftwareRollup `json:"software"`
+	// Groups and Brokers are the same clients seen by group and by broker.
+	Groups  []GroupView  `json:"groups"`
+	Brokers []BrokerView `json:"brokers"`
+	// Suppressed lists the cases a baseline suppressed (--show-suppressed).
+	Suppressed []Case     `json:"suppressed,omitempty"`
+	Instances  []Instance `json:"instances"`
+	Findings   []Finding  `json:"findings"`
 
 	maxSev Severity
 }
@@ -55,6 +69,8 @@ type Totals struct {
 	// packets the kernel delivered and dropped (a coverage figure).
 	KernelReceived uint64 `json:"kernel_received,omitempty"`
 	KernelDropped  uint64 `json:"kernel_dropped,omitempty"`
+	// Suppressed counts findings of the cases a baseline lists.
+	Suppressed uint64 `json:"suppressed,omitempty"`
 }
 
 // Instance is one client: a client instance (non-zero header instance ID)
@@ -74,13 +90,33 @@ type Instance struct {
 	MemberIDs       map[string][]string `json:"member_ids"`
 	TelemetryID     string              `json:"telemetry_id,omitempty"`
 	Findings        map[string]uint64   `json:"findings"`
-	FirstFrame      uint64              `json:"first_frame"`
+	// Capture and FirstFrame: where the row was first seen (Capture only
+	// when several captures are read as one).
+	Capture    string `json:"capture,omitempty"`
+	FirstFrame uint64 `json:"first_frame"`
+
+	firstSeq  uint64 // orders rows across captures (Finding.seq)
+	firstTime time.Time
+}
+
+// compareSeq orders two things by where the pipeline saw them: by sequence
+// (the pipeline's frame) within one capture, and by time first when
+// several captures are read as one, since they were merged by time and the
+// packed frames order them by file.
+func compareSeq(merged bool, xt, yt time.Time, x, y uint64) int {
+	if merged {
+		if c := xt.Compare(yt); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(x, y)
 }
 
 // ConnSummary names one connection of an instance.
 type ConnSummary struct {
 	Client     string `json:"client"`
 	Broker     string `json:"broker"`
+	Capture    string `json:"capture,omitempty"`
 	StartFrame uint64 `json:"start_frame"`
 }
 
@@ -98,48 +134,70 @@ func timeString(t time.Time) string {
 // when and how often snapshots are taken must not change the result.
 func (a *Auditor) report() *Report {
 	t := &a.t
-	r := &Report{Profile: a.o.Profile.String(), Start: timeString(t.first), End: timeString(t.last)}
-	r.Totals = Totals{
+	r := &Report{Profile: a.o.Profile.String(), Complete: true, Warnings: []string{}, Start: timeString(t.first), End: timeString(t.last)}
+	r.Totals, r.maxSev = a.totals()
+	r.Instances = make([]Instance, 0, a.lru.Len())
+	for el := a.lru.Front(); el != nil; el = el.Next() {
+		r.Instances = append(r.Instances, el.Value.(*row).export(&a.o))
+	}
+	r.Findings = append(make([]Finding, 0, len(a.findings)), a.findings...) // [] when none, never null
+	r.Cases = exportCases(a.cases, &a.o)
+	if len(a.suppressed) > 0 {
+		r.Suppressed = exportCases(a.suppressed, &a.o)
+	}
+	return r
+}
+
+// Counts returns the report's totals and its number of client rows,
+// without copying rows or findings: what a metrics scrape reads.
+func (a *Auditor) Counts() (Totals, int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t, _ := a.totals()
+	return t, a.lru.Len()
+}
+
+// totals copies the counters into Totals and says the highest severity
+// found; a.mu is held.
+func (a *Auditor) totals() (Totals, Severity) {
+	t := &a.t
+	var maxSev Severity
+	out := Totals{
 		Packets: t.packets, Bytes: t.bytes, Connections: max(t.connections, t.tcpConns), KafkaConnections: t.kafkaConns,
 		RequestsByHeaderVersion: map[string]uint64{}, Responses: t.responses,
 		Coverage: map[string]uint64{}, FindingsBySeverity: map[string]uint64{}, FindingsByRule: map[string]uint64{},
 		FindingsNotKept: t.findingsDropped, EvictedInstances: t.evicted,
 		ClientIDRepeats: t.cidRepeats, ClientIDRepeatBytes: t.cidRepeatBytes,
 		UnobservableConnections: t.unobservable, StateLimited: t.stateLimited + t.pendingEvicted,
-		KernelReceived: t.kernelReceived, KernelDropped: t.kernelDropped,
+		KernelReceived: t.kernelReceived, KernelDropped: t.kernelDropped, Suppressed: t.suppressed,
 	}
 	for _, c := range a.conns {
 		if c.kafka && !c.closed {
-			r.Totals.OpenConnections++
+			out.OpenConnections++
 		}
 	}
 	for v, n := range t.requests {
-		r.Totals.Requests += n
+		out.Requests += n
 		if v < 3 || a.o.Profile == ProfileAccepted2026 {
-			r.Totals.RequestsByHeaderVersion["v"+string(rune('0'+v))] = n
+			out.RequestsByHeaderVersion["v"+string(rune('0'+v))] = n
 		}
 	}
 	for _, cv := range decode.Coverages() {
-		r.Totals.Coverage[cv.String()] = t.coverage[cv]
+		out.Coverage[cv.String()] = t.coverage[cv]
 	}
 	for s := SeverityInfo; s <= SeverityError; s++ {
-		r.Totals.FindingsBySeverity[s.String()] = t.bySeverity[s]
-		r.Totals.Findings += t.bySeverity[s]
+		out.FindingsBySeverity[s.String()] = t.bySeverity[s]
+		out.Findings += t.bySeverity[s]
 		if t.bySeverity[s] > 0 {
-			r.maxSev = s
+			maxSev = s
 		}
 	}
 	for i, n := range t.byRule {
 		if n > 0 {
-			r.Totals.FindingsByRule[ruleTable[i].ID] = n
+			out.FindingsByRule[ruleTable[i].ID] = n
 		}
 	}
-	r.Instances = make([]Instance, 0, a.lru.Len())
-	for el := a.lru.Front(); el != nil; el = el.Next() {
-		r.Instances = append(r.Instances, el.Value.(*row).export())
-	}
-	r.Findings = append(make([]Finding, 0, len(a.findings)), a.findings...) // [] when none, never null
-	return r
+	return out, maxSev
 }
 
 // sort puts the rows and findings of a report copied by report in their
@@ -151,6 +209,9 @@ func (r *Report) sort() {
 				return -1
 			}
 			return 1
+		}
+		if c := compareSeq(x.Capture != "", x.firstTime, y.firstTime, x.firstSeq, y.firstSeq); c != 0 {
+			return c
 		}
 		if x.FirstFrame != y.FirstFrame {
 			if x.FirstFrame < y.FirstFrame {
@@ -164,6 +225,9 @@ func (r *Report) sort() {
 		return strings.Compare(strings.Join(x.ClientHosts, ","), strings.Join(y.ClientHosts, ","))
 	})
 	sortFindings(r.Findings)
+	r.Software = rollup(r.Instances)
+	r.Groups = groupViews(r.Instances)
+	r.Brokers = brokerViews(r.Instances, r.Cases)
 }
 
 // sortFindings orders findings by frame, then rule table order, then
@@ -171,6 +235,8 @@ func (r *Report) sort() {
 func sortFindings(fs []Finding) {
 	slices.SortStableFunc(fs, func(x, y Finding) int {
 		switch {
+		case compareSeq(x.Capture != "", x.Time, y.Time, x.seq, y.seq) != 0:
+			return compareSeq(x.Capture != "", x.Time, y.Time, x.seq, y.seq)
 		case x.Frame != y.Frame:
 			if x.Frame < y.Frame {
 				return -1
@@ -188,11 +254,12 @@ func sortFindings(fs []Finding) {
 	})
 }
 
-func (r *row) export() Instance {
+func (r *row) export(o *Options) Instance {
 	in := Instance{
 		Legacy: r.legacy, ClientIDs: slices.Clone(r.clientIDs), SoftwareName: r.software, SoftwareVersion: r.swVersion,
-		Connections: r.conns, MemberIDs: map[string][]string{}, Findings: map[string]uint64{}, FirstFrame: r.firstFrame,
+		Connections: r.conns, MemberIDs: map[string][]string{}, Findings: map[string]uint64{}, firstSeq: r.firstFrame, firstTime: r.firstSeen,
 	}
+	in.Capture, in.FirstFrame = o.nameFrame(r.firstFrame)
 	if in.ClientIDs == nil {
 		in.ClientIDs = []string{}
 	}
@@ -212,7 +279,8 @@ func (r *row) export() Instance {
 		in.Brokers = []string{}
 	}
 	for _, c := range r.connList {
-		in.ConnectionList = append(in.ConnectionList, ConnSummary{Client: c.Client.String(), Broker: c.Broker.String(), StartFrame: c.StartFrame})
+		capture, start := o.nameFrame(c.StartFrame)
+		in.ConnectionList = append(in.ConnectionList, ConnSummary{Client: c.Client.String(), Broker: c.Broker.String(), Capture: capture, StartFrame: start})
 	}
 	if in.ConnectionList == nil {
 		in.ConnectionList = []ConnSummary{}
@@ -248,15 +316,20 @@ func (r *Report) MaxSeverity() (Severity, bool) {
 // WriteJSON writes the report as one indented JSON object and a newline,
 // in one Write: what a json.Encoder with SetIndent("", "  ") and
 // SetEscapeHTML(false) writes, byte for byte.
+// WriteJSON writes the report as one indented JSON object, streaming: it
+// holds at most about spillAt bytes of it at a time.
 func (r *Report) WriteJSON(w io.Writer) error {
-	jw := jsonWriter{indent: true}
-	if r != nil {
-		// About what an indented row and finding take, so that the buffer
-		// seldom grows.
-		jw.buf = make([]byte, 0, 2048+1024*len(r.Instances)+768*len(r.Findings))
-	}
+	jw := jsonWriter{indent: true, out: w, buf: make([]byte, 0, spillAt+4096)}
 	jw.report(r)
 	jw.buf = append(jw.buf, '\n')
-	_, err := w.Write(jw.buf)
-	return err
+	if _, err := w.Write(jw.buf); err != nil && jw.err == nil {
+		jw.err = err
+	}
+	return jw.err
+}
+
+// Incomplete marks the report incomplete (SPEC.md section 5) and says why.
+func (r *Report) Incomplete(why string) {
+	r.Complete = false
+	r.Warnings = append(r.Warnings, why)
 }

@@ -131,7 +131,7 @@ type pending struct {
 	join          bool
 	emptyRequired bool
 	// GetTelemetrySubscriptions: row of SPEC.md 3.3's table (1-5), 0 otherwise.
-	telemetryRow uint8
+	telemetryRow telemetryCase
 }
 
 type memberKey struct{ group, member string }
@@ -345,4 +345,23 @@ type claimSet struct {
 	// heartbeat response. It is the broker's wherever it is used next,
 	// on whichever connection (SPEC.md 3.7).
 	brokerAssigned bool
+}
+
+// telemetryCase is the row of SPEC.md 3.3's GetTelemetrySubscriptions
+// table a request falls in (H: header instance ID, R: body ID).
+type telemetryCase uint8
+
+const (
+	telemetryNone        telemetryCase = iota
+	telemetryLegacyFirst               // H absent, R = 0: the broker assigns B
+	telemetryLegacyLater               // H absent, R != 0: R is the telemetry ID
+	telemetryAligned                   // R = H: compliant
+	telemetryRequested                 // H, R = 0: INVALID_REQUEST
+	telemetryMismatch                  // H, R != H: INVALID_REQUEST
+)
+
+// bodyIDSet: the rows whose request carries a non-zero body ID, which a
+// KIP-714 broker answers with a zero ID.
+func (t telemetryCase) bodyIDSet() bool {
+	return t == telemetryLegacyLater || t == telemetryAligned || t == telemetryMismatch
 }

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // ANSI colours for severities; used only when WriteText's color is true.
@@ -65,15 +63,14 @@ func humanBytes(n uint64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-// WriteText writes the report for a person: totals first, then one block
-// per client instance, then every finding, then coverage. ANSI colours
-// only when color is true.
-func (r *Report) WriteText(w io.Writer, color bool) error {
-	bw := bufio.NewWriter(w)
-	p := painter(color)
+// writeHeader writes why the audit is incomplete, if it is, and the
+// totals: the first lines of every text report and of the NDJSON summary.
+func writeHeader(bw *bufio.Writer, p painter, r *Report) {
 	t := &r.Totals
 	pf := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
-
+	for _, why := range r.Warnings {
+		pf("%s\n", p.sev(SeverityWarn, "INCOMPLETE AUDIT: "+PlainText(why)))
+	}
 	pf("%s\n", p.bold("kwatch identity audit (profile "+r.Profile+")"))
 	if r.Start != "" {
 		pf("  time         %s .. %s\n", r.Start, r.End)
@@ -89,6 +86,9 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 	if cov := coverageLine(t.Coverage); cov != "" {
 		pf("  not seen     %s (see Coverage)\n", cov)
 	}
+	if t.Suppressed > 0 {
+		pf("  suppressed   %d findings of cases the baseline lists\n", t.Suppressed)
+	}
 	if t.ClientIDRepeatBytes > 0 {
 		pf("  client IDs   %d later requests repeated the client ID (%s that null would save)\n", t.ClientIDRepeats, humanBytes(t.ClientIDRepeatBytes))
 	}
@@ -96,6 +96,41 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 		pf("  limits       %d rows evicted, %d findings not kept, %d checks skipped at state bounds\n",
 			t.EvictedInstances, t.FindingsNotKept, t.StateLimited)
 	}
+}
+
+// WriteSummary writes the report's first lines and one line per case: the
+// summary that kwatch read --format ndjson writes on stderr while stdout
+// carries the findings.
+func (r *Report) WriteSummary(w io.Writer, color bool) error {
+	bw := bufio.NewWriter(w)
+	p := painter(color)
+	writeHeader(bw, p, r)
+	const most = 20
+	for i := range r.Cases[:min(len(r.Cases), most)] {
+		c := &r.Cases[i]
+		who := "broker " + c.Broker
+		if c.Broker == "" {
+			who = caseClient(c)
+		}
+		fmt.Fprintf(bw, "  %s %s x%d  %s\n", p.sev(c.Severity, fmt.Sprintf("%-5s", strings.ToUpper(c.Severity.String()))), c.Rule, c.Count, who)
+	}
+	if len(r.Cases) > most {
+		fmt.Fprintf(bw, "  ... %d more cases (kwatch read --format json lists them all)\n", len(r.Cases)-most)
+	}
+	return bw.Flush()
+}
+
+// WriteText writes the report for a person: totals first, then the
+// compliance summary, one block per client instance, every finding, and
+// coverage. ANSI colours only when color is true.
+func (r *Report) WriteText(w io.Writer, color bool) error {
+	bw := bufio.NewWriter(w)
+	p := painter(color)
+	t := &r.Totals
+	pf := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+
+	writeHeader(bw, p, r)
+	writeSummary(bw, p, r)
 
 	for _, legacy := range []bool{false, true} {
 		n := countRows(r.Instances, legacy)
@@ -115,12 +150,27 @@ func (r *Report) WriteText(w io.Writer, color bool) error {
 		}
 	}
 
+	writeViews(bw, p, r)
+
 	pf("\n%s (%d)\n", p.bold("Findings"), t.Findings)
 	if len(r.Findings) == 0 {
 		pf("  none\n")
 	}
+	// A client that repeats its fault would fill the page: a person reads
+	// the first few findings of each case, the summary counts them all.
+	shown, unlisted := map[textCase]int{}, 0
 	for i := range r.Findings {
-		writeFinding(bw, p, &r.Findings[i])
+		f := &r.Findings[i]
+		k := textCaseOf(f)
+		if shown[k] >= textPerCase {
+			unlisted++
+			continue
+		}
+		shown[k]++
+		writeFinding(bw, p, f)
+	}
+	if unlisted > 0 {
+		pf("  ... %d more findings of the cases above, not listed (the compliance summary counts them; --format json lists them)\n", unlisted)
 	}
 	if t.FindingsNotKept > 0 {
 		pf("  ... %d more not kept (the report keeps a bounded number of findings, by count and memory; all are counted above)\n", t.FindingsNotKept)
@@ -187,8 +237,12 @@ func writeFinding(w io.Writer, p painter, f *Finding) {
 	if f.APIKey >= 0 {
 		what = fmt.Sprintf("%s v%d corr %d", f.API, f.APIVersion, f.CorrelationID)
 	}
-	fmt.Fprintf(w, "  %s %s  frame %d  %s -> %s  %s%s\n", p.sev(f.Severity, fmt.Sprintf("%-5s", strings.ToUpper(f.Severity.String()))),
-		p.bold(f.Rule), f.Frame, f.Conn.Client, f.Conn.Broker, what, conf)
+	where := fmt.Sprintf("frame %d", f.Frame)
+	if f.Capture != "" {
+		where += " of " + PlainText(f.Capture)
+	}
+	fmt.Fprintf(w, "  %s %s  %s  %s -> %s  %s%s\n", p.sev(f.Severity, fmt.Sprintf("%-5s", strings.ToUpper(f.Severity.String()))),
+		p.bold(f.Rule), where, f.Conn.Client, f.Conn.Broker, what, conf)
 	fmt.Fprintf(w, "        %s\n", PlainText(f.Message))
 	if f.Expected != "" || f.Observed != "" {
 		fmt.Fprintf(w, "        expected %s, observed %s\n", PlainText(f.Expected), PlainText(f.Observed))
@@ -223,24 +277,6 @@ func coverageLine(m map[string]uint64) string {
 	return strings.Join(parts, ", ")
 }
 
-// PlainText returns s safe to print on one line of a terminal: text from
-// the wire (client IDs, member IDs, software names) may hold control
-// characters, escape sequences, line breaks or invalid UTF-8, which would
-// forge report lines or drive the terminal. Such a string comes back with
-// Go's escapes (as %q writes it, without the quotes); any other string
-// comes back unchanged.
-func PlainText(s string) string {
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || !unicode.IsPrint(r) {
-			q := strconv.Quote(s)
-			return q[1 : len(q)-1]
-		}
-		i += size
-	}
-	return s
-}
-
 func quoteAll(s []string) string {
 	q := make([]string, len(s))
 	for i, v := range s {
@@ -256,4 +292,157 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// writeSummary writes the compliance summary: every case (rule and
+// client), most severe and most frequent first, with where it was first
+// and last seen and the fix; then the clients by software version.
+func writeSummary(w *bufio.Writer, p painter, r *Report) {
+	if len(r.Cases) == 0 && len(r.Suppressed) == 0 {
+		return
+	}
+	who := map[string]bool{}
+	for i := range r.Cases {
+		who[r.Cases[i].Broker+caseClient(&r.Cases[i])] = true
+	}
+	fmt.Fprintf(w, "\n%s (%s of %s; fix them in this order)\n", p.bold("Compliance summary"),
+		plural(uint64(len(r.Cases)), "problem"), countOf(len(who), "client or broker", "clients or brokers"))
+	for i := range r.Cases {
+		c := &r.Cases[i]
+		fmt.Fprintf(w, "  %s %s  %s\n", p.sev(c.Severity, fmt.Sprintf("%-5s", strings.ToUpper(c.Severity.String()))),
+			p.bold(c.Rule), plural(c.Count, "time"))
+		if c.Broker != "" {
+			fmt.Fprintf(w, "        broker   %s\n", c.Broker)
+		} else {
+			fmt.Fprintf(w, "        client   %s\n", caseClient(c))
+		}
+		if c.Count == 1 {
+			fmt.Fprintf(w, "        seen     %s\n", frameText(&c.First))
+		} else {
+			fmt.Fprintf(w, "        seen     %s .. %s\n", frameText(&c.First), frameText(&c.Last))
+		}
+		fmt.Fprintf(w, "        fix      %s\n", c.Fix)
+	}
+	if len(r.Suppressed) > 0 {
+		fmt.Fprintf(w, "\n%s (%d)\n", p.bold("Suppressed by the baseline"), len(r.Suppressed))
+		for i := range r.Suppressed {
+			c := &r.Suppressed[i]
+			who := "broker " + c.Broker
+			if c.Broker == "" {
+				who = caseClient(c)
+			}
+			fmt.Fprintf(w, "  %-5s %s x%d  %s\n", strings.ToUpper(c.Severity.String()), c.Rule, c.Count, who)
+		}
+	}
+	if len(r.Software) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s\n", p.bold("Client software"))
+	for i := range r.Software {
+		s := &r.Software[i]
+		name := strings.TrimSuffix(PlainText(s.SoftwareName)+" "+PlainText(s.SoftwareVersion), " ")
+		if name == "" {
+			name = "(not named: no ApiVersions v3 seen)"
+		}
+		what := "no findings"
+		if len(s.Findings) > 0 {
+			parts := make([]string, 0, len(s.Findings))
+			for _, k := range sortedKeys(s.Findings) {
+				parts = append(parts, fmt.Sprintf("%s x%d", k, s.Findings[k]))
+			}
+			what = fmt.Sprintf("%s breaking rules: %s", plural(uint64(s.Breaking), "client"), strings.Join(parts, ", "))
+		}
+		fmt.Fprintf(w, "  %-32s %s, %s\n", name, plural(uint64(s.Clients), "client"), what)
+	}
+}
+
+// caseClient names a case's client for a person: its instance ID, or its
+// first client ID and hosts when it has none, with its software.
+func caseClient(c *Case) string {
+	var b strings.Builder
+	if c.InstanceID != "" {
+		b.WriteString("instance " + c.InstanceID)
+	} else {
+		b.WriteString("legacy client")
+	}
+	if len(c.ClientIDs) > 0 {
+		b.WriteString(" " + strconv.Quote(c.ClientIDs[0]))
+	}
+	if len(c.ClientHosts) > 0 {
+		b.WriteString(" on " + strings.Join(c.ClientHosts, ", "))
+	}
+	if c.SoftwareName != "" {
+		b.WriteString(" (" + PlainText(strings.TrimSpace(c.SoftwareName+" "+c.SoftwareVersion)) + ")")
+	}
+	return b.String()
+}
+
+// frameText names a packet: frame (and capture) and time.
+func frameText(f *FrameRef) string {
+	if f.Capture != "" {
+		return fmt.Sprintf("frame %d of %s (%s)", f.Frame, PlainText(f.Capture), f.Time)
+	}
+	return fmt.Sprintf("frame %d (%s)", f.Frame, f.Time)
+}
+
+// countOf is n with the singular or plural noun.
+func countOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// textPerCase is how many findings of one case the text report lists.
+const textPerCase = 10
+
+// textCase approximates a finding's case for the text listing: its rule and
+// the client (instance ID, or host and client ID) or, for a broker rule,
+// the broker.
+type textCase struct {
+	rule   string
+	client string
+}
+
+func textCaseOf(f *Finding) textCase {
+	if f.rule.rule().AboutBroker() {
+		return textCase{f.Rule, f.Conn.Broker.String()}
+	}
+	if !f.InstanceID.IsZero() {
+		return textCase{f.Rule, JavaString(f.InstanceID)}
+	}
+	return textCase{f.Rule, f.Conn.Client.Addr().String() + "/" + f.ClientID}
+}
+
+// writeViews writes the groups (member IDs and who holds them) and the
+// brokers (clients and broker findings).
+func writeViews(w *bufio.Writer, p painter, r *Report) {
+	if len(r.Groups) > 0 {
+		fmt.Fprintf(w, "\n%s (%d)\n", p.bold("Groups"), len(r.Groups))
+		for i := range r.Groups {
+			g := &r.Groups[i]
+			fmt.Fprintf(w, "  %s  %s\n", strconv.Quote(g.Group), countOf(len(g.Members), "member ID", "member IDs"))
+			for _, m := range g.Members {
+				shared := ""
+				if m.Shared {
+					shared = p.sev(SeverityError, "  shared by "+strconv.Itoa(len(m.Clients))+" clients")
+				}
+				fmt.Fprintf(w, "    %-26s %s%s\n", PlainText(m.MemberID), PlainText(strings.Join(m.Clients, "; ")), shared)
+			}
+		}
+	}
+	if len(r.Brokers) > 0 {
+		fmt.Fprintf(w, "\n%s (%d)\n", p.bold("Brokers"), len(r.Brokers))
+		for _, b := range r.Brokers {
+			what := "no broker findings"
+			if len(b.Findings) > 0 {
+				parts := make([]string, 0, len(b.Findings))
+				for _, k := range sortedKeys(b.Findings) {
+					parts = append(parts, fmt.Sprintf("%s x%d", k, b.Findings[k]))
+				}
+				what = strings.Join(parts, ", ")
+			}
+			fmt.Fprintf(w, "  %-22s %s, %s\n", b.Broker, countOf(b.Clients, "client", "clients"), what)
+		}
+	}
 }

@@ -34,6 +34,11 @@ var Captures = []Capture{
 	// retransmitted segments and the pure ACKs of a real loopback capture:
 	// ~330k packets in 1.34 GB.
 	{Name: "byte-heavy.pcap", Opts: byteHeavy},
+	// Findings-heavy: packet-heavy's traffic from clients that send the
+	// instance ID on a connection's first request only (the accepted-2026
+	// revision), audited under the seed profile: every later request is an
+	// instance-id-dropped, some 200k findings in 200 cases.
+	{Name: "findings-heavy.pcap", Opts: findingsHeavy},
 	{Name: "packet-heavy-v8.pcap", Opts: v8(packetHeavy), TsharkOnly: true},
 	{Name: "byte-heavy-v8.pcap", Opts: v8(byteHeavy), TsharkOnly: true},
 }
@@ -43,7 +48,8 @@ var (
 	// only the byte-heavy batches are large enough to gain from.
 	packetHeavy = pcapgen.BulkOptions{Size: 84 << 20, MTU: 1500, Connections: 200, PayloadSize: 145,
 		SplitFraction: 0.05, RetransmitFraction: 0.002, Seed: 1, Compression: pcapgen.CompressionSnappy}
-	byteHeavy = pcapgen.BulkOptions{Size: 1340 << 20, MTU: 65535, Connections: 307, PayloadSize: 10300,
+	findingsHeavy = func() pcapgen.BulkOptions { o := packetHeavy; o.InstanceFirstOnly = true; o.Seed = 3; return o }()
+	byteHeavy     = pcapgen.BulkOptions{Size: 1340 << 20, MTU: 65535, Connections: 307, PayloadSize: 10300,
 		ProducePerFetch: 7.25, SplitFraction: 0.05, RetransmitFraction: 0.0036, AckFraction: 0.19, Seed: 2,
 		Link: pcapgen.LinkNull, Compression: pcapgen.CompressionSnappy}
 )

@@ -67,6 +67,7 @@ type memRun struct {
 	maxRSSKiB int64
 	packets   int64
 	bytes     int64
+	findings  int64
 	// helperHWMKiB is the helper process's own peak, a floor under
 	// maxRSSKiB (see readPeakRSS).
 	helperHWMKiB int64
@@ -89,10 +90,16 @@ const (
 // The helper's peak still counts, but it is a few MiB and the same for
 // every run.
 func readPeakRSS(t *testing.T, bin, capture string, workers int) memRun {
+	return readPeakRSSAs(t, bin, capture, workers, "json")
+}
+
+// readPeakRSSAs is readPeakRSS with the report in format; the totals are
+// read from a JSON report only (findings too: memRun.findings).
+func readPeakRSSAs(t *testing.T, bin, capture string, workers int, format string) memRun {
 	t.Helper()
-	report := filepath.Join(t.TempDir(), "report.json")
+	report := filepath.Join(t.TempDir(), "report."+format)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestPeakRSSHelper$", "--",
-		report, bin, "read", "--format", "json", "--fail-on", "never",
+		report, bin, "read", "--format", format, "--fail-on", "never",
 		"--workers", fmt.Sprint(workers), capture)
 	cmd.Env = append(os.Environ(), rssHelperEnv+"=1")
 	out, err := cmd.CombinedOutput()
@@ -114,16 +121,23 @@ func readPeakRSS(t *testing.T, bin, capture string, workers int) memRun {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if format != "json" {
+		if len(b) == 0 {
+			t.Fatalf("kwatch read --format %s %s wrote nothing", format, capture)
+		}
+		return r
+	}
 	var rep struct {
 		Totals struct {
-			Packets int64 `json:"packets"`
-			Bytes   int64 `json:"bytes"`
+			Packets  int64 `json:"packets"`
+			Bytes    int64 `json:"bytes"`
+			Findings int64 `json:"findings"`
 		} `json:"totals"`
 	}
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatalf("kwatch read %s: report: %v", capture, err)
 	}
-	r.packets, r.bytes = rep.Totals.Packets, rep.Totals.Bytes
+	r.packets, r.bytes, r.findings = rep.Totals.Packets, rep.Totals.Bytes, rep.Totals.Findings
 	return r
 }
 
@@ -221,5 +235,31 @@ func TestPeakRSSBoundedByConnections(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPeakRSSFindingsHeavy: a fleet whose clients repeat one fault on
+// every request (over 100k findings) is read in every format under the
+// same 64 MiB: the report keeps a bounded set of findings, counts all of
+// them in its cases, and streams what it writes.
+func TestPeakRSSFindingsHeavy(t *testing.T) {
+	bin := &kwatchtest.Binary{Prefix: "kwatch-bench-mem-"}
+	t.Cleanup(bin.Cleanup)
+	kwatch := bin.Path(t)
+	o := findingsHeavy
+	o.Size = 48 << 20 // about 120k findings
+	path := filepath.Join(t.TempDir(), "findings-heavy.pcap")
+	if _, err := pcapgen.WriteBulkFile(path, o); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"json", "text", "ndjson"} {
+		r := readPeakRSSAs(t, kwatch, path, 1, format)
+		t.Logf("--format %s: peak RSS %s", format, mib(r.maxRSSKiB))
+		if r.maxRSSKiB >= rssLimitKiB {
+			t.Errorf("--format %s: peak RSS %s, want under %s", format, mib(r.maxRSSKiB), mib(rssLimitKiB))
+		}
+		if format == "json" && r.findings < 100_000 {
+			t.Errorf("only %d findings: not findings-heavy", r.findings)
+		}
 	}
 }

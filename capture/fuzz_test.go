@@ -67,6 +67,9 @@ func FuzzLayerDecoder(f *testing.F) {
 	for _, c := range decodeCases(f) {
 		f.Add(uint16(c.link), c.data)
 	}
+	for _, s := range tunnelSeeds(f) {
+		f.Add(uint16(linkEthernet), s)
+	}
 	f.Fuzz(func(t *testing.T, link uint16, data []byte) {
 		d := NewLayerDecoder()
 		var s Segment

@@ -45,7 +45,8 @@ type IntoSource interface {
 
 // Segment is a TCP segment decoded from a Packet by a LayerDecoder. It is
 // reused: valid until the next Decode call. TCP.Payload points into the
-// packet's Data.
+// packet's Data, or into the decoder's buffer when the segment's datagram
+// was reassembled from fragments (Frame is then the last fragment's).
 type Segment struct {
 	Frame uint64
 	Time  time.Time

@@ -20,6 +20,7 @@ const (
 	blockOPB = 0x00000002 // obsolete Packet Block
 	blockSPB = 0x00000003
 	blockEPB = 0x00000006
+	blockDSB = 0x0000000a // Decryption Secrets Block
 
 	byteOrderMagic = 0x1a2b3c4d
 
@@ -29,6 +30,13 @@ const (
 	optEnd      = 0
 	optTSResol  = 9
 	optTSOffset = 14
+
+	// maxPacketSec bounds packet times to [1970, 2262): what time.Time's
+	// nanoseconds since 1970 can hold, so that every time kwatch computes
+	// with, formats or subtracts stays exact. A pcapng timestamp or
+	// if_tsoffset beyond it (a year of 292277026596 is what INT64_MAX
+	// seconds gives) is clamped, counted and warned about.
+	maxPacketSec = 9214646400 // 2262-01-01T00:00:00Z
 )
 
 type ngState struct {
@@ -44,7 +52,9 @@ type ngIface struct {
 	offset  int64  // seconds added to every timestamp (if_tsoffset)
 }
 
-func (i *ngIface) time(ts uint64) time.Time {
+// time converts a timestamp in the interface's units; clamped reports a
+// time outside [0, maxPacketSec] moved to the nearer end.
+func (i *ngIface) time(ts uint64) (t time.Time, clamped bool) {
 	var sec, ns uint64
 	switch i.units {
 	case 1e6:
@@ -57,7 +67,15 @@ func (i *ngIface) time(ts uint64) time.Time {
 		hi, lo := bits.Mul64(ts%i.units, 1e9)
 		ns, _ = bits.Div64(hi, lo, i.units)
 	}
-	return packetTime(int64(sec)+i.offset, int64(ns))
+	// offset is within ±maxPacketSec (readIDB), so the sum cannot overflow.
+	s := int64(min(sec, maxPacketSec+1)) + i.offset
+	switch {
+	case s < 0:
+		return packetTime(0, 0), true
+	case s > maxPacketSec || s == maxPacketSec && ns > 0:
+		return packetTime(maxPacketSec, 0), true
+	}
+	return packetTime(s, int64(ns)), false
 }
 
 func (r *fileReader) nextPcapng() (Packet, error) {
@@ -100,9 +118,13 @@ func (r *fileReader) nextPcapng() (Packet, error) {
 			if err := r.readIDB(total); err != nil {
 				return Packet{}, err
 			}
+		case blockDSB:
+			if err := r.readDSB(total); err != nil {
+				return Packet{}, err
+			}
 		default:
-			// Name resolution, statistics, decryption secrets, custom
-			// blocks: skipped unread, whatever their size.
+			// Name resolution, statistics, custom blocks: skipped
+			// unread, whatever their size.
 			n, err := r.win.skip(int64(total))
 			if n < int64(total) {
 				return Packet{}, r.truncated(r.frame+1, fmt.Sprintf("block of type %#x", typ), int(total), int(n), err)
@@ -173,9 +195,21 @@ func (r *fileReader) packetBlock(typ uint32, b []byte) (Packet, error) {
 		LinkType:      ifc.link,
 	}
 	if hasTime {
-		p.Time = ifc.time(ts)
+		var clamped bool
+		if p.Time, clamped = ifc.time(ts); clamped {
+			r.clampedTime(p.Frame)
+		}
 	}
 	return p, nil
+}
+
+// clampedTime counts a packet time clamped into [1970, 2262) and says so
+// once per file.
+func (r *fileReader) clampedTime(frame uint64) {
+	r.clamped++
+	if r.clamped == 1 {
+		r.log.Warn().Msgf("%s: frame %d: timestamp outside 1970..2262, clamped (and every later one)", r.name, frame)
+	}
 }
 
 func (r *fileReader) readSHB() error {
@@ -253,6 +287,11 @@ func (r *fileReader) readIDB(total uint32) error {
 				hi, lo = lo, hi
 			}
 			ifc.offset = int64(hi<<32 | lo)
+			if ifc.offset > maxPacketSec || ifc.offset < -maxPacketSec {
+				r.log.Warn().Msgf("%s: interface %d: if_tsoffset of %d s is beyond any real clock: ignored", r.name, len(ng.ifaces), ifc.offset)
+				r.clamped++
+				ifc.offset = 0
+			}
 		}
 		opts = opts[min(len(opts), 4+(n+3)&^3):]
 	}
@@ -263,6 +302,36 @@ func (r *fileReader) readIDB(total uint32) error {
 		return r.fail(r.frame+1, fmt.Errorf("%w: more than %d interfaces in one section", ErrCorrupt, maxInterfaces))
 	}
 	ng.ifaces = append(ng.ifaces, ifc)
+	r.win.advance(int(total))
+	return nil
+}
+
+// readDSB hands a Decryption Secrets Block's secrets to Options.Secrets:
+// type (4 bytes), length (4), data, options. Without a hook, or when the
+// block is larger than the window, it is skipped unread.
+func (r *fileReader) readDSB(total uint32) error {
+	if r.secrets == nil || total > uint32(r.win.bound) {
+		if r.secrets != nil {
+			r.log.Warn().Msgf("%s: a decryption secrets block of %d bytes exceeds the %d-byte bound: its secrets are not used", r.name, total, r.win.bound)
+		}
+		n, err := r.win.skip(int64(total))
+		if n < int64(total) {
+			return r.truncated(r.frame+1, "decryption secrets block", int(total), int(n), err)
+		}
+		return nil
+	}
+	b, err := r.win.peek(int(total))
+	if len(b) < int(total) {
+		return r.truncated(r.frame+1, "decryption secrets block", int(total), len(b), err)
+	}
+	if total < 20 {
+		return r.fail(r.frame+1, fmt.Errorf("%w decryption secrets block: length %d", ErrCorrupt, total))
+	}
+	typ, n := u32(b[8:], r.ng.big), u32(b[12:], r.ng.big)
+	if n > total-20 {
+		return r.fail(r.frame+1, fmt.Errorf("%w decryption secrets block: %d bytes of secrets in a %d-byte block", ErrCorrupt, n, total))
+	}
+	r.secrets(typ, b[16:16+n])
 	r.win.advance(int(total))
 	return nil
 }

@@ -23,7 +23,7 @@ func TestRetain(t *testing.T) {
 
 	for _, lag := range []int{1, 50, 400} {
 		t.Run(fmt.Sprint("files/lag=", lag), func(t *testing.T) {
-			src, err := OpenFiles([]string{path, path2}, Options{})
+			src, err := OpenFiles([]string{path, path2}, Options{Concat: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -89,6 +89,12 @@ const (
 	UnmatchedResponse
 	// TruncatedPacket: the packet was cut by the capture's snap length.
 	TruncatedPacket
+	// TLSDecryptFailed: a TLS connection's record failed to authenticate
+	// with the key log's secrets (or was malformed); nothing after it was
+	// decrypted or decoded.
+	TLSDecryptFailed
+	// NumCoverage is the number of Coverage values (arrays indexed by one).
+	NumCoverage
 )
 
 var coverageNames = [...]string{
@@ -100,6 +106,7 @@ var coverageNames = [...]string{
 	SASLRawTokens:     "sasl-raw-tokens",
 	UnmatchedResponse: "unmatched-response",
 	TruncatedPacket:   "truncated-packet",
+	TLSDecryptFailed:  "tls-decrypt-failed",
 }
 
 // String returns the event name used in reports and JSON.
@@ -112,7 +119,7 @@ func (c Coverage) String() string {
 
 // Coverages lists every coverage event, in report order.
 func Coverages() []Coverage {
-	return []Coverage{MidstreamJoin, StreamGap, FramingError, TLSConnection, SASLRawTokens, UnmatchedResponse, TruncatedPacket}
+	return []Coverage{MidstreamJoin, StreamGap, FramingError, TLSConnection, SASLRawTokens, UnmatchedResponse, TruncatedPacket, TLSDecryptFailed}
 }
 
 // TagProblem says why the request header's tagged fields are malformed
@@ -250,6 +257,10 @@ type Event struct {
 
 	// Coverage events.
 	Coverage Coverage
+	// Decrypted (every kind; here, in Coverage's padding, so that Event
+	// keeps its size): the connection is TLS and the event was decoded from
+	// bytes decrypted with the key log's secrets (tlsdec).
+	Decrypted bool
 	// Detail is a short human-readable reason (never secret bytes).
 	Detail string
 	// Bytes counts what the coverage event is about: bytes lost in a gap,

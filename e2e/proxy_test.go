@@ -22,6 +22,9 @@ func (l *advertisedListener) Addr() net.Addr { return l.addr }
 // proxies owns one recording proxy per kfake broker.
 type proxies struct {
 	rec *recorder
+	// acceptor, when set, serves a front listener instead of accept (it
+	// calls wg.Done when it returns).
+	acceptor func(front net.Listener, target string)
 
 	mu    sync.Mutex
 	lns   []net.Listener
@@ -50,7 +53,11 @@ func (p *proxies) listen(network, address string) (net.Listener, error) {
 	p.lns = append(p.lns, front)
 	p.mu.Unlock()
 	p.wg.Add(1)
-	go p.accept(front, real.Addr().String())
+	if p.acceptor != nil {
+		go p.acceptor(front, real.Addr().String())
+	} else {
+		go p.accept(front, real.Addr().String())
+	}
 	return &advertisedListener{Listener: real, addr: front.Addr()}, nil
 }
 

@@ -1,7 +1,8 @@
 // Package pipeline wires the packet stages together: a capture.Source is
 // decoded to TCP segments, reassembled per connection and fed to one Kafka
 // decoder per connection, whose events go to a decode.Sink (the auditor, or
-// kwatch dump's printer).
+// kwatch dump's printer). A TLS connection whose secrets Options.Keys holds
+// is decrypted by tlsdec on the way (tls.go).
 //
 // Concurrency: the sink is always called on Run's calling goroutine, in
 // capture order. With Options.Workers > 1, Run starts a reader goroutine and
@@ -22,6 +23,7 @@ import (
 	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/decode"
 	"github.com/kwatch/kwatch/reassembly"
+	"github.com/kwatch/kwatch/tlsdec"
 )
 
 // Options tune a pipeline run. The zero value analyzes every TCP port.
@@ -43,7 +45,11 @@ type Options struct {
 	// (0 or 1: everything on the calling goroutine). The events the sink
 	// sees, and their order, are the same for every value: see shard.go.
 	Workers int
-	Logger  zerolog.Logger
+	// Keys holds TLS secrets: connections whose client speaks TLS first are
+	// decrypted and decoded as plaintext once it is Active (see tls.go).
+	// nil: TLS connections are only reported (tls-connection).
+	Keys   *tlsdec.KeyLog
+	Logger zerolog.Logger
 
 	batchSteps int // segments per sharded batch; 0: the default (tests)
 }
@@ -63,6 +69,11 @@ type Stats struct {
 	LastFrame  uint64
 	Reassembly reassembly.Stats
 	Layers     capture.DecodeStats
+	TLS        tlsdec.Stats
+	// Tunnels counts the tunnel headers unwrapped, by kind; Fragments,
+	// what IP fragment reassembly did.
+	Tunnels   capture.TunnelStats
+	Fragments capture.FragStats
 }
 
 // checkEvery is how many packets pass between context checks: often enough
@@ -179,18 +190,20 @@ func (e *Engine) Stats() Stats {
 	s := e.stats
 	s.Reassembly = e.reasm.Stats()
 	s.Layers = e.layer.Stats()
+	s.Tunnels = e.layer.Unwrapped()
+	s.Fragments = e.layer.Fragments()
 	return s
 }
 
 func (e *Engine) open(f reassembly.Flow) reassembly.Stream {
 	e.stats.Connections++
-	id := decode.ConnID{Client: f.Client, Broker: f.Broker, StartFrame: f.StartFrame}
-	return &stream{conn: decode.NewConn(id, f.FromStart, e.dopts, e.sink)}
+	return newStream(f, e.dopts, e.sink, e.opts.Keys, &e.stats.TLS)
 }
 
 // stream adapts a decode.Conn to reassembly.Stream.
 type stream struct {
 	conn *decode.Conn
+	tls  *tlsStream // nil: no secrets were known when it opened
 }
 
 func dir(s reassembly.Side) decode.Dir {
@@ -203,10 +216,16 @@ func dir(s reassembly.Side) decode.Dir {
 func meta(m reassembly.Meta) decode.Meta { return decode.Meta{Frame: m.Frame, Time: m.Time} }
 
 func (s *stream) Data(side reassembly.Side, p []byte, m reassembly.Meta) {
+	if s.tls != nil && s.tls.data(side, p, m) {
+		return
+	}
 	s.conn.Feed(dir(side), p, meta(m))
 }
 
 func (s *stream) Gap(side reassembly.Side, lost int, m reassembly.Meta) {
+	if s.tls != nil && s.tls.gap(side, lost, m) {
+		return
+	}
 	s.conn.Gap(dir(side), lost, meta(m))
 }
 
@@ -214,7 +233,12 @@ func (s *stream) Truncated(side reassembly.Side, m reassembly.Meta) {
 	s.conn.Truncated(dir(side), meta(m))
 }
 
-func (s *stream) End(m reassembly.Meta) { s.conn.Close(meta(m)) }
+func (s *stream) End(m reassembly.Meta) {
+	if s.tls != nil {
+		s.tls.end(m)
+	}
+	s.conn.Close(meta(m))
+}
 
 // String summarizes s for logs.
 func (s Stats) String() string {

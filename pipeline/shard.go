@@ -11,6 +11,7 @@ import (
 	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/decode"
 	"github.com/kwatch/kwatch/reassembly"
+	"github.com/kwatch/kwatch/tlsdec"
 )
 
 // The sharded run (Options.Workers > 1) splits the work over goroutines
@@ -125,6 +126,8 @@ type worker struct {
 	layer *capture.LayerDecoder
 	reasm *reassembly.Reassembler
 	dopts decode.Options
+	keys  *tlsdec.KeyLog
+	tls   tlsdec.Stats
 	conns uint64
 	cur   *part
 	step  int32
@@ -147,8 +150,7 @@ func (w *worker) Event(e *decode.Event) {
 
 func (w *worker) open(f reassembly.Flow) reassembly.Stream {
 	w.conns++
-	id := decode.ConnID{Client: f.Client, Broker: f.Broker, StartFrame: f.StartFrame}
-	return &stream{conn: decode.NewConn(id, f.FromStart, w.dopts, w)}
+	return newStream(f, w.dopts, w, w.keys, &w.tls)
 }
 
 func (w *worker) run() {
@@ -226,7 +228,7 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 	dopts := decodeOptions(opts)
 	workers := make([]*worker, n)
 	for i := range workers {
-		w := &worker{idx: i, layer: capture.NewLayerDecoder(), dopts: dopts, in: make(chan *batch, batchesInUse)}
+		w := &worker{idx: i, layer: capture.NewLayerDecoder(), dopts: dopts, keys: opts.Keys, in: make(chan *batch, batchesInUse)}
 		ro := reassemblyOptions(opts)
 		ro.ExternalIdleFlush = true
 		w.reasm = reassembly.New(ro, reassembly.OpenerFunc(w.open))
@@ -315,7 +317,13 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 			}
 			wi := shardOf(&seg, n)
 			pt := &b.parts[wi]
-			if !retained {
+			// A reassembled datagram goes to the worker whole: its
+			// decoder never sees the fragments before it.
+			dg, reassembled := layer.Reassembled(&p)
+			if reassembled {
+				p = dg
+			}
+			if !retained || reassembled {
 				if pt.arena == nil {
 					pt.arena = make([]byte, 0, arenaCap)
 				}
@@ -400,10 +408,13 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 	}
 
 	stats.Layers = layer.Stats()
+	stats.Tunnels = layer.Unwrapped()
+	stats.Fragments = layer.Fragments()
 	stats.Reassembly.Segments = filtered
 	stats.Reassembly.Filtered = filtered
 	for _, w := range workers {
 		stats.Connections += w.conns
+		stats.TLS.Add(w.tls)
 		addReasm(&stats.Reassembly, w.reasm.Stats())
 	}
 	return stats, runErr

@@ -194,8 +194,9 @@ func note(e *decode.Event) string {
 		return ""
 	}
 	var parts []string
+	// Group IDs and software names come from the wire: escaped.
 	if b.Group != "" {
-		parts = append(parts, "group "+b.Group)
+		parts = append(parts, "group "+audit.PlainText(b.Group))
 	}
 	if b.HasMemberID || e.APIKey == 68 || e.APIKey == 76 || e.APIKey == 88 {
 		parts = append(parts, fmt.Sprintf("member %q epoch %d", b.MemberID, b.MemberEpoch))
@@ -204,10 +205,10 @@ func note(e *decode.Event) string {
 		parts = append(parts, "telemetry "+audit.JavaString(b.TelemetryInstanceID))
 	}
 	if b.ClientSoftwareName != "" {
-		parts = append(parts, "software "+b.ClientSoftwareName+"/"+b.ClientSoftwareVersion)
+		parts = append(parts, "software "+audit.PlainText(b.ClientSoftwareName+"/"+b.ClientSoftwareVersion))
 	}
 	if b.HasErrorCode {
-		parts = append(parts, fmt.Sprintf("error %d", b.ErrorCode))
+		parts = append(parts, fmt.Sprintf("error %s(%d)", audit.ErrorName(b.ErrorCode), b.ErrorCode))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -4,14 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/base64"
-	"errors"
 	"flag"
 	"fmt"
 	"strconv"
 	"time"
-	"unicode/utf8"
-
-	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/decode"
@@ -21,10 +17,12 @@ import (
 func (e *env) dump(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("dump", flag.ContinueOnError)
 	var c common
+	var in inputFlags
 	c.register(fs, "text, json or ndjson")
+	in.register(fs)
 	profile := fs.String("profile", "seed", "header versions of profile seed or accepted-2026 (header v3)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: kwatch dump [--format text|json|ndjson] [--profile seed|accepted-2026] [--port N] FILE...")
+		fmt.Fprintln(fs.Output(), "usage: kwatch dump [--format text|json|ndjson] [--profile seed|accepted-2026] [--port N] [--tls-keylog FILE] FILE...")
 		fs.PrintDefaults()
 	}
 	files, err := parse(fs, args, e.stderr)
@@ -41,19 +39,20 @@ func (e *env) dump(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer opts.Keys.Close()
 	prof, err := audit.ParseProfile(*profile)
 	if err != nil {
 		return usageError{fmt.Sprintf("--profile %q: want seed or accepted-2026", *profile)}
 	}
 	opts.HeaderV3 = audit.HeaderV3(prof)
-	src, err := e.openInput(files)
+	src, err := e.openInput(ctx, files, in, opts.Keys)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
 
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
-	d := &dumper{w: w, format: c.format}
+	d := &dumper{w: w, format: c.format, names: files}
 	d.begin()
 	st, runErr := pipeline.Run(ctx, src, opts, d)
 	if runErr != nil && st.Packets == 0 {
@@ -68,35 +67,13 @@ func (e *env) dump(ctx context.Context, args []string) error {
 	return inputResult(st, runErr, e)
 }
 
-// inputResult decides what a source error means once the pipeline has run:
-// a file that yielded no packet at all is an input error (exit 2); a file
-// that broke after some packets is reported on stderr, and what was read
-// stands.
-func inputResult(st pipeline.Stats, runErr error, e *env) error {
-	if runErr == nil {
-		return nil
-	}
-	if st.Packets == 0 {
-		return runErr
-	}
-	// One line per broken file: a file among several that broke did not
-	// stop the reading of those after it.
-	errs := []error{runErr}
-	if j, ok := runErr.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	}
-	for _, err := range errs {
-		fmt.Fprintf(e.stderr, "kwatch: %v (what was read before it stands; %d packets analyzed in all)\n", err, st.Packets)
-	}
-	return nil
-}
-
 // dumper prints decoded PDUs and coverage events (kwatch dump).
 type dumper struct {
 	w      *bufio.Writer
 	format string
 	n      int
 	buf    []byte
+	names  captureNames
 }
 
 func (d *dumper) begin() {
@@ -123,7 +100,7 @@ func (d *dumper) Event(ev *decode.Event) {
 	}
 	switch d.format {
 	case "text":
-		d.buf = appendText(d.buf[:0], ev)
+		d.buf = appendText(d.buf[:0], ev, d.names)
 	default:
 		d.buf = d.buf[:0]
 		if d.format == "json" {
@@ -132,7 +109,7 @@ func (d *dumper) Event(ev *decode.Event) {
 			}
 			d.buf = append(d.buf, '\n')
 		}
-		d.buf = appendJSON(d.buf, ev)
+		d.buf = appendJSON(d.buf, ev, d.names)
 		if d.format == "ndjson" {
 			d.buf = append(d.buf, '\n')
 		}
@@ -149,24 +126,16 @@ func appendUUID(b []byte, u decode.UUID) []byte {
 	return base64.RawURLEncoding.AppendEncode(b, u[:])
 }
 
-func errorName(code int16) string {
-	if code == 0 {
-		return "NONE"
-	}
-	if err := kerr.ErrorForCode(code); err != nil {
-		var ke *kerr.Error
-		if errors.As(err, &ke) {
-			return ke.Message
-		}
-	}
-	return "UNKNOWN"
-}
-
 // appendText renders one line a person reads, as tshark would print it.
-func appendText(b []byte, ev *decode.Event) []byte {
+func appendText(b []byte, ev *decode.Event, names captureNames) []byte {
 	b = appendTime(b, ev.Time)
-	b = append(b, " #"...)
-	b = strconv.AppendUint(b, ev.Frame, 10)
+	b = append(b, ' ')
+	capture, frame := names.name(ev.Frame)
+	if capture != "" {
+		b = append(b, audit.PlainText(capture)...)
+	}
+	b = append(b, '#')
+	b = strconv.AppendUint(b, frame, 10)
 	b = append(b, ' ')
 	switch ev.Kind {
 	case decode.KindRequest:
@@ -192,6 +161,9 @@ func appendText(b []byte, ev *decode.Event) []byte {
 		if ev.Bytes != 0 {
 			b = append(b, " bytes="...)
 			b = strconv.AppendInt(b, ev.Bytes, 10)
+		}
+		if ev.Decrypted {
+			b = append(b, " tls"...)
 		}
 		return append(b, '\n')
 	}
@@ -249,7 +221,7 @@ func appendText(b []byte, ev *decode.Event) []byte {
 		}
 		if bd.HasErrorCode {
 			b = append(b, " error="...)
-			b = append(b, errorName(bd.ErrorCode)...)
+			b = append(b, audit.ErrorName(bd.ErrorCode)...)
 			b = append(b, '(')
 			b = strconv.AppendInt(b, int64(bd.ErrorCode), 10)
 			b = append(b, ')')
@@ -261,22 +233,31 @@ func appendText(b []byte, ev *decode.Event) []byte {
 	if ev.Partial {
 		b = append(b, " partial"...)
 	}
+	if ev.Decrypted {
+		b = append(b, " tls"...) // decrypted with the key log's secrets
+	}
 	return append(b, '\n')
 }
 
 func isHeartbeat(key int16) bool { return key == 68 || key == 76 || key == 88 }
 
 // appendJSON renders the NDJSON object of SPEC.md section 5 for kwatch dump.
-func appendJSON(b []byte, ev *decode.Event) []byte {
+func appendJSON(b []byte, ev *decode.Event, names captureNames) []byte {
 	b = append(b, `{"kind":`...)
-	b = appendJSONString(b, ev.Kind.String())
+	b = audit.AppendJSONString(b, ev.Kind.String())
 	b = append(b, `,"time":"`...)
 	b = appendTime(b, ev.Time)
-	b = append(b, `","frame":`...)
-	b = strconv.AppendUint(b, ev.Frame, 10)
+	b = append(b, '"')
+	capture, frame := names.name(ev.Frame)
+	if capture != "" {
+		b = append(b, `,"capture":`...)
+		b = audit.AppendJSONString(b, capture)
+	}
+	b = append(b, `,"frame":`...)
+	b = strconv.AppendUint(b, frame, 10)
 	if ev.Kind == decode.KindCoverage {
 		b = append(b, `,"event":`...)
-		b = appendJSONString(b, ev.Coverage.String())
+		b = audit.AppendJSONString(b, ev.Coverage.String())
 	}
 	b = append(b, `,"conn":{"client":"`...)
 	b = ev.Conn.Client.AppendTo(b)
@@ -286,16 +267,19 @@ func appendJSON(b []byte, ev *decode.Event) []byte {
 	if ev.Kind == decode.KindCoverage {
 		if ev.Detail != "" {
 			b = append(b, `,"detail":`...)
-			b = appendJSONString(b, ev.Detail)
+			b = audit.AppendJSONString(b, ev.Detail)
 		}
 		if ev.Bytes != 0 {
 			b = append(b, `,"bytes":`...)
 			b = strconv.AppendInt(b, ev.Bytes, 10)
 		}
+		if ev.Decrypted {
+			b = append(b, `,"decrypted":true`...)
+		}
 		return append(b, '}')
 	}
 	b = append(b, `,"api":`...)
-	b = appendJSONString(b, decode.APIName(ev.APIKey))
+	b = audit.AppendJSONString(b, decode.APIName(ev.APIKey))
 	b = append(b, `,"api_key":`...)
 	b = strconv.AppendInt(b, int64(ev.APIKey), 10)
 	b = append(b, `,"api_version":`...)
@@ -315,26 +299,27 @@ func appendJSON(b []byte, ev *decode.Event) []byte {
 		}
 		if ev.TagProblem != decode.TagOK {
 			b = append(b, `,"instance_id_malformed":`...)
-			b = appendJSONString(b, ev.TagProblem.String())
+			b = audit.AppendJSONString(b, ev.TagProblem.String())
 		} else if ev.HasInstanceID && !ev.InstanceID.IsZero() {
 			b = append(b, `,"instance_id":"`...)
 			b = appendUUID(b, ev.InstanceID)
 			b = append(b, '"')
 		}
 	} else {
+		_, reqFrame := names.name(ev.RequestFrame)
 		b = append(b, `,"request_frame":`...)
-		b = strconv.AppendUint(b, ev.RequestFrame, 10)
+		b = strconv.AppendUint(b, reqFrame, 10)
 	}
 	bd := &ev.Body
 	if bd.Decoded {
 		if isHeartbeat(ev.APIKey) && ev.Kind == decode.KindRequest {
 			b = append(b, `,"group":`...)
-			b = appendJSONString(b, bd.Group)
+			b = audit.AppendJSONString(b, bd.Group)
 		}
 		if bd.HasMemberID || isHeartbeat(ev.APIKey) && ev.Kind == decode.KindRequest {
 			b = append(b, `,"member_id":`...)
 			if bd.HasMemberID || ev.Kind == decode.KindRequest {
-				b = appendJSONString(b, bd.MemberID)
+				b = audit.AppendJSONString(b, bd.MemberID)
 			} else {
 				b = append(b, "null"...)
 			}
@@ -358,9 +343,9 @@ func appendJSON(b []byte, ev *decode.Event) []byte {
 		}
 		if bd.ClientSoftwareName != "" || bd.ClientSoftwareVersion != "" {
 			b = append(b, `,"client_software_name":`...)
-			b = appendJSONString(b, bd.ClientSoftwareName)
+			b = audit.AppendJSONString(b, bd.ClientSoftwareName)
 			b = append(b, `,"client_software_version":`...)
-			b = appendJSONString(b, bd.ClientSoftwareVersion)
+			b = audit.AppendJSONString(b, bd.ClientSoftwareVersion)
 		}
 	}
 	if bd.BodyError {
@@ -369,40 +354,13 @@ func appendJSON(b []byte, ev *decode.Event) []byte {
 	if ev.Partial {
 		b = append(b, `,"partial":true`...)
 	}
-	return append(b, '}')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c < 0x20 || c == 0x7f:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
+	if ev.Decrypted {
+		b = append(b, `,"decrypted":true`...)
 	}
-	return append(b, '"')
+	return append(b, '}')
 }
 
 func appendJSONBytes(b []byte, p []byte) []byte {
 	// The conversion does not escape: the compiler reuses p's bytes.
-	return appendJSONString(b, string(p))
+	return audit.AppendJSONString(b, string(p))
 }

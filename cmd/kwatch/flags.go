@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/decode"
 	"github.com/kwatch/kwatch/pipeline"
+	"github.com/kwatch/kwatch/tlsdec"
 	"github.com/rs/zerolog"
 )
 
@@ -45,12 +47,14 @@ type common struct {
 	ports    portList
 	maxFrame int64
 	workers  int
+	tlsKeys  string
 }
 
 func (c *common) register(fs *flag.FlagSet, formats string) {
 	fs.StringVar(&c.format, "format", "text", "output format: "+formats)
 	fs.Var(&c.ports, "port", "broker `port` to analyze (repeatable); default: every TCP port, Kafka recognised by content")
 	fs.Int64Var(&c.maxFrame, "max-frame", decode.DefaultMaxFrame, "largest Kafka frame in `bytes`; larger sizes are framing errors")
+	fs.StringVar(&c.tlsKeys, "tls-keylog", "", "decrypt TLS connections with the secrets in this NSS key log `file` (SSLKEYLOGFILE, Go's KeyLogWriter); in live, lines appended later are read too")
 	fs.IntVar(&c.workers, "workers", defaultWorkers(runtime.GOMAXPROCS(0)), "analyze connections on `N` goroutines (sharded by flow; the report is the same for any N)")
 }
 
@@ -61,10 +65,21 @@ func (c *common) pipelineOptions(e *env) (pipeline.Options, error) {
 	if c.workers < 1 || c.workers > 256 {
 		return pipeline.Options{}, usageError{fmt.Sprintf("--workers %d out of range (1..256)", c.workers)}
 	}
+	// Always a KeyLog: a pcapng's Decryption Secrets Blocks fill it when
+	// there is no --tls-keylog; until it holds a secret, TLS connections
+	// are only reported, as without one.
+	keys := tlsdec.NewKeyLog()
+	if c.tlsKeys != "" {
+		var err error
+		if keys, err = tlsdec.OpenKeyLog(c.tlsKeys); err != nil {
+			return pipeline.Options{}, fmt.Errorf("--tls-keylog: %w", err)
+		}
+	}
 	return pipeline.Options{
 		Ports:    c.ports,
 		MaxFrame: int32(c.maxFrame),
 		Workers:  c.workers,
+		Keys:     keys,
 		Logger:   e.log,
 	}, nil
 }
@@ -109,16 +124,20 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, error) 
 }
 
 // openInput opens the capture files of read, dump and tui; "-" alone reads
-// standard input (tcpdump -w - | kwatch read -).
-func (e *env) openInput(files []string) (capture.Source, error) {
-	return e.openInputLogging(files, e.log)
+// standard input (tcpdump -w - | kwatch read -). The secrets of pcapng
+// Decryption Secrets Blocks go to keys.
+func (e *env) openInput(ctx context.Context, files []string, in inputFlags, keys *tlsdec.KeyLog) (capture.Source, error) {
+	return e.openInputLogging(ctx, files, in, keys, e.log)
 }
 
 // openInputLogging is openInput with the capture's warnings going to log.
-func (e *env) openInputLogging(files []string, log zerolog.Logger) (capture.Source, error) {
-	opts := capture.Options{Logger: log}
+func (e *env) openInputLogging(ctx context.Context, files []string, in inputFlags, keys *tlsdec.KeyLog, log zerolog.Logger) (capture.Source, error) {
+	opts := capture.Options{Logger: log, Concat: in.concat}
+	if keys != nil {
+		opts.Secrets = keys.AddSecretsBlock
+	}
 	if len(files) == 1 && files[0] == "-" {
-		return capture.NewReader(e.stdin, "stdin", opts)
+		return capture.NewReader(interruptible(ctx, e.stdin), "stdin", opts)
 	}
 	return capture.OpenFiles(files, opts)
 }

@@ -104,6 +104,7 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 	if lf.ringMiB < capture.MinRingSize>>20 || lf.ringMiB > 1<<14 {
 		return usageError{fmt.Sprintf("live: --ring-size %d out of range (%d..%d MiB)", lf.ringMiB, capture.MinRingSize>>20, 1<<14)}
 	}
+	popts.Keys.Follow() // clients append to --tls-keylog while kwatch runs
 	lopts := capture.LiveOptions{Ports: c.ports, Snaplen: lf.snaplen, RingSize: lf.ringMiB << 20, Logger: e.log}
 	if lf.bpf != "" {
 		if lopts.Filter, err = compileBPF(lf.iface, lf.bpf, lf.snaplen); err != nil {

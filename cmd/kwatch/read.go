@@ -17,12 +17,14 @@ type auditFlags struct {
 	profile      string
 	failOn       string
 	memberIDFrom int
+	filterFlags
 }
 
 func (a *auditFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.profile, "profile", "seed", "rule profile: seed or accepted-2026")
 	fs.StringVar(&a.failOn, "fail-on", "error", "exit 1 when a finding reaches this severity: error, warn, info or never")
 	fs.IntVar(&a.memberIDFrom, "member-id-required-from", 1, "ConsumerGroupHeartbeat `version` from which a client-generated member ID is required")
+	a.filterFlags.register(fs)
 }
 
 // options checks the flags and returns the auditor options and the
@@ -45,17 +47,36 @@ func (a *auditFlags) options(e *env) (audit.Options, audit.Severity, error) {
 	if from == 0 {
 		from = -1 // the auditor reads 0 as "default"; negative means every version
 	}
-	return audit.Options{Profile: prof, MemberIDRequiredFrom: from, Logger: e.log}, fail, nil
+	flt, err := a.filter()
+	if err != nil {
+		return audit.Options{}, 0, err
+	}
+	return audit.Options{Profile: prof, MemberIDRequiredFrom: from, Filter: flt, Logger: e.log}, fail, nil
 }
 
-func (e *env) read(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("read", flag.ContinueOnError)
+func (e *env) read(ctx context.Context, args []string) error { return e.readAs(ctx, args, "read") }
+
+// baseline is kwatch baseline FILE...: read's audit, written as the list of
+// today's cases that --baseline then suppresses (a CI job fails only on
+// new problems).
+func (e *env) baseline(ctx context.Context, args []string) error {
+	return e.readAs(ctx, args, "baseline")
+}
+
+// readAs runs read, or with command "baseline" writes the cases instead of
+// the report.
+func (e *env) readAs(ctx context.Context, args []string, command string) error {
+	fs := flag.NewFlagSet(command, flag.ContinueOnError)
 	var c common
 	var af auditFlags
+	var in inputFlags
+	var pf publishFlags
 	c.register(fs, "text, json or ndjson")
 	af.register(fs)
+	in.register(fs)
+	pf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: kwatch read [--format text|json|ndjson] [--profile seed|accepted-2026] [--fail-on error|warn|info|never] [--port N] FILE...")
+		fmt.Fprintln(fs.Output(), "usage: kwatch read [--format text|json|ndjson] [--profile seed|accepted-2026] [--fail-on error|warn|info|never] [--port N] [--tls-keylog FILE] FILE...")
 		fs.PrintDefaults()
 	}
 	files, err := parse(fs, args, e.stderr)
@@ -72,21 +93,27 @@ func (e *env) read(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	src, err := e.openInput(files)
+	defer popts.Keys.Close()
+	src, err := e.openInput(ctx, files, in, popts.Keys)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
+	if pf.publish != "" {
+		return e.publishRead(ctx, &pf, files, popts, src)
+	}
 
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
 	if c.format == "ndjson" {
 		aopts.OnFinding = func(f audit.Finding) {
 			audit.WriteFindingJSON(out, &f)
 		}
+		aopts.StreamFindings = true
 	}
 	// Every auditor call below is on this goroutine (pipeline.Run feeds
 	// the sink on its caller's), so events need no lock.
 	aopts.SingleGoroutine = true
+	aopts.NameFrame = captureNames(files).namer()
 	a := audit.New(aopts)
 	st, runErr := pipeline.Run(ctx, src, popts, a)
 	a.AddCapture(st.Packets, st.Bytes, st.Connections)
@@ -94,7 +121,18 @@ func (e *env) read(ctx context.Context, args []string) error {
 	if err := inputResult(st, runErr, e); err != nil {
 		return err
 	}
-
+	for _, why := range incompleteReasons(ctx, st, runErr, &rep.Totals) {
+		rep.Incomplete(why)
+	}
+	if command == "baseline" {
+		for _, why := range rep.Warnings {
+			fmt.Fprintf(e.stderr, "kwatch: warning: %s\n", why)
+		}
+		if err := rep.WriteBaseline(out); err != nil {
+			return fmt.Errorf("baseline: %w", err)
+		}
+		return out.Flush()
+	}
 	return e.writeReport(rep, c.format, failOn, out)
 }
 
@@ -116,15 +154,15 @@ func (e *env) analysisOptions(c *common, af *auditFlags) (pipeline.Options, audi
 
 // writeReport prints the report in format (text or json on out; for
 // ndjson the findings went to stdout as they came, so the summary goes to
-// stderr and stdout stays one finding per line), and returns exit status 1
-// when a finding reaches failOn.
+// stderr and stdout stays one finding per line), and returns the exit
+// status (verdict).
 func (e *env) writeReport(rep *audit.Report, format string, failOn audit.Severity, out *bufio.Writer) error {
 	var err error
 	switch format {
 	case "json":
 		err = rep.WriteJSON(out)
 	case "ndjson":
-		err = rep.WriteText(e.stderr, useColor(e.stderr))
+		err = rep.WriteSummary(e.stderr, useColor(e.stderr))
 	default:
 		err = rep.WriteText(out, useColor(e.stdout))
 	}
@@ -134,10 +172,7 @@ func (e *env) writeReport(rep *audit.Report, format string, failOn audit.Severit
 	if err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
-	if max, ok := rep.MaxSeverity(); ok && failOn != 0 && max >= failOn {
-		return exitError{exitFindings}
-	}
-	return nil
+	return verdict(rep, failOn)
 }
 
 // useColor: colour only on a terminal, and never when NO_COLOR is set.

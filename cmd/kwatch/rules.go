@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/kwatch/kwatch/audit"
@@ -23,25 +24,29 @@ func (e *env) rules(args []string) error {
 		for _, r := range audit.Rules() {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Severity, r.KIP, r.Summary)
 		}
+		fmt.Fprintln(tw, "\nCOVERAGE EVENT\t\t\tSUMMARY")
+		for _, d := range audit.CoverageDocs() {
+			fmt.Fprintf(tw, "%s\t\t\t%s\n", d.Event, d.Summary)
+		}
 		tw.Flush()
-		fmt.Fprintln(e.stdout, "\n'kwatch rules RULE' explains one rule.")
+		fmt.Fprintln(e.stdout, "\n'kwatch rules RULE' explains one rule or coverage event.")
 		return nil
 	}
 	// Every name is checked before any is explained: a mistake prints
 	// its one line and nothing else.
-	var rules []audit.Rule
+	var texts []string
 	for _, id := range ids {
-		r, ok := audit.LookupRule(id)
+		if r, ok := audit.LookupRule(id); ok {
+			texts = append(texts, fmt.Sprintf("%s  (%s, %s, SPEC.md section %s)\n\n%s\n\n%s\n\nFix: %s\n",
+				r.ID, r.Severity, r.KIP, r.Section, r.Summary, r.Explanation, r.Fix))
+			continue
+		}
+		d, ok := audit.LookupCoverage(id)
 		if !ok {
-			return usageError{fmt.Sprintf("rules: unknown rule %q ('kwatch rules' lists them)", id)}
+			return usageError{fmt.Sprintf("rules: unknown rule or coverage event %q ('kwatch rules' lists them)", id)}
 		}
-		rules = append(rules, r)
+		texts = append(texts, fmt.Sprintf("%s  (coverage event, SPEC.md section 3.6: not a violation)\n\n%s\n\n%s\n", d.Event, d.Summary, d.Explanation))
 	}
-	for i, r := range rules {
-		if i > 0 {
-			fmt.Fprintln(e.stdout)
-		}
-		fmt.Fprintf(e.stdout, "%s  (%s, %s, SPEC.md section %s)\n\n%s\n\n%s\n", r.ID, r.Severity, r.KIP, r.Section, r.Summary, r.Explanation)
-	}
-	return nil
+	_, err = fmt.Fprint(e.stdout, strings.Join(texts, "\n"))
+	return err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -10,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kwatch/kwatch/audit"
+	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/pipeline"
 	"github.com/kwatch/kwatch/tui"
 	"github.com/rs/zerolog"
@@ -20,9 +22,11 @@ func (e *env) tui(ctx context.Context, args []string) error {
 	var c common
 	var af auditFlags
 	var lf liveFlags
+	var in inputFlags
 	c.register(fs, "text or json: the report printed when the UI closes")
 	af.register(fs)
 	lf.register(fs)
+	in.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: kwatch tui FILE... | kwatch tui -i IFACE [--port N]")
 		fs.PrintDefaults()
@@ -34,6 +38,8 @@ func (e *env) tui(ctx context.Context, args []string) error {
 	switch {
 	case lf.iface != "" && len(files) > 0:
 		return usageError{"tui: give capture files or -i IFACE, not both"}
+	case lf.iface != "" && in.concat:
+		return usageError{"tui: --concat reads capture files, not an interface"}
 	case lf.iface != "":
 		return e.runLive(ctx, &c, &af, &lf, true)
 	case len(files) == 0:
@@ -42,38 +48,33 @@ func (e *env) tui(ctx context.Context, args []string) error {
 	if err := refuseLiveOnly(fs, "tui"); err != nil {
 		return err
 	}
-	popts, aopts, _, err := e.analysisOptions(&c, &af)
+	if err := checkFormat(c.format, "text", "json"); err != nil {
+		return err
+	}
+	popts, aopts, failOn, err := e.analysisOptions(&c, &af)
 	if err != nil {
 		return err
 	}
 	// The capture's warnings (a link type it cannot decode) would tear
 	// the screen the UI draws: it shows the replay's error itself.
-	src, err := e.openInputLogging(files, e.log.Level(max(e.log.GetLevel(), zerolog.ErrorLevel)))
+	src, err := e.openInputLogging(ctx, files, in, popts.Keys, e.log.Level(max(e.log.GetLevel(), zerolog.ErrorLevel)))
 	if err != nil {
 		return err
 	}
 	defer src.Close()
 
+	aopts.NameFrame = captureNames(files).namer()
 	aud := audit.New(aopts)
 	rec := tui.NewRecorder(aud)
-	var done atomic.Bool
-	var mu sync.Mutex
-	var replayErr error
-	go func() {
-		// Replay at full speed; the UI polls snapshots meanwhile.
-		st, err := pipeline.Run(ctx, src, popts, rec)
-		aud.AddCapture(st.Packets, st.Bytes, st.Connections)
-		aud.Finish(st.LastTime)
-		mu.Lock()
-		replayErr = err
-		mu.Unlock()
-		done.Store(true)
-	}()
+	r := &replay{finished: make(chan struct{})}
+	// Quitting the UI before the replay ends stops it: the report then
+	// says the run was interrupted.
+	replayCtx, stopReplay := context.WithCancel(ctx)
+	defer stopReplay()
+	go r.run(replayCtx, src, popts, aud, rec)
 	feed := tui.DetailFeed{
 		ReportFeed: tui.ReportFeed{Snapshot: aud.Snapshot, Meta: func() tui.Meta {
-			mu.Lock()
-			defer mu.Unlock()
-			return tui.Meta{Source: strings.Join(files, " "), Done: done.Load(), Err: replayErr}
+			return tui.Meta{Source: strings.Join(files, " "), Done: r.done.Load(), Err: r.error()}
 		}},
 		Recorder: rec,
 	}
@@ -81,5 +82,43 @@ func (e *env) tui(ctx context.Context, args []string) error {
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("tui: %w", err)
 	}
-	return nil
+	// As kwatch read: the report on stdout once the UI has closed, and
+	// read's exit status.
+	stopReplay()
+	<-r.finished
+	if err := inputResult(r.stats, r.err, e); err != nil {
+		return err
+	}
+	for _, why := range incompleteReasons(replayCtx, r.stats, r.err, &r.report.Totals) {
+		r.report.Incomplete(why)
+	}
+	return e.writeReport(r.report, c.format, failOn, bufio.NewWriter(e.stdout))
+}
+
+// replay runs a capture file through the auditor for the TUI, at full
+// speed, on a goroutine of its own.
+type replay struct {
+	done     atomic.Bool
+	finished chan struct{}
+	mu       sync.Mutex // guards err until finished is closed
+	err      error
+	stats    pipeline.Stats
+	report   *audit.Report
+}
+
+func (r *replay) run(ctx context.Context, src capture.Source, popts pipeline.Options, aud *audit.Auditor, rec *tui.Recorder) {
+	defer close(r.finished)
+	st, err := pipeline.Run(ctx, src, popts, rec)
+	aud.AddCapture(st.Packets, st.Bytes, st.Connections)
+	rep := aud.Finish(st.LastTime)
+	r.mu.Lock()
+	r.err, r.stats, r.report = err, st, rep
+	r.mu.Unlock()
+	r.done.Store(true)
+}
+
+func (r *replay) error() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
 }

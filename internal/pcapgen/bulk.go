@@ -42,6 +42,11 @@ type BulkOptions struct {
 	// Fetch round trips (0 = 11 and 15, flexible, with header instance IDs).
 	// Non-flexible versions (Produce < 9, Fetch < 12) use header v1.
 	ProduceVersion, FetchVersion int16
+	// InstanceFirstOnly sends the header instance ID on a connection's
+	// first request only, as a client of the accepted-2026 revision does:
+	// audited under the seed profile, every later flexible request is an
+	// instance-id-dropped (a fleet whose clients repeat one fault).
+	InstanceFirstOnly bool
 	// MTU bounds packets: segments carry at most MTU-40 bytes (0 = 1500;
 	// 65535 gives loopback-sized segments).
 	MTU int
@@ -214,6 +219,9 @@ func newBulkConn(i int, rng *rand.Rand, o *BulkOptions, text []byte) bulkConn {
 	id[6] = id[6]&0x0f | 0x40 // version 4
 	id[8] = id[8]&0x3f | 0x80 // RFC 4122 variant
 	h := RequestHeader{InstanceID: &id, APIVersion: o.ProduceVersion}
+	if o.InstanceFirstOnly {
+		h.InstanceID = nil
+	}
 	bc := bulkConn{
 		instance: id,
 		clientID: fmt.Sprintf("bulk-client-%d", i),

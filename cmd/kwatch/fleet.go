@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/kwatch/kwatch/audit"
+	"github.com/kwatch/kwatch/capture"
+	"github.com/kwatch/kwatch/fleet"
+	"github.com/kwatch/kwatch/metrics"
+	"github.com/kwatch/kwatch/pipeline"
+)
+
+// publishFlags are the agent flags of read (and live): SPEC.md section 7.
+type publishFlags struct {
+	publish    string
+	agent      string
+	partitions int
+	retention  time.Duration
+}
+
+func (p *publishFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&p.publish, "publish", "", "publish observations to Kafka as an agent: `HOST:PORT[,HOST:PORT...]/TOPIC` (fleet mode)")
+	fs.StringVar(&p.agent, "agent", "", "the capture point's `name`, each finding's \"capture\" (default: the capture file's name for read, the host name for live)")
+	fs.IntVar(&p.partitions, "partitions", 1, "partitions of the fleet topic when kwatch creates it")
+	fs.DurationVar(&p.retention, "retention", 0, "retention of the fleet topic when kwatch creates it (0: the broker's default)")
+}
+
+// publishRead replays capture files as an agent: every decoded event goes
+// to the fleet topic instead of a local auditor (kwatch aggregate audits).
+func (e *env) publishRead(ctx context.Context, pf *publishFlags, files []string, popts pipeline.Options, src capture.Source) error {
+	target, err := fleet.ParseTarget(pf.publish)
+	if err != nil {
+		return usageError{"--publish " + err.Error()}
+	}
+	agent := pf.agent
+	if agent == "" {
+		agent = files[0]
+		if len(files) > 1 {
+			agent, _ = os.Hostname()
+		}
+	}
+	pub, err := fleet.NewPublisher(ctx, target, fleet.PublisherOptions{
+		Agent: agent, Captures: files, Partitions: int32(pf.partitions), Retention: pf.retention, Logger: e.log,
+	})
+	if err != nil {
+		return err
+	}
+	// One worker: records must leave in the order one pipeline makes them.
+	popts.Workers = 1
+	st, runErr := pipeline.Run(ctx, pub.Tap(src), popts, pub)
+	closeErr := pub.Close(ctx, fleet.Totals{Packets: st.Packets, Bytes: st.Bytes, Connections: st.Connections, Last: st.LastTime.UnixNano()})
+	if err := inputResult(st, runErr, e); err != nil {
+		return err
+	}
+	if closeErr != nil {
+		return closeErr
+	}
+	fmt.Fprintf(e.stderr, "kwatch: agent %s published %d packets' observations to %s\n", agent, st.Packets, pf.publish)
+	return nil
+}
+
+// aggregate is kwatch aggregate: the fleet's auditor (SPEC.md section 7).
+func (e *env) aggregate(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("aggregate", flag.ContinueOnError)
+	var af auditFlags
+	from := fs.String("from", "", "consume observations from `HOST:PORT[,HOST:PORT...]/TOPIC`")
+	group := fs.String("group", "", "consumer group `ID` (default: none; read every partition from its start, commit nothing)")
+	idle := fs.Duration("until-idle", 0, "print the report and exit once no record has come for this `long` (0: run until SIGINT/SIGTERM)")
+	format := fs.String("format", "text", "output format: text, json or ndjson")
+	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics on `HOST:PORT` (/metrics)")
+	af.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: kwatch aggregate --from HOST:PORT[,...]/TOPIC [--group ID] [--until-idle DUR] [--format text|json|ndjson] [--fail-on SEV]")
+		fs.PrintDefaults()
+	}
+	rest, err := parse(fs, args, e.stderr)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError{fmt.Sprintf("aggregate: unexpected argument %q", rest[0])}
+	}
+	if err := checkFormat(*format, "text", "json", "ndjson"); err != nil {
+		return err
+	}
+	target, err := fleet.ParseTarget(*from)
+	if err != nil {
+		return usageError{"--from " + err.Error()}
+	}
+	aopts, failOn, err := af.options(e)
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriterSize(e.stdout, 64<<10)
+	var agg *fleet.Aggregator
+	if *format == "ndjson" {
+		// A restarted group member rebuilds its state from the start but
+		// streams only what its group had not reported yet.
+		aopts.OnFinding = func(f audit.Finding) {
+			if !agg.Replaying() {
+				audit.WriteFindingJSON(out, &f)
+			}
+		}
+		aopts.StreamFindings = true
+	}
+	// A metrics scrape reads the auditor from its own goroutine.
+	aopts.SingleGoroutine = *metricsAddr == ""
+	aopts.NameFrame = func(f uint64) (string, uint64) { return agg.NameFrame(f) }
+	aud := audit.New(aopts)
+	if agg, err = fleet.NewAggregator(target, fleet.AggregatorOptions{Group: *group, UntilIdle: *idle, Logger: e.log}, aud); err != nil {
+		return err
+	}
+	if *metricsAddr != "" {
+		srv, err := metrics.Serve(*metricsAddr, metrics.Registry(aud, aggregatorMetrics(agg)...))
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+	}
+	totals, runErr := agg.Run(ctx)
+	aud.AddCapture(totals.Packets, totals.Bytes, totals.Connections)
+	rep := aud.Finish(totals.LastTime())
+	if runErr != nil {
+		rep.Incomplete(fmt.Sprintf("consuming %s broke off: %v", *from, runErr))
+	}
+	if rep.Totals.KafkaConnections == 0 {
+		rep.Incomplete("no observation of a Kafka connection was consumed from " + *from)
+	}
+	return e.writeReport(rep, *format, failOn, out)
+}
+
+// aggregatorMetrics are the aggregator's own metrics beside the report's.
+func aggregatorMetrics(agg *fleet.Aggregator) []metrics.Extra {
+	stat := func(i int) func() float64 {
+		return func() float64 {
+			r, bad, wait := agg.Stats()
+			return float64([]uint64{r, bad, wait}[i])
+		}
+	}
+	return []metrics.Extra{
+		{Name: "kwatch_records_consumed_total", Help: "Fleet records consumed.", Counter: true, Value: stat(0)},
+		{Name: "kwatch_records_invalid_total", Help: "Fleet records skipped as unreadable.", Counter: true, Value: stat(1)},
+		{Name: "kwatch_aggregator_lag_records", Help: "Records consumed and waiting for the merge by capture time.", Value: stat(2)},
+	}
+}

@@ -1,0 +1,121 @@
+package pipeline
+
+import (
+	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/reassembly"
+	"github.com/kwatch/kwatch/tlsdec"
+)
+
+// TLS connections with secrets (SPEC.md section 2.1): when Options.Keys is
+// active, a connection seen from its start whose client speaks TLS first
+// is fed to a tlsdec.Conn, and the plaintext it decrypts to the
+// decode.Conn exactly as plaintext is fed. Without its secrets the
+// connection is reported as tls-connection when that is certain (the
+// connection ended, or the records held waiting outgrew their bound); a
+// record that fails to authenticate is one tls-decrypt-failed event, and
+// nothing after it is decoded.
+
+// newStream makes the stream of flow f: its decoder feeds sink.
+func newStream(f reassembly.Flow, dopts decode.Options, sink decode.Sink, keys *tlsdec.KeyLog, st *tlsdec.Stats) *stream {
+	id := decode.ConnID{Client: f.Client, Broker: f.Broker, StartFrame: f.StartFrame}
+	if !f.FromStart || !keys.Active() {
+		return &stream{conn: decode.NewConn(id, f.FromStart, dopts, sink)}
+	}
+	s := &stream{tls: &tlsStream{keys: keys, id: id, sink: sink, stats: st}}
+	s.tls.stream = s
+	// The decoder's events pass through the tlsStream, which marks those
+	// of a decrypted connection.
+	s.conn = decode.NewConn(id, f.FromStart, dopts, s.tls)
+	return s
+}
+
+// tlsStream is a stream's TLS state.
+type tlsStream struct {
+	stream *stream
+	keys   *tlsdec.KeyLog // until the client's first byte is seen
+	dec    *tlsdec.Conn   // once it was a TLS handshake record
+	id     decode.ConnID
+	sink   decode.Sink
+	first  reassembly.Meta // the packet of the client's first byte
+	said   bool            // the final status was reported
+	stats  *tlsdec.Stats
+}
+
+// start decides, on the first bytes of the connection, whether it is TLS.
+func (t *tlsStream) start(side reassembly.Side, p []byte, m reassembly.Meta) {
+	if side == reassembly.Client && len(p) > 0 && p[0] == tlsdec.FirstByte {
+		t.dec = tlsdec.NewConn(t.keys, t, tlsdec.Options{})
+		t.first = m
+	}
+	t.keys = nil
+}
+
+// data feeds p; it returns false when the stream is plaintext.
+func (t *tlsStream) data(side reassembly.Side, p []byte, m reassembly.Meta) bool {
+	if t.keys != nil {
+		t.start(side, p, m)
+	}
+	if t.dec == nil {
+		return false
+	}
+	t.dec.Feed(side, p, m)
+	t.report()
+	return true
+}
+
+// gap: before the first byte, the stream is plaintext; a decrypting
+// connection's decoder hears of the loss, and decryption stops.
+func (t *tlsStream) gap(side reassembly.Side, lost int, m reassembly.Meta) bool {
+	t.keys = nil
+	if t.dec == nil {
+		return false
+	}
+	if t.dec.Status() == tlsdec.StatusDecrypting {
+		t.stream.conn.Gap(dir(side), lost, meta(m))
+	}
+	t.dec.Gap(side, m)
+	t.report()
+	return true
+}
+
+func (t *tlsStream) end(m reassembly.Meta) {
+	if t.dec == nil {
+		return
+	}
+	t.dec.Close(m)
+	t.report()
+	t.stats.Add(t.dec.Stats())
+}
+
+// Plain feeds decrypted bytes to the decoder (tlsdec.Output).
+func (t *tlsStream) Plain(side reassembly.Side, p []byte, m reassembly.Meta) {
+	t.stream.conn.Feed(dir(side), p, meta(m))
+}
+
+// Event passes the decoder's events on, marked when decrypted (decode.Sink).
+func (t *tlsStream) Event(e *decode.Event) {
+	if t.dec != nil {
+		e.Decrypted = true
+	}
+	t.sink.Event(e)
+}
+
+// report says, once, why a TLS connection is not (or no longer) decoded.
+func (t *tlsStream) report() {
+	st := t.dec.Status()
+	if t.said || !st.Final() || st == tlsdec.StatusLost {
+		return
+	}
+	t.said = true
+	detail, at := t.dec.Detail()
+	e := decode.Event{Kind: decode.KindCoverage, Conn: t.id, FromStart: true}
+	if st == tlsdec.StatusFailed {
+		e.Coverage, e.Frame, e.Time = decode.TLSDecryptFailed, at.Frame, at.Time
+		e.Detail = detail
+	} else {
+		// As without a key log: the connection is TLS, from its first packet.
+		e.Coverage, e.Frame, e.Time = decode.TLSConnection, t.first.Frame, t.first.Time
+		e.Detail = "client's first bytes are a TLS record; " + detail
+	}
+	t.sink.Event(&e)
+}
