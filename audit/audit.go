@@ -134,6 +134,7 @@ type totals struct {
 	stateLimited    uint64
 	pendingEvicted  uint64
 	suppressed      uint64
+	unwrapped       map[string]uint64
 }
 
 // New returns an Auditor.
@@ -185,6 +186,23 @@ func (a *Auditor) AddCapture(packets, bytes, connections uint64) {
 	a.t.bytes += bytes
 	a.t.tcpConns += connections
 	a.mu.Unlock()
+}
+
+// AddUnwrapped adds what the capture layers unwrapped on the way to TCP
+// (tunnels by kind, IP fragments reassembled or dropped), by name: the
+// report says what it took apart (Totals.Unwrapped).
+func (a *Auditor) AddUnwrapped(counts map[string]uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for k, n := range counts {
+		if n == 0 {
+			continue
+		}
+		if a.t.unwrapped == nil {
+			a.t.unwrapped = map[string]uint64{}
+		}
+		a.t.unwrapped[k] += n
+	}
 }
 
 // Event audits one decoded event (decode.Sink). e is not retained.

@@ -93,7 +93,7 @@ func TestGroupAndBrokerViews(t *testing.T) {
 	s.req(connA, 68, 1, inst(v4A), hb("g", "shared-member", 0))
 	s.req(connB, 68, 1, cid("b"), hb("g", "shared-member", 0))
 	corr := s.req(connB, 68, 1, cid("b"), hb("g2", "", 0)) // member-id-empty
-	s.resp(connB, 68, 1, corr, errCode(0))                  // broker-accepted-invalid
+	s.resp(connB, 68, 1, corr, errCode(0))                 // broker-accepted-invalid
 	rep := s.finish()
 	// An empty member ID (group g2) holds nothing: only g shows.
 	if len(rep.Groups) != 1 || rep.Groups[0].Group != "g" {

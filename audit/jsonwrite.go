@@ -283,6 +283,10 @@ func (w *jsonWriter) totals(t *Totals) {
 		w.field("suppressed")
 		w.uint(t.Suppressed)
 	}
+	if len(t.Unwrapped) > 0 {
+		w.field("unwrapped")
+		w.uints(t.Unwrapped)
+	}
 	w.close('}')
 }
 

@@ -3,6 +3,7 @@ package audit
 import (
 	"cmp"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -71,6 +72,9 @@ type Totals struct {
 	KernelDropped  uint64 `json:"kernel_dropped,omitempty"`
 	// Suppressed counts findings of the cases a baseline lists.
 	Suppressed uint64 `json:"suppressed,omitempty"`
+	// Unwrapped counts what the capture layers took apart on the way to
+	// TCP: tunnels by kind, IP fragments reassembled and dropped.
+	Unwrapped map[string]uint64 `json:"unwrapped,omitempty"`
 }
 
 // Instance is one client: a client instance (non-zero header instance ID)
@@ -169,7 +173,7 @@ func (a *Auditor) totals() (Totals, Severity) {
 		FindingsNotKept: t.findingsDropped, EvictedInstances: t.evicted,
 		ClientIDRepeats: t.cidRepeats, ClientIDRepeatBytes: t.cidRepeatBytes,
 		UnobservableConnections: t.unobservable, StateLimited: t.stateLimited + t.pendingEvicted,
-		KernelReceived: t.kernelReceived, KernelDropped: t.kernelDropped, Suppressed: t.suppressed,
+		KernelReceived: t.kernelReceived, KernelDropped: t.kernelDropped, Suppressed: t.suppressed, Unwrapped: maps.Clone(t.unwrapped),
 	}
 	for _, c := range a.conns {
 		if c.kafka && !c.closed {

@@ -76,6 +76,13 @@ func writeHeader(bw *bufio.Writer, p painter, r *Report) {
 		pf("  time         %s .. %s\n", r.Start, r.End)
 	}
 	pf("  capture      %d packets, %s\n", t.Packets, humanBytes(t.Bytes))
+	if len(t.Unwrapped) > 0 {
+		parts := make([]string, 0, len(t.Unwrapped))
+		for _, k := range sortedKeys(t.Unwrapped) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, t.Unwrapped[k]))
+		}
+		pf("  unwrapped    %s\n", strings.Join(parts, ", "))
+	}
 	pf("  connections  %d TCP, %d Kafka\n", t.Connections, t.KafkaConnections)
 	pf("  requests     %d (header %s), %d responses\n", t.Requests, byVersion(t.RequestsByHeaderVersion), t.Responses)
 	pf("  clients      %d with instance ID, %d without (legacy)\n", countRows(r.Instances, false), countRows(r.Instances, true))

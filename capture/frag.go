@@ -61,6 +61,24 @@ var fragDropNames = [numFragDrops]string{
 
 func (r FragDrop) String() string { return name(fragDropNames[:], r) }
 
+// Named returns the non-zero counters by name: ip-fragments-reassembled,
+// -duplicate, and -dropped-REASON.
+func (s *FragStats) Named() map[string]uint64 {
+	out := map[string]uint64{}
+	if s.Reassembled > 0 {
+		out["ip-fragments-reassembled"] = s.Reassembled
+	}
+	if s.Duplicates > 0 {
+		out["ip-fragments-duplicate"] = s.Duplicates
+	}
+	for r, n := range s.Dropped {
+		if n > 0 {
+			out["ip-fragments-dropped-"+FragDrop(r).String()] = n
+		}
+	}
+	return out
+}
+
 // FragStats counts what fragment reassembly did.
 type FragStats struct {
 	Reassembled uint64 // datagrams made whole and decoded

@@ -36,6 +36,17 @@ func (t Tunnel) String() string { return name(tunnelNames[:], t) }
 // Tunnel: a packet in two tunnels counts in both.
 type TunnelStats [numTunnels]uint64
 
+// Named returns the non-zero counters by tunnel name.
+func (s *TunnelStats) Named() map[string]uint64 {
+	out := map[string]uint64{}
+	for k, n := range s {
+		if n > 0 {
+			out[Tunnel(k).String()] = n
+		}
+	}
+	return out
+}
+
 // Unwrapped returns the tunnel counters since the decoder was made.
 func (d *LayerDecoder) Unwrapped() TunnelStats { return d.tunnels }
 

@@ -21,6 +21,8 @@ func (e *env) dump(ctx context.Context, args []string) error {
 	c.register(fs, "text, json or ndjson")
 	in.register(fs)
 	profile := fs.String("profile", "seed", "header versions of profile seed or accepted-2026 (header v3)")
+	var filters stringList
+	fs.Var(&filters, "filter", "print only the PDUs and events that match `KEY=VALUE`: api=NAME|KEY, client=HOST|CLIENT-ID|INSTANCE-ID, conn=HOST:PORT (repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: kwatch dump [--format text|json|ndjson] [--profile seed|accepted-2026] [--port N] [--tls-keylog FILE] FILE...")
 		fs.PrintDefaults()
@@ -45,6 +47,10 @@ func (e *env) dump(ctx context.Context, args []string) error {
 		return usageError{fmt.Sprintf("--profile %q: want seed or accepted-2026", *profile)}
 	}
 	opts.HeaderV3 = audit.HeaderV3(prof)
+	filter, err := parseEventFilter(filters)
+	if err != nil {
+		return err
+	}
 	src, err := e.openInput(ctx, files, in, opts.Keys)
 	if err != nil {
 		return err
@@ -52,7 +58,7 @@ func (e *env) dump(ctx context.Context, args []string) error {
 	defer src.Close()
 
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
-	d := &dumper{w: w, format: c.format, names: files}
+	d := &dumper{w: w, format: c.format, names: files, filter: filter}
 	d.begin()
 	st, runErr := pipeline.Run(ctx, src, opts, d)
 	if runErr != nil && st.Packets == 0 {
@@ -74,6 +80,7 @@ type dumper struct {
 	n      int
 	buf    []byte
 	names  captureNames
+	filter *eventFilter
 }
 
 func (d *dumper) begin() {
@@ -96,6 +103,9 @@ func (d *dumper) Event(ev *decode.Event) {
 	switch ev.Kind {
 	case decode.KindRequest, decode.KindResponse, decode.KindCoverage:
 	default:
+		return
+	}
+	if !d.filter.keep(ev) {
 		return
 	}
 	switch d.format {

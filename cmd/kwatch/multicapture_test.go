@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,8 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/kwatch/kwatch/internal/pcapgen"
 )
 
 // place is where a packet of the original capture lands after a split.
@@ -223,5 +226,47 @@ func TestDumpNamesCaptures(t *testing.T) {
 		if at := where[w.Frame]; g.Kind != w.Kind || g.Capture != at.capture || g.Frame != at.frame {
 			t.Errorf("line %d: %s %q #%d, want %s %q #%d", i, g.Kind, g.Capture, g.Frame, w.Kind, at.capture, at.frame)
 		}
+	}
+}
+
+// TestReportNamesWhatWasUnwrapped: a capture taken from a VXLAN mirror and
+// cut into IP fragments gives the plain capture's findings, and the report
+// says what it unwrapped.
+func TestReportNamesWhatWasUnwrapped(t *testing.T) {
+	plain, err := os.ReadFile(shipped("quickstart.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrapped, err := pcapgen.WrapCapture(plain, pcapgen.EncapVXLAN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wrapped, err = pcapgen.FragmentCapture(wrapped, 64, false); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "mirror.pcap")
+	if err := os.WriteFile(path, wrapped, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var got, want struct {
+		Totals struct {
+			Unwrapped      map[string]uint64 `json:"unwrapped"`
+			FindingsByRule map[string]uint64 `json:"findings_by_rule"`
+		} `json:"totals"`
+	}
+	for path, r := range map[string]any{shipped("quickstart.pcap"): &want, path: &got} {
+		_, stdout, stderr := runKwatch("read", "--format", "json", "--fail-on", "never", path)
+		if err := json.Unmarshal([]byte(stdout), r); err != nil {
+			t.Fatalf("%s: %v: %s", path, err, stderr)
+		}
+	}
+	if len(want.Totals.Unwrapped) != 0 {
+		t.Errorf("the plain capture unwrapped %v", want.Totals.Unwrapped)
+	}
+	if got.Totals.Unwrapped["vxlan"] == 0 || got.Totals.Unwrapped["ip-fragments-reassembled"] == 0 {
+		t.Errorf("unwrapped %v: want vxlan and reassembled fragments", got.Totals.Unwrapped)
+	}
+	if !maps.Equal(got.Totals.FindingsByRule, want.Totals.FindingsByRule) {
+		t.Errorf("findings %v, want the plain capture's %v", got.Totals.FindingsByRule, want.Totals.FindingsByRule)
 	}
 }

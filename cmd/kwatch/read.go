@@ -116,7 +116,7 @@ func (e *env) readAs(ctx context.Context, args []string, command string) error {
 	aopts.NameFrame = captureNames(files).namer()
 	a := audit.New(aopts)
 	st, runErr := pipeline.Run(ctx, src, popts, a)
-	a.AddCapture(st.Packets, st.Bytes, st.Connections)
+	addCaptureStats(a, st)
 	rep := a.Finish(st.LastTime)
 	if err := inputResult(st, runErr, e); err != nil {
 		return err

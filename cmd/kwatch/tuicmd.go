@@ -109,7 +109,7 @@ type replay struct {
 func (r *replay) run(ctx context.Context, src capture.Source, popts pipeline.Options, aud *audit.Auditor, rec *tui.Recorder) {
 	defer close(r.finished)
 	st, err := pipeline.Run(ctx, src, popts, rec)
-	aud.AddCapture(st.Packets, st.Bytes, st.Connections)
+	addCaptureStats(aud, st)
 	rep := aud.Finish(st.LastTime)
 	r.mu.Lock()
 	r.err, r.stats, r.report = err, st, rep

@@ -1,137 +1,162 @@
 package main
 
-// Black-box scenarios for the accepted-2026 profile (SPEC.md section 4, with
-// README "Rules: where SPEC.md is silent" rule 10), each run also under the
-// default seed profile for contrast. Expectations come from SPEC.md and the
-// README only, never from the implementation.
+// SPEC.md section 4: the accepted-2026 profile (header v3, instance-id-missing-
+// first, instance-id-repeated, identity unobservable), each scenario also run
+// under the default seed profile for contrast.
+// Expectations come from SPEC.md and README.md's "Rules: where SPEC.md is
+// silent" only, never from kwatch's implementation.
 
 import (
+	"encoding/json"
 	"fmt"
-	"net/netip"
-	"strings"
-	"testing"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/kwatch/kwatch/internal/pcapgen"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"net/netip"
+	"testing"
 )
 
-const bb5Acc = "accepted-2026"
-
-var (
-	bb5X   = pcapgen.SeqUUID(0x11)
-	bb5Y   = pcapgen.SeqUUID(0x22)
-	bb5App = pcapgen.Ptr("orders-app")
-)
-
-type bb5Report struct {
-	Profile string `json:"profile"`
-	Totals  struct {
-		Requests        int            `json:"requests"`
-		ByHeaderVersion map[string]int `json:"requests_by_header_version"`
-		Coverage        map[string]int `json:"coverage"`
-		Findings        int            `json:"findings"`
-		ByRule          map[string]int `json:"findings_by_rule"`
-		Unobservable    *int           `json:"unobservable_connections"`
-	} `json:"totals"`
-	Instances []map[string]any `json:"instances"`
-	Findings  []map[string]any `json:"findings"`
+// SPEC section 4 (accepted-2026): "requires it on the first request of a
+// connection and omits it afterwards"; "instance-id-dropped and
+// instance-id-late are off, and instance-id-missing-first (error: the first
+// v3 request has none) and instance-id-repeated (info) run instead".
+func TestProfileV3(t *testing.T) {
+	t.Run("compliant", func(t *testing.T) {
+		rep := bbOneConn(t, pcapgen.Ptr("orders-app"), nil, func(s *pcapgen.Session) {
+			bbOffsetDelete(s, bbID(bbX))
+			s.Header.ClientID = nil
+			bbOffsetDelete(s, nil)
+			bbOffsetDelete(s, nil)
+		}, "--profile", "accepted-2026")
+		bbExpect(t, rep, map[string]int{})
+	})
+	t.Run("missing-first", func(t *testing.T) {
+		c := pcapgen.New(pcapgen.Options{})
+		cn := c.Conn(pcapgen.ConnOptions{})
+		s := bbSession(cn, pcapgen.Ptr("orders-app"), nil)
+		f1 := bbOffsetDelete(s, nil)
+		s.Header.ClientID = nil
+		bbOffsetDelete(s, nil)
+		cn.Close()
+		path := bbCaptureFile(t, c, "")
+		rep := bbRead(t, path, "--profile", "accepted-2026")
+		bbExpect(t, rep, map[string]int{"instance-id-missing-first": 1})
+		f := bbFirst(t, rep, "instance-id-missing-first")
+		bbField(t, f, "severity", "error")
+		bbField(t, f, "frame", f1)
+		if code, _, _ := runKwatch("read", "--profile", "accepted-2026", path); code != 1 {
+			t.Errorf("accepted-2026 missing-first: exit %d, want 1", code)
+		}
+		if rep.Profile != "accepted-2026" {
+			t.Errorf("report profile %q", rep.Profile)
+		}
+	})
+	t.Run("repeated", func(t *testing.T) {
+		rep := bbOneConn(t, pcapgen.Ptr("orders-app"), nil, func(s *pcapgen.Session) {
+			bbOffsetDelete(s, bbID(bbX))
+			s.Header.ClientID = nil
+			bbOffsetDelete(s, bbID(bbX))
+		}, "--profile", "accepted-2026")
+		bbExpect(t, rep, map[string]int{"instance-id-repeated": 1})
+		bbField(t, bbFirst(t, rep, "instance-id-repeated"), "severity", "info")
+	})
 }
 
-func bb5J(id [16]byte) string { return pcapgen.JavaString(id) }
-
-// bb5Host is client port 51000+i on one host, 10.7.0.1.
-func bb5Host(i int) netip.AddrPort {
-	return netip.AddrPortFrom(netip.MustParseAddr("10.7.0.1"), uint16(51000+i))
-}
-
-// bb5Read runs kwatch read --format json --fail-on never [--profile p].
-func bb5Read(t *testing.T, path, profile string) bb5Report {
-	t.Helper()
-	var args []string
-	if profile != "" {
-		args = append(args, "--profile", profile)
-	}
-	rep, _ := bbReadAs[bb5Report](t, path, args...)
-	return rep
-}
-
-func bb5Exit(path string, extra ...string) int {
-	code, _, _ := runKwatch(append(append([]string{"read"}, extra...), path)...)
-	return code
-}
-
-func bb5Summary(rep bb5Report) string {
-	var b strings.Builder
-	for _, f := range rep.Findings {
-		fmt.Fprintf(&b, "  %v %v frame=%v conf=%v api=%v exp=%v obs=%v inst=%v\n", f["rule"], f["severity"], f["frame"], f["confidence"], f["api"], f["expected"], f["observed"], f["instance_id"])
-	}
-	return b.String()
-}
-
-func bb5Counts(rep bb5Report) map[string]int {
-	m := map[string]int{}
-	for _, f := range rep.Findings {
-		m[f["rule"].(string)]++
-	}
-	return m
-}
-
-// bb5Expect asserts the exact multiset of rules.
-func bb5Expect(t *testing.T, label string, rep bb5Report, want map[string]int) {
-	t.Helper()
-	bbCompareCounts(t, label, bb5Counts(rep), want, func() string { return bb5Summary(rep) })
-}
-
-func bb5Of(rep bb5Report, rule string) []map[string]any {
-	var out []map[string]any
-	for _, f := range rep.Findings {
-		if f["rule"] == rule {
-			out = append(out, f)
+// SPEC section 4: under accepted-2026 "instance-id-dropped and
+// instance-id-late are off" (unconditionally), while the seed profile
+// reports them on the same capture.
+func TestProfileDroppedLateOff(t *testing.T) {
+	c := pcapgen.New(pcapgen.Options{})
+	cn := c.Conn(pcapgen.ConnOptions{})
+	s := bbSession(cn, pcapgen.Ptr("orders-app"), bbID(bbX))
+	bbMeta(s)
+	s.Header.ClientID = nil
+	s.Header.InstanceID = nil
+	bbMeta(s) // seed: dropped
+	cn.Close()
+	cn2 := c.Conn(pcapgen.ConnOptions{})
+	s2 := bbSession(cn2, pcapgen.Ptr("orders-app"), nil)
+	bbMeta(s2)
+	s2.Header.ClientID = nil
+	s2.Header.InstanceID = bbID(bbY)
+	bbMeta(s2) // seed: late
+	cn2.Close()
+	path := bbCaptureFile(t, c, "")
+	seed := bbRead(t, path)
+	bbExpect(t, seed, map[string]int{"instance-id-dropped": 1, "instance-id-late": 1})
+	acc := bbRead(t, path, "--profile", "accepted-2026")
+	for _, r := range []string{"instance-id-dropped", "instance-id-late"} {
+		if n := len(bbOf(acc, r)); n != 0 {
+			t.Errorf("accepted-2026: %s fired %d times, the profile turns it off", r, n)
 		}
 	}
-	return out
+	t.Logf("accepted-2026 findings on v2 headers:\n%s", acc.summary())
 }
 
-func bb5Field(t *testing.T, f map[string]any, key string, want any) {
-	t.Helper()
-	if f == nil {
-		t.Errorf("no finding to check %s on", key)
-		return
+// SPEC section 4: "A connection whose first request was not seen is
+// "identity unobservable" under this profile: never non-compliant on that
+// ground."
+func TestProfileUnobservable(t *testing.T) {
+	c := pcapgen.New(pcapgen.Options{})
+	cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
+	s := bbSession(cn, nil, nil)
+	bbOffsetDelete(s, nil)
+	bbOffsetDelete(s, nil)
+	cn.Close()
+	rep := bbRun(t, c, "--profile", "accepted-2026")
+	bbExpect(t, rep, map[string]int{})
+}
+
+// SPEC 6 "--profile seed|accepted-2026"; SPEC 4: "Under this profile
+// instance-id-dropped and instance-id-late are off".
+func TestProfileFlag(t *testing.T) {
+	c, _ := bb3Fleet()
+	path := bbCaptureFile(t, c, "fleet.pcap")
+	seed := bb3ReadJSON(t, path)
+	if len(bb3Rule(bb3Findings(t, seed), "instance-id-dropped")) != 1 {
+		t.Errorf("seed profile: no instance-id-dropped")
 	}
-	if n, ok := want.(int); ok {
-		want = float64(n)
+	if p, ok := seed["profile"]; ok {
+		bb3Eq(t, "profile", p, "seed")
 	}
-	if fmt.Sprint(f[key]) != fmt.Sprint(want) {
-		t.Errorf("%s finding: %s = %v, spec requires %v", f["rule"], key, f[key], want)
+	acc := bb3ReadJSON(t, "--profile", "accepted-2026", path)
+	if n := len(bb3Rule(bb3Findings(t, acc), "instance-id-dropped")); n != 0 {
+		t.Errorf("accepted-2026: %d instance-id-dropped findings, rule is off", n)
+	}
+	if p, ok := acc["profile"]; ok {
+		bb3Eq(t, "profile", p, "accepted-2026")
 	}
 }
 
-func bb5First(rep bb5Report, rule string) map[string]any {
-	if fs := bb5Of(rep, rule); len(fs) > 0 {
-		return fs[0]
+// SPEC 4 / README 10: under accepted-2026 the header version comes from a
+// table ("the first v3 user is OffsetDelete v1"); SPEC 5 totals count
+// "requests by header version", so the v3 requests are counted as v3.
+func TestProfileHeaderV3Counted(t *testing.T) {
+	c := pcapgen.New(pcapgen.Options{})
+	cn := c.Conn(pcapgen.ConnOptions{})
+	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("od-app"), CorrelationID: 1})
+	for i := 0; i < 2; i++ {
+		s.Header.HeaderVersion = 3
+		if i == 0 {
+			s.Header.InstanceID = bbID(bb3X)
+		} else {
+			s.Header.InstanceID = nil
+			s.Header.ClientID = nil
+		}
+		r := kmsg.NewPtrOffsetDeleteRequest()
+		r.Version = 1
+		r.Group = "g"
+		s.Request(r)
 	}
-	return nil
-}
-
-// bb5Sess starts a session with client ID cid and no instance ID.
-func bb5Sess(cn *pcapgen.Conn, cid *string) *pcapgen.Session {
-	return cn.Session(pcapgen.RequestHeader{ClientID: cid, CorrelationID: 1})
-}
-
-// bb5OD sends OffsetDelete v1 (the first header-v3 user, SPEC section 4) with
-// a v3 header carrying id (nil = absent) and, if raw is non-nil, those tagged
-// bytes instead. It returns the correlation ID and completing frame.
-func bb5OD(s *pcapgen.Session, id *[16]byte, raw []byte) (int32, int) {
-	s.Header.HeaderVersion = 3
-	s.Header.InstanceID, s.Header.RawTags = id, raw
-	r := kmsg.NewPtrOffsetDeleteRequest()
-	r.Version = 1
-	r.Group = "orders-group"
-	corr, f := s.Request(r)
 	s.Header.HeaderVersion = pcapgen.HeaderAuto
-	s.Header.InstanceID, s.Header.RawTags = nil, nil
-	return corr, f
+	bbMeta9(s)
+	cn.Close()
+	rep := bb3ReadJSON(t, "--profile", "accepted-2026", bbCaptureFile(t, c, "v3.pcap"))
+	hv := rep["totals"].(map[string]any)["requests_by_header_version"].(map[string]any)
+	bb3Eq(t, "requests_by_header_version.v3", hv["v3"], json.Number("2"))
+	bb3Eq(t, "requests_by_header_version.v2", hv["v2"], json.Number("1"))
+	if fs := bb3Findings(t, rep); len(fs) != 0 {
+		t.Errorf("compliant accepted-2026 client has findings: %v", fs)
+	}
 }
 
 // bb5ODResp answers an OffsetDelete v1 with a top-level error code.
@@ -168,9 +193,9 @@ func bb5CGH(s *pcapgen.Session, member string, epoch int32) int {
 	return f
 }
 
-func bb5Instance(rep bb5Report, id [16]byte) map[string]any {
+func bb5Instance(rep bbReport, id [16]byte) map[string]any {
 	for _, in := range rep.Instances {
-		if in["instance_id"] == bb5J(id) {
+		if in["instance_id"] == bbJ(id) {
 			return in
 		}
 	}
@@ -189,7 +214,7 @@ func bb5Instance(rep bb5Report, id [16]byte) map[string]any {
 // even with --fail-on info; the instance row of X carries its member ID and
 // software (SPEC 5). Under seed OffsetDelete v1 is non-flexible, so header v1
 // (SPEC 1 table): X is never seen, no instance row for X, no finding either.
-func TestBlackbox5CompliantModernMixed(t *testing.T) {
+func TestProfileCompliantModernMixed(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -198,8 +223,8 @@ func TestBlackbox5CompliantModernMixed(t *testing.T) {
 	corr, _ := bb5OD(s, &bb5X, nil)
 	bb5ODResp(s, corr, 0)
 	bb5Meta(s, nil)
-	bb5CGH(s, bb5J(bb5X), 0)
-	bb5CGH(s, bb5J(bb5X), 1)
+	bb5CGH(s, bbJ(bb5X), 0)
+	bb5CGH(s, bbJ(bb5X), 1)
 	bb5OD(s, nil, nil)
 	cn.Close()
 	path := bbCaptureFile(t, c, "")
@@ -217,10 +242,10 @@ func TestBlackbox5CompliantModernMixed(t *testing.T) {
 	}
 	in := bb5Instance(acc, bb5X)
 	if in == nil {
-		t.Fatalf("accepted-2026: no instance row for %s: %v", bb5J(bb5X), acc.Instances)
+		t.Fatalf("accepted-2026: no instance row for %s: %v", bbJ(bb5X), acc.Instances)
 	}
-	if fmt.Sprint(in["member_ids"]) != fmt.Sprint(map[string]any{"orders-group": []any{bb5J(bb5X)}}) {
-		t.Errorf("instance row member_ids %v, want orders-group:[%s]", in["member_ids"], bb5J(bb5X))
+	if fmt.Sprint(in["member_ids"]) != fmt.Sprint(map[string]any{"orders-group": []any{bbJ(bb5X)}}) {
+		t.Errorf("instance row member_ids %v, want orders-group:[%s]", in["member_ids"], bbJ(bb5X))
 	}
 	if in["software_name"] != "apache-kafka-java" || fmt.Sprint(in["client_ids"]) != "[orders-app]" {
 		t.Errorf("instance row software %v client_ids %v", in["software_name"], in["client_ids"])
@@ -232,7 +257,7 @@ func TestBlackbox5CompliantModernMixed(t *testing.T) {
 		t.Errorf("seed requests_by_header_version %v, want v1:2 v3:0 (OffsetDelete v1 is not flexible)", hv)
 	}
 	if bb5Instance(seed, bb5X) != nil {
-		t.Errorf("seed: instance row for %s although it only travels in header v1 bytes", bb5J(bb5X))
+		t.Errorf("seed: instance row for %s although it only travels in header v1 bytes", bbJ(bb5X))
 	}
 }
 
@@ -244,7 +269,7 @@ func TestBlackbox5CompliantModernMixed(t *testing.T) {
 // is the request's packet (SPEC 5), confidence full (observed from its SYN),
 // exit 1 by default. Seed: the same bytes are v1 headers, exempt (SPEC 2):
 // no finding, exit 0.
-func TestBlackbox5MissingFirstAfterV2(t *testing.T) {
+func TestProfileMissingFirstAfterV2(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -277,7 +302,7 @@ func TestBlackbox5MissingFirstAfterV2(t *testing.T) {
 // SPEC 1: "A zero UUID and an absent tag mean the same thing"; SPEC 4:
 // missing-first when "the first v3 request has none". A first v3 request
 // with an explicit zero UUID is missing-first.
-func TestBlackbox5MissingFirstZeroUUID(t *testing.T) {
+func TestProfileMissingFirstZeroUUID(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -294,7 +319,7 @@ func TestBlackbox5MissingFirstZeroUUID(t *testing.T) {
 // with v2 headers only has none: under accepted-2026 neither "X then none"
 // (seed: instance-id-dropped) nor "none, none" gives a finding, since
 // "instance-id-dropped and instance-id-late are off".
-func TestBlackbox5V2OnlyConnections(t *testing.T) {
+func TestProfileV2OnlyConnections(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -317,7 +342,7 @@ func TestBlackbox5V2OnlyConnections(t *testing.T) {
 // v0/v1 header are exempt". A v2 request first (with or without X) and then
 // a v3 request carrying X is compliant: instance-id-late is off and the
 // first v3 request has one.
-func TestBlackbox5V2FirstThenV3WithID(t *testing.T) {
+func TestProfileV2FirstThenV3WithID(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -329,55 +354,11 @@ func TestBlackbox5V2FirstThenV3WithID(t *testing.T) {
 	bb5Expect(t, "accepted-2026", bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc), map[string]int{})
 }
 
-// ---------------------------------------------------------------- repeated
-
-// SPEC 4: "omits it afterwards"; "instance-id-repeated (info)". Later v3
-// requests repeating X are info (never error or warn): exit 0 by default, 1
-// with --fail-on info. SPEC 3.7 does not list instance-id-repeated, so the
-// count may be per request (3, like the 3.1 request rules) or per connection
-// (1, like client-id-repeated); either is accepted here and logged. The first
-// finding is at the first repeating request (3.7: "at the first request that
-// shows it").
-func TestBlackbox5RepeatedCount(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bb5Sess(cn, bb5App)
-	bb5OD(s, &bb5X, nil)
-	s.Header.ClientID = nil
-	_, f2 := bb5OD(s, &bb5X, nil)
-	bb5OD(s, &bb5X, nil)
-	bb5OD(s, &bb5X, nil)
-	cn.Close()
-	path := bbCaptureFile(t, c, "")
-	acc := bb5Read(t, path, bb5Acc)
-	got := bb5Counts(acc)
-	n := got["instance-id-repeated"]
-	if n != 1 && n != 3 {
-		t.Errorf("instance-id-repeated %d, want 1 (per connection) or 3 (per request)", n)
-	}
-	if len(got) != 1 {
-		t.Errorf("other rules fired: %v", got)
-	}
-	for _, f := range bb5Of(acc, "instance-id-repeated") {
-		bb5Field(t, f, "severity", "info")
-		bb5Field(t, f, "confidence", "full")
-	}
-	bb5Field(t, bb5First(acc, "instance-id-repeated"), "frame", f2)
-	t.Logf("instance-id-repeated for 3 repeating requests: %d finding(s)\n%s", n, bb5Summary(acc))
-	if code := bb5Exit(path, "--profile", bb5Acc); code != 0 {
-		t.Errorf("default --fail-on error: exit %d, want 0 (repeated is info)", code)
-	}
-	if code := bb5Exit(path, "--profile", bb5Acc, "--fail-on", "info"); code != 1 {
-		t.Errorf("--fail-on info: exit %d, want 1", code)
-	}
-	bb5Expect(t, "seed", bb5Read(t, path, ""), map[string]int{})
-}
-
 // SPEC 1: "A zero UUID and an absent tag mean the same thing"; 3.7: "A zero
 // header instance ID is no claim of KIP-1313 support". After a first v3
 // request with X, later v3 requests with a zero UUID are omissions, not
 // repeats and not changes: no finding.
-func TestBlackbox5ZeroLaterIsOmission(t *testing.T) {
+func TestProfileZeroLaterIsOmission(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -396,7 +377,7 @@ func TestBlackbox5ZeroLaterIsOmission(t *testing.T) {
 // runs, once per offending request (3.7), expected = first ID. A request that
 // changes the ID does not repeat the first one: no instance-id-repeated ("one
 // problem gives one finding"). Seed: v1 headers, nothing.
-func TestBlackbox5ChangedV3(t *testing.T) {
+func TestProfileChangedV3(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -409,12 +390,12 @@ func TestBlackbox5ChangedV3(t *testing.T) {
 	path := bbCaptureFile(t, c, "")
 	acc := bb5Read(t, path, bb5Acc)
 	bb5Expect(t, "accepted-2026", acc, map[string]int{"instance-id-changed": 2})
-	fs := bb5Of(acc, "instance-id-changed")
+	fs := bbOf(acc, "instance-id-changed")
 	for i, want := range []int{f2, f3} {
 		if i < len(fs) {
 			bb5Field(t, fs[i], "frame", want)
-			bb5Field(t, fs[i], "expected", bb5J(bb5X))
-			bb5Field(t, fs[i], "observed", bb5J(bb5Y))
+			bb5Field(t, fs[i], "expected", bbJ(bb5X))
+			bb5Field(t, fs[i], "observed", bbJ(bb5Y))
 			bb5Field(t, fs[i], "severity", "error")
 		}
 	}
@@ -428,7 +409,7 @@ func TestBlackbox5ChangedV3(t *testing.T) {
 // malformed, then X, then none: malformed only. Case B: malformed, then none:
 // malformed plus missing-first on the second request. Seed: v1 headers, the
 // tag bytes are body bytes: nothing.
-func TestBlackbox5MalformedV3(t *testing.T) {
+func TestProfileMalformedV3(t *testing.T) {
 	bad := []byte{1, 0, 3, 1, 2, 3} // tag 0, size 3
 	for _, tc := range []struct {
 		name string
@@ -463,7 +444,7 @@ func TestBlackbox5MalformedV3(t *testing.T) {
 // "once per instance ID". Under accepted-2026 two connections whose first v3
 // request carries ONE_UUID: one reserved finding, and ONE_UUID is non-zero,
 // so no missing-first.
-func TestBlackbox5ReservedV3(t *testing.T) {
+func TestProfileReservedV3(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	one := pcapgen.OneUUID()
 	var f1 int
@@ -489,7 +470,7 @@ func TestBlackbox5ReservedV3(t *testing.T) {
 // different client hosts"; 3.7 once per instance ID. Under accepted-2026 the
 // ID travels once per connection, on the v3 request: two hosts, two
 // connections each, all with X on the first request: one shared finding.
-func TestBlackbox5SharedV3(t *testing.T) {
+func TestProfileSharedV3(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	hosts := []string{"10.9.0.1", "10.9.0.2"}
 	for i := 0; i < 4; i++ {
@@ -510,94 +491,6 @@ func TestBlackbox5SharedV3(t *testing.T) {
 	}
 }
 
-// ---------------------------------------------------------------- mid-stream
-
-// SPEC 4: "A connection whose first request was not seen is "identity
-// unobservable" under this profile: never non-compliant on that ground";
-// README 10: "counted in the totals and never instance-id-missing-first".
-// SPEC 2/3.7: a connection is observed from its start when its SYN or its
-// SYN-ACK was captured. Three connections with v3 requests without ID: no
-// handshake (unobservable: no finding, counted), SYN-ACK only (observed:
-// missing-first, full), full handshake (missing-first).
-func TestBlackbox5MidstreamUnobservableCounted(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	var frames []int
-	for _, o := range []pcapgen.ConnOptions{{NoSYN: true}, {SkipSYN: true}, {}} {
-		cn := c.Conn(o)
-		s := bb5Sess(cn, nil)
-		_, f := bb5OD(s, nil, nil)
-		bb5OD(s, nil, nil)
-		frames = append(frames, f)
-		cn.Close()
-	}
-	acc := bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc)
-	bb5Expect(t, "accepted-2026", acc, map[string]int{"instance-id-missing-first": 2})
-	fs := bb5Of(acc, "instance-id-missing-first")
-	for i, f := range fs {
-		if i < 2 {
-			bb5Field(t, f, "frame", frames[i+1])
-			bb5Field(t, f, "confidence", "full")
-		}
-	}
-	if acc.Totals.Unobservable == nil || *acc.Totals.Unobservable != 1 {
-		t.Errorf("totals.unobservable_connections %v, want 1", acc.Totals.Unobservable)
-	}
-	if acc.Totals.Coverage["midstream-join"] != 1 {
-		t.Errorf("coverage midstream-join %d, want 1", acc.Totals.Coverage["midstream-join"])
-	}
-	if acc.Totals.ByHeaderVersion["v3"] != 6 {
-		t.Errorf("requests_by_header_version %v, want v3:6", acc.Totals.ByHeaderVersion)
-	}
-}
-
-// SPEC 2: "any finding that depends on the first request carries
-// "confidence": "partial"" (README 3 lists instance-id-repeated among
-// them); SPEC 4: an unobservable connection is "never non-compliant on that
-// ground". A mid-stream connection whose v3 requests all carry X: no error or
-// warn finding, and whatever fires is partial.
-func TestBlackbox5MidstreamRepeatsPartial(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{NoSYN: true})
-	s := bb5Sess(cn, nil)
-	for i := 0; i < 3; i++ {
-		bb5OD(s, &bb5X, nil)
-	}
-	cn.Close()
-	acc := bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc)
-	if acc.Totals.Requests != 3 {
-		t.Errorf("requests %d, want 3", acc.Totals.Requests)
-	}
-	for _, f := range acc.Findings {
-		if f["severity"] != "info" || f["confidence"] != "partial" {
-			t.Errorf("mid-stream finding %v %v confidence %v: only partial info allowed", f["rule"], f["severity"], f["confidence"])
-		}
-	}
-	t.Logf("mid-stream X,X,X findings:\n%s", bb5Summary(acc))
-}
-
-// SPEC 4: "A connection whose first request was not seen is "identity
-// unobservable" under this profile: never non-compliant on that ground".
-// Here the handshake is captured but the first request's only segment is
-// lost (a stream gap): the first request was not seen, so the v3 requests
-// without ID after the gap are no instance-id-missing-first (not even
-// partial): the lost request may have carried the ID.
-func TestBlackbox5FirstRequestLostInGap(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bb5Sess(cn, bb5App)
-	cn.DropNext(1)
-	bb5OD(s, &bb5X, nil)
-	s.Header.ClientID = nil
-	bb5OD(s, nil, nil)
-	bb5OD(s, nil, nil)
-	cn.Close()
-	acc := bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc)
-	if acc.Totals.Unobservable != nil {
-		t.Logf("requests %d, stream-gap %d, unobservable_connections %d", acc.Totals.Requests, acc.Totals.Coverage["stream-gap"], *acc.Totals.Unobservable)
-	}
-	bb5Expect(t, "accepted-2026", acc, map[string]int{})
-}
-
 // ---------------------------------------------------------------- member-ID alignment
 
 // SPEC 3.4 member-id-misaligned: "the member ID is not the Java string form
@@ -607,14 +500,14 @@ func TestBlackbox5FirstRequestLostInGap(t *testing.T) {
 // comes from its first v3 request, while the heartbeat itself (header v2)
 // omits it. Seed: no header instance ID is seen ("Without a header instance
 // ID, member-id-misaligned cannot fire").
-func TestBlackbox5MemberAlignmentUsesConnectionID(t *testing.T) {
+func TestProfileMemberAlignmentUsesConnectionID(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		member    string
 		acc, seed map[string]int
 	}{
-		{"aligned", bb5J(bb5X), map[string]int{}, map[string]int{}},
-		{"misaligned", bb5J(bb5Y), map[string]int{"member-id-misaligned": 1}, map[string]int{}},
+		{"aligned", bbJ(bb5X), map[string]int{}, map[string]int{}},
+		{"misaligned", bbJ(bb5Y), map[string]int{"member-id-misaligned": 1}, map[string]int{}},
 		{"padded", pcapgen.PaddedURL(bb5X),
 			map[string]int{"member-id-alignment-encoding": 1, "member-id-encoding": 1},
 			map[string]int{"member-id-encoding": 1}},
@@ -633,8 +526,8 @@ func TestBlackbox5MemberAlignmentUsesConnectionID(t *testing.T) {
 			bb5Expect(t, "accepted-2026", acc, tc.acc)
 			if m := bb5First(acc, "member-id-misaligned"); m != nil {
 				bb5Field(t, m, "frame", f)
-				bb5Field(t, m, "expected", bb5J(bb5X))
-				bb5Field(t, m, "instance_id", bb5J(bb5X))
+				bb5Field(t, m, "expected", bbJ(bb5X))
+				bb5Field(t, m, "instance_id", bbJ(bb5X))
 			}
 			bb5Expect(t, "seed", bb5Read(t, path, ""), tc.seed)
 		})
@@ -644,13 +537,13 @@ func TestBlackbox5MemberAlignmentUsesConnectionID(t *testing.T) {
 // SPEC 3.7: "Without a header instance ID, member-id-misaligned cannot
 // fire". A connection whose first v3 request has no ID (missing-first) has no
 // instance ID: its heartbeat with an unrelated member ID is not misaligned.
-func TestBlackbox5MissingFirstNoMisaligned(t *testing.T) {
+func TestProfileMissingFirstNoMisaligned(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
 	bb5OD(s, nil, nil)
 	s.Header.ClientID = nil
-	bb5CGH(s, bb5J(bb5Y), 0)
+	bb5CGH(s, bbJ(bb5Y), 0)
 	cn.Close()
 	bb5Expect(t, "accepted-2026", bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc), map[string]int{"instance-id-missing-first": 1})
 }
@@ -662,20 +555,20 @@ func TestBlackbox5MissingFirstNoMisaligned(t *testing.T) {
 // second member ID is member-id-changed (and misaligned, being not Java(X)).
 // Seed: no instance ID is seen, the connections are separate clients:
 // nothing.
-func TestBlackbox5MemberChangedAcrossConnections(t *testing.T) {
+func TestProfileMemberChangedAcrossConnections(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{Client: bb5Host(0)})
 	s := bb5Sess(cn, bb5App)
 	bb5OD(s, &bb5X, nil)
 	s.Header.ClientID = nil
-	bb5CGH(s, bb5J(bb5X), 0)
-	bb5CGH(s, bb5J(bb5X), -1)
+	bb5CGH(s, bbJ(bb5X), 0)
+	bb5CGH(s, bbJ(bb5X), -1)
 	cn.Close()
 	cn2 := c.Conn(pcapgen.ConnOptions{Client: bb5Host(1)})
 	s2 := bb5Sess(cn2, bb5App)
 	bb5OD(s2, &bb5X, nil)
 	s2.Header.ClientID = nil
-	f := bb5CGH(s2, bb5J(bb5Y), 0)
+	f := bb5CGH(s2, bbJ(bb5Y), 0)
 	cn2.Close()
 	path := bbCaptureFile(t, c, "")
 	acc := bb5Read(t, path, bb5Acc)
@@ -692,7 +585,7 @@ func TestBlackbox5MemberChangedAcrossConnections(t *testing.T) {
 // connection (3.7). Under accepted-2026 the v3 request names X, so repeating
 // the client ID afterwards is a finding; under seed the same bytes are a v1
 // header without instance ID: a legacy client, no finding.
-func TestBlackbox5ClientIDRepeatedNeedsV3ID(t *testing.T) {
+func TestProfileClientIDRepeatedNeedsV3ID(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -707,55 +600,6 @@ func TestBlackbox5ClientIDRepeatedNeedsV3ID(t *testing.T) {
 	bb5Expect(t, "seed", bb5Read(t, path, ""), map[string]int{})
 }
 
-// ---------------------------------------------------------------- telemetry
-
-// SPEC 3.3 rows 1-2 (H absent): "legacy first request" / "legacy later
-// request: R is the telemetry ID" give no finding. A compliant accepted-2026
-// client names X on its first v3 request and then sends GetTelemetry-
-// Subscriptions (header v2, no ID) with body X, answered "0, NONE", and
-// PushTelemetry with body X: no finding.
-func TestBlackbox5TelemetryBodyWithoutHeader(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bb5Sess(cn, bb5App)
-	bb5OD(s, &bb5X, nil)
-	s.Header.ClientID = nil
-	s.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb5X), pcapgen.GetTelemetrySubscriptionsResponse(0, [16]byte{}, 7))
-	s.RoundTrip(pcapgen.PushTelemetry(bb5X, 7), pcapgen.PushTelemetryResponse(0))
-	cn.Close()
-	bb5Expect(t, "accepted-2026", bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc), map[string]int{})
-}
-
-// SPEC 3: profiles "may change which rules run and their severity, never
-// their meaning"; 3.3 row 4 (H != 0, body 0: telemetry-id-requested-with-
-// header, error) and telemetry-id-zero-push are not turned off by section 4.
-// A GetTelemetrySubscriptions whose (v2) header carries X with body 0,
-// answered INVALID_REQUEST, is row 4; a PushTelemetry with a zero body
-// answered INVALID_REQUEST is zero-push only. Both answered 42: no
-// broker-accepted-invalid. (Whether the v2 header's X also counts as a
-// repeat is not asserted.)
-func TestBlackbox5TelemetryRulesStillApply(t *testing.T) {
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	s := bb5Sess(cn, bb5App)
-	bb5OD(s, &bb5X, nil)
-	s.Header.ClientID = nil
-	s.Header.InstanceID = &bb5X
-	g, _ := s.RoundTrip(pcapgen.GetTelemetrySubscriptions([16]byte{}), pcapgen.GetTelemetrySubscriptionsResponse(42, [16]byte{}, 0))
-	s.Header.InstanceID = nil
-	p, _ := s.RoundTrip(pcapgen.PushTelemetry([16]byte{}, 7), pcapgen.PushTelemetryResponse(42))
-	cn.Close()
-	acc := bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc)
-	got := bb5Counts(acc)
-	for rule, want := range map[string]int{"telemetry-id-requested-with-header": 1, "telemetry-id-zero-push": 1, "broker-accepted-invalid": 0, "telemetry-id-mismatch": 0, "instance-id-missing-first": 0} {
-		if got[rule] != want {
-			t.Errorf("%s: %d, spec requires %d\n%s", rule, got[rule], want, bb5Summary(acc))
-		}
-	}
-	bb5Field(t, bb5First(acc, "telemetry-id-requested-with-header"), "frame", g)
-	bb5Field(t, bb5First(acc, "telemetry-id-zero-push"), "frame", p)
-}
-
 // ---------------------------------------------------------------- broker conformance
 
 // SPEC 3.5 broker-accepted-invalid: judged "where the response has a
@@ -765,7 +609,7 @@ func TestBlackbox5TelemetryRulesStillApply(t *testing.T) {
 // answered NONE is missing-first only, and answered INVALID_REQUEST likewise.
 // (Spec gap: under accepted-2026 broker-accepted-invalid can thus never
 // answer instance-id-missing-first.)
-func TestBlackbox5MissingFirstAnsweredNone(t *testing.T) {
+func TestProfileMissingFirstAnsweredNone(t *testing.T) {
 	for _, code := range []int16{0, 42} {
 		t.Run(fmt.Sprint(code), func(t *testing.T) {
 			c := pcapgen.New(pcapgen.Options{})
@@ -788,7 +632,7 @@ func TestBlackbox5MissingFirstAnsweredNone(t *testing.T) {
 // override list for v3 (the first v3 user is OffsetDelete v1)". OffsetDelete
 // v0 stays header v1 (exempt, SPEC 2), so the v1 request after it is the
 // first v3 request: missing-first there, and totals count v1:1 v3:2.
-func TestBlackbox5TableOffsetDeleteV0IsV1(t *testing.T) {
+func TestProfileTableOffsetDeleteV0IsV1(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn := c.Conn(pcapgen.ConnOptions{})
 	s := bb5Sess(cn, bb5App)
@@ -815,55 +659,24 @@ func TestBlackbox5TableOffsetDeleteV0IsV1(t *testing.T) {
 // ports, X on each first v3 request) both join with Java(X): one claimant,
 // no collision, no finding. Under seed no instance ID is seen: two host:port
 // claimants, the second starting with a join: one collision.
-func TestBlackbox5CollisionClaimantIsConnectionID(t *testing.T) {
+func TestProfileCollisionClaimantIsConnectionID(t *testing.T) {
 	c := pcapgen.New(pcapgen.Options{})
 	cn1 := c.Conn(pcapgen.ConnOptions{Client: bb5Host(0)})
 	s1 := bb5Sess(cn1, bb5App)
 	bb5OD(s1, &bb5X, nil)
 	s1.Header.ClientID = nil
-	bb5CGH(s1, bb5J(bb5X), 0)
+	bb5CGH(s1, bbJ(bb5X), 0)
 	cn2 := c.Conn(pcapgen.ConnOptions{Client: bb5Host(1)})
 	s2 := bb5Sess(cn2, bb5App)
 	bb5OD(s2, &bb5X, nil)
 	s2.Header.ClientID = nil
-	bb5CGH(s2, bb5J(bb5X), 0)
-	bb5CGH(s1, bb5J(bb5X), 1)
+	bb5CGH(s2, bbJ(bb5X), 0)
+	bb5CGH(s1, bbJ(bb5X), 1)
 	cn2.Close()
 	cn1.Close()
 	path := bbCaptureFile(t, c, "")
 	bb5Expect(t, "accepted-2026", bb5Read(t, path, bb5Acc), map[string]int{})
 	bb5Expect(t, "seed", bb5Read(t, path, ""), map[string]int{"member-id-collision": 1})
-}
-
-// SPEC 3.3 telemetry-id-not-adopted: "after the broker assigned B (legacy
-// flow), a later telemetry request from the same client instance uses an ID
-// other than B". Under accepted-2026 instance X is named on the first v3
-// request of each connection; GetTelemetrySubscriptions (header v2, no ID)
-// with body 0 on the first connection is row 1 (B assigned, no finding; the
-// request header has no H), and on the second connection of the same
-// instance a body Y != B is not-adopted. Seed: no instance ID is seen, and
-// README 5 exempts another connection of a client without instance ID.
-func TestBlackbox5TelemetryNotAdoptedAcrossConnections(t *testing.T) {
-	B := pcapgen.SeqUUID(0x44)
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{Client: bb5Host(0)})
-	s := bb5Sess(cn, bb5App)
-	bb5OD(s, &bb5X, nil)
-	s.Header.ClientID = nil
-	s.RoundTrip(pcapgen.GetTelemetrySubscriptions([16]byte{}), pcapgen.GetTelemetrySubscriptionsResponse(0, B, 7))
-	cn.Close()
-	cn2 := c.Conn(pcapgen.ConnOptions{Client: bb5Host(1)})
-	s2 := bb5Sess(cn2, bb5App)
-	bb5OD(s2, &bb5X, nil)
-	s2.Header.ClientID = nil
-	f, _ := s2.RoundTrip(pcapgen.GetTelemetrySubscriptions(bb5Y), pcapgen.GetTelemetrySubscriptionsResponse(0, [16]byte{}, 7))
-	cn2.Close()
-	path := bbCaptureFile(t, c, "")
-	acc := bb5Read(t, path, bb5Acc)
-	bb5Expect(t, "accepted-2026", acc, map[string]int{"telemetry-id-not-adopted": 1})
-	bb5Field(t, bb5First(acc, "telemetry-id-not-adopted"), "frame", f)
-	bb5Field(t, bb5First(acc, "telemetry-id-not-adopted"), "expected", bb5J(B))
-	bb5Expect(t, "seed", bb5Read(t, path, ""), map[string]int{})
 }
 
 // ---------------------------------------------------------------- probes (log only)
@@ -873,7 +686,7 @@ func TestBlackbox5TelemetryNotAdoptedAcrossConnections(t *testing.T) {
 // (b) GetTelemetrySubscriptions without header ID and body 0 on a connection
 // whose first v3 request named X (row 1 by the request header, row 4 by the
 // connection's ID); (c) a v2 request with Y after the v3 one with X.
-func TestBlackbox5ProbeAmbiguities(t *testing.T) {
+func TestProfileProbeAmbiguities(t *testing.T) {
 	run := func(name string, body func(s *pcapgen.Session)) {
 		c := pcapgen.New(pcapgen.Options{})
 		cn := c.Conn(pcapgen.ConnOptions{})
@@ -883,11 +696,215 @@ func TestBlackbox5ProbeAmbiguities(t *testing.T) {
 		body(s)
 		cn.Close()
 		rep := bb5Read(t, bbCaptureFile(t, c, ""), bb5Acc)
-		t.Logf("%s: %v\n%s", name, bb5Counts(rep), bb5Summary(rep))
+		t.Logf("%s: %v\n%s", name, bbCounts(rep), rep.summary())
 	}
 	run("(a) v2 later with X", func(s *pcapgen.Session) { bb5Meta(s, &bb5X); bb5Meta(s, &bb5X) })
 	run("(b) GTS no H, body 0", func(s *pcapgen.Session) {
 		s.RoundTrip(pcapgen.GetTelemetrySubscriptions([16]byte{}), pcapgen.GetTelemetrySubscriptionsResponse(0, bb5Y, 7))
 	})
 	run("(c) v2 later with Y", func(s *pcapgen.Session) { bb5Meta(s, &bb5Y) })
+}
+
+// ------------------------------------------------------ (3) accepted-2026
+
+// SPEC 4: under accepted-2026 "instance-id-dropped and instance-id-late are
+// off", and the header version "must come from a table keyed by API key and
+// version, with kmsg's flexible/non-flexible knowledge as the default and an
+// override list for v3"; README 10: "Only v3 requests feed the instance-ID
+// state". The reference session (compliant under seed) has no v3 request
+// (no OffsetDelete), so under accepted-2026 no header rule can fire; its
+// telemetry is aligned (3.3 row 3, or row 2 if the v2 header ID is ignored)
+// and no client ID is repeated. SPEC 3: profiles "may change which rules run
+// and their severity, never their meaning": still no finding, exit 0 with
+// --fail-on info, the same totals, no connection unobservable (all start
+// with a SYN).
+func TestProfileReferenceSession(t *testing.T) {
+	c, _ := bb8bSession(nil)
+	rep, path := bb8bRun(t, c, "--profile", "accepted-2026")
+	bbExpect(t, rep, nil)
+	if rep.Profile != "accepted-2026" {
+		t.Errorf("profile %q", rep.Profile)
+	}
+	if code, _, errOut := runKwatch("read", "--profile", "accepted-2026", "--fail-on", "info", path); code != 0 {
+		t.Errorf("accepted-2026 --fail-on info: exit %d (%s)", code, errOut)
+	}
+	if hv := rep.Totals.ByHeaderVersion; hv["v1"] != 1 || hv["v2"] != 30 || hv["v3"] != 0 {
+		t.Errorf("requests_by_header_version %v, want v1:1 v2:30 v3:0", hv)
+	}
+	if rep.Totals.Unobservable != 0 {
+		t.Errorf("unobservable_connections %d, want 0", rep.Totals.Unobservable)
+	}
+}
+
+// bb8bOffsetDelete sends OffsetDelete v1 (SPEC 4: "the first v3 user is
+// OffsetDelete v1") with a v3 header carrying id (nil: absent) and returns
+// the completing frame; the broker answers NONE.
+func bb8bOffsetDelete(s *pcapgen.Session, id *[16]byte) int {
+	s.Header.HeaderVersion = 3
+	s.Header.InstanceID = id
+	r := kmsg.NewPtrOffsetDeleteRequest()
+	r.Version = 1
+	r.Group = bb8bGroup
+	corr, f := s.Request(r)
+	s.Header.HeaderVersion = pcapgen.HeaderAuto
+	s.Header.InstanceID = nil
+	resp := kmsg.NewPtrOffsetDeleteResponse()
+	resp.Version = 1
+	s.Respond(corr, resp)
+	return f
+}
+
+// An accepted-2026 admin client end to end on three connections.
+//   - A (from its SYN): ApiVersions (v2 header, client ID, no instance ID),
+//     OffsetDelete v1 with X (its first v3 request: compliant), OffsetDelete
+//     v1 with X again: instance-id-repeated (info) (SPEC 4: the ID is
+//     required on the first request "and omits it afterwards").
+//   - B (joined mid-stream, no handshake): OffsetDelete v1 without an ID:
+//     "A connection whose first request was not seen is "identity
+//     unobservable" under this profile: never non-compliant on that
+//     ground"; README 10: "counted in the totals and never
+//     instance-id-missing-first"; SPEC 3.6 midstream-join.
+//   - C (from its SYN): OffsetDelete v1 without an ID first:
+//     instance-id-missing-first ("error: the first v3 request has none"),
+//     full confidence; then OffsetDelete with X: late is off, no finding.
+//
+// Exit 1 by default (an error finding), 0 with --fail-on never. Under seed
+// OffsetDelete v1 is non-flexible, header v1 (exempt, SPEC 2): no finding.
+func TestProfileAdminEndToEnd(t *testing.T) {
+	c := pcapgen.New(pcapgen.Options{})
+	x := bb8bX
+	host := netip.MustParseAddr("10.70.0.5")
+	ca := c.Conn(pcapgen.ConnOptions{Client: netip.AddrPortFrom(host, 45001), Broker: bb8bB1})
+	sa := ca.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("admin-1"), CorrelationID: 1})
+	sa.RoundTrip(pcapgen.APIVersions(4, "apache-kafka-java", "4.3.0"), pcapgen.APIVersionsResponse(4))
+	sa.Header.ClientID = nil
+	bb8bOffsetDelete(sa, &x)
+	repF := bb8bOffsetDelete(sa, &x)
+	cb := c.Conn(pcapgen.ConnOptions{Client: netip.AddrPortFrom(host, 45002), Broker: bb8bB2, NoSYN: true})
+	sb := cb.Session(pcapgen.RequestHeader{ClientID: nil, CorrelationID: 40})
+	bb8bOffsetDelete(sb, nil)
+	bb8bOffsetDelete(sb, nil)
+	cc := c.Conn(pcapgen.ConnOptions{Client: netip.AddrPortFrom(host, 45003), Broker: bb8bB3})
+	sc := cc.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("admin-1"), CorrelationID: 1})
+	missF := bb8bOffsetDelete(sc, nil)
+	sc.Header.ClientID = nil
+	bb8bOffsetDelete(sc, &x)
+	ca.Close()
+	cb.Close()
+	cc.Close()
+	rep, path := bb8bRun(t, c, "--profile", "accepted-2026")
+	bbExpect(t, rep, map[string]int{"instance-id-repeated": 1, "instance-id-missing-first": 1})
+	bb8bCheck(t, bbOne(t, rep, "instance-id-repeated"), bb8bWant{severity: "info", confidence: "full", frame: repF,
+		client: "10.70.0.5:45001", broker: bb8bB1.String(), api: "OffsetDelete"})
+	bb8bCheck(t, bbOne(t, rep, "instance-id-missing-first"), bb8bWant{severity: "error", confidence: "full", frame: missF,
+		client: "10.70.0.5:45003", broker: bb8bB3.String(), api: "OffsetDelete"})
+	if rep.Totals.Unobservable != 1 {
+		t.Errorf("unobservable_connections %d, want 1 (connection B)", rep.Totals.Unobservable)
+	}
+	if rep.Totals.Coverage["midstream-join"] != 1 {
+		t.Errorf("coverage midstream-join %d, want 1", rep.Totals.Coverage["midstream-join"])
+	}
+	if hv := rep.Totals.ByHeaderVersion; hv["v2"] != 1 || hv["v3"] != 6 {
+		t.Errorf("requests_by_header_version %v, want v2:1 v3:6", hv)
+	}
+	if code, _, _ := runKwatch("read", "--profile", "accepted-2026", path); code != 1 {
+		t.Errorf("accepted-2026 default --fail-on: exit %d, want 1", code)
+	}
+	if code, _, _ := runKwatch("read", "--profile", "accepted-2026", "--fail-on", "never", path); code != 0 {
+		t.Errorf("accepted-2026 --fail-on never: exit %d, want 0", code)
+	}
+	seed := bb8bRead(t, path)
+	bbExpect(t, seed, nil)
+	if code, _, _ := runKwatch("read", path); code != 0 {
+		t.Errorf("seed: exit %d, want 0", code)
+	}
+}
+
+// SPEC 6: the profile selects the header versions (dump takes --profile
+// too: "--profile seed|accepted-2026"); SPEC 4: "the header version must
+// come from a table keyed by API key and version ... an override list for
+// v3 (the first v3 user is OffsetDelete v1)"; "decode v3 as the v2 layout
+// with the instance ID as tag 0". Under accepted-2026 dump shows
+// OffsetDelete v1 with header_version 3 and its instance_id; OffsetDelete v0
+// keeps header v1; under seed OffsetDelete v1 is header v1 (non-flexible),
+// so no instance_id, and the client ID is read all the same (SPEC 1: "v1 =
+// v0 + client_id").
+func TestProfileDumpHeaderV3(t *testing.T) {
+	c := pcapgen.New(pcapgen.Options{})
+	x := bb8bX
+	cn := c.Conn(pcapgen.ConnOptions{Client: netip.MustParseAddrPort("10.81.0.5:46100"), Broker: bb8bB1})
+	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("admin-od"), CorrelationID: 1})
+	od0 := kmsg.NewPtrOffsetDeleteRequest()
+	od0.Version = 0
+	od0.Group = bb8bGroup
+	f0, _ := s.RoundTrip(od0, kmsg.NewPtrOffsetDeleteResponse())
+	f1 := bb8bOffsetDelete(s, &x)
+	cn.Close()
+	path := bbCaptureFile(t, c, "")
+	for _, tc := range []struct {
+		profile string
+		hv1     int
+		inst    bool
+	}{{"accepted-2026", 3, true}, {"seed", 1, false}} {
+		objs := bbDump(t, "--profile", tc.profile, path)
+		by := map[string]map[string]any{}
+		for _, o := range objs {
+			if o["kind"] == "request" {
+				by[fmt.Sprint(o["frame"])] = o
+			}
+		}
+		o0, o1 := by[fmt.Sprint(f0)], by[fmt.Sprint(f1)]
+		if o0 == nil || o1 == nil {
+			t.Fatalf("%s: requests at frames %d and %d not dumped: %v", tc.profile, f0, f1, objs)
+		}
+		if fmt.Sprint(o0["header_version"]) != "1" || o0["client_id"] != "admin-od" {
+			t.Errorf("%s: OffsetDelete v0 header_version %v client_id %v, want 1 and admin-od", tc.profile, o0["header_version"], o0["client_id"])
+		}
+		if fmt.Sprint(o1["header_version"]) != fmt.Sprint(tc.hv1) || o1["client_id"] != "admin-od" {
+			t.Errorf("%s: OffsetDelete v1 header_version %v client_id %v, want %d and admin-od", tc.profile, o1["header_version"], o1["client_id"], tc.hv1)
+		}
+		if v, ok := o1["instance_id"]; ok != tc.inst || (ok && v != bbJ(x)) {
+			t.Errorf("%s: OffsetDelete v1 instance_id %v (present %v), want present=%v %s", tc.profile, v, ok, tc.inst, bbJ(x))
+		}
+	}
+}
+
+// TestProfileClientFlow: SPEC section 4, "the revision accepted in Aug
+// 2026 puts the instance ID in a new request header v3, requires it on the
+// first request of a connection and omits it afterwards, as with the client
+// ID"; under the profile "instance-id-dropped and instance-id-late are off".
+// A conforming client: ApiVersions and Metadata on v2 headers without ID,
+// OffsetDelete v1 (v3) with the ID first, then without: nothing (README
+// rule 10: "Only v3 requests feed the instance-ID state"). Variant: the ID
+// repeated on a later v3 request is instance-id-repeated (info).
+func TestProfileClientFlow(t *testing.T) {
+	c := bb8gNew()
+	cn := c.Conn(pcapgen.ConnOptions{})
+	s := bb5Sess(cn, pcapgen.Ptr("admin-app"))
+	s.RoundTrip(pcapgen.APIVersions(4, "apache-kafka-java", "4.3.0"), pcapgen.APIVersionsResponse(4))
+	s.Header.ClientID = nil
+	bbMeta(s)
+	corr, _ := bb5OD(s, &bb8gH, nil)
+	bb5ODResp(s, corr, errNone)
+	corr, _ = bb5OD(s, nil, nil)
+	bb5ODResp(s, corr, errNone)
+	bbMeta(s)
+	corr, _ = bb5OD(s, nil, nil)
+	bb5ODResp(s, corr, errNone)
+	rep := bbRunF(t, c, "--profile", "accepted-2026")
+	bbExpect(t, rep, map[string]int{})
+
+	// variant: the ID repeated on a later v3 request (info).
+	c2 := bb8gNew()
+	cn2 := c2.Conn(pcapgen.ConnOptions{})
+	s2 := bb5Sess(cn2, pcapgen.Ptr("admin-app"))
+	s2.RoundTrip(pcapgen.APIVersions(4, "apache-kafka-java", "4.3.0"), pcapgen.APIVersionsResponse(4))
+	s2.Header.ClientID = nil
+	corr, _ = bb5OD(s2, &bb8gH, nil)
+	bb5ODResp(s2, corr, errNone)
+	corr, _ = bb5OD(s2, &bb8gH, nil)
+	bb5ODResp(s2, corr, errNone)
+	rep2 := bbRunF(t, c2, "--profile", "accepted-2026")
+	bbExpect(t, rep2, map[string]int{"instance-id-repeated": 1})
+	bb7Sev(t, rep2, "instance-id-repeated", "info", "")
 }

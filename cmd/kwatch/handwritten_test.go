@@ -1,14 +1,12 @@
 package main
 
-// Black-box scenarios (batch 8e): captures written the way a hurried
-// scenario author writes them from SPEC.md alone, with a hand-written pcap
-// writer and hand-built (or gopacket SerializeLayers-built) Ethernet, IPv4,
-// IPv6 and TCP, never with internal/pcapgen: no handshake, sequence numbers
-// from 0 or 1, ACK flags missing or zero, equal, zero or backward
-// timestamps, several Kafka frames per packet or one frame over several,
-// requests without responses, brokers on odd ports, no FIN, zero MACs and
-// checksums, Ethernet trailers, snaplen. Every rule family of SPEC.md
-// section 3 is run in three such packet styles, each with a compliant twin.
+// Captures written the way a hurried scenario author writes them from SPEC.md
+// alone: a hand-written pcap writer and hand-built (or gopacket-built)
+// Ethernet, IPv4, IPv6 and TCP, never internal/pcapgen. No handshake,
+// sequence numbers from 0 or 1, missing ACK flags, odd timestamps, several
+// frames per packet, requests without responses, odd ports, no FIN, snaplen.
+// Every rule family of SPEC.md section 3 runs in each packet style, with a
+// compliant twin.
 // Expectations come from SPEC.md and README.md's "Rules: where SPEC.md is
 // silent" only, never from kwatch's implementation.
 
@@ -17,6 +15,9 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"net"
 	"net/netip"
 	"os"
@@ -25,10 +26,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // ------------------------------------------------------------ pcap writer
@@ -718,35 +715,9 @@ func bb8eHex(u [16]byte) string {
 
 // ------------------------------------------------------------ report
 
-type bb8eReport struct {
-	Totals struct {
-		Packets          int            `json:"packets"`
-		Connections      int            `json:"connections"`
-		KafkaConnections int            `json:"kafka_connections"`
-		Requests         int            `json:"requests"`
-		Responses        int            `json:"responses"`
-		ByHeader         map[string]int `json:"requests_by_header_version"`
-		Coverage         map[string]int `json:"coverage"`
-		Unobservable     int            `json:"unobservable_connections"`
-	} `json:"totals"`
-	Findings []bbFinding `json:"findings"`
-}
-
-func (r bb8eReport) summary() string {
-	var b strings.Builder
-	for _, f := range r.Findings {
-		fmt.Fprintf(&b, "  %s %s conf=%s frame=%d time=%s api=%s corr=%d conn=%s->%s exp=%q obs=%q\n",
-			f.Rule, f.Severity, f.Confidence, f.Frame, f.Time, f.API, f.CorrelationID, f.Conn.Client, f.Conn.Broker, f.Expected, f.Observed)
-	}
-	if len(r.Findings) == 0 {
-		b.WriteString("  (none)\n")
-	}
-	return b.String()
-}
-
-func (w *bb8eWorld) run(t *testing.T, extra ...string) bb8eReport {
+func (w *bb8eWorld) run(t *testing.T, extra ...string) bbFindingsReport {
 	t.Helper()
-	rep, _ := bbReadAs[bb8eReport](t, w.cap.write(t), extra...)
+	rep, _ := bbReadAs[bbFindingsReport](t, w.cap.write(t), extra...)
 	if rep.Totals.Packets != len(w.cap.recs) {
 		t.Errorf("totals.packets %d, the capture has %d", rep.Totals.Packets, len(w.cap.recs))
 	}
@@ -770,7 +741,7 @@ func (w *bb8eWorld) timeOf(frame int) string {
 }
 
 // check asserts the findings are exactly wants (by rule and frame).
-func (w *bb8eWorld) check(t *testing.T, rep bb8eReport, wants ...bb8eWant) {
+func (w *bb8eWorld) check(t *testing.T, rep bbFindingsReport, wants ...bb8eWant) {
 	t.Helper()
 	got, want := map[string]int{}, map[string]int{}
 	for _, f := range rep.Findings {
@@ -830,7 +801,7 @@ func (w *bb8eWorld) check(t *testing.T, rep bb8eReport, wants ...bb8eWant) {
 
 // coverage asserts midstream-join matches the style (one per connection
 // without a handshake) and no other coverage event but those in allow.
-func (w *bb8eWorld) coverage(t *testing.T, rep bb8eReport, conns int, allow map[string]int) {
+func (w *bb8eWorld) coverage(t *testing.T, rep bbFindingsReport, conns int, allow map[string]int) {
 	t.Helper()
 	want := map[string]int{}
 	for k, v := range allow {
@@ -882,12 +853,13 @@ func bb8eChangedWant(k *bb8eConn, f int) bb8eWant {
 		exp: bb8eJ(bb8eX), obs: bb8eJ(bb8eY), client: bb8eAP(k.cli), broker: bb8eAP(k.srv)}
 }
 
-// TestBB8ETransportQuirks runs the instance-id-changed conversation (SPEC
+// TestHandwrittenTransportQuirks runs the instance-id-changed conversation (SPEC
 // 3.1; its section 5 example) in one packet style per subtest: the finding
 // (rule, severity, confidence, frame, time, conn, expected/observed) must
 // not depend on how the packets were written. SPEC 2: no SYN/SYN-ACK =
 // joined mid-stream (partial, midstream-join); a handshake = full.
-func TestBB8ETransportQuirks(t *testing.T) {
+func TestHandwrittenTransportQuirks(t *testing.T) {
+	t.Parallel()
 	styles := []bb8eStyle{
 		{name: "handshake-isn0", handshake: true, pad: -1},
 		{name: "handshake-isn1", handshake: true, cISN: 1, sISN: 1, pad: -1},
@@ -943,7 +915,7 @@ func TestBB8ETransportQuirks(t *testing.T) {
 	}
 }
 
-// TestBB8EAuthorMistakesSpecSilent: two packet-writing mistakes SPEC.md
+// TestHandwrittenAuthorMistakesSpecSilent: two packet-writing mistakes SPEC.md
 // does not speak of, kept apart from the normative tests. (1) The IP total
 // length (IPv6 payload length) counts 14 bytes too many, though the pcap
 // record is whole (incl_len == orig_len, below the snaplen): SPEC 3.6
@@ -954,7 +926,7 @@ func TestBB8ETransportQuirks(t *testing.T) {
 // the connection should at least not vanish without a trace; the test
 // asks for the conversation, as a receiver that trims the overlapping
 // byte would lose only one byte of it.
-func TestBB8EAuthorMistakesSpecSilent(t *testing.T) {
+func TestHandwrittenAuthorMistakesSpecSilent(t *testing.T) {
 	styles := []bb8eStyle{
 		{name: "ip-length-plus-14", handshake: true, cISN: 100, sISN: 900, ipLen: 14, pad: -1},
 		{name: "ipv6-payload-length-plus-14", handshake: true, cISN: 100, sISN: 900, v6: true, ipLen: 14, pad: -1},
@@ -975,14 +947,14 @@ func TestBB8EAuthorMistakesSpecSilent(t *testing.T) {
 	}
 }
 
-// TestBB8EFourTupleReuse: the author opens every scenario's connection
+// TestHandwrittenFourTupleReuse: the author opens every scenario's connection
 // from the same client port, each with its own SYN, and never closes the
 // previous one (or closes it with FIN/RST). A new SYN starts a new TCP
 // connection (README 17 for a closed one; a SYN with a new initial
 // sequence number on an open one is a new connection too: the old one's
 // peer is gone). The second connection's first request sets its own
 // instance ID: no instance-id-changed across connections.
-func TestBB8EFourTupleReuse(t *testing.T) {
+func TestHandwrittenFourTupleReuse(t *testing.T) {
 	for _, end := range []string{"no-fin", "fin-both", "rst"} {
 		for _, st := range []bb8eStyle{bb8eScapy, bb8eGopkt} {
 			t.Run(end+"/"+st.name, func(t *testing.T) {
@@ -1015,13 +987,13 @@ func TestBB8EFourTupleReuse(t *testing.T) {
 	}
 }
 
-// TestBB8EMidConversationStart: the author's capture starts after the
+// TestHandwrittenMidConversationStart: the author's capture starts after the
 // client named itself: its first captured request is a KIP-1313 request
 // with a null client ID, at the first byte captured (README 13: believed
 // there), with or without answers. SPEC 2: findings that depend on the
 // first request are partial; SPEC 5: the frame is the packet that
 // completed the request.
-func TestBB8EMidConversationStart(t *testing.T) {
+func TestHandwrittenMidConversationStart(t *testing.T) {
 	for _, v := range []string{"answered", "unanswered", "first-split", "first-two-in-one-packet"} {
 		for _, st := range []bb8eStyle{bb8eHand, bb8eOdd, {name: "nohs-v6-gopacket", v6: true, gopkt: true, cISN: 7, sISN: 9, pad: -1}} {
 			t.Run(v+"/"+st.name, func(t *testing.T) {
@@ -1055,12 +1027,13 @@ func TestBB8EMidConversationStart(t *testing.T) {
 	}
 }
 
-// TestBB8EFramesPerPacket: SPEC 1 (a stream is a sequence of frames; TCP
+// TestHandwrittenFramesPerPacket: SPEC 1 (a stream is a sequence of frames; TCP
 // segments do not matter) and SPEC 5 (frame = the packet that completed
 // the request). Several requests in one packet all point at that packet;
 // a request split over packets points at its last one; the size prefix
 // itself split; the two-byte first segment padded by an Ethernet trailer.
-func TestBB8EFramesPerPacket(t *testing.T) {
+func TestHandwrittenFramesPerPacket(t *testing.T) {
+	t.Parallel()
 	styles := append(bb8eStyles[:3:3],
 		bb8eStyle{name: "nohs-realack-step", cISN: 100, sISN: 900, pad: -1},
 		bb8eStyle{name: "nohs-pshonly-step", cISN: 100, sISN: 900, ack: bb8eAckNone, pad: -1},
@@ -1127,10 +1100,10 @@ func TestBB8EFramesPerPacket(t *testing.T) {
 	}
 }
 
-// TestBB8ERequestsOnly: a capture of requests only (the author never
+// TestHandwrittenRequestsOnly: a capture of requests only (the author never
 // wrote the broker's side, not even its SYN-ACK). Request rules of 3.1 and
 // 3.2 need no answers; nothing is an unmatched response.
-func TestBB8ERequestsOnly(t *testing.T) {
+func TestHandwrittenRequestsOnly(t *testing.T) {
 	for _, hs := range []bool{true, false} {
 		t.Run(fmt.Sprint("handshake=", hs), func(t *testing.T) {
 			w := bb8eNew(bb8eStyle{name: "requests-only", cISN: 1, sISN: 1, pad: -1})
@@ -1157,11 +1130,11 @@ func TestBB8ERequestsOnly(t *testing.T) {
 	}
 }
 
-// TestBB8EPorts: SPEC 6, "--port N (repeatable; default: every TCP port,
+// TestHandwrittenPorts: SPEC 6, "--port N (repeatable; default: every TCP port,
 // Kafka recognised by content)". A broker on any port is found without
 // --port, and with --port naming it; the client's port is whatever the
 // author typed. SPEC 2/5: conn.client is the client, conn.broker the broker.
-func TestBB8EPorts(t *testing.T) {
+func TestHandwrittenPorts(t *testing.T) {
 	cases := []struct {
 		name         string
 		cport, bport uint16
@@ -1236,12 +1209,12 @@ func TestBB8EPorts(t *testing.T) {
 	})
 }
 
-// TestBB8EConnectionEnd: client-id-repeated fires "once per connection,
+// TestHandwrittenConnectionEnd: client-id-repeated fires "once per connection,
 // when the connection ends" (SPEC 3.7) at "its second FIN or its RST, else
 // its own last packet" (README 12), never at another connection's packet.
 // A KIP-1313 client that repeats its client ID twice ("app" = 3 bytes):
 // observed names 2 requests and 6 bytes (README 4).
-func TestBB8EConnectionEnd(t *testing.T) {
+func TestHandwrittenConnectionEnd(t *testing.T) {
 	cases := []string{"no-fin", "fin-client-only", "fin-both", "rst-client", "fin-broker-only"}
 	for _, st := range bb8eStyles {
 		for _, end := range cases {
@@ -1290,12 +1263,12 @@ func TestBB8EConnectionEnd(t *testing.T) {
 	}
 }
 
-// TestBB8ESnaplen: a capture with snaplen 160 (IP total length larger than
+// TestHandwrittenSnaplen: a capture with snaplen 160 (IP total length larger than
 // the captured bytes). The truncated Produce (acks=0, no answer) is a
 // truncated-packet (SPEC 3.6) and a hole in the stream; the legacy client's
 // next request, with another client ID, is client-id-changed after a gap:
 // partial (SPEC 2). The requests before the hole are judged in full.
-func TestBB8ESnaplen(t *testing.T) {
+func TestHandwrittenSnaplen(t *testing.T) {
 	for _, st := range []bb8eStyle{bb8eScapy, bb8eGopkt} {
 		t.Run(st.name, func(t *testing.T) {
 			w := bb8eNew(st)
@@ -1352,7 +1325,8 @@ func bb8eRunCases(t *testing.T, cases []bb8eCase) {
 	}
 }
 
-func TestBB8EInstanceIDRules(t *testing.T) {
+func TestHandwrittenInstanceIDRules(t *testing.T) {
+	t.Parallel()
 	// tags builds a raw tagged-field section.
 	tags := func(fields ...[]byte) []byte {
 		b := []byte{byte(len(fields))}
@@ -1504,7 +1478,8 @@ func TestBB8EInstanceIDRules(t *testing.T) {
 
 // ============================================================ 3.2 client ID
 
-func TestBB8EClientIDRules(t *testing.T) {
+func TestHandwrittenClientIDRules(t *testing.T) {
+	t.Parallel()
 	x := bb8eX
 	cases := []bb8eCase{
 		{"changed-legacy", func(w *bb8eWorld) (int, []bb8eWant) {
@@ -1573,80 +1548,76 @@ func TestBB8EClientIDRules(t *testing.T) {
 
 // ============================================================ 3.3 telemetry
 
-const (
-	bb8eNone    = 0
-	bb8eInvalid = 42
-)
-
-func TestBB8ETelemetryRules(t *testing.T) {
+func TestHandwrittenTelemetryRules(t *testing.T) {
+	t.Parallel()
 	x, y, b, c, zero := bb8eX, bb8eY, bb8eB, bb8eC, bb8eZero
 	cases := []bb8eCase{
 		{"row1-legacy-first-twin", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.legacy("legacy-app")
-			k.rt(bb8eH{cid: bb8eS("legacy-app")}, bb8eGTS(zero), bb8eGTSResp(bb8eNone, b))
-			k.rt(bb8eH{cid: bb8eS("legacy-app")}, bb8ePush(b), bb8ePushResp(bb8eNone))
+			k.rt(bb8eH{cid: bb8eS("legacy-app")}, bb8eGTS(zero), bb8eGTSResp(errNone, b))
+			k.rt(bb8eH{cid: bb8eS("legacy-app")}, bb8ePush(b), bb8ePushResp(errNone))
 			return 1, nil
 		}, nil},
 		{"row2-legacy-later-twin", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.legacy("legacy-app")
-			k.rt(bb8eH{cid: bb8eS("legacy-app")}, bb8eGTS(zero), bb8eGTSResp(bb8eNone, b))
-			k.rt(bb8eH{cid: bb8eS("legacy-app")}, bb8eGTS(b), bb8eGTSResp(bb8eNone, zero))
+			k.rt(bb8eH{cid: bb8eS("legacy-app")}, bb8eGTS(zero), bb8eGTSResp(errNone, b))
+			k.rt(bb8eH{cid: bb8eS("legacy-app")}, bb8eGTS(b), bb8eGTSResp(errNone, zero))
 			return 1, nil
 		}, nil},
 		{"row3-aligned-twin", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.modern("orders-app", x)
-			k.rt(bb8eIP(&x), bb8eGTS(x), bb8eGTSResp(bb8eNone, zero))
-			k.rt(bb8eIP(&x), bb8ePush(x), bb8ePushResp(bb8eNone))
+			k.rt(bb8eIP(&x), bb8eGTS(x), bb8eGTSResp(errNone, zero))
+			k.rt(bb8eIP(&x), bb8ePush(x), bb8ePushResp(errNone))
 			return 1, nil
 		}, nil},
 		{"row4-requested-with-header", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.modern("orders-app", x)
-			f := k.rt(bb8eIP(&x), bb8eGTS(zero), bb8eGTSResp(bb8eInvalid, zero))
+			f := k.rt(bb8eIP(&x), bb8eGTS(zero), bb8eGTSResp(errInvalidRequest, zero))
 			return 1, []bb8eWant{{rule: "telemetry-id-requested-with-header", sev: "error", frame: f}}
 		}, nil},
 		{"row5-mismatch", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.modern("orders-app", x)
-			f := k.rt(bb8eIP(&x), bb8eGTS(y), bb8eGTSResp(bb8eInvalid, zero))
+			f := k.rt(bb8eIP(&x), bb8eGTS(y), bb8eGTSResp(errInvalidRequest, zero))
 			return 1, []bb8eWant{{rule: "telemetry-id-mismatch", sev: "error", frame: f, exp: bb8eJ(x), obs: bb8eJ(y)}}
 		}, nil},
 		{"push-mismatch", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.modern("orders-app", x)
-			k.rt(bb8eIP(&x), bb8eGTS(x), bb8eGTSResp(bb8eNone, zero))
-			f := k.rt(bb8eIP(&x), bb8ePush(y), bb8ePushResp(bb8eInvalid))
+			k.rt(bb8eIP(&x), bb8eGTS(x), bb8eGTSResp(errNone, zero))
+			f := k.rt(bb8eIP(&x), bb8ePush(y), bb8ePushResp(errInvalidRequest))
 			return 1, []bb8eWant{{rule: "telemetry-id-mismatch", sev: "error", frame: f, exp: bb8eJ(x), obs: bb8eJ(y)}}
 		}, nil},
 		{"zero-push-legacy", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.legacy("legacy-app")
-			f := k.rt(bb8eH{}, bb8ePush(zero), bb8ePushResp(bb8eInvalid))
+			f := k.rt(bb8eH{}, bb8ePush(zero), bb8ePushResp(errInvalidRequest))
 			return 1, []bb8eWant{{rule: "telemetry-id-zero-push", sev: "error", frame: f}}
 		}, nil},
 		{"zero-push-with-header-only", func(w *bb8eWorld) (int, []bb8eWant) {
 			// SPEC 3.7: zero-push only, no mismatch
 			k := w.conn(5, 40001, 9, 9092)
 			k.modern("orders-app", x)
-			f := k.rt(bb8eIP(&x), bb8ePush(zero), bb8ePushResp(bb8eInvalid))
+			f := k.rt(bb8eIP(&x), bb8ePush(zero), bb8ePushResp(errInvalidRequest))
 			return 1, []bb8eWant{{rule: "telemetry-id-zero-push", sev: "error", frame: f}}
 		}, nil},
 		{"not-adopted", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.legacy("legacy-app")
-			k.rt(bb8eH{}, bb8eGTS(zero), bb8eGTSResp(bb8eNone, b))
-			f := k.rt(bb8eH{}, bb8ePush(c), bb8ePushResp(bb8eNone))
+			k.rt(bb8eH{}, bb8eGTS(zero), bb8eGTSResp(errNone, b))
+			f := k.rt(bb8eH{}, bb8ePush(c), bb8ePushResp(errNone))
 			return 1, []bb8eWant{{rule: "telemetry-id-not-adopted", sev: "warn", frame: f, first: true, exp: bb8eJ(b), obs: bb8eJ(c)}}
 		}, nil},
 		{"not-adopted-twin", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.legacy("legacy-app")
-			k.rt(bb8eH{}, bb8eGTS(zero), bb8eGTSResp(bb8eNone, b))
-			k.rt(bb8eH{}, bb8ePush(b), bb8ePushResp(bb8eNone))
-			k.rt(bb8eH{}, bb8eGTS(b), bb8eGTSResp(bb8eNone, zero))
+			k.rt(bb8eH{}, bb8eGTS(zero), bb8eGTSResp(errNone, b))
+			k.rt(bb8eH{}, bb8ePush(b), bb8ePushResp(errNone))
+			k.rt(bb8eH{}, bb8eGTS(b), bb8eGTSResp(errNone, zero))
 			return 1, nil
 		}, nil},
 	}
@@ -1655,20 +1626,21 @@ func TestBB8ETelemetryRules(t *testing.T) {
 
 // ============================================================ 3.4 member IDs
 
-// TestBB8EMemberRules: every member rule on ConsumerGroupHeartbeat v0 and
+// TestHandwrittenMemberRules: every member rule on ConsumerGroupHeartbeat v0 and
 // v1, ShareGroupHeartbeat and StreamsGroupHeartbeat, legacy clients (no
 // header instance ID, so no alignment rule can fire) unless named.
-func TestBB8EMemberRules(t *testing.T) {
+func TestHandwrittenMemberRules(t *testing.T) {
+	t.Parallel()
 	x, y := bb8eX, bb8eY
 	jx := bb8eJ(x)
 	ja, ja2 := bb8eJ(bb8eA), bb8eJ(bb8eA2)
 	const g = "orders-group"
 	for _, hb := range bb8eHBs {
 		join := func(k *bb8eConn, h bb8eH, m string) int {
-			return k.rt(h, hb.req(g, m, 0), hb.resp(bb8eNone, m, 1))
+			return k.rt(h, hb.req(g, m, 0), hb.resp(errNone, m, 1))
 		}
 		beat := func(k *bb8eConn, h bb8eH, m string, e int32) int {
-			return k.rt(h, hb.req(g, m, e), hb.resp(bb8eNone, m, e))
+			return k.rt(h, hb.req(g, m, e), hb.resp(errNone, m, e))
 		}
 		emptySev := "error"
 		if !hb.required() {
@@ -1702,11 +1674,11 @@ func TestBB8EMemberRules(t *testing.T) {
 				var f int
 				if hb.required() {
 					// a conforming broker rejects it
-					f = k.rt(bb8eH{}, hb.req(g, "", 0), hb.resp(bb8eInvalid, "", 0))
+					f = k.rt(bb8eH{}, hb.req(g, "", 0), hb.resp(errInvalidRequest, "", 0))
 				} else {
 					// below the required version the broker assigns an ID:
 					// it is the broker's, not judged (SPEC 3.7)
-					f = k.rt(bb8eH{}, hb.req(g, "", 0), hb.resp(bb8eNone, "broker-assigned-1", 1))
+					f = k.rt(bb8eH{}, hb.req(g, "", 0), hb.resp(errNone, "broker-assigned-1", 1))
 					beat(k, bb8eH{}, "broker-assigned-1", 1)
 				}
 				return 1, []bb8eWant{{rule: "member-id-empty", sev: emptySev, frame: f}}
@@ -1815,7 +1787,8 @@ func TestBB8EMemberRules(t *testing.T) {
 
 // ============================================================ 3.5 broker
 
-func TestBB8EBrokerRules(t *testing.T) {
+func TestHandwrittenBrokerRules(t *testing.T) {
+	t.Parallel()
 	x, y, b, zero := bb8eX, bb8eY, bb8eB, bb8eZero
 	const g = "orders-group"
 	cases := []bb8eCase{
@@ -1832,14 +1805,14 @@ func TestBB8EBrokerRules(t *testing.T) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.modern("orders-app", x)
 			r := bb8eApivResp()
-			r.ErrorCode = bb8eInvalid
+			r.ErrorCode = errInvalidRequest
 			f := k.rt(bb8eIP(&y), bb8eApiv(3), r)
 			return 1, []bb8eWant{{rule: "instance-id-changed", sev: "error", frame: f, first: true}}
 		}, nil},
 		{"accepted-invalid-requested-with-header", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.modern("orders-app", x)
-			f := k.rt(bb8eIP(&x), bb8eGTS(zero), bb8eGTSResp(bb8eNone, b))
+			f := k.rt(bb8eIP(&x), bb8eGTS(zero), bb8eGTSResp(errNone, b))
 			return 1, []bb8eWant{
 				{rule: "telemetry-id-requested-with-header", sev: "error", frame: f},
 				{rule: "broker-accepted-invalid", sev: "warn", frame: f},
@@ -1848,8 +1821,8 @@ func TestBB8EBrokerRules(t *testing.T) {
 		{"generated-member-id", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.legacy("legacy-app")
-			f := k.rt(bb8eH{}, bb8eCG1.req(g, "", 0), bb8eCG1.resp(bb8eNone, "broker-made-42", 1))
-			k.rt(bb8eH{}, bb8eCG1.req(g, "broker-made-42", 1), bb8eCG1.resp(bb8eNone, "broker-made-42", 1))
+			f := k.rt(bb8eH{}, bb8eCG1.req(g, "", 0), bb8eCG1.resp(errNone, "broker-made-42", 1))
+			k.rt(bb8eH{}, bb8eCG1.req(g, "broker-made-42", 1), bb8eCG1.resp(errNone, "broker-made-42", 1))
 			return 1, []bb8eWant{
 				{rule: "member-id-empty", sev: "error", frame: f},
 				{rule: "broker-accepted-invalid", sev: "warn", frame: f},
@@ -1860,20 +1833,20 @@ func TestBB8EBrokerRules(t *testing.T) {
 			// below the required version: member-id-empty info, no 3.5 rule
 			k := w.conn(5, 40001, 9, 9092)
 			k.legacy("legacy-app")
-			f := k.rt(bb8eH{}, bb8eCG0.req(g, "", 0), bb8eCG0.resp(bb8eNone, "broker-made-42", 1))
+			f := k.rt(bb8eH{}, bb8eCG0.req(g, "", 0), bb8eCG0.resp(errNone, "broker-made-42", 1))
 			return 1, []bb8eWant{{rule: "member-id-empty", sev: "info", frame: f}}
 		}, nil},
 		{"telemetry-id-echo", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.legacy("legacy-app")
-			k.rt(bb8eH{}, bb8eGTS(zero), bb8eGTSResp(bb8eNone, b))
-			f := k.rt(bb8eH{}, bb8eGTS(b), bb8eGTSResp(bb8eNone, b))
+			k.rt(bb8eH{}, bb8eGTS(zero), bb8eGTSResp(errNone, b))
+			f := k.rt(bb8eH{}, bb8eGTS(b), bb8eGTSResp(errNone, b))
 			return 1, []bb8eWant{{rule: "broker-telemetry-id-echo", sev: "info", frame: f}}
 		}, nil},
 		{"telemetry-id-missing", func(w *bb8eWorld) (int, []bb8eWant) {
 			k := w.conn(5, 40001, 9, 9092)
 			k.legacy("legacy-app")
-			f := k.rt(bb8eH{}, bb8eGTS(zero), bb8eGTSResp(bb8eNone, zero))
+			f := k.rt(bb8eH{}, bb8eGTS(zero), bb8eGTSResp(errNone, zero))
 			return 1, []bb8eWant{{rule: "broker-telemetry-id-missing", sev: "error", frame: f}}
 		}, nil},
 	}
@@ -1882,13 +1855,13 @@ func TestBB8EBrokerRules(t *testing.T) {
 
 // ============================================================ requests only, corr 0
 
-// TestBB8ERequestsOnlyRules: rules that need no answer, in a capture of
+// TestHandwrittenRequestsOnlyRules: rules that need no answer, in a capture of
 // requests only (every style). SPEC 3.4: a join that "got no response" and
 // a retry with another ID is ghost-member; a leave ends the member, so a
 // later join with another ID is member-id-changed (README 6); member-id-
 // empty at the required version with no answer has no 3.5 rule; telemetry
 // body rules are about the request alone.
-func TestBB8ERequestsOnlyRules(t *testing.T) {
+func TestHandwrittenRequestsOnlyRules(t *testing.T) {
 	x, y, zero := bb8eX, bb8eY, bb8eZero
 	ja, ja2 := bb8eJ(bb8eA), bb8eJ(bb8eA2)
 	const g = "g1"
@@ -1925,14 +1898,14 @@ func TestBB8ERequestsOnlyRules(t *testing.T) {
 	}
 }
 
-// TestBB8ECorrelationFromZero: Java's client numbers a connection's
+// TestHandwrittenCorrelationFromZero: Java's client numbers a connection's
 // requests from correlation ID 0; an author copying a real client does
 // the same. Rules that need the answer matched (SPEC 1: by correlation
 // ID) must fire as with IDs from 1: broker-accepted-invalid on the first
 // request (a malformed ApiVersions answered NONE, correlation ID 0),
 // ghost-member after an error answer, telemetry-id-not-adopted after B,
 // broker-generated-member-id.
-func TestBB8ECorrelationFromZero(t *testing.T) {
+func TestHandwrittenCorrelationFromZero(t *testing.T) {
 	x, b, c, zero := bb8eX, bb8eB, bb8eC, bb8eZero
 	ja, ja2 := bb8eJ(bb8eA), bb8eJ(bb8eA2)
 	for _, st := range bb8eStyles {
@@ -1943,14 +1916,14 @@ func TestBB8ECorrelationFromZero(t *testing.T) {
 			cid := "modern-app"
 			mal := k.rt(bb8eH{cid: &cid, tags: []byte{1, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8}}, bb8eApiv(3), bb8eApivResp())
 			k.rt(bb8eIP(&x), bb8eMeta(), bb8eMetaResp())
-			rwh := k.rt(bb8eIP(&x), bb8eGTS(zero), bb8eGTSResp(bb8eNone, b))
+			rwh := k.rt(bb8eIP(&x), bb8eGTS(zero), bb8eGTSResp(errNone, b))
 			l := w.conn(6, 40002, 9, 9092)
 			l.legacy("legacy-app")
 			l.rt(bb8eH{}, bb8eCG1.req("g", ja, 0), bb8eCG1.resp(15, "", 0))
-			ghost := l.rt(bb8eH{}, bb8eCG1.req("g", ja2, 0), bb8eCG1.resp(bb8eNone, ja2, 1))
-			l.rt(bb8eH{}, bb8eGTS(zero), bb8eGTSResp(bb8eNone, b))
-			na := l.rt(bb8eH{}, bb8ePush(c), bb8ePushResp(bb8eNone))
-			gen := l.rt(bb8eH{}, bb8eCG1.req("g2", "", 0), bb8eCG1.resp(bb8eNone, "assigned-9", 1))
+			ghost := l.rt(bb8eH{}, bb8eCG1.req("g", ja2, 0), bb8eCG1.resp(errNone, ja2, 1))
+			l.rt(bb8eH{}, bb8eGTS(zero), bb8eGTSResp(errNone, b))
+			na := l.rt(bb8eH{}, bb8ePush(c), bb8ePushResp(errNone))
+			gen := l.rt(bb8eH{}, bb8eCG1.req("g2", "", 0), bb8eCG1.resp(errNone, "assigned-9", 1))
 			rep := w.run(t)
 			w.check(t, rep,
 				bb8eWant{rule: "instance-id-malformed", sev: "error", frame: mal},
@@ -1967,7 +1940,7 @@ func TestBB8ECorrelationFromZero(t *testing.T) {
 	}
 }
 
-// TestBB8EApiVersionsFallback: a client opens with ApiVersions v4; the
+// TestHandwrittenApiVersionsFallback: a client opens with ApiVersions v4; the
 // broker, which knows only v0-v3, answers UNSUPPORTED_VERSION (35) in the
 // v0 layout, as Kafka brokers do (hence SPEC 1's "ApiVersions responses
 // always use v0" header), and the client retries with v3. The first
@@ -1977,7 +1950,7 @@ func TestBB8ECorrelationFromZero(t *testing.T) {
 // handshake. Both answers are matched (SPEC 1). The retry repeats the
 // client ID on a connection with header instance IDs: client-id-repeated
 // at the connection's last packet (SPEC 3.2, README 12).
-func TestBB8EApiVersionsFallback(t *testing.T) {
+func TestHandwrittenApiVersionsFallback(t *testing.T) {
 	x := bb8eX
 	for _, malformed := range []bool{true, false} {
 		for _, st := range bb8eStyles {
@@ -2017,12 +1990,12 @@ func TestBB8EApiVersionsFallback(t *testing.T) {
 
 // ============================================================ 4 accepted-2026
 
-// TestBB8EAccepted2026: SPEC 4. OffsetDelete v1 uses header v3, decoded as
+// TestHandwrittenAccepted2026: SPEC 4. OffsetDelete v1 uses header v3, decoded as
 // the v2 layout with tag 0; instance-id-missing-first (error) when the
 // first v3 request has none, instance-id-repeated (info) when a later one
 // repeats it; dropped and late are off. A connection joined mid-stream is
 // "identity unobservable": never missing-first.
-func TestBB8EAccepted2026(t *testing.T) {
+func TestHandwrittenAccepted2026(t *testing.T) {
 	x := bb8eX
 	od := func(k *bb8eConn, inst *[16]byte, cid *string) int {
 		return k.rt(bb8eH{hv: 3, inst: inst, cid: cid}, bb8eOffsetDelete(), bb8eOffsetDeleteResp())
@@ -2042,8 +2015,8 @@ func TestBB8EAccepted2026(t *testing.T) {
 					t.Errorf("unobservable_connections %d, want 1", rep.Totals.Unobservable)
 				}
 			}
-			if rep.Totals.ByHeader["v3"] != 2 {
-				t.Errorf("requests_by_header_version %v, want v3: 2", rep.Totals.ByHeader)
+			if rep.Totals.ByHeaderVersion["v3"] != 2 {
+				t.Errorf("requests_by_header_version %v, want v3: 2", rep.Totals.ByHeaderVersion)
 			}
 		})
 		t.Run("repeated/"+st.name, func(t *testing.T) {
@@ -2063,8 +2036,8 @@ func TestBB8EAccepted2026(t *testing.T) {
 			od(k, nil, nil)
 			rep := w.run(t, "--profile", "accepted-2026")
 			w.check(t, rep)
-			if rep.Totals.ByHeader["v3"] != 3 {
-				t.Errorf("requests_by_header_version %v, want v3: 3", rep.Totals.ByHeader)
+			if rep.Totals.ByHeaderVersion["v3"] != 3 {
+				t.Errorf("requests_by_header_version %v, want v3: 3", rep.Totals.ByHeaderVersion)
 			}
 		})
 		t.Run("v2-headers-do-not-count/"+st.name, func(t *testing.T) {
