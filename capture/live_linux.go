@@ -5,7 +5,6 @@ package capture
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"strings"
@@ -13,38 +12,40 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
 
-	"github.com/gopacket/gopacket/layers"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
-// liveBufferSize is the packet socket's receive buffer: what the kernel
-// queues while kwatch is busy before it drops. The default (rmem_default,
-// about 200 KiB) holds three 64 KiB loopback segments, a millisecond of
-// 1 Gbit/s. 64 MiB (128 MiB of kernel accounting, which counts skb overhead
-// too) rides out half a second of 1 Gbit/s: on a busy 2-CPU machine a
-// writeback stall of -w or the scheduler has queued 40 MiB of accounting
-// (e2e/livebench logs the deepest queue). Memory is only used while
-// packets wait.
-const liveBufferSize = 64 << 20
-
 // LiveSource captures from a Linux interface through an AF_PACKET socket
-// (pure Go, no libpcap), one recvmsg per packet into one reused buffer. Next
-// blocks in the Go netpoller until a packet arrives; Close, from any
-// goroutine, makes a pending Next return io.EOF. Stats may be called from
-// any goroutine, also after Close (Close reads the kernel counters last).
+// with a TPACKET_V3 receive ring (pure Go, no libpcap): packets are read in
+// place from memory the kernel shares, block by block (ring_linux.go).
+//
+// Concurrency: NextInto and Next are called from one goroutine. Stop, from
+// any goroutine, makes them return what the kernel has already captured
+// and then io.EOF. Close, from any goroutine, stops at once, waits for a
+// pending NextInto to return and releases the ring. Stats may be called
+// from any goroutine, also after Close (Close reads the kernel counters
+// last).
 type LiveSource struct {
-	iface  string
-	file   *os.File
-	conn   syscall.RawConn
-	buf    []byte
-	oob    []byte
-	closed atomic.Bool
-	frame  uint64
+	iface   string
+	fd      int
+	file    *os.File
+	conn    syscall.RawConn
+	readyFn func(uintptr) bool
 
-	mu    sync.Mutex
+	// The reader's state. readMu is held by the reader between blocks
+	// (nextBlock) and by Close; closed, released and ring.held change
+	// under it (released under mu too).
+	readMu   sync.Mutex
+	ring     *ring
+	frame    uint64
+	drained  bool
+	closed   bool
+	released bool
+	stopping atomic.Bool
+
+	mu    sync.Mutex // guards stats and the socket for Stats, on any goroutine
 	stats LiveStats
 }
 
@@ -52,42 +53,17 @@ type LiveSource struct {
 // (including lo) are supported. Without CAP_NET_RAW it fails with an error
 // that says how to grant it.
 func OpenLive(iface string, opts LiveOptions) (*LiveSource, error) {
-	ifc, err := net.InterfaceByName(iface)
+	ifc, loopback, err := liveInterface(iface)
 	if err != nil {
-		if iface == "any" {
-			// libpcap's pseudo-interface: its cooked framing differs per
-			// interface, which the Ethernet-framed socket here cannot do.
-			return nil, fmt.Errorf("capture: any: the 'any' pseudo-interface is not supported; capture one interface (-i eth0), or pipe tcpdump: tcpdump -i any -w - port 9092 | kwatch read -")
-		}
-		return nil, fmt.Errorf("capture: %s: no such interface", iface)
-	}
-	loopback := false
-	if t, err := os.ReadFile("/sys/class/net/" + iface + "/type"); err == nil {
-		// ARPHRD_ETHER (1) and ARPHRD_LOOPBACK (772) deliver Ethernet
-		// frames; tun devices and the like deliver something else.
-		s := strings.TrimSpace(string(t))
-		if s != "1" && s != "772" {
-			return nil, fmt.Errorf("capture: %s: interface type ARPHRD %s has no Ethernet framing; only Ethernet-framed interfaces are supported", iface, s)
-		}
-		loopback = s == "772"
+		return nil, err
 	}
 	snaplen := opts.snaplen()
-	filter := opts.Filter
-	if filter == nil && len(opts.Ports) > 0 {
-		if filter, err = PortFilter(opts.Ports, uint32(snaplen)); err != nil {
-			return nil, err
-		}
+	filter, err := liveFilter(opts, snaplen, loopback)
+	if err != nil {
+		return nil, err
 	}
-	if loopback {
-		// On loopback the kernel hands a packet socket every packet twice,
-		// as sent and as received; libpcap drops the sent copy, and so do we.
-		if filter, err = dropOutgoing(filter, uint32(snaplen)); err != nil {
-			return nil, err
-		}
-	}
-
 	// Protocol 0: the socket receives nothing until bind names one, so no
-	// packet gets in before the filter and the buffer size are set.
+	// packet gets in before the filter and the ring are set.
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
@@ -95,178 +71,162 @@ func OpenLive(iface string, opts LiveOptions) (*LiveSource, error) {
 		}
 		return nil, fmt.Errorf("capture: %s: opening a packet socket: %w", iface, err)
 	}
-	if err := setupSocket(fd, ifc.Index, filter, opts.Promiscuous); err != nil {
+	size := ringSize(opts.RingSize)
+	r, err := setupSocket(fd, ifc.Index, filter, opts.Promiscuous, size, snaplen)
+	if err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("capture: %s: %w", iface, err)
 	}
-	// The kernel reports twice what was set (it counts its overhead).
-	rcvbuf, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF)
-	if rcvbuf < 2*liveBufferSize {
-		opts.Logger.Warn().Str("iface", iface).Int("rcvbuf", rcvbuf).
-			Msg("small capture buffer: kernel drops are likely under load; grant CAP_NET_ADMIN or raise net.core.rmem_max")
-	} else {
-		opts.Logger.Debug().Str("iface", iface).Int("rcvbuf", rcvbuf).Int("snaplen", snaplen).Msg("packet socket open")
-	}
-
+	opts.Logger.Debug().Str("iface", iface).Int("ring_bytes", size).Int("snaplen", snaplen).Msg("packet ring open")
 	file := os.NewFile(uintptr(fd), "packet:"+iface)
 	conn, err := file.SyscallConn()
 	if err != nil {
+		r.unmap()
 		file.Close()
 		return nil, fmt.Errorf("capture: %s: %w", iface, err)
 	}
-	s := &LiveSource{
-		iface: iface,
-		file:  file,
-		conn:  conn,
-		buf:   make([]byte, snaplen),
-		oob:   make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.TpacketAuxdata{})))+unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{})))),
-	}
+	s := &LiveSource{iface: iface, fd: fd, file: file, conn: conn, ring: r}
+	// One method value for the netpoller, made once: a closure per wait
+	// would allocate.
+	s.readyFn = s.readyForRead
 	// Reset the kernel counters (they count since the last read), so that
 	// Stats starts from the filter being installed.
 	if _, err := s.readStats(); err != nil {
+		r.unmap()
 		file.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// setupSocket installs the filter, sizes the receive buffer, asks for
-// packet lengths and timestamps, and binds fd to the interface.
-func setupSocket(fd, ifindex int, filter []bpf.RawInstruction, promisc bool) error {
-	if len(filter) > 0 {
-		prog := make([]unix.SockFilter, len(filter))
-		for i, ins := range filter {
-			prog[i] = unix.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
+// liveInterface looks iface up and tells whether it is a loopback.
+func liveInterface(iface string) (*net.Interface, bool, error) {
+	ifc, err := net.InterfaceByName(iface)
+	if err != nil {
+		if iface == "any" {
+			// libpcap's pseudo-interface: its cooked framing differs per
+			// interface, which the Ethernet-framed socket here cannot do.
+			return nil, false, fmt.Errorf("capture: any: the 'any' pseudo-interface is not supported; capture one interface (-i eth0), or pipe tcpdump: tcpdump -i any -w - port 9092 | kwatch read -")
 		}
-		fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-		if err := unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &fprog); err != nil {
-			return fmt.Errorf("installing the packet filter: %w", err)
+		return nil, false, fmt.Errorf("capture: %s: no such interface", iface)
+	}
+	loopback := false
+	if t, err := os.ReadFile("/sys/class/net/" + iface + "/type"); err == nil {
+		// ARPHRD_ETHER (1) and ARPHRD_LOOPBACK (772) deliver Ethernet
+		// frames; tun devices and the like deliver something else.
+		s := strings.TrimSpace(string(t))
+		if s != "1" && s != "772" {
+			return nil, false, fmt.Errorf("capture: %s: interface type ARPHRD %s has no Ethernet framing; only Ethernet-framed interfaces are supported", iface, s)
+		}
+		loopback = s == "772"
+	}
+	return ifc, loopback, nil
+}
+
+// liveFilter is the kernel filter: opts' program or port filter, or one
+// that accepts everything, so that the snap length always applies in the
+// kernel (a shorter snap length packs more packets into a ring block).
+func liveFilter(opts LiveOptions, snaplen int, loopback bool) ([]bpf.RawInstruction, error) {
+	filter := opts.Filter
+	var err error
+	if filter == nil && len(opts.Ports) > 0 {
+		if filter, err = PortFilter(opts.Ports, uint32(snaplen)); err != nil {
+			return nil, err
 		}
 	}
-	// SO_RCVBUFFORCE passes net.core.rmem_max with CAP_NET_ADMIN; without
-	// it SO_RCVBUF gets what rmem_max allows, which is still more than the
-	// default.
-	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, liveBufferSize); err != nil {
-		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, liveBufferSize); err != nil {
-			return fmt.Errorf("setting the receive buffer: %w", err)
+	if filter == nil {
+		if filter, err = bpf.Assemble([]bpf.Instruction{bpf.RetConstant{Val: uint32(snaplen)}}); err != nil {
+			return nil, fmt.Errorf("capture: snap length filter: %w", err)
 		}
 	}
-	// PACKET_AUXDATA gives each packet's length on the wire (a snaplen cut
-	// hides it); SO_TIMESTAMPNS the kernel's receive time.
-	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_AUXDATA, 1); err != nil {
-		return fmt.Errorf("asking for packet lengths: %w", err)
+	if loopback {
+		// On loopback the kernel hands a packet socket every packet twice,
+		// as sent and as received; libpcap drops the sent copy, and so do we.
+		return dropOutgoing(filter, uint32(snaplen))
 	}
-	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
-		return fmt.Errorf("asking for timestamps: %w", err)
+	return filter, nil
+}
+
+// setupSocket installs the filter, maps the ring and binds fd to the
+// interface.
+func setupSocket(fd, ifindex int, filter []bpf.RawInstruction, promisc bool, size, snaplen int) (*ring, error) {
+	prog := make([]unix.SockFilter, len(filter))
+	for i, ins := range filter {
+		prog[i] = unix.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if err := unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &fprog); err != nil {
+		return nil, fmt.Errorf("installing the packet filter: %w", err)
 	}
 	if promisc {
 		mreq := unix.PacketMreq{Ifindex: int32(ifindex), Type: unix.PACKET_MR_PROMISC}
 		if err := unix.SetsockoptPacketMreq(fd, unix.SOL_PACKET, unix.PACKET_ADD_MEMBERSHIP, &mreq); err != nil {
-			return fmt.Errorf("promiscuous mode: %w", err)
+			return nil, fmt.Errorf("promiscuous mode: %w", err)
 		}
 	}
-	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifindex}); err != nil {
-		return fmt.Errorf("binding the packet socket: %w", err)
+	r, err := setupRing(fd, size, snaplen)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifindex}); err != nil {
+		r.unmap()
+		return nil, fmt.Errorf("binding the packet socket: %w", err)
+	}
+	return r, nil
 }
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
-// Next returns the next packet; Data is valid until the next call.
-func (s *LiveSource) Next() (Packet, error) {
-	for {
-		if s.closed.Load() {
-			return Packet{}, io.EOF
-		}
-		n, oobn, err := s.recv()
-		if err != nil {
-			if s.closed.Load() || errors.Is(err, os.ErrClosed) {
-				return Packet{}, io.EOF
-			}
-			if errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN) {
-				continue
-			}
-			return Packet{}, fmt.Errorf("capture: %s: frame %d: %w", s.iface, s.frame+1, err)
-		}
-		length, ts := n, time.Time{}
-		// Two known control messages: no need for ParseSocketControlMessage,
-		// which allocates.
-		for oob := s.oob[:oobn]; len(oob) >= unix.SizeofCmsghdr; {
-			h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
-			if h.Len < unix.SizeofCmsghdr || int(h.Len) > len(oob) {
-				break
-			}
-			data := oob[unix.CmsgLen(0):h.Len]
-			switch {
-			case h.Level == unix.SOL_PACKET && h.Type == unix.PACKET_AUXDATA && len(data) >= int(unsafe.Sizeof(unix.TpacketAuxdata{})):
-				length = int((*unix.TpacketAuxdata)(unsafe.Pointer(&data[0])).Len)
-			case h.Level == unix.SOL_SOCKET && h.Type == unix.SO_TIMESTAMPNS && len(data) >= int(unsafe.Sizeof(unix.Timespec{})):
-				tv := (*unix.Timespec)(unsafe.Pointer(&data[0]))
-				ts = time.Unix(tv.Sec, tv.Nsec).UTC()
-			}
-			oob = oob[min(unix.CmsgSpace(int(h.Len)-unix.CmsgLen(0)), len(oob)):]
-		}
-		// MSG_TRUNC makes n the packet's full size; keep what fits.
-		caplen := min(n, len(s.buf))
-		s.frame++
-		return Packet{
-			Frame:         s.frame,
-			Time:          ts,
-			Data:          s.buf[:caplen],
-			CaptureLength: caplen,
-			Length:        max(length, caplen),
-			LinkType:      layers.LinkTypeEthernet,
-		}, nil
+// Stop ends the capture gracefully: NextInto returns the packets the
+// kernel has captured so far (those of the block it is filling included),
+// then io.EOF. It may be called from any goroutine, more than once.
+func (s *LiveSource) Stop() {
+	if s.stopping.Swap(true) {
+		return
 	}
+	// Wake a NextInto waiting in the netpoller; a deadline in the past
+	// needs no clock.
+	s.file.SetReadDeadline(time.Unix(1, 0))
 }
 
-// recv reads one packet into s.buf, waiting in the netpoller while the
-// socket is empty. recvmsg is called directly because unix.Recvmsg
-// allocates the sender's address on every call.
-func (s *LiveSource) recv() (n, oobn int, err error) {
-	var msg unix.Msghdr
-	var from unix.RawSockaddrLinklayer
-	msg.Name = (*byte)(unsafe.Pointer(&from))
-	msg.Namelen = uint32(unsafe.Sizeof(from))
-	iov := unix.Iovec{Base: &s.buf[0]}
-	iov.SetLen(len(s.buf))
-	msg.Iov = &iov
-	msg.Iovlen = 1
-	msg.Control = &s.oob[0]
-	msg.SetControllen(len(s.oob))
-	var errno syscall.Errno
-	rerr := s.conn.Read(func(fd uintptr) bool {
-		r, _, e := syscall.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&msg)), unix.MSG_TRUNC)
-		n, errno = int(r), e
-		return e != unix.EAGAIN
-	})
-	if rerr != nil {
-		return 0, 0, rerr
-	}
-	if errno != 0 {
-		return 0, 0, errno
-	}
-	return n, int(msg.Controllen), nil
-}
-
-// Close stops the capture; a pending Next returns io.EOF. It reads the
-// kernel counters one last time, so that Stats after Close is complete.
+// Close stops the capture at once: a pending NextInto returns io.EOF, one
+// reading a block returns its remaining packets first. It releases the
+// ring unless the reader holds a block, which the reader's next call does.
+// It reads the kernel counters one last time, so that Stats after Close is
+// complete.
 func (s *LiveSource) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed.Swap(true) {
+	s.Stop()
+	s.readMu.Lock()
+	defer s.readMu.Unlock()
+	if s.closed {
 		return nil
 	}
+	s.mu.Lock()
 	s.addStats()
-	return s.file.Close()
+	s.mu.Unlock()
+	s.closed = true
+	if s.ring.held {
+		return nil
+	}
+	return s.releaseRing()
+}
+
+// releaseRing unmaps the ring and closes the socket, once; readMu is held.
+func (s *LiveSource) releaseRing() error {
+	if s.released {
+		return nil
+	}
+	s.mu.Lock() // Stats reads the socket's counters
+	defer s.mu.Unlock()
+	s.released = true
+	return errors.Join(s.ring.unmap(), s.file.Close())
 }
 
 // Stats returns the kernel's counters since OpenLive.
 func (s *LiveSource) Stats() (LiveStats, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed.Load() {
+	if s.released {
 		return s.stats, nil
 	}
 	err := s.addStats()
@@ -283,12 +243,13 @@ func (s *LiveSource) addStats() error {
 	// the dropped ones: Received is what was queued for kwatch.
 	s.stats.Received += uint64(st.Packets - min(st.Drops, st.Packets))
 	s.stats.Dropped += uint64(st.Drops)
+	s.stats.Freezes += uint64(st.Freeze_q_cnt)
 	return nil
 }
 
-func (s *LiveSource) readStats() (st *unix.TpacketStats, err error) {
+func (s *LiveSource) readStats() (st *unix.TpacketStatsV3, err error) {
 	cerr := s.conn.Control(func(fd uintptr) {
-		st, err = unix.GetsockoptTpacketStats(int(fd), unix.SOL_PACKET, unix.PACKET_STATISTICS)
+		st, err = unix.GetsockoptTpacketStatsV3(int(fd), unix.SOL_PACKET, unix.PACKET_STATISTICS)
 	})
 	if err = errors.Join(cerr, err); err != nil {
 		return nil, fmt.Errorf("capture: %s: reading kernel statistics: %w", s.iface, err)

@@ -162,7 +162,7 @@ func TestPcapngWriter(t *testing.T) {
 	if err := os.WriteFile(path, []byte("old contents, world-readable"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w, err := NewPcapngWriter(path, 1, 65535)
+	w, err := NewPcapngWriter(path, 1, 65535, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,8 +197,64 @@ func TestPcapngWriter(t *testing.T) {
 			t.Errorf("packet %d = %+v", i, p)
 		}
 	}
-	if _, err := NewPcapngWriter(filepath.Join(t.TempDir(), "missing", "x.pcapng"), 1, 0); !errors.Is(err, os.ErrNotExist) {
+	if _, err := NewPcapngWriter(filepath.Join(t.TempDir(), "missing", "x.pcapng"), 1, 0, false); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("writer in a missing directory: %v", err)
+	}
+}
+
+// TestPcapngWriterRefuses: -w is opened as root, so it never follows a
+// symlink and replaces an existing file only when asked; what it refuses
+// stays as it was.
+func TestPcapngWriterRefuses(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	const old = "root-owned contents"
+	if err := os.WriteFile(target, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.pcapng")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		path    string
+		replace bool
+		want    string
+	}{
+		{name: "existing file", path: target, want: "already exists; remove it or let it be replaced (--force)"},
+		{name: "symlink", path: link, want: "is a symbolic link"},
+		{name: "symlink with replace", path: link, replace: true, want: "is a symbolic link"},
+		{name: "device with replace", path: os.DevNull, replace: true, want: "not a regular file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, err := NewPcapngWriter(tt.path, 1, 0, tt.replace)
+			if err == nil {
+				w.Close()
+				t.Fatalf("NewPcapngWriter(%s) succeeded", tt.path)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q, want it to say %q", err, tt.want)
+			}
+			b, err := os.ReadFile(target)
+			if err != nil || string(b) != old {
+				t.Errorf("target now holds %q (%v)", b, err)
+			}
+			if fi, err := os.Stat(target); err != nil || fi.Mode().Perm() != 0o644 {
+				t.Errorf("target mode changed: %v %v", fi.Mode(), err)
+			}
+		})
+	}
+	// A new file is created 0600.
+	fresh := filepath.Join(dir, "new.pcapng")
+	w, err := NewPcapngWriter(fresh, 1, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if fi, err := os.Stat(fresh); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("new file: %v %v, want mode 0600", fi.Mode(), err)
 	}
 }
 

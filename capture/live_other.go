@@ -19,6 +19,10 @@ func OpenLive(iface string, opts LiveOptions) (*LiveSource, error) {
 func (s *LiveSource) Next() (Packet, error) {
 	return Packet{}, errors.New("capture: live capture not supported")
 }
+func (s *LiveSource) NextInto(p *Packet) error {
+	return errors.New("capture: live capture not supported")
+}
+func (s *LiveSource) Stop()        {}
 func (s *LiveSource) Close() error { return nil }
 func (s *LiveSource) Stats() (LiveStats, error) {
 	return LiveStats{}, errors.New("capture: live capture not supported")

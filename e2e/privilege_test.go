@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"debug/buildinfo"
+	"errors"
 	"fmt"
 	"github.com/kwatch/kwatch/internal/kwatchtest"
 	"os"
@@ -107,6 +108,9 @@ func TestLiveUsageErrors(t *testing.T) {
 		{"file argument", []string{"live", "-i", "lo", "x.pcap"}, "kwatch: live: unexpected argument \"x.pcap\""},
 		{"bad format", []string{"live", "-i", "lo", "--format", "yaml"}, "kwatch: --format \"yaml\""},
 		{"tui files and interface", []string{"tui", "-i", "lo", "x.pcap"}, "kwatch: tui: give capture files or -i IFACE, not both"},
+		{"force without -w", []string{"live", "-i", "lo", "--no-tui", "--force"}, "kwatch: live: --force only applies to -w FILE"},
+		{"capture flags on a replay", []string{"tui", "x.pcap", "-w", "y.pcapng", "--ring-size", "8"}, "kwatch: tui: --ring-size, -w: only for a live capture (-i IFACE)"},
+		{"ring size out of range", []string{"live", "-i", "lo", "--no-tui", "--ring-size", "0"}, "kwatch: live: --ring-size 0 out of range"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,8 +130,8 @@ func TestLiveUsageErrors(t *testing.T) {
 
 // checkDropped reads the status of every thread of pid: each must run as
 // nobody with no group and no capability. no_new_privs is per thread:
-// kwatch sets it on all of them, except that a cgo-linked build can only set
-// it on one (syscall.AllThreadsSyscall refuses to run there).
+// kwatch sets it on all of them, in a cgo-linked build too (from a C
+// constructor, before the first thread starts).
 func checkDropped(t *testing.T, pid int) {
 	t.Helper()
 	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
@@ -159,14 +163,8 @@ func checkDropped(t *testing.T, pid int) {
 			nnp++
 		}
 	}
-	cgo := binaryUsesCgo(t)
-	switch {
-	case nnp == 0:
-		t.Errorf("no thread has NoNewPrivs set")
-	case nnp < len(tasks) && !cgo:
-		t.Errorf("NoNewPrivs set on %d of %d threads of a binary without cgo, want all", nnp, len(tasks))
-	case nnp < len(tasks):
-		t.Logf("cgo-linked binary: NoNewPrivs on %d of %d threads", nnp, len(tasks))
+	if nnp < len(tasks) {
+		t.Errorf("NoNewPrivs set on %d of %d threads (cgo-linked binary: %v), want all", nnp, len(tasks), binaryUsesCgo(t))
 	}
 }
 
@@ -184,4 +182,75 @@ func binaryUsesCgo(t *testing.T) bool {
 		}
 	}
 	return false
+}
+
+// TestLiveSetcapDropsCapability: kwatch given CAP_NET_RAW by setcap and
+// run by an ordinary user opens its capture ring, then holds no capability
+// on any thread, with no_new_privs on every one (a cgo-linked build
+// included), and still captures until SIGINT.
+func TestLiveSetcapDropsCapability(t *testing.T) {
+	requireRoot(t)
+	setcap, err1 := exec.LookPath("setcap")
+	setpriv, err2 := exec.LookPath("setpriv")
+	if err1 != nil || err2 != nil {
+		t.Skip("setcap (libcap2-bin) and setpriv (util-linux) are needed")
+	}
+	dir, err := os.MkdirTemp("", "kwatch-setcap-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "kwatch")
+	src, err := os.ReadFile(kwatchBin(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(os.Chmod(dir, 0o755), os.WriteFile(bin, src, 0o755)); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(setcap, "cap_net_raw+ep", bin).CombinedOutput(); err != nil {
+		t.Skipf("setcap on %s: %v %s (a file system without capabilities?)", dir, err, out)
+	}
+	p := kwatchtest.Start(t, "", setpriv, "--reuid="+strconv.Itoa(nobody), "--regid="+strconv.Itoa(nobody), "--clear-groups",
+		bin, "live", "-i", "lo", "--no-tui", "--format", "json", "--fail-on", "never", "--port", "9")
+	// The capability is there until the ring is open: wait for it to go.
+	deadline := time.Now().Add(10 * time.Second)
+	var held []string
+	for {
+		held = threadsHolding(p.Cmd.Process.Pid)
+		if len(held) == 0 || time.Now().After(deadline) {
+			break
+		}
+		if code, done := p.Wait(10 * time.Millisecond); done {
+			t.Fatalf("kwatch exited with status %d; stderr:\n%s", code, p.Stderr.String())
+		}
+	}
+	if len(held) > 0 {
+		t.Fatalf("10 s after start: %v; stderr:\n%s", held, p.Stderr.String())
+	}
+	code, _ := p.Stop(t, syscall.SIGINT, 5*time.Second)
+	if code != 0 || !strings.Contains(p.Stdout.String(), `"totals"`) {
+		t.Errorf("exit status %d, want 0 and a report; stderr:\n%s", code, p.Stderr.String())
+	}
+}
+
+// threadsHolding names the threads of pid that hold a capability or lack
+// no_new_privs (none once kwatch dropped what it had).
+func threadsHolding(pid int) []string {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	if len(tasks) == 0 {
+		return []string{"no thread found"}
+	}
+	var held []string
+	for _, task := range tasks {
+		b, err := os.ReadFile(task)
+		if err != nil {
+			continue // the thread ended
+		}
+		st := kwatchtest.ParseStatus(b)
+		if st["CapEff"] != "0000000000000000" || st["CapPrm"] != "0000000000000000" || st["NoNewPrivs"] != "1" {
+			held = append(held, fmt.Sprintf("%s CapEff %s CapPrm %s NoNewPrivs %s", task, st["CapEff"], st["CapPrm"], st["NoNewPrivs"]))
+		}
+	}
+	return held
 }

@@ -183,6 +183,10 @@ func reassemblyOptions(opts Options) reassembly.Options {
 }
 
 // count adds p to the packet counters.
+// Count adds p to the packet counters, as the pipeline does for each
+// packet it reads: for a caller that shows counts while the pipeline runs.
+func (s *Stats) Count(p *capture.Packet) { s.count(p) }
+
 func (s *Stats) count(p *capture.Packet) {
 	s.Packets++
 	s.Bytes += uint64(p.Length)

@@ -8,7 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -27,15 +28,37 @@ type liveFlags struct {
 	iface   string
 	bpf     string
 	write   string
+	force   bool
 	noTUI   bool
 	snaplen int
+	ringMiB int
 }
 
 func (l *liveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.iface, "i", "", "capture from this network `interface` (lo, eth0, ...)")
 	fs.StringVar(&l.bpf, "bpf", "", "kernel capture filter `expression` (needs a kwatch built with -tags pcap)")
-	fs.StringVar(&l.write, "w", "", "also write every captured packet to this pcapng `file` (created 0600)")
-	fs.IntVar(&l.snaplen, "snaplen", 262144, "bytes kept per packet")
+	fs.StringVar(&l.write, "w", "", "also write every captured packet to this new pcapng `file` (created 0600; never through a symlink)")
+	fs.BoolVar(&l.force, "force", false, "let -w replace an existing file")
+	fs.IntVar(&l.snaplen, "snaplen", capture.DefaultSnaplen, "bytes kept per packet")
+	fs.IntVar(&l.ringMiB, "ring-size", capture.DefaultRingSize>>20, "kernel capture ring in `MiB`, allocated up front: what is queued while kwatch is busy")
+}
+
+// liveOnly are the flags of liveFlags that only a capture can honour.
+var liveOnly = []string{"bpf", "w", "force", "snaplen", "ring-size"}
+
+// refuseLiveOnly fails when fs had a capture-only flag set: a replay of
+// files cannot honour it, and ignoring it would mislead.
+func refuseLiveOnly(fs *flag.FlagSet, cmd string) error {
+	var set []string
+	fs.Visit(func(f *flag.Flag) {
+		if slices.Contains(liveOnly, f.Name) {
+			set = append(set, strings.Repeat("-", min(len(f.Name), 2))+f.Name)
+		}
+	})
+	if len(set) > 0 {
+		return usageError{fmt.Sprintf("%s: %s: only for a live capture (-i IFACE)", cmd, strings.Join(set, ", "))}
+	}
+	return nil
 }
 
 func (e *env) live(ctx context.Context, args []string) error {
@@ -71,12 +94,18 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 	if lf.iface == "" {
 		return usageError{"live: -i IFACE is required"}
 	}
+	if lf.force && lf.write == "" {
+		return usageError{"live: --force only applies to -w FILE"}
+	}
 	popts, aopts, failOn, err := e.analysisOptions(c, af)
 	if err != nil {
 		return err
 	}
+	if lf.ringMiB < capture.MinRingSize>>20 || lf.ringMiB > 1<<14 {
+		return usageError{fmt.Sprintf("live: --ring-size %d out of range (%d..%d MiB)", lf.ringMiB, capture.MinRingSize>>20, 1<<14)}
+	}
 	popts.Keys.Follow() // clients append to --tls-keylog while kwatch runs
-	lopts := capture.LiveOptions{Ports: c.ports, Snaplen: lf.snaplen, Logger: e.log}
+	lopts := capture.LiveOptions{Ports: c.ports, Snaplen: lf.snaplen, RingSize: lf.ringMiB << 20, Logger: e.log}
 	if lf.bpf != "" {
 		if lopts.Filter, err = compileBPF(lf.iface, lf.bpf, lf.snaplen); err != nil {
 			return err
@@ -89,37 +118,20 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 	defer src.Close()
 	var w *capture.PcapngWriter
 	if lf.write != "" {
-		if w, err = capture.NewPcapngWriter(lf.write, layers.LinkTypeEthernet, lf.snaplen); err != nil {
+		if w, err = capture.NewPcapngWriter(lf.write, layers.LinkTypeEthernet, lf.snaplen, lf.force); err != nil {
 			return err
 		}
 		defer w.Close()
 	}
-	// The packet socket and the output file are open: nothing else needs
+	// The packet ring and the output file are open: nothing else needs
 	// privileges.
 	if err := dropPrivileges(e); err != nil {
 		return err
 	}
 
 	out := bufio.NewWriter(e.stdout)
-	var outMu sync.Mutex
 	if !useTUI {
-		switch c.format {
-		case "ndjson":
-			aopts.OnFinding = func(f audit.Finding) {
-				outMu.Lock()
-				audit.WriteFindingJSON(out, &f)
-				out.Flush()
-				outMu.Unlock()
-			}
-		case "text":
-			aopts.OnFinding = func(f audit.Finding) {
-				outMu.Lock()
-				fmt.Fprintf(out, "%s %-5s %s frame %d %v -> %v: %s\n", f.Time.UTC().Format(audit.TimeFormat),
-					f.Severity, f.Rule, f.Frame, f.Conn.Client, f.Conn.Broker, f.Message)
-				out.Flush()
-				outMu.Unlock()
-			}
-		}
+		aopts.OnFinding = streamFindings(c.format, out)
 	}
 	aud := audit.New(aopts)
 	var sink decode.Sink = aud
@@ -136,7 +148,7 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 	defer stopCapture()
 	go func() {
 		<-capCtx.Done()
-		src.Close() // unblocks Next
+		src.Stop() // what was captured is read, then the source ends
 	}()
 
 	var done atomic.Bool
@@ -146,9 +158,13 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 	go func() {
 		defer close(finished)
 		var st pipeline.Stats
-		st, capErr = capturePackets(src, w, pipeline.New(popts, sink), aud, prog)
+		st, capErr = runCapture(src, w, popts, sink, aud, prog)
 		if ks, err := src.Stats(); err == nil {
 			aud.SetKernelStats(ks.Received, ks.Dropped)
+			if ks.Freezes > 0 {
+				e.log.Warn().Uint64("times", ks.Freezes).Uint64("dropped", ks.Dropped).
+					Msg("live: the capture ring was full; raise --ring-size or narrow --port")
+			}
 		}
 		rep = aud.Finish(st.LastTime)
 		done.Store(true)
@@ -173,7 +189,6 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 		stopCapture()
 	}
 	<-capCtx.Done()
-	stopCapture()
 	<-finished
 	if capErr != nil {
 		fmt.Fprintf(e.stderr, "kwatch: live: %v\n", capErr)
@@ -185,44 +200,93 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 	return e.writeReport(rep, format, failOn, out)
 }
 
-// capturePackets feeds packets to the engine until the source ends, and
-// tells the auditor what was read as it goes, so the TUI shows live rates.
-func capturePackets(src capture.Source, w *capture.PcapngWriter, eng *pipeline.Engine, aud *audit.Auditor, prog *progress) (st pipeline.Stats, err error) {
-	var reported pipeline.Stats
-	report := func() {
-		st = eng.Stats()
-		aud.AddCapture(st.Packets-reported.Packets, st.Bytes-reported.Bytes, st.Connections-reported.Connections)
-		reported = st
-	}
-	defer func() {
-		eng.Close()
-		report()
-	}()
-	lastReport := time.Now()
-	for n := 0; ; n++ {
-		p, err := src.Next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return st, nil
-			}
-			return st, err
+// streamFindings is the OnFinding of a live run without the TUI: each
+// finding is written and flushed as it comes (nil for json, which is one
+// document at the end).
+func streamFindings(format string, out *bufio.Writer) func(audit.Finding) {
+	switch format {
+	case "ndjson":
+		return func(f audit.Finding) {
+			audit.WriteFindingJSON(out, &f)
+			out.Flush()
 		}
-		if w != nil {
-			if err := w.WritePacket(&p); err != nil {
-				return st, fmt.Errorf("writing capture file: %w", err)
-			}
-		}
-		eng.Packet(&p)
-		prog.store(eng.Stats()) // every packet: a quiet link's last packets must show
-		if n%256 == 0 && time.Since(lastReport) > 100*time.Millisecond {
-			report()
-			lastReport = time.Now()
-			if w != nil {
-				w.Flush()
-			}
+	case "text":
+		return func(f audit.Finding) {
+			fmt.Fprintf(out, "%s %-5s %s frame %d %v -> %v: %s\n", f.Time.UTC().Format(audit.TimeFormat),
+				f.Severity, f.Rule, f.Frame, f.Conn.Client, f.Conn.Broker, f.Message)
+			out.Flush()
 		}
 	}
+	return nil
 }
+
+// runCapture runs the pipeline over the live source, as read does over a
+// file (--workers shards it the same way), until the source ends (Stop).
+// The capture tee writes -w and keeps the TUI's packet rates current.
+func runCapture(src *capture.LiveSource, w *capture.PcapngWriter, popts pipeline.Options, sink decode.Sink, aud *audit.Auditor, prog *progress) (pipeline.Stats, error) {
+	tee := &liveTee{src: src, w: w, aud: aud, prog: prog}
+	// Not ctx: the source ends by Stop, after the packets it has.
+	st, err := pipeline.Run(context.Background(), tee, popts, sink)
+	aud.AddCapture(st.Packets-tee.reported.packets, st.Bytes-tee.reported.bytes, st.Connections)
+	prog.store(st)
+	return st, err
+}
+
+// teeEvery is how much packet time passes between the tee's reports to the
+// auditor and flushes of -w.
+const teeEvery = 100 * time.Millisecond
+
+// liveTee is the live source as the pipeline reads it: every packet also
+// goes to -w, and the packet counts reach the auditor as they grow. It is
+// called on the pipeline's reading goroutine; AddCapture takes the
+// auditor's lock.
+type liveTee struct {
+	src        *capture.LiveSource
+	w          *capture.PcapngWriter
+	aud        *audit.Auditor
+	err        error
+	count      struct{ packets, bytes uint64 }
+	reported   struct{ packets, bytes uint64 }
+	lastReport time.Time
+	// prog, with the TUI, shows the counts as they grow: every packet,
+	// since a quiet link's last packets must show too.
+	prog *progress
+	st   pipeline.Stats
+}
+
+func (t *liveTee) Next() (capture.Packet, error) {
+	var p capture.Packet
+	err := t.NextInto(&p)
+	return p, err
+}
+
+func (t *liveTee) NextInto(p *capture.Packet) error {
+	if err := t.src.NextInto(p); err != nil {
+		return err
+	}
+	if t.w != nil {
+		if err := t.w.WritePacket(p); err != nil {
+			return fmt.Errorf("writing capture file: %w", err)
+		}
+	}
+	t.count.packets++
+	t.count.bytes += uint64(p.Length)
+	if t.prog != nil {
+		t.st.Count(p)
+		t.prog.store(t.st)
+	}
+	if p.Time.Sub(t.lastReport) >= teeEvery {
+		t.lastReport = p.Time
+		t.aud.AddCapture(t.count.packets-t.reported.packets, t.count.bytes-t.reported.bytes, 0)
+		t.reported = t.count
+		if t.w != nil {
+			t.w.Flush()
+		}
+	}
+	return nil
+}
+
+func (t *liveTee) Close() error { return nil }
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)

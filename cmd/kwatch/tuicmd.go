@@ -46,6 +46,9 @@ func (e *env) tui(ctx context.Context, args []string) error {
 	case len(files) == 0:
 		return usageError{"tui: no capture file given (or -i IFACE for a live capture)"}
 	}
+	if err := refuseLiveOnly(fs, "tui"); err != nil {
+		return err
+	}
 	if err := checkFormat(c.format, "text", "json"); err != nil {
 		return err
 	}

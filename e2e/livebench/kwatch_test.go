@@ -4,15 +4,11 @@ package livebench
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
-	"github.com/kwatch/kwatch/internal/kwatchtest"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/kwatch/kwatch/internal/kwatchtest"
 )
 
 // The helpers of this file run the real kwatch binary, built once per test
@@ -42,116 +38,40 @@ func startKwatch(t *testing.T, args ...string) *proc {
 	return &proc{kwatchtest.Start(t, "", append([]string{kwatchBin(t)}, args...)...)}
 }
 
-// sockets returns the inodes of kwatch's open sockets.
-func (p *proc) sockets() map[string]bool {
-	inodes := map[string]bool{}
-	fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", p.Cmd.Process.Pid))
-	for _, fd := range fds {
-		if l, err := os.Readlink(fd); err == nil && strings.HasPrefix(l, "socket:[") {
-			inodes[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
-		}
-	}
-	return inodes
-}
-
-// queued returns the bytes waiting in the receive queue of kwatch's packet
-// socket, one of inodes (the Rmem column of /proc/PID/net/packet: the
-// kernel's accounting, packet bytes plus overhead).
-func (p *proc) queued(inodes map[string]bool) (int, error) {
-	pid := p.Cmd.Process.Pid
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/packet", pid))
-	if err != nil {
-		return 0, fmt.Errorf("reading the packet socket table: %w", err)
-	}
-	queued, found := 0, false
-	for _, l := range strings.Split(string(b), "\n")[1:] {
-		// sk RefCnt Type Proto Iface R Rmem User Inode
-		f := strings.Fields(l)
-		if len(f) == 9 && inodes[f[8]] {
-			found = true
-			n, _ := strconv.Atoi(f[6])
-			queued += n
-		}
-	}
-	if !found {
-		return 0, fmt.Errorf("kwatch (pid %d) has no packet socket", pid)
-	}
-	return queued, nil
-}
-
-// waitDrained waits until kwatch has read every packet queued on its
-// packet socket (empty twice in a row): stopping closes the socket, and
-// what is still queued then is lost, as with tcpdump.
+// waitDrained waits until kwatch has read every packet the kernel put in
+// its capture ring: the ring is memory the kernel shares with kwatch, with
+// no queue length to read from outside, so drained means kwatch's CPU time
+// has stopped growing (under 2 ms in each of three 50 ms spans), after the
+// ring's block timeout has handed the last packets over.
 func (p *proc) waitDrained(t *testing.T, within time.Duration) {
 	t.Helper()
-	time.Sleep(50 * time.Millisecond) // the last ACKs and FINs
-	inodes := p.sockets()
+	time.Sleep(100 * time.Millisecond) // the last ACKs and FINs, the block timeout
 	deadline := time.Now().Add(within)
-	for empty := 0; empty < 2; {
+	last, err := p.cpuTime()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for idle := 0; idle < 3; {
 		if time.Now().After(deadline) {
-			t.Fatalf("kwatch did not read its socket's queue within %v", within)
+			t.Fatalf("kwatch was still busy %v after the load ended", within)
 		}
-		n, err := p.queued(inodes)
+		time.Sleep(50 * time.Millisecond)
+		now, err := p.cpuTime()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n == 0 {
-			empty++
+		if now-last < 2*time.Millisecond {
+			idle++
 		} else {
-			empty = 0
+			idle = 0
 		}
-		time.Sleep(20 * time.Millisecond)
+		last = now
 	}
 }
 
-// sampleQueue records the deepest receive queue of kwatch's packet socket,
-// sampled every 5ms until stop is closed; it returns a function giving the
-// maximum once sampling is done.
-func (p *proc) sampleQueue(stop <-chan struct{}) (max func() int) {
-	inodes := p.sockets()
-	deepest := 0
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-			if n, err := p.queued(inodes); err == nil && n > deepest {
-				deepest = n
-			}
-		}
-	}()
-	return func() int {
-		<-done
-		return deepest
-	}
-}
-
-// cpuTime is the user+system CPU time the process has used so far, from
-// /proc/PID/stat (utime and stime, in clock ticks of 1/100 s on Linux).
-func (p *proc) cpuTime() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Cmd.Process.Pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name (field 2) may hold spaces: count from its ')'.
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("short /proc/PID/stat: %q", s)
-	}
-	utime, err1 := strconv.ParseUint(f[11], 10, 64)
-	stime, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, fmt.Errorf("parsing /proc/PID/stat: %w", err)
-	}
-	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
-}
+// cpuTime is the CPU time the process has used so far (every thread's,
+// from schedstat, in nanoseconds).
+func (p *proc) cpuTime() (time.Duration, error) { return taskCPU(p.Cmd.Process.Pid) }
 
 // liveReport is the part of kwatch's final JSON report the tests check.
 type liveReport struct {

@@ -22,8 +22,6 @@ type liveRun struct {
 	rep  *liveReport
 	cpu  time.Duration // kwatch's CPU time from capture start to drained
 	wall time.Duration // the same span in wall time
-	// maxQueue: the deepest socket queue seen (kernel accounting bytes).
-	maxQueue int
 }
 
 // runLive starts kwatch live on lo for the broker's port, runs the
@@ -47,8 +45,6 @@ func runLive(t *testing.T, cfg loadConfig, args []string, stall func(*proc)) *li
 		t.Fatal(err)
 	}
 	start := time.Now()
-	stopSampling := make(chan struct{})
-	maxQueue := p.sampleQueue(stopSampling)
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+20*time.Second)
 	defer cancel()
 	stalled := make(chan struct{})
@@ -70,7 +66,6 @@ func runLive(t *testing.T, cfg loadConfig, args []string, stall func(*proc)) *li
 	}
 	p.waitDrained(t, 20*time.Second)
 	wall := time.Since(start)
-	close(stopSampling)
 	cpu1, err := p.cpuTime()
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +75,7 @@ func runLive(t *testing.T, cfg loadConfig, args []string, stall func(*proc)) *li
 		t.Fatalf("kwatch exit status %d after SIGINT with --fail-on never, want 0; stderr:\n%s", code, p.Stderr.String())
 	}
 	t.Logf("kwatch ended %v after SIGINT", took)
-	return &liveRun{load: load, rep: parseReport(t, p.Stdout.String()), cpu: cpu1 - cpu0, wall: wall, maxQueue: maxQueue()}
+	return &liveRun{load: load, rep: parseReport(t, p.Stdout.String()), cpu: cpu1 - cpu0, wall: wall}
 }
 
 // logRun reports the numbers a reader of the test log wants.
@@ -92,8 +87,8 @@ func logRun(t *testing.T, r *liveRun) {
 		r.load.Rate()/1e6, r.load.Rate()*8/1e9)
 	t.Logf("kwatch: %d packets, %.1f MB, %d requests, %d responses, %d findings; kernel received %d, dropped %d; coverage %v",
 		tot.Packets, float64(tot.Bytes)/1e6, tot.Requests, tot.Responses, tot.Findings, tot.KernelReceived, tot.KernelDropped, tot.Coverage)
-	t.Logf("kwatch CPU: %v over %v wall = %.0f%% of one core; deepest socket queue %.1f MiB",
-		r.cpu, r.wall.Round(time.Millisecond), 100*r.cpu.Seconds()/r.wall.Seconds(), float64(r.maxQueue)/(1<<20))
+	t.Logf("kwatch CPU: %v over %v wall = %.0f%% of one core",
+		r.cpu, r.wall.Round(time.Millisecond), 100*r.cpu.Seconds()/r.wall.Seconds())
 }
 
 // TestLiveKeepsUpAt1Gbps runs Produce traffic at 1 Gbit/s over four

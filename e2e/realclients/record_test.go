@@ -31,7 +31,7 @@ func startRecording(dir, name string, ports []uint16) (*liveRecording, error) {
 		return nil, fmt.Errorf("live capture on lo: %w", err)
 	}
 	path := filepath.Join(dir, name+".pcapng")
-	w, err := capture.NewPcapngWriter(path, layers.LinkTypeEthernet, capture.DefaultSnaplen)
+	w, err := capture.NewPcapngWriter(path, layers.LinkTypeEthernet, capture.DefaultSnaplen, true)
 	if err != nil {
 		src.Close()
 		return nil, err
