@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -77,6 +79,11 @@ type Publisher struct {
 	dropped  atomic.Uint64
 	errMu    sync.Mutex
 	firstErr error
+
+	// own holds the local addresses of the publisher's own connections to
+	// Kafka: a live agent must not audit (nor publish) its own traffic.
+	ownMu sync.Mutex
+	own   map[netip.AddrPort]bool
 }
 
 // NewPublisher connects to t's brokers, creates the topic when it is
@@ -88,7 +95,9 @@ func NewPublisher(ctx context.Context, t Target, o PublisherOptions) (*Publisher
 	if o.Partitions <= 0 {
 		o.Partitions = 1
 	}
+	p := &Publisher{o: o, topic: t.Topic, own: map[netip.AddrPort]bool{}}
 	client, err := kgo.NewClient(
+		kgo.Dialer(p.dial),
 		kgo.SeedBrokers(t.Brokers...),
 		kgo.DefaultProduceTopic(t.Topic),
 		kgo.MaxBufferedRecords(o.MaxBuffered),
@@ -102,7 +111,42 @@ func NewPublisher(ctx context.Context, t Target, o PublisherOptions) (*Publisher
 		client.Close()
 		return nil, err
 	}
-	return &Publisher{o: o, client: client, topic: t.Topic}, nil
+	p.client = client
+	return p, nil
+}
+
+// dial connects to a broker and remembers the connection's local address.
+func (p *Publisher) dial(ctx context.Context, network, host string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, host)
+	if err != nil {
+		return nil, err
+	}
+	if ap, err := netip.ParseAddrPort(c.LocalAddr().String()); err == nil {
+		p.ownMu.Lock()
+		p.own[netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())] = true
+		p.ownMu.Unlock()
+	}
+	return c, nil
+}
+
+// Own reports whether client, a connection's client address, is one of
+// the publisher's own connections to Kafka.
+func (p *Publisher) Own(client netip.AddrPort) bool {
+	p.ownMu.Lock()
+	defer p.ownMu.Unlock()
+	return p.own[netip.AddrPortFrom(client.Addr().Unmap(), client.Port())]
+}
+
+// WithoutOwnTraffic returns next with the events of the publisher's own
+// connections to Kafka left out (SPEC.md 7: an agent never audits its own
+// publishing traffic).
+func (p *Publisher) WithoutOwnTraffic(next decode.Sink) decode.Sink {
+	return decode.SinkFunc(func(e *decode.Event) {
+		if !p.Own(e.Conn.Client) {
+			next.Event(e)
+		}
+	})
 }
 
 // ensureTopic creates topic unless it exists.
@@ -208,15 +252,32 @@ type tap struct {
 	p *Publisher
 }
 
-func (t *tap) Next() (capture.Packet, error) {
-	pk, err := t.Source.Next()
+// NextInto reads into p, when the source can (see capture.IntoSource).
+func (t *tap) NextInto(pk *capture.Packet) error {
+	var err error
+	if into, ok := t.Source.(capture.IntoSource); ok {
+		err = into.NextInto(pk)
+	} else {
+		*pk, err = t.Source.Next()
+	}
+	t.note(pk, err)
+	return err
+}
+
+// note tells the publisher the time of the packet about to be analyzed.
+func (t *tap) note(pk *capture.Packet, err error) {
 	if err == nil {
 		t.p.at = pk.Time.UnixNano()
-	} else {
-		// The end of the input: what the pipeline's final flush makes
-		// comes after every packet of every capture, as it does when
-		// kwatch read merges the captures.
-		t.p.at = math.MaxInt64
+		return
 	}
+	// The end of the input: what the pipeline's final flush makes comes
+	// after every packet of every capture, as it does when kwatch read
+	// merges the captures.
+	t.p.at = math.MaxInt64
+}
+
+func (t *tap) Next() (capture.Packet, error) {
+	pk, err := t.Source.Next()
+	t.note(&pk, err)
 	return pk, err
 }

@@ -148,3 +148,39 @@ func aggregatorMetrics(agg *fleet.Aggregator) []metrics.Extra {
 		{Name: "kwatch_aggregator_lag_records", Help: "Records consumed and waiting for the merge by capture time.", Value: stat(2)},
 	}
 }
+
+// liveAgent connects a live capture's publisher (--publish), nil without
+// one. A live agent never waits for Kafka: when its buffer is full it
+// drops records and counts them.
+func (e *env) liveAgent(ctx context.Context, pf *publishFlags) (*fleet.Publisher, error) {
+	if pf.publish == "" {
+		return nil, nil
+	}
+	target, err := fleet.ParseTarget(pf.publish)
+	if err != nil {
+		return nil, usageError{"--publish " + err.Error()}
+	}
+	agent := pf.agent
+	if agent == "" {
+		agent, _ = os.Hostname()
+	}
+	return fleet.NewPublisher(ctx, target, fleet.PublisherOptions{
+		Agent: agent, Partitions: int32(pf.partitions), Retention: pf.retention, Lossy: true, Logger: e.log,
+	})
+}
+
+// closeAgent publishes a live agent's end record and says what it dropped.
+func (e *env) closeAgent(ctx context.Context, agent *fleet.Publisher, rep *audit.Report) {
+	t := fleet.Totals{Packets: rep.Totals.Packets, Bytes: rep.Totals.Bytes, Connections: rep.Totals.Connections}
+	if end, err := time.Parse(audit.TimeFormat, rep.End); err == nil {
+		t.Last = end.UnixNano()
+	}
+	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := agent.Close(flushCtx, t); err != nil {
+		fmt.Fprintf(e.stderr, "kwatch: live: %v\n", err)
+	}
+	if n := agent.Dropped(); n > 0 {
+		rep.Incomplete(fmt.Sprintf("the agent dropped %d records while Kafka was unreachable or slow", n))
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/fleet"
 	"github.com/kwatch/kwatch/pipeline"
 	"github.com/kwatch/kwatch/tui"
 )
@@ -32,6 +33,8 @@ type liveFlags struct {
 	noTUI   bool
 	snaplen int
 	ringMiB int
+	// publish: live as a fleet agent (registered by live only).
+	publish publishFlags
 }
 
 func (l *liveFlags) register(fs *flag.FlagSet) {
@@ -69,6 +72,7 @@ func (e *env) live(ctx context.Context, args []string) error {
 	c.register(fs, "text, json or ndjson (without the TUI)")
 	af.register(fs)
 	lf.register(fs)
+	lf.publish.register(fs)
 	fs.BoolVar(&lf.noTUI, "no-tui", false, "stream findings instead of showing the TUI, even on a terminal")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: kwatch live -i IFACE [--port N] [--bpf EXPR] [-w FILE.pcapng] [--format text|json|ndjson] [--no-tui]")
@@ -105,6 +109,13 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 		return usageError{fmt.Sprintf("live: --ring-size %d out of range (%d..%d MiB)", lf.ringMiB, capture.MinRingSize>>20, 1<<14)}
 	}
 	popts.Keys.Follow() // clients append to --tls-keylog while kwatch runs
+	if lf.publish.publish != "" {
+		if _, err := fleet.ParseTarget(lf.publish.publish); err != nil {
+			return usageError{"--publish " + err.Error()}
+		}
+		// Records must leave in the order one pipeline makes them.
+		popts.Workers = 1
+	}
 	lopts := capture.LiveOptions{Ports: c.ports, Snaplen: lf.snaplen, RingSize: lf.ringMiB << 20, Logger: e.log}
 	if lf.bpf != "" {
 		if lopts.Filter, err = compileBPF(lf.iface, lf.bpf, lf.snaplen); err != nil {
@@ -143,6 +154,19 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 		prog = new(progress)
 	}
 	started := time.Now()
+	agent, err := e.liveAgent(ctx, &lf.publish)
+	if err != nil {
+		return err
+	}
+	if agent != nil {
+		// The agent's own connections to Kafka are neither audited nor
+		// published (SPEC.md 7).
+		local := sink
+		sink = agent.WithoutOwnTraffic(decode.SinkFunc(func(ev *decode.Event) {
+			local.Event(ev)
+			agent.Event(ev)
+		}))
+	}
 
 	capCtx, stopCapture := context.WithCancel(ctx)
 	defer stopCapture()
@@ -158,7 +182,7 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 	go func() {
 		defer close(finished)
 		var st pipeline.Stats
-		st, capErr = runCapture(src, w, popts, sink, aud, prog)
+		st, capErr = runCapture(src, w, popts, sink, aud, prog, agent)
 		if ks, err := src.Stats(); err == nil {
 			aud.SetKernelStats(ks.Received, ks.Dropped)
 			if ks.Freezes > 0 {
@@ -193,6 +217,9 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 	if capErr != nil {
 		fmt.Fprintf(e.stderr, "kwatch: live: %v\n", capErr)
 	}
+	if agent != nil {
+		e.closeAgent(ctx, agent, rep)
+	}
 	format := c.format
 	if useTUI {
 		format = "text" // the screen is gone: leave the report behind
@@ -223,10 +250,14 @@ func streamFindings(format string, out *bufio.Writer) func(audit.Finding) {
 // runCapture runs the pipeline over the live source, as read does over a
 // file (--workers shards it the same way), until the source ends (Stop).
 // The capture tee writes -w and keeps the TUI's packet rates current.
-func runCapture(src *capture.LiveSource, w *capture.PcapngWriter, popts pipeline.Options, sink decode.Sink, aud *audit.Auditor, prog *progress) (pipeline.Stats, error) {
+func runCapture(src *capture.LiveSource, w *capture.PcapngWriter, popts pipeline.Options, sink decode.Sink, aud *audit.Auditor, prog *progress, agent *fleet.Publisher) (pipeline.Stats, error) {
 	tee := &liveTee{src: src, w: w, aud: aud, prog: prog}
+	var in capture.Source = tee
+	if agent != nil {
+		in = agent.Tap(tee) // records carry their packet's time
+	}
 	// Not ctx: the source ends by Stop, after the packets it has.
-	st, err := pipeline.Run(context.Background(), tee, popts, sink)
+	st, err := pipeline.Run(context.Background(), in, popts, sink)
 	aud.AddCapture(st.Packets-tee.reported.packets, st.Bytes-tee.reported.bytes, st.Connections)
 	prog.store(st)
 	return st, err
