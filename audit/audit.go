@@ -135,6 +135,7 @@ type totals struct {
 	pendingEvicted  uint64
 	suppressed      uint64
 	unwrapped       map[string]uint64
+	notKafka        uint64
 }
 
 // New returns an Auditor.
@@ -185,6 +186,14 @@ func (a *Auditor) AddCapture(packets, bytes, connections uint64) {
 	a.t.packets += packets
 	a.t.bytes += bytes
 	a.t.tcpConns += connections
+	a.mu.Unlock()
+}
+
+// AddNotKafka adds connections the decoder judged not to be Kafka (other
+// protocols of a broker host: docs/recognition.md).
+func (a *Auditor) AddNotKafka(n uint64) {
+	a.mu.Lock()
+	a.t.notKafka += n
 	a.mu.Unlock()
 }
 

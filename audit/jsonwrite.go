@@ -243,6 +243,8 @@ func (w *jsonWriter) totals(t *Totals) {
 	w.uint(t.Connections)
 	w.field("kafka_connections")
 	w.uint(t.KafkaConnections)
+	w.field("not_kafka_connections")
+	w.uint(t.NotKafkaConnections)
 	w.field("requests")
 	w.uint(t.Requests)
 	w.field("requests_by_header_version")

@@ -83,7 +83,11 @@ func writeHeader(bw *bufio.Writer, p painter, r *Report) {
 		}
 		pf("  unwrapped    %s\n", strings.Join(parts, ", "))
 	}
-	pf("  connections  %d TCP, %d Kafka\n", t.Connections, t.KafkaConnections)
+	if t.NotKafkaConnections > 0 {
+		pf("  connections  %d TCP, %d Kafka, %d not Kafka\n", t.Connections, t.KafkaConnections, t.NotKafkaConnections)
+	} else {
+		pf("  connections  %d TCP, %d Kafka\n", t.Connections, t.KafkaConnections)
+	}
 	pf("  requests     %d (header %s), %d responses\n", t.Requests, byVersion(t.RequestsByHeaderVersion), t.Responses)
 	pf("  clients      %d with instance ID, %d without (legacy)\n", countRows(r.Instances, false), countRows(r.Instances, true))
 	pf("  findings     %s, %s, %s\n",

@@ -259,6 +259,7 @@ func runCapture(src *capture.LiveSource, w *capture.PcapngWriter, popts pipeline
 	// Not ctx: the source ends by Stop, after the packets it has.
 	st, err := pipeline.Run(context.Background(), in, popts, sink)
 	aud.AddCapture(st.Packets-tee.reported.packets, st.Bytes-tee.reported.bytes, st.Connections)
+	addLayerStats(aud, st)
 	prog.store(st)
 	return st, err
 }

@@ -11,7 +11,14 @@ import (
 // bytes and TCP connections, and what the capture layers unwrapped.
 func addCaptureStats(a *audit.Auditor, st pipeline.Stats) {
 	a.AddCapture(st.Packets, st.Bytes, st.Connections)
+	addLayerStats(a, st)
+}
+
+// addLayerStats gives the auditor what the capture layers unwrapped and
+// how many connections the decoder judged not Kafka.
+func addLayerStats(a *audit.Auditor, st pipeline.Stats) {
 	unwrapped := st.Tunnels.Named()
 	maps.Copy(unwrapped, st.Fragments.Named())
 	a.AddUnwrapped(unwrapped)
+	a.AddNotKafka(st.Decoders.NotKafka)
 }

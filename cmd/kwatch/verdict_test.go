@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kwatch/kwatch/internal/pcapgen"
+	"github.com/kwatch/kwatch/internal/protogen"
 )
 
 // incompleteCaptures writes the captures of SPEC.md section 5's incomplete
@@ -138,5 +139,35 @@ func TestRulesExplainCoverage(t *testing.T) {
 	code, stdout, _ = runKwatch("rules", "ghost-member")
 	if code != 0 || !strings.Contains(stdout, "Fix: ") {
 		t.Errorf("rules ghost-member: exit %d, no fix in %q", code, stdout)
+	}
+}
+
+// TestNoKafkaOnABrokerHost: a capture of the other protocols of a broker
+// host (ZooKeeper, PostgreSQL, HTTP...) and no Kafka is incomplete (exit
+// 3, SPEC.md 5), every connection counted as not Kafka, no client row.
+func TestNoKafkaOnABrokerHost(t *testing.T) {
+	c := pcapgen.New(pcapgen.Options{})
+	for _, p := range protogen.All() {
+		p.Write(c, protogen.Opts{})
+	}
+	path := filepath.Join(t.TempDir(), "host.pcap")
+	if err := c.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runKwatch("read", "--format", "json", path)
+	if code != 3 {
+		t.Errorf("exit %d, want 3 (nothing was Kafka); stderr %q", code, stderr)
+	}
+	var rep struct {
+		Totals    map[string]any `json:"totals"`
+		Instances []any          `json:"instances"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	tt := rep.Totals
+	if tt["kafka_connections"] != 0.0 || tt["connections"] == 0.0 || tt["not_kafka_connections"] != tt["connections"] || len(rep.Instances) != 0 {
+		t.Errorf("connections %v, kafka %v, not kafka %v, %d client rows: want every connection not Kafka and no row",
+			tt["connections"], tt["kafka_connections"], tt["not_kafka_connections"], len(rep.Instances))
 	}
 }
