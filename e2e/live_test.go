@@ -357,7 +357,34 @@ func TestLiveSIGTERM(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit status %d, want 1 (error findings, --fail-on error); stderr:\n%s", code, p.Stderr.String())
 	}
-	if s := p.Stderr.String(); s != "" {
-		t.Errorf("stderr not empty with --format json:\n%s", s)
+	// stderr says what is captured, once at the start, and nothing else.
+	if lines := strings.Split(strings.TrimSpace(p.Stderr.String()), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "kwatch: capturing on lo (") {
+		t.Errorf("stderr with --format json: want the start line alone, got:\n%s", p.Stderr.String())
+	}
+}
+
+// TestLiveStatsEvery: without the TUI, live says what it captures at the
+// start and prints a summary line every --stats-every.
+func TestLiveStatsEvery(t *testing.T) {
+	requireRoot(t)
+	kwatchBin(t)
+	p := startKwatch(t, nil, "live", "-i", "lo", "--no-tui", "--format", "ndjson", "--port", "1", "--stats-every", "200ms")
+	p.WaitCapturing(t)
+	time.Sleep(1100 * time.Millisecond)
+	if code, _ := p.Stop(t, syscall.SIGTERM, 5*time.Second); code != 0 {
+		t.Errorf("exit %d, want 0 (a live run stopped by SIGTERM is its normal end)", code)
+	}
+	lines := strings.Split(strings.TrimSpace(p.Stderr.String()), "\n")
+	if !strings.HasPrefix(lines[0], "kwatch: capturing on lo (TCP port 1, ") {
+		t.Errorf("first line %q: want what is captured", lines[0])
+	}
+	stats := 0
+	for _, l := range lines[1:] {
+		if strings.Contains(l, " packets, ") && strings.Contains(l, " kernel drops") {
+			stats++
+		}
+	}
+	if stats < 3 {
+		t.Errorf("%d summary lines in about a second at --stats-every 200ms; stderr:\n%s", stats, p.Stderr.String())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -34,7 +35,8 @@ type liveFlags struct {
 	snaplen int
 	ringMiB int
 	// publish: live as a fleet agent (registered by live only).
-	publish publishFlags
+	publish    publishFlags
+	statsEvery time.Duration
 }
 
 func (l *liveFlags) register(fs *flag.FlagSet) {
@@ -74,6 +76,7 @@ func (e *env) live(ctx context.Context, args []string) error {
 	lf.register(fs)
 	lf.publish.register(fs)
 	fs.BoolVar(&lf.noTUI, "no-tui", false, "stream findings instead of showing the TUI, even on a terminal")
+	fs.DurationVar(&lf.statsEvery, "stats-every", time.Minute, "without the TUI, print a summary line on stderr this `often` (0: never)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: kwatch live -i IFACE [--port N] [--bpf EXPR] [-w FILE.pcapng] [--format text|json|ndjson] [--no-tui]")
 		fs.PrintDefaults()
@@ -170,6 +173,10 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 
 	capCtx, stopCapture := context.WithCancel(ctx)
 	defer stopCapture()
+	if !useTUI {
+		fmt.Fprintf(e.stderr, "kwatch: capturing on %s (%s); Ctrl-C or SIGTERM stops and prints the report\n", lf.iface, captureWhat(c, lf))
+		go printStats(capCtx, e.stderr, aud, lf.statsEvery)
+	}
 	go func() {
 		<-capCtx.Done()
 		src.Stop() // what was captured is read, then the source ends
@@ -323,4 +330,41 @@ func (t *liveTee) Close() error { return nil }
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// captureWhat says what a live capture takes: its ports, snap length and
+// ring, as the start line of a run without the TUI says it.
+func captureWhat(c *common, lf *liveFlags) string {
+	what := "every TCP port, Kafka recognised by content"
+	if len(c.ports) > 0 {
+		what = "TCP port " + c.ports.String()
+	}
+	if lf.bpf != "" {
+		what += ", filter " + strconv.Quote(lf.bpf)
+	}
+	if lf.snaplen > 0 {
+		what += fmt.Sprintf(", snap length %d", lf.snaplen)
+	}
+	return what + fmt.Sprintf(", %d MiB ring", lf.ringMiB)
+}
+
+// printStats prints a summary line on w every d until ctx ends: a run
+// without the TUI shows it is alive and what it has seen.
+func printStats(ctx context.Context, w io.Writer, aud *audit.Auditor, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	tick := time.NewTicker(d)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			t, rows := aud.Counts()
+			fmt.Fprintf(w, "kwatch: %d packets, %d Kafka connections (%d open), %d requests, %d clients; findings %d error, %d warn, %d info; %d kernel drops\n",
+				t.Packets, t.KafkaConnections, t.OpenConnections, t.Requests, rows,
+				t.FindingsBySeverity["error"], t.FindingsBySeverity["warn"], t.FindingsBySeverity["info"], t.KernelDropped)
+		}
+	}
 }
