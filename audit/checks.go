@@ -496,10 +496,10 @@ func (q *reqCheck) heartbeat() {
 	}
 	q.collision(group, member)
 	for i := 0; i < q.c.nTouched; i++ {
-		q.c.touched[i].addMemberID(group, member)
+		q.c.touched[i].addMemberID(group, member, q.e.Body.MemberEpoch)
 	}
 	if q.c.nTouched == 0 {
-		q.a.ensureRow(q.c, q.e.Time, q.e.Frame).addMemberID(group, member)
+		q.a.ensureRow(q.c, q.e.Time, q.e.Frame).addMemberID(group, member, q.e.Body.MemberEpoch)
 	}
 	q.remember(p)
 }

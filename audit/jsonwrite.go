@@ -466,6 +466,8 @@ func (w *jsonWriter) groupMember(m *GroupMember) {
 	w.strs(m.Clients)
 	w.field("shared")
 	w.bool(m.Shared)
+	w.field("epoch")
+	w.int(int64(m.Epoch))
 	w.close('}')
 }
 

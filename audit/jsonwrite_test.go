@@ -301,7 +301,7 @@ func fill(t *testing.T, v reflect.Value, path string, n *int) {
 	case reflect.Int, reflect.Int16, reflect.Int32, reflect.Int64:
 		v.SetInt(int64(-*n))
 	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(uint64(*n % 200))
+		v.SetUint(uint64(*n%199 + 1)) // never zero: a zero field is one fill left out
 	case reflect.Array:
 		for i := range v.Len() {
 			fill(t, v.Index(i), path, n)

@@ -102,7 +102,8 @@ type Instance struct {
 	Capture    string `json:"capture,omitempty"`
 	FirstFrame uint64 `json:"first_frame"`
 
-	firstSeq  uint64 // orders rows across captures (Finding.seq)
+	firstSeq  uint64           // orders rows across captures (Finding.seq)
+	epochs    map[string]int32 // the last epoch of each member ID (row.memberEpochs)
 	firstTime time.Time
 }
 
@@ -295,6 +296,7 @@ func (r *row) export(o *Options) Instance {
 	for g, ids := range r.memberIDs {
 		in.MemberIDs[g] = slices.Clone(ids)
 	}
+	in.epochs = maps.Clone(r.memberEpochs)
 	if !r.telemetry.IsZero() {
 		in.TelemetryID = JavaString(r.telemetry)
 	}

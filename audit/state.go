@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"math/bits"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/kwatch/kwatch/decode"
@@ -295,7 +296,10 @@ type row struct {
 	open      int // connections registered with the row and not yet ended
 	connList  []decode.ConnID
 	memberIDs map[string][]string
-	telemetry decode.UUID
+	// memberEpochs: the last epoch of each member ID in memberIDs, keyed
+	// group NUL member.
+	memberEpochs map[string]int32
+	telemetry    decode.UUID
 	// telemetryBy is the connection that set telemetry (legacy.go).
 	telemetryBy decode.ConnID
 	findings    [numRules]uint64
@@ -307,22 +311,24 @@ type row struct {
 	reservedFired, sharedFired bool
 }
 
-func (r *row) addMemberID(group, member string) {
+// addMemberID records that the row used member in group, last with
+// epoch (the groups view shows it).
+func (r *row) addMemberID(group, member string, epoch int32) {
 	if r.memberIDs == nil {
 		r.memberIDs = make(map[string][]string)
+		r.memberEpochs = make(map[string]int32)
 	}
 	ids, ok := r.memberIDs[group]
 	if !ok && len(r.memberIDs) >= maxGroups {
 		return
 	}
-	for _, m := range ids {
-		if m == member {
+	if !slices.Contains(ids, member) {
+		if len(ids) >= maxRowMemberIDs {
 			return
 		}
-	}
-	if len(ids) < maxRowMemberIDs {
 		r.memberIDs[group] = append(ids, member)
 	}
+	r.memberEpochs[group+"\x00"+member] = epoch
 }
 
 // claimant tells clients apart for member-id-collision: by instance ID, or

@@ -438,7 +438,7 @@ func writeViews(w *bufio.Writer, p painter, r *Report) {
 				if m.Shared {
 					shared = p.sev(SeverityError, "  shared by "+strconv.Itoa(len(m.Clients))+" clients")
 				}
-				fmt.Fprintf(w, "    %-26s %s%s\n", PlainText(m.MemberID), PlainText(strings.Join(m.Clients, "; ")), shared)
+				fmt.Fprintf(w, "    %-26s epoch %-4d %s%s\n", PlainText(m.MemberID), m.Epoch, PlainText(strings.Join(m.Clients, "; ")), shared)
 			}
 		}
 	}

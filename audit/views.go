@@ -28,6 +28,10 @@ type GroupMember struct {
 	// Shared: more than one client used the ID (member-id-collision says
 	// when they did so at the same time).
 	Shared bool `json:"shared"`
+	// Epoch is the last member epoch a heartbeat carried with the ID
+	// (0 join, -1 and -2 leave); when the ID is shared, that of one of its
+	// clients.
+	Epoch int32 `json:"epoch"`
 }
 
 // BrokerView is one broker: the clients seen talking to it and the
@@ -53,6 +57,7 @@ func rowName(in *Instance) string {
 // groupViews lists the groups of rows, by name, members by ID.
 func groupViews(rows []Instance) []GroupView {
 	holders := map[string]map[string][]string{} // group -> member ID -> rows
+	epochs := map[string]int32{}                // group NUL member ID -> last epoch
 	for i := range rows {
 		for g, ids := range rows[i].MemberIDs {
 			if holders[g] == nil {
@@ -60,6 +65,9 @@ func groupViews(rows []Instance) []GroupView {
 			}
 			for _, m := range ids {
 				holders[g][m] = append(holders[g][m], rowName(&rows[i]))
+				if e, ok := rows[i].epochs[g+"\x00"+m]; ok {
+					epochs[g+"\x00"+m] = e
+				}
 			}
 		}
 	}
@@ -68,7 +76,7 @@ func groupViews(rows []Instance) []GroupView {
 		v := GroupView{Group: g}
 		for m, clients := range members {
 			slices.Sort(clients)
-			v.Members = append(v.Members, GroupMember{MemberID: m, Clients: clients, Shared: len(clients) > 1})
+			v.Members = append(v.Members, GroupMember{MemberID: m, Clients: clients, Shared: len(clients) > 1, Epoch: epochs[g+"\x00"+m]})
 		}
 		slices.SortFunc(v.Members, func(x, y GroupMember) int { return strings.Compare(x.MemberID, y.MemberID) })
 		out = append(out, v)
