@@ -82,6 +82,30 @@ type StreamPool struct {
 	free      []*connection
 	all       [][]connection
 	nextAlloc int
+	// floor, once floorKnown, is at or before every time a flush compares
+	// (a half's lastSeen, a page's seen): set by a full flush, lowered by
+	// any packet stamped earlier. A flush whose thresholds are not after
+	// it has nothing to do, so a table of active connections costs no
+	// scan per idle flush (see FlushWithOptions).
+	floor      time.Time
+	floorKnown bool
+	// soon holds, after a full flush, the connections whose floor was
+	// within flushAhead of its threshold: the next flushes, while their
+	// thresholds stay below floor (now the floor of all the others), need
+	// look at these alone. A connection object in it may have been reused
+	// since; looking at it is then merely wasted.
+	soon []*connection
+}
+
+// flushAhead is how far past a full flush's threshold a connection's
+// floor may be for the next flushes to look at it alone (soon).
+const flushAhead = time.Minute
+
+// lower notes a packet time: the floor stays at or before it.
+func (p *StreamPool) lower(ts time.Time) {
+	if ts.Before(p.floor) {
+		p.floor = ts
+	}
 }
 
 const initialAllocSize = 1024

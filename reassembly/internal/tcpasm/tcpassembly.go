@@ -732,6 +732,7 @@ func (a *Assembler) AssembleWithContext(netFlow gopacket.Flow, t *layers.TCP, ac
 		}
 	}
 	a.ret = a.ret[:0]
+	a.connPool.lower(ci.Timestamp)
 	half, _ := conn.halves(srcIsLo)
 	if half.lastSeen.Before(ci.Timestamp) {
 		half.lastSeen = ci.Timestamp
@@ -775,6 +776,7 @@ func (a *Assembler) AssembleAddrs(src, dst netip.AddrPort, t *layers.TCP, ts tim
 	}
 	// As AssembleWithContext from here.
 	a.ret = a.ret[:0]
+	a.connPool.lower(ts)
 	if half.lastSeen.Before(ts) {
 		half.lastSeen = ts
 	}
@@ -1361,9 +1363,20 @@ type FlushOptions struct {
 // Returns the number of connections flushed, and of those, the number closed
 // because of the flush.
 func (a *Assembler) FlushWithOptions(opt FlushOptions) (flushed, closed int) {
-	a.conns = a.connPool.connections(a.conns[:0])
+	pool := a.connPool
+	full := !pool.floorKnown || pool.floor.Before(opt.T) || pool.floor.Before(opt.TC)
+	if full {
+		a.conns = pool.connections(a.conns[:0])
+	} else {
+		// Only the connections near the last full flush's threshold can
+		// be due: the others' floor is not before these thresholds.
+		a.conns = append(a.conns[:0], pool.soon...)
+	}
 	closes := 0
 	flushes := 0
+	floor := farFuture
+	ahead := opt.T.Add(flushAhead)
+	soon := pool.soon[:0]
 	for _, conn := range a.conns {
 		// Removed since the snapshot: only a Stream calling back into
 		// the pool could do that, but the check is cheap.
@@ -1381,10 +1394,47 @@ func (a *Assembler) FlushWithOptions(opt FlushOptions) (flushed, closed int) {
 		}
 		if conn.s2c.closed && conn.c2s.closed && conn.s2c.lastSeen.Before(opt.TC) && conn.c2s.lastSeen.Before(opt.TC) {
 			a.connPool.remove(conn)
+			continue
+		}
+		if !full {
+			soon = append(soon, conn)
+			continue
+		}
+		if f := minTime(conn.c2s.floor(), conn.s2c.floor()); f.Before(ahead) {
+			soon = append(soon, conn)
+		} else {
+			floor = minTime(floor, f)
 		}
 	}
 	clear(a.conns)
+	pool.soon = soon
+	if full {
+		pool.floor, pool.floorKnown = floor, true
+	}
 	return flushes, closes
+}
+
+// farFuture is a floor above every packet time: a pool with no connection.
+var farFuture = time.Unix(1<<40, 0)
+
+// floor is the earliest time a flush compares for half: its lastSeen, or
+// its oldest page's seen.
+func (half *halfconnection) floor() time.Time {
+	t := half.lastSeen
+	for p := half.first; p != nil; p = p.next {
+		t = minTime(t, p.seen)
+	}
+	return t
+}
+
+func minTime(ts ...time.Time) time.Time {
+	m := ts[0]
+	for _, t := range ts[1:] {
+		if t.Before(m) {
+			m = t
+		}
+	}
+	return m
 }
 
 // FlushCloseOlderThan flushes and closes streams older than given time
