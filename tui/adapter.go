@@ -108,7 +108,7 @@ func viewsFromReport(r *audit.Report) ([]GroupRow, []BrokerRow) {
 			for k, c := range m.Clients {
 				clients[k] = audit.PlainText(c)
 			}
-			row.Members[j] = MemberRow{MemberID: audit.PlainText(m.MemberID), Clients: clients, Shared: m.Shared}
+			row.Members[j] = MemberRow{MemberID: audit.PlainText(m.MemberID), Clients: clients, Shared: m.Shared, Epoch: m.Epoch}
 		}
 		groups[i] = row
 	}

@@ -133,7 +133,8 @@ type GroupRow struct {
 type MemberRow struct {
 	MemberID string
 	Clients  []string
-	Shared   bool // more than one client used it
+	Shared   bool  // more than one client used it
+	Epoch    int32 // the last member epoch seen with it (0 join, -1/-2 leave)
 }
 
 // BrokerRow is one broker: how many clients used it, and the findings of

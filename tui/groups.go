@@ -92,7 +92,7 @@ func groupDetail(st *Styles, g *GroupRow, clients int, findings map[string]int, 
 			if m.Shared != shared {
 				continue
 			}
-			line := fmt.Sprintf("  %-36s  %s", m.MemberID, strings.Join(m.Clients, ", "))
+			line := fmt.Sprintf("  %-36s  epoch %-4d %s", m.MemberID, m.Epoch, strings.Join(m.Clients, ", "))
 			style := st.Value
 			if shared {
 				line += "  (shared: one member ID, several clients)"
