@@ -287,7 +287,7 @@ func (s *stream) Cut(side reassembly.Side, n int, m reassembly.Meta) {
 	if s.tls != nil && s.tls.gap(side, n, m) {
 		return
 	}
-	s.conn.Skip(dir(side), n, meta(m))
+	s.decoder().Skip(dir(side), n, meta(m))
 }
 
 func (s *stream) End(m reassembly.Meta) {
