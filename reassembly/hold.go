@@ -114,7 +114,12 @@ func (r *Reassembler) decide(c *conn) {
 	if i := slices.Index(r.holding, c); i >= 0 {
 		r.holding = slices.Delete(r.holding, i, i+1)
 	}
-	r.open(c)
+	// A connection that ended while held (a reset, its 4-tuple reused)
+	// opens nothing: gopacket is done with it, and its held segments go
+	// to whichever connection has its 4-tuple now.
+	if !c.ended {
+		r.open(c)
+	}
 	r.release = append(r.release, c)
 }
 
