@@ -119,11 +119,7 @@ func (r *Report) WriteSummary(w io.Writer, color bool) error {
 	const most = 20
 	for i := range r.Cases[:min(len(r.Cases), most)] {
 		c := &r.Cases[i]
-		who := "broker " + c.Broker
-		if c.Broker == "" {
-			who = caseClient(c)
-		}
-		fmt.Fprintf(bw, "  %s %s x%d  %s\n", p.sev(c.Severity, fmt.Sprintf("%-5s", strings.ToUpper(c.Severity.String()))), c.Rule, c.Count, who)
+		fmt.Fprintf(bw, "  %s %s x%d  %s\n", p.sev(c.Severity, fmt.Sprintf("%-5s", strings.ToUpper(c.Severity.String()))), c.Rule, c.Count, caseSubject(c))
 	}
 	if len(r.Cases) > most {
 		fmt.Fprintf(bw, "  ... %d more cases (kwatch read --format json lists them all)\n", len(r.Cases)-most)
@@ -338,11 +334,7 @@ func writeSummary(w *bufio.Writer, p painter, r *Report) {
 		fmt.Fprintf(w, "\n%s (%d)\n", p.bold("Suppressed by the baseline"), len(r.Suppressed))
 		for i := range r.Suppressed {
 			c := &r.Suppressed[i]
-			who := "broker " + c.Broker
-			if c.Broker == "" {
-				who = caseClient(c)
-			}
-			fmt.Fprintf(w, "  %-5s %s x%d  %s\n", strings.ToUpper(c.Severity.String()), c.Rule, c.Count, who)
+			fmt.Fprintf(w, "  %-5s %s x%d  %s\n", strings.ToUpper(c.Severity.String()), c.Rule, c.Count, caseSubject(c))
 		}
 	}
 	if len(r.Software) == 0 {
@@ -365,6 +357,14 @@ func writeSummary(w *bufio.Writer, p painter, r *Report) {
 		}
 		fmt.Fprintf(w, "  %-32s %s, %s\n", name, plural(uint64(s.Clients), "client"), what)
 	}
+}
+
+// caseSubject names whom a case is about: its broker, or its client.
+func caseSubject(c *Case) string {
+	if c.Broker != "" {
+		return "broker " + c.Broker
+	}
+	return caseClient(c)
 }
 
 // caseClient names a case's client for a person: its instance ID, or its
