@@ -21,36 +21,48 @@ type conditionOutcome struct {
 	findings []string
 	coverage map[string]uint64
 	kafka    uint64
+	raw      []conditionFinding // in report order, with capture and frame
 }
 
-func auditConditions(t *testing.T, path string) conditionOutcome {
+func auditConditions(t *testing.T, paths ...string) conditionOutcome {
 	t.Helper()
-	out, errOut, code := runKwatch(t, "read", "--format", "json", "--fail-on", "never", path)
+	out, errOut, code := runKwatch(t, append([]string{"read", "--format", "json", "--fail-on", "never"}, paths...)...)
 	if code != 0 {
-		t.Fatalf("kwatch read %s: exit %d: %s", path, code, errOut)
+		t.Fatalf("kwatch read %s: exit %d: %s", paths, code, errOut)
 	}
 	var rep struct {
 		Totals struct {
 			KafkaConnections uint64            `json:"kafka_connections"`
 			Coverage         map[string]uint64 `json:"coverage"`
 		} `json:"totals"`
-		Findings []struct {
-			Rule, Confidence, Expected, Observed string
-			Conn                                 struct{ Client, Broker string }
-			CorrelationID                        int32 `json:"correlation_id"`
-		} `json:"findings"`
+		Findings []conditionFinding `json:"findings"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
-	o := conditionOutcome{coverage: rep.Totals.Coverage, kafka: rep.Totals.KafkaConnections}
+	o := conditionOutcome{coverage: rep.Totals.Coverage, kafka: rep.Totals.KafkaConnections, raw: rep.Findings}
 	delete(o.coverage, "truncated-packet")
 	for _, f := range rep.Findings {
-		o.findings = append(o.findings, fmt.Sprintf("%s/%s %s->%s corr=%d %s/%s", f.Rule, f.Confidence,
-			f.Conn.Client, f.Conn.Broker, f.CorrelationID, f.Expected, f.Observed))
+		o.findings = append(o.findings, f.String())
 	}
 	slices.Sort(o.findings)
 	return o
+}
+
+// conditionFinding is a finding of kwatch read's JSON report.
+type conditionFinding struct {
+	Rule, Confidence, Expected, Observed string
+	Conn                                 struct{ Client, Broker string }
+	CorrelationID                        int32 `json:"correlation_id"`
+	Capture                              string
+	Frame                                uint64
+}
+
+// String is what a condition must leave as it was: not where the finding
+// is, which a capture split into several files changes.
+func (f conditionFinding) String() string {
+	return fmt.Sprintf("%s/%s %s->%s corr=%d %s/%s", f.Rule, f.Confidence,
+		f.Conn.Client, f.Conn.Broker, f.CorrelationID, f.Expected, f.Observed)
 }
 
 // TestRealTrafficUnderCaptureConditions: SPEC.md 2.1 on real client
@@ -94,6 +106,81 @@ func TestRealTrafficUnderCaptureConditions(t *testing.T) {
 			}
 			if !maps.Equal(got.coverage, want.coverage) || got.kafka != want.kafka {
 				t.Errorf("coverage %v on %d Kafka connections, want %v on %d", got.coverage, got.kafka, want.coverage, want.kafka)
+			}
+		})
+	}
+}
+
+// brokerPoints names the capture point of each packet of the e2e
+// recording as one capture per broker would: the broker's port, learnt
+// from each connection's SYN (the recording shows every handshake).
+func brokerPoints() func(pcapgen.Segment) string {
+	brokers := map[uint16]bool{}
+	return func(s pcapgen.Segment) string {
+		switch {
+		case !s.TCP:
+			return "other"
+		case s.SYN && !s.ACK:
+			brokers[s.Dst.Port()] = true
+		case brokers[s.Src.Port()]:
+			return fmt.Sprintf("broker-%d", s.Src.Port())
+		}
+		return fmt.Sprintf("broker-%d", s.Dst.Port())
+	}
+}
+
+// TestRealTrafficFromSeveralCapturePoints: SPEC.md 2.1, several capture
+// points, on real client traffic. The kgo/kfake recording split into one
+// file per broker (as tcpdump on each broker host would take it), read
+// together in either order, gives the clean capture's findings,
+// confidence and coverage, and each finding names the file its packet is
+// in and the packet's number there.
+func TestRealTrafficFromSeveralCapturePoints(t *testing.T) {
+	r := sharedRecording(t)
+	clean, err := os.ReadFile(r.pcap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := auditConditions(t, r.pcap)
+	if len(want.raw) == 0 {
+		t.Fatal("the recording has no finding to place")
+	}
+	files, keys, where, err := pcapgen.SplitCapture(clean, brokerPoints())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != numBrokers {
+		t.Fatalf("split into %v, want one file per broker (%d)", keys, numBrokers)
+	}
+	dir := t.TempDir()
+	paths := map[string]string{}
+	var order []string
+	for _, k := range keys {
+		paths[k] = filepath.Join(dir, k+".pcap")
+		order = append(order, paths[k])
+		if err := os.WriteFile(paths[k], files[k], 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rev := slices.Clone(order)
+	slices.Reverse(rev)
+	for name, args := range map[string][]string{"in-order": order, "reversed": rev} {
+		t.Run(name, func(t *testing.T) {
+			got := auditConditions(t, args...)
+			if !slices.Equal(got.findings, want.findings) {
+				t.Errorf("findings differ:\n got %q\nwant %q", got.findings, want.findings)
+			}
+			if !maps.Equal(got.coverage, want.coverage) || got.kafka != want.kafka {
+				t.Errorf("coverage %v on %d Kafka connections, want %v on %d", got.coverage, got.kafka, want.coverage, want.kafka)
+			}
+			if len(got.raw) != len(want.raw) {
+				t.Fatalf("%d findings, want %d", len(got.raw), len(want.raw))
+			}
+			for i, w := range want.raw {
+				at := where[w.Frame-1]
+				if g := got.raw[i]; g.String() != w.String() || g.Capture != paths[at.Key] || g.Frame != at.Frame {
+					t.Errorf("finding %d: %v in %q frame %d, want %v in %q frame %d", i, g, g.Capture, g.Frame, w, paths[at.Key], at.Frame)
+				}
 			}
 		})
 	}

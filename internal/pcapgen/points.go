@@ -1,0 +1,131 @@
+package pcapgen
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+)
+
+// Two more conditions of SPEC.md 2.1 made from a clean capture: the same
+// traffic taken at several capture points (SplitCapture), and segments the
+// capture lost though the other side acknowledged them (DropAcked).
+
+// Segment is what SplitCapture's and DropAcked's callers learn of a packet:
+// its 0-based index in the capture and, for an IPv4 or IPv6 TCP packet, its
+// endpoints, flags, sequence number and payload length (TCP is false for
+// anything else).
+type Segment struct {
+	Index    int
+	TCP      bool
+	Src, Dst netip.AddrPort
+	SYN, ACK bool
+	FIN, RST bool
+	Seq, Ack uint32
+	Len      int
+}
+
+func segmentOf(i int, link layers.LinkType, data []byte) Segment {
+	s := Segment{Index: i}
+	p := gopacket.NewPacket(data, link, gopacket.DecodeOptions{Lazy: true, NoCopy: true})
+	var src, dst netip.Addr
+	switch ip := p.NetworkLayer().(type) {
+	case *layers.IPv4:
+		src, _ = netip.AddrFromSlice(ip.SrcIP)
+		dst, _ = netip.AddrFromSlice(ip.DstIP)
+	case *layers.IPv6:
+		src, _ = netip.AddrFromSlice(ip.SrcIP)
+		dst, _ = netip.AddrFromSlice(ip.DstIP)
+	default:
+		return s
+	}
+	tcp, ok := p.TransportLayer().(*layers.TCP)
+	if !ok {
+		return s
+	}
+	s.TCP = true
+	s.Src, s.Dst = netip.AddrPortFrom(src, uint16(tcp.SrcPort)), netip.AddrPortFrom(dst, uint16(tcp.DstPort))
+	s.SYN, s.ACK, s.FIN, s.RST = tcp.SYN, tcp.ACK, tcp.FIN, tcp.RST
+	s.Seq, s.Ack, s.Len = tcp.Seq, tcp.Ack, len(tcp.Payload)
+	return s
+}
+
+// Place is where SplitCapture put a packet: the key of its file and its
+// 1-based number there (the frame a reader of that file sees).
+type Place struct {
+	Key   string
+	Frame uint64
+}
+
+// SplitCapture returns the capture b as one classic pcap per key that part
+// gives its packets (one capture point per broker host, say), each packet
+// with its own time, keys in order of first appearance, and where each
+// packet went (indexed by its 0-based index in b).
+func SplitCapture(b []byte, part func(Segment) string) (map[string][]byte, []string, []Place, error) {
+	link, ps, err := readCapture(b)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	byKey := map[string][]filePacket{}
+	var keys []string
+	where := make([]Place, len(ps))
+	for i, p := range ps {
+		k := part(segmentOf(i, link, p.data))
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], p)
+		where[i] = Place{k, uint64(len(byKey[k]))}
+	}
+	files := map[string][]byte{}
+	for k, kps := range byKey {
+		if files[k], err = writeCapture(link, DefaultSnaplen, kps); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return files, keys, where, nil
+}
+
+// DropAcked returns the capture b without the data segments drop picks
+// among those a later packet of the other direction acknowledges in full
+// (so the loss is seen by acknowledgement), and the indexes of the packets
+// it dropped. A picked segment nothing acknowledges stays.
+func DropAcked(b []byte, drop func(Segment) bool) ([]byte, []int, error) {
+	link, ps, err := readCapture(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	segs := make([]Segment, len(ps))
+	for i, p := range ps {
+		segs[i] = segmentOf(i, link, p.data)
+	}
+	var (
+		kept    []filePacket
+		dropped []int
+	)
+	for i, s := range segs {
+		if s.TCP && s.Len > 0 && drop(s) && ackedLater(segs[i+1:], s) {
+			dropped = append(dropped, i)
+			continue
+		}
+		kept = append(kept, ps[i])
+	}
+	if len(dropped) == 0 {
+		return nil, nil, fmt.Errorf("pcapgen: no acknowledged segment to drop")
+	}
+	out, err := writeCapture(link, DefaultSnaplen, kept)
+	return out, dropped, err
+}
+
+// ackedLater reports whether a packet of later, from s's receiver to its
+// sender, acknowledges every byte of s.
+func ackedLater(later []Segment, s Segment) bool {
+	end := s.Seq + uint32(s.Len)
+	for _, l := range later {
+		if l.TCP && l.ACK && l.Src == s.Dst && l.Dst == s.Src && int32(l.Ack-end) >= 0 {
+			return true
+		}
+	}
+	return false
+}
