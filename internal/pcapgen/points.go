@@ -14,8 +14,9 @@ import (
 
 // Segment is what SplitCapture's and DropAcked's callers learn of a packet:
 // its 0-based index in the capture and, for an IPv4 or IPv6 TCP packet, its
-// endpoints, flags, sequence number and payload length (TCP is false for
-// anything else).
+// endpoints, flags, sequence numbers and payload (TCP is false for
+// anything else). Payload points into the capture as read: a caller that
+// keeps it past its callback must not change it.
 type Segment struct {
 	Index    int
 	TCP      bool
@@ -24,11 +25,12 @@ type Segment struct {
 	FIN, RST bool
 	Seq, Ack uint32
 	Len      int
+	Payload  []byte
 }
 
 func segmentOf(i int, link layers.LinkType, data []byte) Segment {
 	s := Segment{Index: i}
-	p := gopacket.NewPacket(data, link, gopacket.DecodeOptions{Lazy: true, NoCopy: true})
+	p := gopacket.NewPacket(data, link, gopacket.DecodeOptions{NoCopy: true})
 	var src, dst netip.Addr
 	switch ip := p.NetworkLayer().(type) {
 	case *layers.IPv4:
@@ -47,8 +49,23 @@ func segmentOf(i int, link layers.LinkType, data []byte) Segment {
 	s.TCP = true
 	s.Src, s.Dst = netip.AddrPortFrom(src, uint16(tcp.SrcPort)), netip.AddrPortFrom(dst, uint16(tcp.DstPort))
 	s.SYN, s.ACK, s.FIN, s.RST = tcp.SYN, tcp.ACK, tcp.FIN, tcp.RST
-	s.Seq, s.Ack, s.Len = tcp.Seq, tcp.Ack, len(tcp.Payload)
+	s.Seq, s.Ack, s.Len, s.Payload = tcp.Seq, tcp.Ack, len(tcp.Payload), tcp.Payload
 	return s
+}
+
+// Segments returns what SplitCapture and DropAcked tell their callers of
+// each packet of the capture b, so that a caller can pick with the whole
+// capture in view (a connection's last response, say).
+func Segments(b []byte) ([]Segment, error) {
+	link, ps, err := readCapture(b)
+	if err != nil {
+		return nil, err
+	}
+	segs := make([]Segment, len(ps))
+	for i, p := range ps {
+		segs[i] = segmentOf(i, link, p.data)
+	}
+	return segs, nil
 }
 
 // Place is where SplitCapture put a packet: the key of its file and its
