@@ -2,6 +2,7 @@ package pcapgen
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 
 	"github.com/gopacket/gopacket"
@@ -145,4 +146,25 @@ func ackedLater(later []Segment, s Segment) bool {
 		}
 	}
 	return false
+}
+
+// ShuffleKeepingTimes is Shuffle with every packet keeping its own time, as
+// in a capture of `-i any` or of a multi-queue NIC, where each packet is
+// stamped as it arrives and written in the order the queues are drained:
+// times then go backwards in file order where packets were reordered.
+func ShuffleKeepingTimes(b []byte, minWin, maxWin int, seed uint64) ([]byte, error) {
+	if minWin < 1 || maxWin < minWin {
+		return nil, fmt.Errorf("pcapgen: shuffle windows %d to %d", minWin, maxWin)
+	}
+	link, ps, err := readCapture(b)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	for w := ps; len(w) > 0; {
+		n := min(minWin+rng.IntN(maxWin-minWin+1), len(w))
+		rng.Shuffle(n, func(a, b int) { w[a], w[b] = w[b], w[a] })
+		w = w[n:]
+	}
+	return writeCapture(link, DefaultSnaplen, ps)
 }
