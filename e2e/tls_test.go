@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
 	"io"
 	"net"
 	"os"
@@ -225,8 +226,8 @@ func analyze(t *testing.T, path, keylog string) tlsResult {
 	}
 	r.tls = st.TLS
 	for _, f := range a.Finish(st.LastTime).Findings {
-		r.findings = append(r.findings, fmt.Sprintf("%s %s %s v%d corr=%d exp=%q obs=%q g=%q m=%q",
-			f.Rule, f.ClientID, f.API, f.APIVersion, f.CorrelationID, f.Expected, f.Observed, f.Group, f.MemberID))
+		r.findings = append(r.findings, fmt.Sprintf("%s/%s %s %s v%d corr=%d exp=%q obs=%q g=%q m=%q",
+			f.Rule, f.Confidence, f.ClientID, f.API, f.APIVersion, f.CorrelationID, f.Expected, f.Observed, f.Group, f.MemberID))
 	}
 	// The two captures interleave connections, and a connection's two
 	// directions, differently (each recorder stamps packets as they cross
@@ -269,6 +270,10 @@ func TestTLSKgoKfake(t *testing.T) {
 			}
 			if strings.Join(got.findings, "\n") != strings.Join(want.findings, "\n") {
 				t.Fatalf("findings differ:\ndecrypted:\n%s\nplaintext:\n%s", strings.Join(got.findings, "\n"), strings.Join(want.findings, "\n"))
+			}
+			// SPEC.md 2.1: the coverage of the plaintext capture, exactly.
+			if !maps.Equal(got.coverage, want.coverage) {
+				t.Fatalf("coverage %v, the plaintext capture's %v", got.coverage, want.coverage)
 			}
 			if got.decrypted != len(got.pdus) || got.tls.Decrypted != got.tls.Connections || got.tls.Connections == 0 ||
 				got.coverage["tls-connection"]+got.coverage["tls-decrypt-failed"] != 0 {
