@@ -147,6 +147,7 @@ func record(t *testing.T, sc scenario) outcome {
 		checkClean(t, out, uint64(packets))
 		checkLoopbackCopies(t, rec.path, packets)
 	})
+	t.Run("conditions", func(t *testing.T) { checkConditions(t, out) })
 	t.Run("counts", func(t *testing.T) {
 		if !maps.Equal(kwReqs, out.ts.reqs) {
 			t.Errorf("requests: kwatch %s, tshark %s", keyCounts(kwReqs), keyCounts(out.ts.reqs))
