@@ -37,12 +37,7 @@ func snapCaptures(tb testing.TB) (full, cut string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := os.WriteFile(cut+".tmp", out, 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.Rename(cut+".tmp", cut); err != nil {
-		tb.Fatal(err)
-	}
+	writeBuilt(tb, cut, out)
 	return full, cut
 }
 

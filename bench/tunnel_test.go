@@ -41,14 +41,21 @@ func tunnelCaptures(tb testing.TB) (string, map[pcapgen.Encap]string) {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		if err := os.WriteFile(p+".tmp", out, 0o644); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.Rename(p+".tmp", p); err != nil {
-			tb.Fatal(err)
-		}
+		writeBuilt(tb, p, out)
 	}
 	return plain, wrapped
+}
+
+// writeBuilt writes a capture built from another under a temporary name
+// and renames it when complete, as Build does.
+func writeBuilt(tb testing.TB, path string, b []byte) {
+	tb.Helper()
+	if err := os.WriteFile(path+".tmp", b, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // BenchmarkTunnels runs kwatch read's whole path (one worker) on the same

@@ -67,10 +67,10 @@ func (f conditionFinding) String() string {
 }
 
 // TestRealTrafficUnderCaptureConditions: SPEC.md 2.1 on real client
-// traffic (the e2e recording of kgo clients against kfake): mirrored in
-// every tunnel kwatch unwraps, fragmented, cut at -s 512 and -s 256, and
-// reordered in windows of 3 to 8 packets, the capture gives the clean
-// capture's findings, confidence and coverage.
+// traffic (the e2e recording of kgo clients against kfake): under each of
+// pcapgen.Conditions (every tunnel kwatch unwraps, IP fragments, -s 512
+// and -s 256, reordering in windows of 3 to 8 packets) the capture gives
+// the clean capture's findings, confidence and coverage.
 func TestRealTrafficUnderCaptureConditions(t *testing.T) {
 	r := sharedRecording(t)
 	clean, err := os.ReadFile(r.pcap)
@@ -81,15 +81,7 @@ func TestRealTrafficUnderCaptureConditions(t *testing.T) {
 	if len(want.findings) == 0 || want.kafka == 0 {
 		t.Fatalf("the recording has %d findings on %d Kafka connections: nothing to compare", len(want.findings), want.kafka)
 	}
-	conditions := map[string]func([]byte) ([]byte, error){
-		"fragmented":  func(b []byte) ([]byte, error) { return pcapgen.FragmentCapture(b, 256, true) },
-		"snaplen-512": func(b []byte) ([]byte, error) { return pcapgen.Recut(b, 512) },
-		"snaplen-256": func(b []byte) ([]byte, error) { return pcapgen.Recut(b, 256) },
-		"reordered":   func(b []byte) ([]byte, error) { return pcapgen.Shuffle(b, 3, 8, 1) },
-	}
-	for _, enc := range pcapgen.Encaps() {
-		conditions["tunnel-"+enc.String()] = func(b []byte) ([]byte, error) { return pcapgen.WrapCapture(b, enc) }
-	}
+	conditions := pcapgen.Conditions()
 	dir := t.TempDir()
 	for name, make := range conditions {
 		t.Run(name, func(t *testing.T) {
@@ -199,17 +191,7 @@ func TestRealTrafficFromSeveralCapturePoints(t *testing.T) {
 // every other finding, and the rest of the coverage, is the clean
 // capture's.
 func TestRealTrafficLossSeenByAck(t *testing.T) {
-	r := sharedRecording(t)
-	clean, err := os.ReadFile(r.pcap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := auditConditions(t, r.pcap)
-	segs, err := pcapgen.Segments(clean)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lp := lossPicks(segs)
+	clean, want, segs, lp := lossSetup(t)
 	pick := map[int]bool{}
 	for _, i := range append(lp.lastFIN, lp.every10...) {
 		pick[i] = true
@@ -231,11 +213,7 @@ func TestRealTrafficLossSeenByAck(t *testing.T) {
 	if lastLost == 0 || len(dropped) <= lastLost {
 		t.Fatalf("dropped %d segments, %d of them last responses: not both kinds of loss", len(dropped), lastLost)
 	}
-	path := filepath.Join(t.TempDir(), "lossy.pcap")
-	if err := os.WriteFile(path, lossy, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	got := auditConditions(t, path)
+	got := auditBytes(t, lossy)
 	wantCov := maps.Clone(want.coverage)
 	wantCov["stream-gap"] += holes(segs, lost)
 	// A response to a lost request may be counted unmatched, or not
@@ -275,29 +253,41 @@ func TestRealTrafficLossSeenByAckAtReset(t *testing.T) {
 	if os.Getenv("KWATCH_KNOWN_GAPS") == "" {
 		t.Skip("known: an acknowledged hole pending at a RST is not a stream-gap (reassembly/acked.go)")
 	}
+	clean, want, _, lp := lossSetup(t)
+	lossy, dropped, err := pcapgen.DropAcked(clean, func(s pcapgen.Segment) bool { return slices.Contains(lp.lastRST, s.Index) })
+	if err != nil {
+		t.Skip("no connection of this recording ended by RST with its last response acknowledged")
+	}
+	got := auditBytes(t, lossy)
+	if g, w := got.coverage["stream-gap"], want.coverage["stream-gap"]+uint64(len(dropped)); g != w {
+		t.Errorf("%d stream-gaps after dropping %d last responses acknowledged by a RST, want %d", g, len(dropped), w)
+	}
+}
+
+// lossSetup reads the shared recording for a loss test: its bytes, its
+// outcome, its packets and the segments a loss test may drop.
+func lossSetup(t *testing.T) ([]byte, conditionOutcome, []pcapgen.Segment, lossPicksOf) {
+	t.Helper()
 	r := sharedRecording(t)
 	clean, err := os.ReadFile(r.pcap)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := auditConditions(t, r.pcap)
 	segs, err := pcapgen.Segments(clean)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lp := lossPicks(segs)
-	lossy, dropped, err := pcapgen.DropAcked(clean, func(s pcapgen.Segment) bool { return slices.Contains(lp.lastRST, s.Index) })
-	if err != nil {
-		t.Skip("no connection of this recording ended by RST with its last response acknowledged")
-	}
-	path := filepath.Join(t.TempDir(), "lossy.pcap")
-	if err := os.WriteFile(path, lossy, 0o600); err != nil {
+	return clean, auditConditions(t, r.pcap), segs, lossPicks(segs)
+}
+
+// auditBytes audits the capture b, written to a temporary file.
+func auditBytes(t *testing.T, b []byte) conditionOutcome {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "condition.pcap")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	got := auditConditions(t, path)
-	if g, w := got.coverage["stream-gap"], want.coverage["stream-gap"]+uint64(len(dropped)); g != w {
-		t.Errorf("%d stream-gaps after dropping %d last responses acknowledged by a RST, want %d", g, len(dropped), w)
-	}
+	return auditConditions(t, path)
 }
 
 // lossPicksOf are the segments the loss tests drop, at most one per

@@ -36,9 +36,8 @@ func viewOf(r kwatchResult) conditionView {
 }
 
 // checkConditions: SPEC.md 2.1 on this library's own traffic, captured
-// live on loopback: mirrored in every tunnel kwatch unwraps, fragmented,
-// cut at -s 512 and -s 256, and reordered in windows of 3 to 8 packets, the
-// capture gives the clean capture's findings, confidence, coverage and
+// live on loopback: under each of pcapgen.Conditions (every tunnel kwatch
+// unwraps, IP fragments, -s 512 and -s 256, reordering) the capture gives the clean capture's findings, confidence, coverage and
 // requests and responses.
 func checkConditions(t *testing.T, out outcome) {
 	t.Helper()
@@ -47,15 +46,7 @@ func checkConditions(t *testing.T, out outcome) {
 		t.Fatal(err)
 	}
 	want := viewOf(out.kw)
-	conditions := map[string]func([]byte) ([]byte, error){
-		"fragmented":  func(b []byte) ([]byte, error) { return pcapgen.FragmentCapture(b, 1024, true) },
-		"snaplen-512": func(b []byte) ([]byte, error) { return pcapgen.Recut(b, 512) },
-		"snaplen-256": func(b []byte) ([]byte, error) { return pcapgen.Recut(b, 256) },
-		"reordered":   func(b []byte) ([]byte, error) { return pcapgen.Shuffle(b, 3, 8, 1) },
-	}
-	for _, enc := range pcapgen.Encaps() {
-		conditions["tunnel-"+enc.String()] = func(b []byte) ([]byte, error) { return pcapgen.WrapCapture(b, enc) }
-	}
+	conditions := pcapgen.Conditions()
 	dir := t.TempDir()
 	for _, name := range slices.Sorted(maps.Keys(conditions)) {
 		t.Run(name, func(t *testing.T) {

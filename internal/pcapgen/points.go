@@ -168,3 +168,21 @@ func ShuffleKeepingTimes(b []byte, minWin, maxWin int, seed uint64) ([]byte, err
 	}
 	return writeCapture(link, DefaultSnaplen, ps)
 }
+
+// Conditions are the rewrites of SPEC.md 2.1 that must leave a capture's
+// findings, confidence and coverage (truncated-packet aside) as they were,
+// by name: every tunnel Wrap knows, IP fragments of 256 bytes in reverse
+// order, snap lengths of 512 and 256, and reordering in windows of 3 to 8
+// packets.
+func Conditions() map[string]func([]byte) ([]byte, error) {
+	cs := map[string]func([]byte) ([]byte, error){
+		"fragmented":  func(b []byte) ([]byte, error) { return FragmentCapture(b, 256, true) },
+		"snaplen-512": func(b []byte) ([]byte, error) { return Recut(b, 512) },
+		"snaplen-256": func(b []byte) ([]byte, error) { return Recut(b, 256) },
+		"reordered":   func(b []byte) ([]byte, error) { return Shuffle(b, 3, 8, 1) },
+	}
+	for _, enc := range Encaps() {
+		cs["tunnel-"+enc.String()] = func(b []byte) ([]byte, error) { return WrapCapture(b, enc) }
+	}
+	return cs
+}
