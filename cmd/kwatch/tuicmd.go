@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -13,26 +12,20 @@ import (
 
 	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/capture"
+	"github.com/kwatch/kwatch/output"
 	"github.com/kwatch/kwatch/pipeline"
 	"github.com/kwatch/kwatch/tui"
 	"github.com/rs/zerolog"
 )
 
 func (e *env) tui(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("tui", flag.ContinueOnError)
 	var c common
 	var af auditFlags
 	var lf liveFlags
 	var in inputFlags
-	c.register(fs, "text or json: the report printed when the UI closes")
-	af.register(fs)
-	lf.register(fs)
-	in.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: kwatch tui FILE... | kwatch tui -i IFACE [--port N]")
-		fs.PrintDefaults()
-	}
-	files, err := parse(fs, args, e.stderr)
+	cmd := newCommand("tui", "FILE... | kwatch tui -i IFACE [--port N]", &c, &af, &lf, &in)
+	cmd.reportFormat(&c.format, output.NotStreaming, "(the report printed when the UI closes)")
+	files, err := cmd.parse(args, e.stderr)
 	if err != nil {
 		return err
 	}
@@ -46,10 +39,7 @@ func (e *env) tui(ctx context.Context, args []string) error {
 	case len(files) == 0:
 		return usageError{"tui: no capture file given (or -i IFACE for a live capture)"}
 	}
-	if err := refuseLiveOnly(fs, "tui"); err != nil {
-		return err
-	}
-	if err := checkFormat(c.format, "text", "json"); err != nil {
+	if err := refuseLiveOnly(cmd.fs, "tui"); err != nil {
 		return err
 	}
 	popts, aopts, failOn, err := e.analysisOptions(&c, &af)
