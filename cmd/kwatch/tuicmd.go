@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -145,38 +144,35 @@ func (p *progress) counts() *tui.CaptureCounts {
 }
 
 // progressEvery is how many packets pass between two publications of the
-// counters (and context checks) in a replay.
+// counters in a replay.
 const progressEvery = 1024
 
-// replayPackets is pipeline.Run's loop for one worker, publishing the
-// counters as it goes so the UI's figures and rates move with the replay.
-func replayPackets(ctx context.Context, src capture.Source, eng *pipeline.Engine, prog *progress) (pipeline.Stats, error) {
-	var runErr error
-	for n := 0; ; n++ {
-		if n%progressEvery == 0 {
-			if ctx.Err() != nil {
-				break
-			}
-			prog.store(eng.Stats())
+// progressSource is a replay's capture as the pipeline reads it: the
+// packet counters reach the UI as they grow, so its figures and rates move
+// with the replay (connections are counted by the pipeline, and shown when
+// it ends). It is called on the pipeline's reading goroutine.
+type progressSource struct {
+	capture.Source
+	prog *progress
+	st   pipeline.Stats
+}
+
+func (s *progressSource) Next() (capture.Packet, error) {
+	p, err := s.Source.Next()
+	if err == nil {
+		s.st.Count(&p)
+		if s.st.Packets%progressEvery == 1 {
+			s.prog.store(s.st)
 		}
-		p, err := src.Next()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				runErr = err
-			}
-			break
-		}
-		eng.Packet(&p)
 	}
-	eng.Close()
-	st := eng.Stats()
-	prog.store(st)
-	return st, runErr
+	return p, err
 }
 
 func (r *replay) run(ctx context.Context, src capture.Source, popts pipeline.Options, aud *audit.Auditor, rec *tui.Recorder) {
 	defer close(r.finished)
-	st, err := replayPackets(ctx, src, pipeline.New(popts, rec), &r.prog)
+	// As read: the pipeline's loop, sharded over --workers.
+	st, err := pipeline.Run(ctx, &progressSource{Source: src, prog: &r.prog}, popts, rec)
+	r.prog.store(st)
 	addCaptureStats(aud, st)
 	rep := aud.Finish(st.LastTime)
 	r.mu.Lock()
