@@ -108,6 +108,31 @@ func (l *listState) listStatus(shown, total int, noun string) string {
 	return s
 }
 
+// view is the pane: the open row's detail, or the table, with empty saying
+// what an empty one lacks and filtered what a filter that hides every row
+// says.
+func (l *listState) view(empty, filtered string) string {
+	if l.open {
+		return l.det.view()
+	}
+	if l.filter.Value() != "" {
+		empty = filtered
+	}
+	return l.tbl.view(l.titles(), empty)
+}
+
+// status is the pane's status line: the filter being typed, the open row
+// (named name) and its scroll, or the rows' counts, sort and filter.
+func (l *listState) status(name string, shown, total int, noun string) string {
+	switch {
+	case l.filtering:
+		return l.filter.View()
+	case l.open:
+		return l.detailStatus(name)
+	}
+	return l.listStatus(shown, total, noun)
+}
+
 // detailStatus names the open row and where the detail is scrolled.
 func (l *listState) detailStatus(name string) string {
 	if sc := l.det.scroll(); sc != "" {

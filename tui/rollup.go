@@ -136,25 +136,10 @@ func (p *rollup) refreshDetail() {
 	p.det.setContent(p.c.styles.Dim.Render(p.openKey + " is no longer reported"))
 }
 
-func (p *rollup) View() string {
-	if p.open {
-		return p.det.view()
-	}
-	empty := p.spec.empty
-	if p.filter.Value() != "" {
-		empty = "nothing matches the filter"
-	}
-	return p.tbl.view(p.titles(), empty)
-}
+func (p *rollup) View() string { return p.view(p.spec.empty, "nothing matches the filter") }
 
 func (p *rollup) Status() string {
-	switch {
-	case p.filtering:
-		return p.filter.View()
-	case p.open:
-		return p.detailStatus(p.openKey)
-	}
-	return p.listStatus(len(p.rows), len(p.all), p.spec.noun)
+	return p.status(p.openKey, len(p.rows), len(p.all), p.spec.noun)
 }
 
 func (p *rollup) ShortHelp() []key.Binding  { return p.help().short }
