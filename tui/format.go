@@ -2,8 +2,8 @@ package tui
 
 import (
 	"fmt"
-	"math"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
