@@ -338,13 +338,18 @@ func collision(modernClients bool) func(*pcapgen.Capture, bool) {
 			c2 = open(c, 1, firstClientPort+1, 1)
 			s1, s2 = legacy(c1, "orders-app"), legacy(c2, "orders-app")
 		}
-		cgh(s1, first, 0)
-		cgh(s2, second, 0)
-		cgh(s1, first, 1)
-		cgh(s2, second, 1)
+		joinTogether(s1, s2, first, second)
 		c1.Close()
 		c2.Close()
 	}
+}
+
+// joinTogether: two members join (corr 3) and heartbeat (corr 4) in turn.
+func joinTogether(s1, s2 *pcapgen.Session, first, second string) {
+	cgh(s1, first, 0)
+	cgh(s2, second, 0)
+	cgh(s1, first, 1)
+	cgh(s2, second, 1)
 }
 
 // encoding is the twin of a member ID encoding that kwatch recognises.
