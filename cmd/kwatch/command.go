@@ -99,3 +99,33 @@ func (c *command) parseNoArgs(args []string, stderr io.Writer, hint string) erro
 	}
 	return err
 }
+
+// Flags that a command, as called, cannot honour: refused rather than
+// ignored, since ignoring them would mislead (issue 11).
+var (
+	// liveOnly: the flags of liveFlags that only a capture can honour.
+	liveOnly = []string{"bpf", "w", "force", "snaplen", "ring-size"}
+	// agentOnly: the topic and name of an agent, for --publish.
+	agentOnly = []string{"agent", "partitions", "retention"}
+	// auditOnly: what steers a local auditor and its report, which an
+	// agent (--publish) does not run: kwatch aggregate takes them.
+	auditOnly = []string{"format", "fail-on", "member-id-required-from", "rule", "min-severity", "client", "baseline", "show-suppressed"}
+	// notForBaseline: what kwatch baseline cannot honour: it writes the
+	// cases, one JSON object a line, with no verdict, and audits locally.
+	notForBaseline = []string{"format", "fail-on", "show-suppressed", "publish", "agent", "partitions", "retention"}
+)
+
+// refuse fails when the command line set any of names, saying why they
+// cannot be honoured.
+func (c *command) refuse(names []string, why string) error {
+	var set []string
+	c.fs.Visit(func(f *flag.Flag) {
+		if slices.Contains(names, f.Name) {
+			set = append(set, strings.Repeat("-", min(len(f.Name), 2))+f.Name)
+		}
+	})
+	if len(set) > 0 {
+		return usageError{fmt.Sprintf("%s: %s: %s", c.name, strings.Join(set, ", "), why)}
+	}
+	return nil
+}

@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -49,24 +47,6 @@ func (l *liveFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&l.ringMiB, "ring-size", capture.DefaultRingSize>>20, "kernel capture ring in `MiB`, allocated up front: what is queued while kwatch is busy")
 }
 
-// liveOnly are the flags of liveFlags that only a capture can honour.
-var liveOnly = []string{"bpf", "w", "force", "snaplen", "ring-size"}
-
-// refuseLiveOnly fails when fs had a capture-only flag set: a replay of
-// files cannot honour it, and ignoring it would mislead.
-func refuseLiveOnly(fs *flag.FlagSet, cmd string) error {
-	var set []string
-	fs.Visit(func(f *flag.Flag) {
-		if slices.Contains(liveOnly, f.Name) {
-			set = append(set, strings.Repeat("-", min(len(f.Name), 2))+f.Name)
-		}
-	})
-	if len(set) > 0 {
-		return usageError{fmt.Sprintf("%s: %s: only for a live capture (-i IFACE)", cmd, strings.Join(set, ", "))}
-	}
-	return nil
-}
-
 func (e *env) live(ctx context.Context, args []string) error {
 	var c common
 	var af auditFlags
@@ -77,6 +57,11 @@ func (e *env) live(ctx context.Context, args []string) error {
 	cmd.fs.DurationVar(&lf.statsEvery, "stats-every", time.Minute, "without the TUI, print a summary line on stderr this `often` (0: never)")
 	if err := cmd.parseNoArgs(args, e.stderr, " (capture files go to kwatch read)"); err != nil {
 		return err
+	}
+	if lf.publish.publish == "" {
+		if err := cmd.refuse(agentOnly, "only with --publish"); err != nil {
+			return err
+		}
 	}
 	useTUI := !lf.noTUI && isTerminal(e.stdout)
 	return e.runLive(ctx, &c, &af, &lf, useTUI)

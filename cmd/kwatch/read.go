@@ -71,10 +71,17 @@ func (e *env) readAs(ctx context.Context, args []string, command string) error {
 	var af auditFlags
 	var in inputFlags
 	var pf publishFlags
-	cmd := newCommand(command, "[--format {formats}] [--profile seed|accepted-2026] [--fail-on error|warn|info|never] [--port N] [--tls-keylog FILE] FILE...", &c, &af, &in, &pf)
+	usage := "[--format {formats}] [--profile seed|accepted-2026] [--fail-on error|warn|info|never] [--port N] [--tls-keylog FILE] FILE..."
+	if command == "baseline" {
+		usage = "[--profile seed|accepted-2026] [--port N] [--tls-keylog FILE] FILE... > kwatch.baseline"
+	}
+	cmd := newCommand(command, usage, &c, &af, &in, &pf)
 	cmd.reportFormat(&c.format, nil, "")
 	files, err := cmd.parseFiles(args, e.stderr)
 	if err != nil {
+		return err
+	}
+	if err := refuseForRead(cmd, pf.publish != ""); err != nil {
 		return err
 	}
 	popts, aopts, failOn, err := e.analysisOptions(&c, &af)
@@ -117,6 +124,19 @@ func (e *env) readAs(ctx context.Context, args []string, command string) error {
 		return out.Flush()
 	}
 	return e.writeReport(rep, c.format, failOn, out)
+}
+
+// refuseForRead refuses what read (or baseline) cannot honour as called:
+// the agent's flags without --publish, the auditor's with it, and for
+// baseline what has no place in a baseline.
+func refuseForRead(cmd *command, publish bool) error {
+	switch {
+	case cmd.name == "baseline":
+		return cmd.refuse(notForBaseline, "not for a baseline (the cases, one JSON object a line)")
+	case publish:
+		return cmd.refuse(auditOnly, "not with --publish (kwatch aggregate audits; give them to it)")
+	}
+	return cmd.refuse(agentOnly, "only with --publish")
 }
 
 // analysisOptions checks the flags that read, live and tui share and

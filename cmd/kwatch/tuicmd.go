@@ -33,12 +33,14 @@ func (e *env) tui(ctx context.Context, args []string) error {
 		return usageError{"tui: give capture files or -i IFACE, not both"}
 	case lf.iface != "" && in.concat:
 		return usageError{"tui: --concat reads capture files, not an interface"}
+	case lf.iface != "" && c.format != "text":
+		return usageError{"tui: --format " + c.format + ": the report a live UI leaves behind is text"}
 	case lf.iface != "":
 		return e.runLive(ctx, &c, &af, &lf, true)
 	case len(files) == 0:
 		return usageError{"tui: no capture file given (or -i IFACE for a live capture)"}
 	}
-	if err := refuseLiveOnly(cmd.fs, "tui"); err != nil {
+	if err := cmd.refuse(liveOnly, "only for a live capture (-i IFACE)"); err != nil {
 		return err
 	}
 	popts, aopts, failOn, err := e.analysisOptions(&c, &af)
