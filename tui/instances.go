@@ -1,9 +1,7 @@
 package tui
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -84,26 +82,13 @@ func (p *instances) rebuild() {
 			p.rows = append(p.rows, r)
 		}
 	}
-	col, desc := p.sortCol, p.desc
+	col := p.sortCol
 	cells := make(map[*InstanceRow][]string, len(p.rows))
 	for _, r := range p.rows {
 		cells[r] = instanceCells(r)
 	}
-	slices.SortStableFunc(p.rows, func(a, b *InstanceRow) int {
-		var c int
-		if numericColumn(col) {
-			c = cmp.Compare(instanceNumber(a, col), instanceNumber(b, col))
-		} else {
-			c = strings.Compare(cells[a][col], cells[b][col])
-		}
-		if desc {
-			c = -c
-		}
-		if c == 0 {
-			c = strings.Compare(a.Key, b.Key)
-		}
-		return c
-	})
+	sortRows(&p.listState, p.rows, func(r *InstanceRow) string { return r.Key },
+		func(r *InstanceRow) int { return instanceNumber(r, col) }, func(r *InstanceRow) string { return cells[r][col] })
 	rows := make(rowSlice, len(p.rows))
 	for i, r := range p.rows {
 		rows[i] = row{key: r.Key, cells: cells[r], tint: -1}
