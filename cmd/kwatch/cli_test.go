@@ -1094,6 +1094,8 @@ func TestCLIRefusesWhatItCannotHonour(t *testing.T) {
 		{"live force without write", []string{"live", "-i", "lo", "--force"}, "--force only applies to -w"},
 		{"read agent without publish", []string{"read", "--agent", "a", "--partitions", "3", path}, "--agent, --partitions: only with --publish"},
 		{"read publish with report flags", []string{"read", "--publish", "127.0.0.1:1/t", "--format", "json", "--fail-on", "warn", path}, "--fail-on, --format: not with --publish"},
+		{"read publish with workers", []string{"read", "--publish", "127.0.0.1:1/t", "--workers", "2", path}, "--workers: not with --publish"},
+		{"live publish with workers", []string{"live", "-i", "lo", "--publish", "127.0.0.1:1/t", "--workers", "2"}, "--workers: not with --publish"},
 		{"read publish with a filter", []string{"read", "--publish", "127.0.0.1:1/t", "--rule", "ghost-member", path}, "--rule: not with --publish"},
 		{"baseline format", []string{"baseline", "--format", "json", path}, "--format: not for a baseline"},
 		{"baseline fail-on and publish", []string{"baseline", "--fail-on", "warn", "--publish", "127.0.0.1:1/t", path}, "--fail-on, --publish: not for a baseline"},

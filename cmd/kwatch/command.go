@@ -110,10 +110,16 @@ var (
 	// auditOnly: what steers a local auditor and its report, which an
 	// agent (--publish) does not run: kwatch aggregate takes them.
 	auditOnly = []string{"format", "fail-on", "member-id-required-from", "rule", "min-severity", "client", "baseline", "show-suppressed"}
+	// oneWorker: an agent's records leave in the order one pipeline makes
+	// them, so --publish runs one worker whatever --workers says.
+	oneWorker = []string{"workers"}
 	// notForBaseline: what kwatch baseline cannot honour: it writes the
 	// cases, one JSON object a line, with no verdict, and audits locally.
 	notForBaseline = []string{"format", "fail-on", "show-suppressed", "publish", "agent", "partitions", "retention"}
 )
+
+// whyOneWorker is why an agent refuses --workers.
+const whyOneWorker = "not with --publish (an agent runs one worker, so that its records leave in order)"
 
 // refuse fails when the command line set any of names, saying why they
 // cannot be honoured.

@@ -58,13 +58,20 @@ func (e *env) live(ctx context.Context, args []string) error {
 	if err := cmd.parseNoArgs(args, e.stderr, " (capture files go to kwatch read)"); err != nil {
 		return err
 	}
-	if lf.publish.publish == "" {
-		if err := cmd.refuse(agentOnly, "only with --publish"); err != nil {
-			return err
-		}
+	if err := refuseForLive(cmd, lf.publish.publish != ""); err != nil {
+		return err
 	}
 	useTUI := !lf.noTUI && isTerminal(e.stdout)
 	return e.runLive(ctx, &c, &af, &lf, useTUI)
+}
+
+// refuseForLive refuses the agent's flags without --publish, and
+// --workers with it.
+func refuseForLive(cmd *command, publish bool) error {
+	if publish {
+		return cmd.refuse(oneWorker, whyOneWorker)
+	}
+	return cmd.refuse(agentOnly, "only with --publish")
 }
 
 // runLive captures from an interface until ctx ends (Ctrl-C, SIGTERM) or

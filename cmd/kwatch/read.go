@@ -134,6 +134,9 @@ func refuseForRead(cmd *command, publish bool) error {
 	case cmd.name == "baseline":
 		return cmd.refuse(notForBaseline, "not for a baseline (the cases, one JSON object a line)")
 	case publish:
+		if err := cmd.refuse(oneWorker, whyOneWorker); err != nil {
+			return err
+		}
 		return cmd.refuse(auditOnly, "not with --publish (kwatch aggregate audits; give them to it)")
 	}
 	return cmd.refuse(agentOnly, "only with --publish")
