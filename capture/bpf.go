@@ -29,13 +29,7 @@ func PortFilter(ports []uint16, snaplen uint32) ([]bpf.RawInstruction, error) {
 	p.add(bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0x86dd}, "", "v4")
 	p.add(bpf.LoadAbsolute{Off: 14 + 6, Size: 1}, "", "")
 	p.add(bpf.JumpIf{Cond: bpf.JumpEqual, Val: 6}, "", "drop")
-	for _, off := range []uint32{54, 56} {
-		p.add(bpf.LoadAbsolute{Off: off, Size: 2}, "", "")
-		for _, port := range ports {
-			p.add(bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(port)}, "keep", "")
-		}
-	}
-	p.add(bpf.Jump{}, "drop", "")
+	p.matchPorts(ports, func(off uint32) bpf.Instruction { return bpf.LoadAbsolute{Off: off, Size: 2} }, 54, 56)
 	// IPv4: protocol TCP, fragment offset 0, ports after the IP header.
 	p.label("v4")
 	p.add(bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0x0800}, "", "drop")
@@ -44,18 +38,24 @@ func PortFilter(ports []uint16, snaplen uint32) ([]bpf.RawInstruction, error) {
 	p.add(bpf.LoadAbsolute{Off: 14 + 6, Size: 2}, "", "")
 	p.add(bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: 0x1fff}, "drop", "")
 	p.add(bpf.LoadMemShift{Off: 14}, "", "")
-	for _, off := range []uint32{14, 16} {
-		p.add(bpf.LoadIndirect{Off: off, Size: 2}, "", "")
-		for _, port := range ports {
-			p.add(bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(port)}, "keep", "")
-		}
-	}
-	p.add(bpf.Jump{}, "drop", "")
+	p.matchPorts(ports, func(off uint32) bpf.Instruction { return bpf.LoadIndirect{Off: off, Size: 2} }, 14, 16)
 	p.label("keep")
 	p.add(bpf.RetConstant{Val: snaplen}, "", "")
 	p.label("drop")
 	p.add(bpf.RetConstant{Val: 0}, "", "")
 	return p.assemble()
+}
+
+// matchPorts jumps to keep when the 16-bit port that load reads at any of
+// offs (source, destination) is one of ports, and to drop otherwise.
+func (p *prog) matchPorts(ports []uint16, load func(off uint32) bpf.Instruction, offs ...uint32) {
+	for _, off := range offs {
+		p.add(load(off), "", "")
+		for _, port := range ports {
+			p.add(bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(port)}, "keep", "")
+		}
+	}
+	p.add(bpf.Jump{}, "drop", "")
 }
 
 // prog is a BPF program under construction with symbolic jump targets

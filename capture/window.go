@@ -304,10 +304,8 @@ func (ra *readahead) run(src io.Reader, eager bool, onExit func()) {
 	l := &ra.lanes[0]
 	zeroReads := 0
 	for {
-		var buf []byte
-		select {
-		case buf = <-l.free:
-		case <-ra.done:
+		buf, ok := ra.take(l)
+		if !ok {
 			return
 		}
 		end := ra.head
@@ -332,12 +330,7 @@ func (ra *readahead) run(src io.Reader, eager bool, onExit func()) {
 				break
 			}
 		}
-		select {
-		case l.full <- chunk{buf: buf, end: end, err: err}:
-		case <-ra.done:
-			return
-		}
-		if err != nil {
+		if !ra.put(l, chunk{buf: buf, end: end, err: err}) || err != nil {
 			return
 		}
 	}
@@ -370,10 +363,8 @@ func (ra *readahead) runAt(f io.ReaderAt, base int64, i int) {
 		}
 	}
 	for {
-		var buf []byte
-		select {
-		case buf = <-l.free:
-		case <-ra.done:
+		buf, ok := ra.take(l)
+		if !ok {
 			return
 		}
 		m, err := f.ReadAt(buf[ra.head:], base+int64(k)*int64(ra.data))
@@ -382,15 +373,31 @@ func (ra *readahead) runAt(f io.ReaderAt, base int64, i int) {
 			ra.splitAt(k + 1)
 			step = uint64(len(ra.lanes))
 		}
-		select {
-		case l.full <- chunk{buf: buf, end: ra.head + m, err: err}:
-		case <-ra.done:
-			return
-		}
-		if err != nil {
+		if !ra.put(l, chunk{buf: buf, end: ra.head + m, err: err}) || err != nil {
 			return
 		}
 		k = next
+	}
+}
+
+// take waits for a free buffer of lane l; false once the window is closed.
+func (ra *readahead) take(l *lane) ([]byte, bool) {
+	select {
+	case buf := <-l.free:
+		return buf, true
+	case <-ra.done:
+		return nil, false
+	}
+}
+
+// put hands a chunk read to lane l's reader; false once the window is
+// closed.
+func (ra *readahead) put(l *lane, c chunk) bool {
+	select {
+	case l.full <- c:
+		return true
+	case <-ra.done:
+		return false
 	}
 }
 

@@ -88,6 +88,20 @@ func (d *doc) field(label, value string) {
 	d.fieldStyled(label, value, d.st.Value)
 }
 
+// fields writes values one a line, the first under label, or label and
+// none when there are none.
+func (d *doc) fields(label string, values []string, none string) {
+	if len(values) == 0 {
+		d.field(label, none)
+	}
+	for i, v := range values {
+		if i > 0 {
+			label = ""
+		}
+		d.field(label, v)
+	}
+}
+
 func (d *doc) fieldStyled(label, value string, st lipgloss.Style) {
 	valueWidth := max(d.width-labelWidth, 10)
 	lines := strings.Split(wrap(orDash(value), valueWidth), "\n")

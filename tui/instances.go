@@ -1,9 +1,7 @@
 package tui
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -84,26 +82,13 @@ func (p *instances) rebuild() {
 			p.rows = append(p.rows, r)
 		}
 	}
-	col, desc := p.sortCol, p.desc
+	col := p.sortCol
 	cells := make(map[*InstanceRow][]string, len(p.rows))
 	for _, r := range p.rows {
 		cells[r] = instanceCells(r)
 	}
-	slices.SortStableFunc(p.rows, func(a, b *InstanceRow) int {
-		var c int
-		if numericColumn(col) {
-			c = cmp.Compare(instanceNumber(a, col), instanceNumber(b, col))
-		} else {
-			c = strings.Compare(cells[a][col], cells[b][col])
-		}
-		if desc {
-			c = -c
-		}
-		if c == 0 {
-			c = strings.Compare(a.Key, b.Key)
-		}
-		return c
-	})
+	sortRows(&p.listState, p.rows, func(r *InstanceRow) string { return r.Key },
+		func(r *InstanceRow) int { return instanceNumber(r, col) }, func(r *InstanceRow) string { return cells[r][col] })
 	rows := make(rowSlice, len(p.rows))
 	for i, r := range p.rows {
 		rows[i] = row{key: r.Key, cells: cells[r], tint: -1}
@@ -273,26 +258,16 @@ func instanceDetail(st *Styles, r *InstanceRow, timeline Excerpt, width int) str
 	d.field("Hosts", strings.Join(r.Hosts, ", "))
 	d.field("Brokers", strings.Join(r.Brokers, ", "))
 	d.field("Telemetry ID", r.TelemetryID)
-	if len(r.MemberIDs) == 0 {
-		d.field("Member IDs", "")
+	members := make([]string, 0, len(r.MemberIDs))
+	for _, g := range sortedKeys(r.MemberIDs) {
+		members = append(members, fmt.Sprintf("%s: %s", g, strings.Join(r.MemberIDs[g], ", ")))
 	}
-	for i, g := range sortedKeys(r.MemberIDs) {
-		label := ""
-		if i == 0 {
-			label = "Member IDs"
-		}
-		d.field(label, fmt.Sprintf("%s: %s", g, strings.Join(r.MemberIDs[g], ", ")))
+	d.fields("Member IDs", members, "")
+	findings := make([]string, 0, len(r.Findings))
+	for _, rule := range sortedKeys(r.Findings) {
+		findings = append(findings, fmt.Sprintf("%s × %d", rule, r.Findings[rule]))
 	}
-	if len(r.Findings) == 0 {
-		d.field("Findings", "none")
-	}
-	for i, rule := range sortedKeys(r.Findings) {
-		label := ""
-		if i == 0 {
-			label = "Findings"
-		}
-		d.field(label, fmt.Sprintf("%s × %d", rule, r.Findings[rule]))
-	}
+	d.fields("Findings", findings, "none")
 
 	d.title(fmt.Sprintf("Connections (%d)", r.Connections))
 	if len(r.Conns) == 0 {
@@ -318,28 +293,15 @@ func instanceDetail(st *Styles, r *InstanceRow, timeline Excerpt, width int) str
 }
 
 func (p *instances) View() string {
-	if p.open {
-		return p.det.view()
-	}
-	empty := "no client instances yet"
-	if p.filter.Value() != "" {
-		empty = "no instance matches the filter"
-	}
-	return p.tbl.view(p.titles(), empty)
+	return p.view("no client instances yet", "no instance matches the filter")
 }
 
 func (p *instances) Status() string {
-	switch {
-	case p.filtering:
-		return p.filter.View()
-	case p.open:
-		return p.detailStatus("instance " + p.openKey)
-	}
 	total := 0
 	if p.data != nil {
 		total = len(p.data.Instances)
 	}
-	return p.listStatus(len(p.rows), total, "instances")
+	return p.status("instance "+p.openKey, len(p.rows), total, "instances")
 }
 
 func (p *instances) ShortHelp() []key.Binding  { return p.help(p.c.keys.ShowFinds).short }

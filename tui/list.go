@@ -1,7 +1,9 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -106,6 +108,53 @@ func (l *listState) listStatus(shown, total int, noun string) string {
 		s += " · filter: " + v
 	}
 	return s
+}
+
+// sortRows sorts rows stably by the list's sort column: by number (number
+// gives a row's) in a numeric column, by text otherwise, reversed when
+// descending, and rows that tie by key.
+func sortRows[R any](l *listState, rows []R, key func(R) string, number func(R) int, text func(R) string) {
+	numeric, desc := l.numeric(l.sortCol), l.desc
+	slices.SortStableFunc(rows, func(a, b R) int {
+		var c int
+		if numeric {
+			c = cmp.Compare(number(a), number(b))
+		} else {
+			c = strings.Compare(text(a), text(b))
+		}
+		if desc {
+			c = -c
+		}
+		if c == 0 {
+			c = strings.Compare(key(a), key(b))
+		}
+		return c
+	})
+}
+
+// view is the pane: the open row's detail, or the table, with empty saying
+// what an empty one lacks and filtered what a filter that hides every row
+// says.
+func (l *listState) view(empty, filtered string) string {
+	if l.open {
+		return l.det.view()
+	}
+	if l.filter.Value() != "" {
+		empty = filtered
+	}
+	return l.tbl.view(l.titles(), empty)
+}
+
+// status is the pane's status line: the filter being typed, the open row
+// (named name) and its scroll, or the rows' counts, sort and filter.
+func (l *listState) status(name string, shown, total int, noun string) string {
+	switch {
+	case l.filtering:
+		return l.filter.View()
+	case l.open:
+		return l.detailStatus(name)
+	}
+	return l.listStatus(shown, total, noun)
 }
 
 // detailStatus names the open row and where the detail is scrolled.

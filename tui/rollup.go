@@ -1,8 +1,6 @@
 package tui
 
 import (
-	"cmp"
-	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -62,22 +60,9 @@ func (p *rollup) rebuild() {
 			p.rows = append(p.rows, r)
 		}
 	}
-	col, desc, numeric := p.sortCol, p.desc, p.spec.numeric(p.sortCol)
-	slices.SortStableFunc(p.rows, func(a, b rollupRow) int {
-		var c int
-		if numeric {
-			c = cmp.Compare(a.nums[col], b.nums[col])
-		} else {
-			c = strings.Compare(a.cells[col], b.cells[col])
-		}
-		if desc {
-			c = -c
-		}
-		if c == 0 {
-			c = strings.Compare(a.key, b.key)
-		}
-		return c
-	})
+	col := p.sortCol
+	sortRows(&p.listState, p.rows, func(r rollupRow) string { return r.key },
+		func(r rollupRow) int { return r.nums[col] }, func(r rollupRow) string { return r.cells[col] })
 	rows := make(rowSlice, len(p.rows))
 	for i, r := range p.rows {
 		rows[i] = row{key: r.key, cells: r.cells, tint: -1}
@@ -136,25 +121,10 @@ func (p *rollup) refreshDetail() {
 	p.det.setContent(p.c.styles.Dim.Render(p.openKey + " is no longer reported"))
 }
 
-func (p *rollup) View() string {
-	if p.open {
-		return p.det.view()
-	}
-	empty := p.spec.empty
-	if p.filter.Value() != "" {
-		empty = "nothing matches the filter"
-	}
-	return p.tbl.view(p.titles(), empty)
-}
+func (p *rollup) View() string { return p.view(p.spec.empty, "nothing matches the filter") }
 
 func (p *rollup) Status() string {
-	switch {
-	case p.filtering:
-		return p.filter.View()
-	case p.open:
-		return p.detailStatus(p.openKey)
-	}
-	return p.listStatus(len(p.rows), len(p.all), p.spec.noun)
+	return p.status(p.openKey, len(p.rows), len(p.all), p.spec.noun)
 }
 
 func (p *rollup) ShortHelp() []key.Binding  { return p.help().short }

@@ -1072,3 +1072,46 @@ func TestCLIFirstOfTwoFilesTruncated(t *testing.T) {
 	}
 	t.Logf("first file truncated: exit %d, findings %v, stderr %q", code, bb8dFrames(rep), errOut)
 }
+
+// TestCLIRefusesWhatItCannotHonour: a flag a command cannot honour as
+// called is refused (exit 2, one line on stderr naming it, nothing on
+// stdout), never silently ignored (issue 11). None of these opens an
+// interface: the refusal comes first.
+func TestCLIRefusesWhatItCannotHonour(t *testing.T) {
+	path := shipped("quickstart.pcap")
+	tests := []struct {
+		name string
+		args []string
+		want string // in stderr
+	}{
+		{"tui FILE ndjson", []string{"tui", "--format", "ndjson", path}, `--format "ndjson": want one of text, json`},
+		{"tui FILE capture flag", []string{"tui", "--bpf", "tcp", path}, "--bpf: only for a live capture"},
+		{"tui FILE write", []string{"tui", "-w", "x.pcapng", "--force", path}, "--force, -w: only for a live capture"},
+		{"tui -i with files", []string{"tui", "-i", "lo", path}, "not both"},
+		{"tui -i concat", []string{"tui", "-i", "lo", "--concat"}, "--concat"},
+		{"tui -i json", []string{"tui", "-i", "lo", "--format", "json"}, "the report a live UI leaves behind is text"},
+		{"live agent without publish", []string{"live", "-i", "lo", "--agent", "a"}, "--agent: only with --publish"},
+		{"live force without write", []string{"live", "-i", "lo", "--force"}, "--force only applies to -w"},
+		{"read agent without publish", []string{"read", "--agent", "a", "--partitions", "3", path}, "--agent, --partitions: only with --publish"},
+		{"read publish with report flags", []string{"read", "--publish", "127.0.0.1:1/t", "--format", "json", "--fail-on", "warn", path}, "--fail-on, --format: not with --publish"},
+		{"read publish with workers", []string{"read", "--publish", "127.0.0.1:1/t", "--workers", "2", path}, "--workers: not with --publish"},
+		{"live publish with workers", []string{"live", "-i", "lo", "--publish", "127.0.0.1:1/t", "--workers", "2"}, "--workers: not with --publish"},
+		{"read publish with a filter", []string{"read", "--publish", "127.0.0.1:1/t", "--rule", "ghost-member", path}, "--rule: not with --publish"},
+		{"baseline format", []string{"baseline", "--format", "json", path}, "--format: not for a baseline"},
+		{"baseline fail-on and publish", []string{"baseline", "--fail-on", "warn", "--publish", "127.0.0.1:1/t", path}, "--fail-on, --publish: not for a baseline"},
+		{"dump fail-on", []string{"dump", "--fail-on", "warn", path}, "fail-on"},
+		{"dump report format", []string{"dump", "--format", "yaml", path}, `want one of text, json, ndjson`},
+		{"aggregate argument", []string{"aggregate", "--from", "127.0.0.1:1/t", path}, "unexpected argument"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runKwatch(tt.args...)
+			if code != 2 || out != "" {
+				t.Errorf("exit %d, stdout %.100q; want 2 and nothing", code, out)
+			}
+			if strings.Count(strings.TrimRight(errOut, "\n"), "\n") != 0 || !strings.Contains(errOut, tt.want) {
+				t.Errorf("stderr %q, want one line with %q", errOut, tt.want)
+			}
+		})
+	}
+}

@@ -50,8 +50,9 @@ type common struct {
 	tlsKeys  string
 }
 
-func (c *common) register(fs *flag.FlagSet, formats string) {
-	fs.StringVar(&c.format, "format", "text", "output format: "+formats)
+// register registers the flags of common but --format, which each command
+// registers with the formats it writes (command.reportFormat).
+func (c *common) register(fs *flag.FlagSet) {
 	fs.Var(&c.ports, "port", "broker `port` to analyze (repeatable); default: every TCP port, Kafka recognised by content")
 	fs.Int64Var(&c.maxFrame, "max-frame", decode.DefaultMaxFrame, "largest Kafka frame in `bytes`; larger sizes are framing errors")
 	fs.StringVar(&c.tlsKeys, "tls-keylog", "", "decrypt TLS connections with the secrets in this NSS key log `file` (SSLKEYLOGFILE, Go's KeyLogWriter); in live, lines appended later are read too")
@@ -82,15 +83,6 @@ func (c *common) pipelineOptions(e *env) (pipeline.Options, error) {
 		Keys:     keys,
 		Logger:   e.log,
 	}, nil
-}
-
-func checkFormat(f string, allowed ...string) error {
-	for _, a := range allowed {
-		if f == a {
-			return nil
-		}
-	}
-	return usageError{fmt.Sprintf("--format %q: want one of %s", f, strings.Join(allowed, ", "))}
 }
 
 // parse parses flags that may come before, between or after positional

@@ -66,26 +66,16 @@ func (e *env) publishRead(ctx context.Context, pf *publishFlags, files []string,
 
 // aggregate is kwatch aggregate: the fleet's auditor (SPEC.md section 7).
 func (e *env) aggregate(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("aggregate", flag.ContinueOnError)
 	var af auditFlags
+	cmd := newCommand("aggregate", "--from HOST:PORT[,...]/TOPIC [--group ID] [--until-idle DUR] [--format {formats}] [--fail-on SEV]", &af)
+	fs := cmd.fs
 	from := fs.String("from", "", "consume observations from `HOST:PORT[,HOST:PORT...]/TOPIC`")
 	group := fs.String("group", "", "consumer group `ID` (default: none; read every partition from its start, commit nothing)")
 	idle := fs.Duration("until-idle", 0, "print the report and exit once no record has come for this `long` (0: run until SIGINT/SIGTERM)")
-	format := fs.String("format", "text", "output format: text, json or ndjson")
+	var format string
+	cmd.reportFormat(&format, nil, "")
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics on `HOST:PORT` (/metrics)")
-	af.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: kwatch aggregate --from HOST:PORT[,...]/TOPIC [--group ID] [--until-idle DUR] [--format text|json|ndjson] [--fail-on SEV]")
-		fs.PrintDefaults()
-	}
-	rest, err := parse(fs, args, e.stderr)
-	if err != nil {
-		return err
-	}
-	if len(rest) > 0 {
-		return usageError{fmt.Sprintf("aggregate: unexpected argument %q", rest[0])}
-	}
-	if err := checkFormat(*format, "text", "json", "ndjson"); err != nil {
+	if err := cmd.parseNoArgs(args, e.stderr, ""); err != nil {
 		return err
 	}
 	target, err := fleet.ParseTarget(*from)
@@ -98,16 +88,9 @@ func (e *env) aggregate(ctx context.Context, args []string) error {
 	}
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
 	var agg *fleet.Aggregator
-	if *format == "ndjson" {
-		// A restarted group member rebuilds its state from the start but
-		// streams only what its group had not reported yet.
-		aopts.OnFinding = func(f audit.Finding) {
-			if !agg.Replaying() {
-				audit.WriteFindingJSON(out, &f)
-			}
-		}
-		aopts.StreamFindings = true
-	}
+	// A restarted group member rebuilds its state from the start but
+	// streams only what its group had not reported yet.
+	streamOutput(&aopts, format, out, func() bool { return agg.Replaying() })
 	// A metrics scrape reads the auditor from its own goroutine.
 	aopts.SingleGoroutine = *metricsAddr == ""
 	aopts.NameFrame = func(f uint64) (string, uint64) { return agg.NameFrame(f) }
@@ -131,7 +114,7 @@ func (e *env) aggregate(ctx context.Context, args []string) error {
 	if rep.Totals.KafkaConnections == 0 {
 		rep.Incomplete("no observation of a Kafka connection was consumed from " + *from)
 	}
-	return e.writeReport(rep, *format, failOn, out)
+	return e.writeReport(rep, format, failOn, out)
 }
 
 // aggregatorMetrics are the aggregator's own metrics beside the report's.

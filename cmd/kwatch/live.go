@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/decode"
 	"github.com/kwatch/kwatch/fleet"
+	"github.com/kwatch/kwatch/output"
 	"github.com/kwatch/kwatch/pipeline"
 	"github.com/kwatch/kwatch/tui"
 )
@@ -48,51 +47,31 @@ func (l *liveFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&l.ringMiB, "ring-size", capture.DefaultRingSize>>20, "kernel capture ring in `MiB`, allocated up front: what is queued while kwatch is busy")
 }
 
-// liveOnly are the flags of liveFlags that only a capture can honour.
-var liveOnly = []string{"bpf", "w", "force", "snaplen", "ring-size"}
-
-// refuseLiveOnly fails when fs had a capture-only flag set: a replay of
-// files cannot honour it, and ignoring it would mislead.
-func refuseLiveOnly(fs *flag.FlagSet, cmd string) error {
-	var set []string
-	fs.Visit(func(f *flag.Flag) {
-		if slices.Contains(liveOnly, f.Name) {
-			set = append(set, strings.Repeat("-", min(len(f.Name), 2))+f.Name)
-		}
-	})
-	if len(set) > 0 {
-		return usageError{fmt.Sprintf("%s: %s: only for a live capture (-i IFACE)", cmd, strings.Join(set, ", "))}
-	}
-	return nil
-}
-
 func (e *env) live(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("live", flag.ContinueOnError)
 	var c common
 	var af auditFlags
 	var lf liveFlags
-	c.register(fs, "text, json or ndjson (without the TUI)")
-	af.register(fs)
-	lf.register(fs)
-	lf.publish.register(fs)
-	fs.BoolVar(&lf.noTUI, "no-tui", false, "stream findings instead of showing the TUI, even on a terminal")
-	fs.DurationVar(&lf.statsEvery, "stats-every", time.Minute, "without the TUI, print a summary line on stderr this `often` (0: never)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: kwatch live -i IFACE [--port N] [--bpf EXPR] [-w FILE.pcapng] [--format text|json|ndjson] [--no-tui]")
-		fs.PrintDefaults()
-	}
-	rest, err := parse(fs, args, e.stderr)
-	if err != nil {
+	cmd := newCommand("live", "-i IFACE [--port N] [--bpf EXPR] [-w FILE.pcapng] [--format {formats}] [--no-tui]", &c, &af, &lf, &lf.publish)
+	cmd.reportFormat(&c.format, nil, "(without the TUI)")
+	cmd.fs.BoolVar(&lf.noTUI, "no-tui", false, "stream findings instead of showing the TUI, even on a terminal")
+	cmd.fs.DurationVar(&lf.statsEvery, "stats-every", time.Minute, "without the TUI, print a summary line on stderr this `often` (0: never)")
+	if err := cmd.parseNoArgs(args, e.stderr, " (capture files go to kwatch read)"); err != nil {
 		return err
 	}
-	if len(rest) > 0 {
-		return usageError{fmt.Sprintf("live: unexpected argument %q (capture files go to kwatch read)", rest[0])}
-	}
-	if err := checkFormat(c.format, "text", "json", "ndjson"); err != nil {
+	if err := refuseForLive(cmd, lf.publish.publish != ""); err != nil {
 		return err
 	}
 	useTUI := !lf.noTUI && isTerminal(e.stdout)
 	return e.runLive(ctx, &c, &af, &lf, useTUI)
+}
+
+// refuseForLive refuses the agent's flags without --publish, and
+// --workers with it.
+func refuseForLive(cmd *command, publish bool) error {
+	if publish {
+		return cmd.refuse(oneWorker, whyOneWorker)
+	}
+	return cmd.refuse(agentOnly, "only with --publish")
 }
 
 // runLive captures from an interface until ctx ends (Ctrl-C, SIGTERM) or
@@ -238,20 +217,14 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 // finding is written and flushed as it comes (nil for json, which is one
 // document at the end).
 func streamFindings(format string, out *bufio.Writer) func(audit.Finding) {
-	switch format {
-	case "ndjson":
-		return func(f audit.Finding) {
-			audit.WriteFindingJSON(out, &f)
-			out.Flush()
-		}
-	case "text":
-		return func(f audit.Finding) {
-			fmt.Fprintf(out, "%s %-5s %s frame %d %v -> %v: %s\n", f.Time.UTC().Format(audit.TimeFormat),
-				f.Severity, f.Rule, f.Frame, f.Conn.Client, f.Conn.Broker, f.Message)
-			out.Flush()
-		}
+	rf, _ := output.Reports.Lookup(format, nil)
+	if rf.Finding == nil {
+		return nil
 	}
-	return nil
+	return func(f audit.Finding) {
+		rf.Finding(out, &f)
+		out.Flush()
+	}
 }
 
 // runCapture runs the pipeline over the live source, as read does over a

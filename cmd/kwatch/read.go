@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/kwatch/kwatch/audit"
+	"github.com/kwatch/kwatch/output"
 	"github.com/kwatch/kwatch/pipeline"
 )
 
@@ -66,28 +67,22 @@ func (e *env) baseline(ctx context.Context, args []string) error {
 // readAs runs read, or with command "baseline" writes the cases instead of
 // the report.
 func (e *env) readAs(ctx context.Context, args []string, command string) error {
-	fs := flag.NewFlagSet(command, flag.ContinueOnError)
 	var c common
 	var af auditFlags
 	var in inputFlags
 	var pf publishFlags
-	c.register(fs, "text, json or ndjson")
-	af.register(fs)
-	in.register(fs)
-	pf.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: kwatch read [--format text|json|ndjson] [--profile seed|accepted-2026] [--fail-on error|warn|info|never] [--port N] [--tls-keylog FILE] FILE...")
-		fs.PrintDefaults()
+	usage := "[--format {formats}] [--profile seed|accepted-2026] [--fail-on error|warn|info|never] [--port N] [--tls-keylog FILE] FILE..."
+	if command == "baseline" {
+		usage = "[--profile seed|accepted-2026] [--port N] [--tls-keylog FILE] FILE... > kwatch.baseline"
 	}
-	files, err := parse(fs, args, e.stderr)
+	cmd := newCommand(command, usage, &c, &af, &in, &pf)
+	cmd.reportFormat(&c.format, nil, "")
+	files, err := cmd.parseFiles(args, e.stderr)
 	if err != nil {
 		return err
 	}
-	if err := checkFormat(c.format, "text", "json", "ndjson"); err != nil {
+	if err := refuseForRead(cmd, pf.publish != ""); err != nil {
 		return err
-	}
-	if len(files) == 0 {
-		return usageError{"read: no capture file given"}
 	}
 	popts, aopts, failOn, err := e.analysisOptions(&c, &af)
 	if err != nil {
@@ -104,12 +99,7 @@ func (e *env) readAs(ctx context.Context, args []string, command string) error {
 	}
 
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
-	if c.format == "ndjson" {
-		aopts.OnFinding = func(f audit.Finding) {
-			audit.WriteFindingJSON(out, &f)
-		}
-		aopts.StreamFindings = true
-	}
+	streamOutput(&aopts, c.format, out, nil)
 	// Every auditor call below is on this goroutine (pipeline.Run feeds
 	// the sink on its caller's), so events need no lock.
 	aopts.SingleGoroutine = true
@@ -136,6 +126,22 @@ func (e *env) readAs(ctx context.Context, args []string, command string) error {
 	return e.writeReport(rep, c.format, failOn, out)
 }
 
+// refuseForRead refuses what read (or baseline) cannot honour as called:
+// the agent's flags without --publish, the auditor's with it, and for
+// baseline what has no place in a baseline.
+func refuseForRead(cmd *command, publish bool) error {
+	switch {
+	case cmd.name == "baseline":
+		return cmd.refuse(notForBaseline, "not for a baseline (the cases, one JSON object a line)")
+	case publish:
+		if err := cmd.refuse(oneWorker, whyOneWorker); err != nil {
+			return err
+		}
+		return cmd.refuse(auditOnly, "not with --publish (kwatch aggregate audits; give them to it)")
+	}
+	return cmd.refuse(agentOnly, "only with --publish")
+}
+
 // analysisOptions checks the flags that read, live and tui share and
 // returns the pipeline's and the auditor's options and the --fail-on
 // threshold (0 = never).
@@ -152,20 +158,13 @@ func (e *env) analysisOptions(c *common, af *auditFlags) (pipeline.Options, audi
 	return popts, aopts, failOn, nil
 }
 
-// writeReport prints the report in format (text or json on out; for
-// ndjson the findings went to stdout as they came, so the summary goes to
-// stderr and stdout stays one finding per line), and returns the exit
-// status (verdict).
+// writeReport prints the report in format (output.Reports: text or json
+// on out; for ndjson the findings went to stdout as they came, so the
+// summary goes to stderr and stdout stays one finding per line), and
+// returns the exit status (verdict).
 func (e *env) writeReport(rep *audit.Report, format string, failOn audit.Severity, out *bufio.Writer) error {
-	var err error
-	switch format {
-	case "json":
-		err = rep.WriteJSON(out)
-	case "ndjson":
-		err = rep.WriteSummary(e.stderr, useColor(e.stderr))
-	default:
-		err = rep.WriteText(out, useColor(e.stdout))
-	}
+	rf, _ := output.Reports.Lookup(format, nil)
+	err := rf.Report(rep, output.Dest{Out: out, OutColor: useColor(e.stdout), Diag: e.stderr, DiagColor: useColor(e.stderr)})
 	if err == nil {
 		err = out.Flush()
 	}
@@ -173,6 +172,22 @@ func (e *env) writeReport(rep *audit.Report, format string, failOn audit.Severit
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	return verdict(rep, failOn)
+}
+
+// streamOutput makes the auditor of aopts hand its findings to out as it
+// makes them, when format streams them (ndjson: the report at the end is
+// only a summary), but not while quiet (nil: never) says so.
+func streamOutput(aopts *audit.Options, format string, out io.Writer, quiet func() bool) {
+	rf, _ := output.Reports.Lookup(format, nil)
+	if !rf.Streams {
+		return
+	}
+	aopts.OnFinding = func(f audit.Finding) {
+		if quiet == nil || !quiet() {
+			rf.Finding(out, &f)
+		}
+	}
+	aopts.StreamFindings = true
 }
 
 // useColor: colour only on a terminal, and never when NO_COLOR is set.

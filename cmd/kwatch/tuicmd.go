@@ -4,35 +4,27 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/capture"
+	"github.com/kwatch/kwatch/output"
 	"github.com/kwatch/kwatch/pipeline"
 	"github.com/kwatch/kwatch/tui"
 	"github.com/rs/zerolog"
 )
 
 func (e *env) tui(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("tui", flag.ContinueOnError)
 	var c common
 	var af auditFlags
 	var lf liveFlags
 	var in inputFlags
-	c.register(fs, "text or json: the report printed when the UI closes")
-	af.register(fs)
-	lf.register(fs)
-	in.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: kwatch tui FILE... | kwatch tui -i IFACE [--port N]")
-		fs.PrintDefaults()
-	}
-	files, err := parse(fs, args, e.stderr)
+	cmd := newCommand("tui", "FILE... | kwatch tui -i IFACE [--port N]", &c, &af, &lf, &in)
+	cmd.reportFormat(&c.format, output.NotStreaming, "(the report printed when the UI closes)")
+	files, err := cmd.parse(args, e.stderr)
 	if err != nil {
 		return err
 	}
@@ -41,15 +33,14 @@ func (e *env) tui(ctx context.Context, args []string) error {
 		return usageError{"tui: give capture files or -i IFACE, not both"}
 	case lf.iface != "" && in.concat:
 		return usageError{"tui: --concat reads capture files, not an interface"}
+	case lf.iface != "" && c.format != "text":
+		return usageError{"tui: --format " + c.format + ": the report a live UI leaves behind is text"}
 	case lf.iface != "":
 		return e.runLive(ctx, &c, &af, &lf, true)
 	case len(files) == 0:
 		return usageError{"tui: no capture file given (or -i IFACE for a live capture)"}
 	}
-	if err := refuseLiveOnly(fs, "tui"); err != nil {
-		return err
-	}
-	if err := checkFormat(c.format, "text", "json"); err != nil {
+	if err := cmd.refuse(liveOnly, "only for a live capture (-i IFACE)"); err != nil {
 		return err
 	}
 	popts, aopts, failOn, err := e.analysisOptions(&c, &af)
@@ -155,38 +146,35 @@ func (p *progress) counts() *tui.CaptureCounts {
 }
 
 // progressEvery is how many packets pass between two publications of the
-// counters (and context checks) in a replay.
+// counters in a replay.
 const progressEvery = 1024
 
-// replayPackets is pipeline.Run's loop for one worker, publishing the
-// counters as it goes so the UI's figures and rates move with the replay.
-func replayPackets(ctx context.Context, src capture.Source, eng *pipeline.Engine, prog *progress) (pipeline.Stats, error) {
-	var runErr error
-	for n := 0; ; n++ {
-		if n%progressEvery == 0 {
-			if ctx.Err() != nil {
-				break
-			}
-			prog.store(eng.Stats())
+// progressSource is a replay's capture as the pipeline reads it: the
+// packet counters reach the UI as they grow, so its figures and rates move
+// with the replay (connections are counted by the pipeline, and shown when
+// it ends). It is called on the pipeline's reading goroutine.
+type progressSource struct {
+	capture.Source
+	prog *progress
+	st   pipeline.Stats
+}
+
+func (s *progressSource) Next() (capture.Packet, error) {
+	p, err := s.Source.Next()
+	if err == nil {
+		s.st.Count(&p)
+		if s.st.Packets%progressEvery == 1 {
+			s.prog.store(s.st)
 		}
-		p, err := src.Next()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				runErr = err
-			}
-			break
-		}
-		eng.Packet(&p)
 	}
-	eng.Close()
-	st := eng.Stats()
-	prog.store(st)
-	return st, runErr
+	return p, err
 }
 
 func (r *replay) run(ctx context.Context, src capture.Source, popts pipeline.Options, aud *audit.Auditor, rec *tui.Recorder) {
 	defer close(r.finished)
-	st, err := replayPackets(ctx, src, pipeline.New(popts, rec), &r.prog)
+	// As read: the pipeline's loop, sharded over --workers.
+	st, err := pipeline.Run(ctx, &progressSource{Source: src, prog: &r.prog}, popts, rec)
+	r.prog.store(st)
 	addCaptureStats(aud, st)
 	rep := aud.Finish(st.LastTime)
 	r.mu.Lock()

@@ -228,3 +228,23 @@ func merge(lists ...[]Expected) []Expected {
 	}
 	return out
 }
+
+// onModern builds a capture of one connection from a client with header
+// instance ID H (host 1 to broker 1): steps run in its session, then it
+// closes.
+func onModern(steps func(s *pcapgen.Session, bad bool)) func(*pcapgen.Capture, bool) {
+	return oneConn(func(cn *pcapgen.Conn) *pcapgen.Session { return modern(cn, "orders-app", idH) }, steps)
+}
+
+// onLegacy is onModern for a legacy client (no header instance ID).
+func onLegacy(steps func(s *pcapgen.Session, bad bool)) func(*pcapgen.Capture, bool) {
+	return oneConn(func(cn *pcapgen.Conn) *pcapgen.Session { return legacy(cn, "orders-app") }, steps)
+}
+
+func oneConn(start func(*pcapgen.Conn) *pcapgen.Session, steps func(s *pcapgen.Session, bad bool)) func(*pcapgen.Capture, bool) {
+	return func(c *pcapgen.Capture, bad bool) {
+		cn := open(c, 1, firstClientPort, 1)
+		steps(start(cn), bad)
+		cn.Close()
+	}
+}

@@ -177,10 +177,7 @@ func legacyPair(cid string, member [16]byte) client {
 		c1 := open(c, h, firstClientPort, b)
 		c2 := open(c, h+1, firstClientPort, b)
 		s1, s2 := legacy(c1, cid), legacy(c2, cid)
-		cgh(s1, m, 0)
-		cgh(s2, m, 0)
-		cgh(s1, m, 1)
-		cgh(s2, m, 1)
+		joinTogether(s1, s2, m, m)
 		c1.Close()
 		c2.Close()
 		return []Expected{ex("member-id-collision", 3)}

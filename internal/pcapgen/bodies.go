@@ -74,14 +74,15 @@ func SaslHandshakeResponse(version int16, mechanisms ...string) *kmsg.SASLHandsh
 	return r
 }
 
+// heartbeatInterval is what every group heartbeat response asks for, in
+// milliseconds.
+const heartbeatInterval = 5000
+
 // ConsumerGroupHeartbeat is a ConsumerGroupHeartbeat request (key 68). Epoch
 // 0 joins, -1 leaves, -2 leaves statically.
 func ConsumerGroupHeartbeat(version int16, group, memberID string, epoch int32) *kmsg.ConsumerGroupHeartbeatRequest {
 	r := kmsg.NewPtrConsumerGroupHeartbeatRequest()
-	r.Version = version
-	r.Group = group
-	r.MemberID = memberID
-	r.MemberEpoch = epoch
+	r.Version, r.Group, r.MemberID, r.MemberEpoch = version, group, memberID, epoch
 	if epoch == 0 {
 		r.RebalanceTimeoutMillis = 300000
 		r.SubscribedTopicNames = []string{"orders"}
@@ -95,21 +96,15 @@ func ConsumerGroupHeartbeat(version int16, group, memberID string, epoch int32) 
 // nil writes a null member ID.
 func ConsumerGroupHeartbeatResponse(version int16, errorCode int16, memberID *string, epoch int32) *kmsg.ConsumerGroupHeartbeatResponse {
 	r := kmsg.NewPtrConsumerGroupHeartbeatResponse()
-	r.Version = version
-	r.ErrorCode = errorCode
-	r.MemberID = memberID
-	r.MemberEpoch = epoch
-	r.HeartbeatIntervalMillis = 5000
+	r.Version, r.ErrorCode, r.MemberID, r.MemberEpoch = version, errorCode, memberID, epoch
+	r.HeartbeatIntervalMillis = heartbeatInterval
 	return r
 }
 
 // ShareGroupHeartbeat is a ShareGroupHeartbeat request (key 76).
 func ShareGroupHeartbeat(version int16, group, memberID string, epoch int32) *kmsg.ShareGroupHeartbeatRequest {
 	r := kmsg.NewPtrShareGroupHeartbeatRequest()
-	r.Version = version
-	r.GroupID = group
-	r.MemberID = memberID
-	r.MemberEpoch = epoch
+	r.Version, r.GroupID, r.MemberID, r.MemberEpoch = version, group, memberID, epoch
 	if epoch == 0 {
 		r.SubscribedTopicNames = []string{"orders"}
 	}
@@ -119,21 +114,15 @@ func ShareGroupHeartbeat(version int16, group, memberID string, epoch int32) *km
 // ShareGroupHeartbeatResponse answers a ShareGroupHeartbeat.
 func ShareGroupHeartbeatResponse(version int16, errorCode int16, memberID *string, epoch int32) *kmsg.ShareGroupHeartbeatResponse {
 	r := kmsg.NewPtrShareGroupHeartbeatResponse()
-	r.Version = version
-	r.ErrorCode = errorCode
-	r.MemberID = memberID
-	r.MemberEpoch = epoch
-	r.HeartbeatIntervalMillis = 5000
+	r.Version, r.ErrorCode, r.MemberID, r.MemberEpoch = version, errorCode, memberID, epoch
+	r.HeartbeatIntervalMillis = heartbeatInterval
 	return r
 }
 
 // StreamsGroupHeartbeat is a StreamsGroupHeartbeat request (key 88).
 func StreamsGroupHeartbeat(version int16, group, memberID string, epoch int32) *kmsg.StreamsGroupHeartbeatRequest {
 	r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
-	r.Version = version
-	r.Group = group
-	r.MemberID = memberID
-	r.MemberEpoch = epoch
+	r.Version, r.Group, r.MemberID, r.MemberEpoch = version, group, memberID, epoch
 	if epoch == 0 {
 		r.RebalanceTimeoutMillis = 300000
 		r.ProcessID = Ptr("process-1")
@@ -145,11 +134,8 @@ func StreamsGroupHeartbeat(version int16, group, memberID string, epoch int32) *
 // ID is not nullable).
 func StreamsGroupHeartbeatResponse(version int16, errorCode int16, memberID string, epoch int32) *kmsg.StreamsGroupHeartbeatResponse {
 	r := kmsg.NewPtrStreamsGroupHeartbeatResponse()
-	r.Version = version
-	r.ErrorCode = errorCode
-	r.MemberID = memberID
-	r.MemberEpoch = epoch
-	r.HeartbeatIntervalMillis = 5000
+	r.Version, r.ErrorCode, r.MemberID, r.MemberEpoch = version, errorCode, memberID, epoch
+	r.HeartbeatIntervalMillis = heartbeatInterval
 	return r
 }
 

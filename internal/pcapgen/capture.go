@@ -397,12 +397,20 @@ func (cn *Conn) Write(d Dir, parts ...[]byte) []int {
 		data = append(data, p...)
 		ends[i] = len(data)
 	}
-	n := len(data)
-	if n == 0 {
+	if len(data) == 0 {
 		return done
 	}
-	p := &cn.perturb
+	segs := cn.cut(len(data))
+	out := schedule(segs, cn.order(len(segs)))
+	frames := cn.send(d, data, out)
+	completions(done, ends, out, frames)
+	return done
+}
 
+// cut cuts n bytes of one write into segments at the MSS and at the
+// perturbation's SplitAt offsets, and decides each one's fate.
+func (cn *Conn) cut(n int) []cutSeg {
+	p := &cn.perturb
 	cuts := []int{0, n}
 	for off := cn.mss(); off < n; off += cn.mss() {
 		cuts = append(cuts, off)
@@ -429,22 +437,33 @@ func (cn *Conn) Write(d Dir, parts ...[]byte) []int {
 		s.retransmit = every(ord, p.RetransmitEvery)
 		s.overlap = every(ord, p.OverlapEvery) && i > 0
 	}
+	return segs
+}
 
-	order := make([]int, len(segs))
+// order is the order n segments go out in: as cut, or reversed (or
+// shuffled) within windows of the perturbation's Reorder.
+func (cn *Conn) order(n int) []int {
+	order := make([]int, n)
 	for i := range order {
 		order[i] = i
 	}
-	if w := p.Reorder; w > 1 {
+	if w := cn.perturb.Reorder; w > 1 {
 		for lo := 0; lo < len(order); lo += w {
 			win := order[lo:min(lo+w, len(order))]
-			if p.Shuffle {
+			if cn.perturb.Shuffle {
 				cn.rng.Shuffle(len(win), func(i, j int) { win[i], win[j] = win[j], win[i] })
 			} else {
 				slices.Reverse(win)
 			}
 		}
 	}
+	return order
+}
 
+// schedule lists the byte ranges sent, in order: each segment not dropped,
+// a retransmission after the next one, an overlapping segment after its
+// own.
+func schedule(segs []cutSeg, order []int) []piece {
 	var out, pending []piece
 	for _, i := range order {
 		s := segs[i]
@@ -464,26 +483,35 @@ func (cn *Conn) Write(d Dir, parts ...[]byte) []int {
 			out = append(out, piece{prev.b - max(1, (prev.b-prev.a)/2), s.a + max(1, (s.b-s.a)/2)})
 		}
 	}
-	out = append(out, pending...)
+	return append(out, pending...)
+}
 
+// send writes the packets of out, ranges of data sent in direction d, and
+// the other side's ACK if the perturbation asks for it; it returns their
+// frame numbers.
+func (cn *Conn) send(d Dir, data []byte, out []piece) []int {
 	base := cn.next[d]
 	frames := make([]int, len(out))
 	for i, pc := range out {
 		flags := uint8(flagACK)
-		if pc.b == n {
+		if pc.b == len(data) {
 			flags |= flagPSH
 		}
 		frames[i] = cn.packet(d, base+uint32(pc.a), cn.next[1-d], flags, 0, data[pc.a:pc.b])
 	}
-	cn.next[d] = base + uint32(n)
-	if p.ACKs {
+	cn.next[d] = base + uint32(len(data))
+	if cn.perturb.ACKs {
 		cn.packet(1-d, cn.next[1-d], cn.next[d], flagACK, 0, nil)
 	}
+	return frames
+}
 
-	// The parts' completion frames: cut the data into atoms at every
-	// boundary; an atom arrives with the first packet covering it. A part is
-	// complete when all its atoms arrived, and is delivered (in order) once
-	// every earlier atom that will ever arrive has arrived too.
+// completions sets done[i] to the frame after which the part ending at
+// ends[i] is delivered: cut the data into atoms at every boundary; an atom
+// arrives with the first packet covering it. A part is complete when all
+// its atoms arrived, and is delivered (in order) once every earlier atom
+// that will ever arrive has arrived too.
+func completions(done, ends []int, out []piece, frames []int) {
 	bounds := append([]int{0}, ends...)
 	for _, pc := range out {
 		bounds = append(bounds, pc.a, pc.b)
@@ -513,7 +541,6 @@ func (cn *Conn) Write(d Dir, parts ...[]byte) []int {
 		}
 		start = end
 	}
-	return done
 }
 
 func every(ord, n int) bool { return n > 0 && ord%n == 0 }

@@ -45,12 +45,7 @@ func RequestHeaderVersion(key, version int16) int {
 	if key == controlledShutdownKey && version == 0 {
 		return 0
 	}
-	r := kmsg.RequestForKey(key)
-	if r == nil {
-		return 1
-	}
-	r.SetVersion(version)
-	if r.IsFlexible() {
+	if r := kmsg.RequestForKey(key); r != nil && flexible(r, version) {
 		return 2
 	}
 	return 1
@@ -63,15 +58,20 @@ func ResponseHeaderVersion(key, version int16) int {
 	if key == apiVersionsKey {
 		return 0
 	}
-	r := kmsg.ResponseForKey(key)
-	if r == nil {
-		return 0
-	}
-	r.SetVersion(version)
-	if r.IsFlexible() {
+	if r := kmsg.ResponseForKey(key); r != nil && flexible(r, version) {
 		return 1
 	}
 	return 0
+}
+
+// flexible reports whether version of a request or response is flexible
+// (tagged fields, compact strings).
+func flexible(m interface {
+	SetVersion(int16)
+	IsFlexible() bool
+}, version int16) bool {
+	m.SetVersion(version)
+	return m.IsFlexible()
 }
 
 const apiVersionsKey = 18

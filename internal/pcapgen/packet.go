@@ -31,11 +31,14 @@ const (
 
 var linkNames = [...]string{"ethernet", "vlan", "sll", "sll2", "null", "raw"}
 
-func (l Link) String() string {
-	if int(l) < len(linkNames) {
-		return linkNames[l]
+func (l Link) String() string { return enumString(linkNames[:], int(l), "link") }
+
+// enumString names v from names, or writes kind(v) past their end.
+func enumString(names []string, v int, kind string) string {
+	if v >= 0 && v < len(names) {
+		return names[v]
 	}
-	return "link(" + strconv.Itoa(int(l)) + ")"
+	return kind + "(" + strconv.Itoa(v) + ")"
 }
 
 // LinkType is the pcap link type written for l.

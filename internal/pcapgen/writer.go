@@ -35,12 +35,7 @@ const (
 
 var formatNames = [...]string{"auto", "pcap", "pcap-ns", "pcap-be", "pcap-ns-be", "pcapng"}
 
-func (f Format) String() string {
-	if int(f) < len(formatNames) {
-		return formatNames[f]
-	}
-	return fmt.Sprintf("format(%d)", f)
-}
+func (f Format) String() string { return enumString(formatNames[:], int(f), "format") }
 
 // ParseFormat reads a Format name as String spells it.
 func ParseFormat(s string) (Format, error) {
