@@ -223,7 +223,9 @@ func runKwatchSmall(t *testing.T, cfg smallLoad, args []string) toolRun {
 	p := startKwatch(t, append([]string{"live", "-i", "lo", "--no-tui", "--format", "json", "--fail-on", "never",
 		"--port", strconv.Itoa(s.Port())}, args...)...)
 	p.WaitCapturing(t)
+	stopProfile := profileKwatch(t, p.Cmd.Process.Pid)
 	load, cpu := measure(t, p.Cmd.Process.Pid, s.ln.Addr().String(), cfg)
+	stopProfile()
 	code, _ := p.Stop(t, syscall.SIGINT, 20*time.Second)
 	if code != 0 {
 		t.Fatalf("kwatch exit status %d; stderr:\n%s", code, p.Stderr.String())
@@ -231,6 +233,31 @@ func runKwatchSmall(t *testing.T, cfg smallLoad, args []string) toolRun {
 	rep := parseReport(t, p.Stdout.String())
 	return toolRun{tool: "kwatch", load: load, cpu: cpu, packets: rep.Totals.Packets, dropped: rep.Totals.KernelDropped, requests: rep.Totals.Requests}
 }
+
+// profileKwatch, with KWATCH_SMALLBENCH_PERF=FILE, samples kwatch's
+// threads with perf (user and kernel stacks, the software clock: a VM
+// often has no hardware counters) while the load runs, into FILE.N, one
+// file per run. It returns what stops it.
+func profileKwatch(t *testing.T, pid int) func() {
+	t.Helper()
+	out := os.Getenv("KWATCH_SMALLBENCH_PERF")
+	if out == "" {
+		return func() {}
+	}
+	profiles++
+	cmd := exec.Command("perf", "record", "-q", "-e", "cpu-clock", "-F", "2999", "-g", "-p", strconv.Itoa(pid),
+		"-o", fmt.Sprintf("%s.%d", out, profiles))
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("perf: %v", err)
+	}
+	return func() {
+		cmd.Process.Signal(syscall.SIGINT)
+		cmd.Wait()
+	}
+}
+
+// profiles numbers the files of profileKwatch.
+var profiles int
 
 var (
 	tcpdumpCaptured = regexp.MustCompile(`(\d+) packets? captured`)
@@ -303,7 +330,8 @@ func smallRates(t *testing.T) []float64 {
 // On a shared machine a run is tried up to three times before it fails.
 // KWATCH_LIVE_ARGS adds kwatch arguments (e.g. "--workers 2");
 // KWATCH_SMALLBENCH_DURATION overrides the 5 s, KWATCH_SMALLBENCH_ATTEMPTS
-// the three attempts; KWATCH_SMALLBENCH_STRICT=1 makes the 3x CPU target
+// the three attempts; KWATCH_SMALLBENCH_PERF=FILE profiles kwatch's runs
+// (profileKwatch); KWATCH_SMALLBENCH_STRICT=1 makes the 3x CPU target
 // (at 100k requests/s and below) fail the test, not just print.
 func TestSmallRequestsAgainstTcpdump(t *testing.T) {
 	requireRoot(t)
