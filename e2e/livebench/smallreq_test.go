@@ -250,6 +250,9 @@ func profileKwatch(t *testing.T, pid int) func() {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("perf: %v", err)
 	}
+	// perf attaches to the threads after it starts: a SIGINT before that
+	// leaves an empty file.
+	time.Sleep(500 * time.Millisecond)
 	return func() {
 		cmd.Process.Signal(syscall.SIGINT)
 		cmd.Wait()
