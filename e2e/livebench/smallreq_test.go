@@ -35,6 +35,9 @@ type smallLoad struct {
 	Conns    int
 	Rate     float64 // requests per second over all connections
 	Duration time.Duration
+	// Raw sends the requests as raw frames, one a packet, instead of
+	// over TCP sockets (rawframes_test.go).
+	Raw bool
 }
 
 // smallResult is what the generator sent.
@@ -200,7 +203,14 @@ func measure(t *testing.T, pid int, sinkAddr string, cfg smallLoad) (smallResult
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+20*time.Second)
 	defer cancel()
-	load, err := runSmallLoad(ctx, sinkAddr, cfg)
+	var load smallResult
+	if cfg.Raw {
+		_, port, _ := net.SplitHostPort(sinkAddr)
+		p, _ := strconv.Atoi(port)
+		load, err = runRawLoad(ctx, p, cfg)
+	} else {
+		load, err = runSmallLoad(ctx, sinkAddr, cfg)
+	}
 	if err != nil {
 		t.Fatalf("generator: %v", err)
 	}
@@ -334,7 +344,8 @@ func smallRates(t *testing.T) []float64 {
 // KWATCH_LIVE_ARGS adds kwatch arguments (e.g. "--workers 2");
 // KWATCH_SMALLBENCH_DURATION overrides the 5 s, KWATCH_SMALLBENCH_ATTEMPTS
 // the three attempts; KWATCH_SMALLBENCH_PERF=FILE profiles kwatch's runs
-// (profileKwatch); KWATCH_SMALLBENCH_STRICT=1 makes the 3x CPU target
+// (profileKwatch); KWATCH_SMALLBENCH_RAW=1 sends raw frames, the same
+// packets to both tools (rawframes_test.go); KWATCH_SMALLBENCH_STRICT=1 makes the 3x CPU target
 // (at 100k requests/s and below) fail the test, not just print.
 func TestSmallRequestsAgainstTcpdump(t *testing.T) {
 	requireRoot(t)
@@ -347,6 +358,7 @@ func TestSmallRequestsAgainstTcpdump(t *testing.T) {
 		dur = d
 	}
 	args := strings.Fields(os.Getenv("KWATCH_LIVE_ARGS"))
+	raw := os.Getenv("KWATCH_SMALLBENCH_RAW") == "1"
 	// The CPU ratio is a measurement, printed every run; it fails the
 	// test only with KWATCH_SMALLBENCH_STRICT=1 (a machine of one's own):
 	// on a shared one a neighbour's load moves it by a third.
@@ -357,7 +369,7 @@ func TestSmallRequestsAgainstTcpdump(t *testing.T) {
 	}
 	for _, rate := range smallRates(t) {
 		t.Run(fmt.Sprintf("%.0fk req/s", rate/1e3), func(t *testing.T) {
-			cfg := smallLoad{Conns: 32, Rate: rate, Duration: dur}
+			cfg := smallLoad{Conns: 32, Rate: rate, Duration: dur, Raw: raw}
 			var fails []string
 			for attempt := 1; attempt <= attempts; attempt++ {
 				k := runKwatchSmall(t, cfg, args)
