@@ -8,9 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kwatch/kwatch/internal/pcapgen"
 )
 
 // Raw frames: the small-request load written straight onto lo as Ethernet
@@ -21,51 +24,7 @@ import (
 // differed in packets by 5x, and so did their CPU per packet. The frames
 // go to a MAC address that is not lo's: the stack drops them as
 // PACKET_OTHERHOST, after the packet sockets have captured them, so no
-// TCP endpoint answers (or resets) them.
-
-// rawFrame is an Ethernet/IPv4/TCP frame from src:sport to dst:dport.
-func rawFrame(src, dst [4]byte, sport, dport uint16, seq, ack uint32, flags uint8, payload []byte) []byte {
-	f := make([]byte, 14+20+20+len(payload))
-	copy(f[0:6], []byte{2, 0, 0, 0, 0, 1}) // not lo's 00:00:00:00:00:00
-	copy(f[6:12], []byte{2, 0, 0, 0, 0, 2})
-	binary.BigEndian.PutUint16(f[12:], unix.ETH_P_IP)
-	ip := f[14:34]
-	ip[0] = 0x45
-	binary.BigEndian.PutUint16(ip[2:], uint16(40+len(payload)))
-	ip[8] = 64
-	ip[9] = unix.IPPROTO_TCP
-	copy(ip[12:16], src[:])
-	copy(ip[16:20], dst[:])
-	binary.BigEndian.PutUint16(ip[10:], ipChecksum(ip))
-	tcp := f[34:54]
-	binary.BigEndian.PutUint16(tcp[0:], sport)
-	binary.BigEndian.PutUint16(tcp[2:], dport)
-	binary.BigEndian.PutUint32(tcp[4:], seq)
-	binary.BigEndian.PutUint32(tcp[8:], ack)
-	tcp[12] = 5 << 4
-	tcp[13] = flags
-	binary.BigEndian.PutUint16(tcp[14:], 65535)
-	copy(f[54:], payload)
-	return f
-}
-
-func ipChecksum(h []byte) uint16 {
-	var s uint32
-	for i := 0; i+1 < len(h); i += 2 {
-		s += uint32(binary.BigEndian.Uint16(h[i:]))
-	}
-	for s>>16 != 0 {
-		s = s&0xffff + s>>16
-	}
-	return ^uint16(s)
-}
-
-const (
-	tcpFIN = 0x01
-	tcpSYN = 0x02
-	tcpPSH = 0x08
-	tcpACK = 0x10
-)
+// TCP endpoint answers (or resets) them. The frames are pcapgen's.
 
 // rawSender writes frames on lo through a packet socket.
 type rawSender struct{ fd int }
@@ -87,6 +46,15 @@ func newRawSender() (*rawSender, error) {
 	return &rawSender{fd: fd}, nil
 }
 
+func (s *rawSender) sendAll(frames [][]byte) error {
+	for _, f := range frames {
+		if err := s.send(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // send writes f, waiting while the device queue is full.
 func (s *rawSender) send(f []byte) error {
 	for {
@@ -98,10 +66,65 @@ func (s *rawSender) send(f []byte) error {
 	}
 }
 
+// Each connection's sequence numbers: the client's, the broker's.
+const rawClientISN, rawBrokerISN = 1000, 5000
+
+// rawConns are pcapgen's frames of cfg.Conns connections from
+// 127.0.0.2:40000+i to 127.0.0.1:port: their handshakes, and for each one
+// data frame carrying req, a template whose sequence number is rewritten
+// per request. pcapgen's MAC addresses (02:00:...) are not lo's.
+func rawConns(port, conns int, req []byte) (opening, data [][]byte) {
+	c := pcapgen.New(pcapgen.Options{})
+	cs := make([]*pcapgen.Conn, conns)
+	for i := range cs {
+		cs[i] = c.Conn(rawConnOptions(port, i, rawClientISN, rawBrokerISN))
+	}
+	n := c.Frames()
+	for _, cn := range cs {
+		cn.Send(req)
+	}
+	for _, p := range c.Packets() {
+		if p.Frame <= n {
+			opening = append(opening, p.Data)
+		} else {
+			data = append(data, p.Data)
+		}
+	}
+	return opening, data
+}
+
+func rawConnOptions(port, i int, clientISN, brokerISN uint32) pcapgen.ConnOptions {
+	return pcapgen.ConnOptions{
+		Client:    netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 2}), uint16(40000+i)),
+		Broker:    netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(port)),
+		ClientISN: clientISN,
+		BrokerISN: brokerISN,
+	}
+}
+
+// rawClosing are the frames that close the connections, the client's
+// next sequence numbers being seqs.
+func rawClosing(port int, seqs []uint32) [][]byte {
+	c := pcapgen.New(pcapgen.Options{})
+	for i, seq := range seqs {
+		o := rawConnOptions(port, i, seq, rawBrokerISN+1)
+		o.NoSYN = true
+		c.Conn(o).Close()
+	}
+	var frames [][]byte
+	for _, p := range c.Packets() {
+		frames = append(frames, p.Data)
+	}
+	return frames
+}
+
+// rawSeqOff is where an Ethernet/IPv4 frame's TCP sequence number is.
+const rawSeqOff = 14 + 20 + 4
+
 // runRawLoad sends cfg's load to 127.0.0.1:port as raw frames: each of
 // cfg.Conns connections opens with a handshake, then the requests go round
-// the connections at cfg.Rate, and each connection ends with a FIN both
-// ways. The count is of requests, one a frame.
+// the connections at cfg.Rate, and each connection closes. The count is of
+// requests, one a frame.
 func runRawLoad(ctx context.Context, port int, cfg smallLoad) (smallResult, error) {
 	s, err := newRawSender()
 	if err != nil {
@@ -109,24 +132,13 @@ func runRawLoad(ctx context.Context, port int, cfg smallLoad) (smallResult, erro
 	}
 	defer unix.Close(s.fd)
 	req := smallRequest()
-	cli, srv := [4]byte{127, 0, 0, 2}, [4]byte{127, 0, 0, 1}
-	dport := uint16(port)
-	const iss, brokerISS = 1000, 5000
-	frames := make([][]byte, cfg.Conns)
+	opening, frames := rawConns(port, cfg.Conns, req)
+	if err := s.sendAll(opening); err != nil {
+		return smallResult{}, err
+	}
 	seqs := make([]uint32, cfg.Conns)
-	for i := range frames {
-		sport := uint16(40000 + i)
-		for _, f := range [][]byte{
-			rawFrame(cli, srv, sport, dport, iss, 0, tcpSYN, nil),
-			rawFrame(srv, cli, dport, sport, brokerISS, iss+1, tcpSYN|tcpACK, nil),
-			rawFrame(cli, srv, sport, dport, iss+1, brokerISS+1, tcpACK, nil),
-		} {
-			if err := s.send(f); err != nil {
-				return smallResult{}, err
-			}
-		}
-		frames[i] = rawFrame(cli, srv, sport, dport, 0, brokerISS+1, tcpPSH|tcpACK, req)
-		seqs[i] = iss + 1
+	for i := range seqs {
+		seqs[i] = rawClientISN + 1
 	}
 	start := time.Now()
 	var res smallResult
@@ -139,7 +151,7 @@ func runRawLoad(ctx context.Context, port int, cfg smallLoad) (smallResult, erro
 		// whatever the sleep granularity.
 		for due := uint64(el.Seconds() * cfg.Rate); res.Requests < due; res.Requests++ {
 			i := int(res.Requests % uint64(cfg.Conns))
-			binary.BigEndian.PutUint32(frames[i][38:], seqs[i])
+			binary.BigEndian.PutUint32(frames[i][rawSeqOff:], seqs[i])
 			seqs[i] += uint32(len(req))
 			if err := s.send(frames[i]); err != nil {
 				return res, err
@@ -148,16 +160,5 @@ func runRawLoad(ctx context.Context, port int, cfg smallLoad) (smallResult, erro
 		time.Sleep(200 * time.Microsecond)
 	}
 	res.Elapsed = time.Since(start)
-	for i := range frames {
-		sport := uint16(40000 + i)
-		for _, f := range [][]byte{
-			rawFrame(cli, srv, sport, dport, seqs[i], brokerISS+1, tcpFIN|tcpACK, nil),
-			rawFrame(srv, cli, dport, sport, brokerISS+1, seqs[i]+1, tcpFIN|tcpACK, nil),
-		} {
-			if err := s.send(f); err != nil {
-				return res, err
-			}
-		}
-	}
-	return res, nil
+	return res, s.sendAll(rawClosing(port, seqs))
 }
