@@ -40,7 +40,9 @@ type LiveSource struct {
 	readMu   sync.Mutex
 	ring     *ring
 	frame    uint64
-	drained  bool
+	drained  bool          // stopped, and the kernel's last block read or given up on
+	drainBy  time.Time     // stopped: when to give up on the block being filled
+	drainMax time.Duration // how long after Stop that is; 0: stopDrainMax (tests set it)
 	closed   bool
 	released bool
 	stopping atomic.Bool

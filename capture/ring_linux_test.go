@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -44,10 +45,12 @@ func fakeRing(nblocks, perBlock, size int, base time.Time) *LiveSource {
 	return &LiveSource{iface: "fake", ring: &ring{mem: mem, nblocks: nblocks}}
 }
 
-// handBack plays the kernel: the block just given back is filled again.
-func (s *LiveSource) handBack() {
+// handBack plays the kernel: the blocks given back are filled again, with
+// perBlock packets each (as fakeRing made them).
+func (s *LiveSource) handBack(perBlock int) {
 	for i := range s.ring.nblocks {
 		if i != s.ring.cur || !s.ring.held {
+			*s.ring.numPkts(i) = uint32(perBlock)
 			*s.ring.status(i) = unix.TP_STATUS_USER
 		}
 	}
@@ -98,6 +101,56 @@ func TestRingReadsBlocksInOrder(t *testing.T) {
 	}
 }
 
+// TestRingStopWaitsForFillingBlock: after Stop, the reader waits for the
+// block the kernel is filling as long as it holds packets (the block timer
+// may fire late on a busy machine), and not at all when it holds none.
+func TestRingStopWaitsForFillingBlock(t *testing.T) {
+	tests := []struct {
+		name     string
+		pending  uint32        // packets in the block being filled
+		handOver time.Duration // when the kernel hands it over; 0: never
+		want     int           // packets read after Stop
+		within   time.Duration
+	}{
+		// Later than the two block timeouts a fixed wait allowed, well
+		// within the drain's limit however loaded the machine.
+		{name: "handed over late", pending: 7, handOver: 3 * ringBlockTimeout, want: 7, within: 30 * time.Second},
+		{name: "never handed over", pending: 7, want: 0, within: 30 * time.Second},
+		{name: "nothing pending", pending: 0, want: 0, within: 30 * time.Second}, // not the minute of drainMax
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := fakeRing(2, 7, 60, time.Unix(0, 0))
+			var p Packet
+			for range 7 { // block 0
+				if err := s.NextInto(&p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Block 1 is being filled: its count grows, its status is
+			// still the kernel's.
+			*s.ring.status(1) = unix.TP_STATUS_KERNEL
+			*s.ring.numPkts(1) = tt.pending
+			if tt.handOver > 0 {
+				time.AfterFunc(tt.handOver, func() { atomic.StoreUint32(s.ring.status(1), unix.TP_STATUS_USER) })
+			}
+			s.drainMax = time.Minute
+			if tt.handOver == 0 && tt.pending > 0 {
+				s.drainMax = 2 * ringBlockTimeout // the limit is what ends it
+			}
+			s.stopping.Store(true)
+			start := time.Now()
+			n := 0
+			for s.NextInto(&p) == nil {
+				n++
+			}
+			if took := time.Since(start); n != tt.want || took > tt.within || took < s.drainMax && tt.handOver == 0 && tt.pending > 0 {
+				t.Errorf("read %d packets after Stop in %v, want %d within %v", n, took, tt.want, tt.within)
+			}
+		})
+	}
+}
+
 // TestRingBadOffsets: offsets the kernel wrote are checked, so a corrupt
 // block ends early instead of crashing kwatch.
 func TestRingBadOffsets(t *testing.T) {
@@ -140,7 +193,7 @@ func TestRingNextIntoAllocs(t *testing.T) {
 	var p Packet
 	allocs := testing.AllocsPerRun(1000, func() {
 		if s.ring.left == 0 {
-			s.handBack()
+			s.handBack(50)
 		}
 		if err := s.NextInto(&p); err != nil {
 			t.Fatal(err)
@@ -299,7 +352,7 @@ func BenchmarkRingNextInto(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if s.ring.left == 0 {
-			s.handBack()
+			s.handBack(perBlock)
 		}
 		if err := s.NextInto(&p); err != nil {
 			b.Fatal(err)

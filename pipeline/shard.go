@@ -78,7 +78,8 @@ type segRef struct {
 }
 
 // outEvent is an event copied out of a worker: ClientID lives in the
-// worker's event arena at cid (cidLen -1: nil).
+// worker's event arena at cid (cidLen -1: nil), and points there once the
+// worker is done with the batch.
 type outEvent struct {
 	step   int32
 	cidOff int32
@@ -191,6 +192,13 @@ func (w *worker) process(b *batch) {
 		}
 	}
 	w.cur = nil
+	// The client IDs' arena has stopped growing: the events can point
+	// into it now, on the worker's goroutine rather than the merger's.
+	for i := range p.out {
+		if o := &p.out[i]; o.cidLen >= 0 {
+			o.ev.ClientID = p.cids[o.cidOff : o.cidOff+o.cidLen]
+		}
+	}
 }
 
 // shardOf maps a connection's endpoints to a worker, the same for both
@@ -223,208 +231,268 @@ func endpointKey(ap netip.AddrPort) uint64 {
 	return k<<16 ^ uint64(ap.Port())
 }
 
-// runSharded is Run with opts.Workers > 1.
+// runSharded is Run with opts.Workers > 1: the workers and the reader on
+// goroutines of their own, the merger on the caller's.
 func runSharded(ctx context.Context, src capture.Source, opts Options, sink decode.Sink) (Stats, error) {
+	r := newShardReader(src, opts)
+	var wgWorkers sync.WaitGroup
+	for _, w := range r.workers {
+		wgWorkers.Go(w.run)
+	}
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		defer close(r.ordered)
+		r.run(ctx)
+	}()
+	merge(r.ordered, r.free, len(r.workers), r.retainer, sink)
+	<-readerDone
+	for _, w := range r.workers {
+		close(w.in)
+	}
+	wgWorkers.Wait()
+	for range r.ordered { // nothing left; ordered is closed
+	}
+	return r.finish(), r.err
+}
+
+// shardReader is the reader of a sharded run, and owns what the run
+// shares: the workers, the batches, and the run's counters.
+type shardReader struct {
+	src      capture.Source
+	into     capture.IntoSource // src, when it can read into a packet
+	opts     Options
+	perBatch int
+	workers  []*worker
+	free     chan *batch // batches the merger is done with
+	ordered  chan *batch // batches to merge, in capture order
+	// retainer is the source when it retains packet data (every file):
+	// its packets reach the workers uncopied (see the batch marks).
+	retainer capture.Retainer
+
+	b        *batch // being filled
+	p        capture.Packet
+	seg      capture.Segment
+	clock    reassembly.IdleClock
+	layer    *capture.LayerDecoder
+	stats    Stats
+	filtered uint64
+	err      error // the source's, other than io.EOF
+}
+
+func newShardReader(src capture.Source, opts Options) *shardReader {
 	n := opts.Workers
-	perBatch := batchSteps
-	if opts.batchSteps > 0 {
-		perBatch = opts.batchSteps
+	r := &shardReader{
+		src:      src,
+		opts:     opts,
+		perBatch: cmp.Or(opts.batchSteps, batchSteps),
+		workers:  make([]*worker, n),
+		free:     make(chan *batch, batchesInUse),
+		ordered:  make(chan *batch, batchesInUse),
+		layer:    capture.NewLayerDecoder(),
+	}
+	r.into, _ = src.(capture.IntoSource)
+	if rt, ok := src.(capture.Retainer); ok && rt.Retain() {
+		r.retainer = rt
 	}
 	dopts := decodeOptions(opts)
-	workers := make([]*worker, n)
-	for i := range workers {
+	for i := range r.workers {
 		w := &worker{idx: i, layer: capture.NewLayerDecoder(), dopts: dopts, keys: opts.Keys, in: make(chan *batch, batchesInUse)}
 		ro := reassemblyOptions(opts)
 		ro.ExternalIdleFlush = true
 		w.reasm = reassembly.New(ro, reassembly.OpenerFunc(w.open))
-		workers[i] = w
+		r.workers[i] = w
 	}
-	free := make(chan *batch, batchesInUse)
 	for range batchesInUse {
-		free <- &batch{parts: make([]part, n)}
+		r.free <- &batch{parts: make([]part, n)}
 	}
-	ordered := make(chan *batch, batchesInUse)
+	return r
+}
 
-	var wgWorkers sync.WaitGroup
-	for _, w := range workers {
-		wgWorkers.Go(w.run)
-	}
-
-	var (
-		stats    Stats
-		layer    = capture.NewLayerDecoder()
-		runErr   error
-		filtered uint64
-	)
-	retainer, retained := src.(capture.Retainer)
-	retained = retained && retainer.Retain()
-	// The reader.
-	readerDone := make(chan struct{})
-	go func() {
-		defer close(readerDone)
-		defer close(ordered)
-		into, _ := src.(capture.IntoSource)
-		var (
-			p     capture.Packet
-			seg   capture.Segment
-			clock reassembly.IdleClock
-			b     = <-free
-		)
-		if retained {
-			b.startMark = retainer.Mark()
-		}
-		send := func(last bool) {
-			b.end = last
-			if retained {
-				b.endMark = retainer.Mark()
-			}
-			b.wg.Add(n)
-			ordered <- b
-			for _, w := range workers {
-				w.in <- b
-			}
-			if !last {
-				b = <-free
-				b.reset()
-				if retained {
-					b.startMark = retainer.Mark()
-				}
-			}
-		}
-		for {
-			if stats.Packets%checkEvery == 0 && ctx.Err() != nil {
-				break
-			}
-			var err error
-			if into != nil {
-				err = into.NextInto(&p)
-			} else {
-				p, err = src.Next()
-			}
-			if err != nil {
-				if !errors.Is(err, io.EOF) {
-					runErr = err
-				}
-				break
-			}
-			stats.count(&p)
-			if !layer.Decode(&p, &seg) {
-				stats.NotTCP++
-				continue
-			}
-			if !wanted(opts.Ports, &seg) {
-				filtered++
-				continue
-			}
-			if m, ok := clock.Tick(seg.Frame, seg.Time); ok {
-				b.steps = append(b.steps, step{kind: stepFlush, meta: int32(len(b.metas))})
-				b.metas = append(b.metas, m)
-			}
-			wi := shardOf(&seg, n)
-			pt := &b.parts[wi]
-			// A reassembled datagram goes to the worker whole: its
-			// decoder never sees the fragments before it.
-			dg, reassembled := layer.Reassembled(&p)
-			if reassembled {
-				p = dg
-			}
-			if !retained || reassembled {
-				if pt.arena == nil {
-					pt.arena = make([]byte, 0, arenaCap)
-				}
-				off := len(pt.arena)
-				pt.arena = append(pt.arena, p.Data...)
-				p.Data = pt.arena[off:len(pt.arena):len(pt.arena)]
-			}
-			pt.in = append(pt.in, segRef{step: int32(len(b.steps)), pkt: p})
-			b.steps = append(b.steps, step{kind: stepSegment, worker: uint16(wi)})
-			if len(b.steps) >= perBatch || len(pt.arena) >= maxArenaBatch ||
-				retained && retainer.Mark()-b.startMark >= maxMarksBatch {
-				send(false)
-			}
-		}
-		b.steps = append(b.steps, step{kind: stepDrain, meta: int32(len(b.metas))})
-		b.steps = append(b.steps, step{kind: stepClose, meta: int32(len(b.metas))})
-		b.metas = append(b.metas, reassembly.Meta{Frame: stats.LastFrame, Time: stats.LastTime})
-		send(true)
-	}()
-
-	// The merger, on the caller's goroutine.
-	// The event is handed over where it lies in the batch: a sink must not
-	// modify it, so one copy (the worker's) is enough.
-	deliver := func(b *batch, pi int, o *outEvent) {
-		if o.cidLen >= 0 {
-			o.ev.ClientID = b.parts[pi].cids[o.cidOff : o.cidOff+o.cidLen]
-		}
-		sink.Event(&o.ev)
-	}
-	pos := make([]int, n)
-	for b := range ordered {
-		b.wg.Wait()
-		clear(pos)
-		for i, st := range b.steps {
-			si := int32(i)
-			if st.kind == stepSegment {
-				pi := int(st.worker)
-				out := b.parts[pi].out
-				for pos[pi] < len(out) && out[pos[pi]].step == si {
-					deliver(b, pi, &out[pos[pi]])
-					pos[pi]++
-				}
-				continue
-			}
-			// Flush or close: merge the workers' events connection by
-			// connection in Flow order.
-			for {
-				best := -1
-				for pi := range b.parts {
-					out := b.parts[pi].out
-					if pos[pi] >= len(out) || out[pos[pi]].step != si {
-						continue
-					}
-					if best < 0 || connOrder(&out[pos[pi]].ev.Conn, &b.parts[best].out[pos[best]].ev.Conn) < 0 {
-						best = pi
-					}
-				}
-				if best < 0 {
-					break
-				}
-				out := b.parts[best].out
-				c := out[pos[best]].ev.Conn
-				for pos[best] < len(out) && out[pos[best]].step == si && out[pos[best]].ev.Conn == c {
-					deliver(b, best, &out[pos[best]])
-					pos[best]++
-				}
-			}
-		}
-		if retained {
-			retainer.Release(b.endMark)
-		}
-		if b.end {
+// run reads the source to its end (or ctx's), sending full batches, and
+// the last one with the drain and close steps.
+func (r *shardReader) run(ctx context.Context) {
+	r.b = <-r.free
+	r.mark()
+	for {
+		if r.stats.Packets%checkEvery == 0 && ctx.Err() != nil {
 			break
 		}
-		free <- b
+		var err error
+		if r.into != nil {
+			err = r.into.NextInto(&r.p)
+		} else {
+			r.p, err = r.src.Next()
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				r.err = err
+			}
+			break
+		}
+		if r.add() {
+			r.send(false)
+		}
 	}
-	<-readerDone
-	for _, w := range workers {
-		close(w.in)
-	}
-	wgWorkers.Wait()
-	for range ordered { // nothing left; ordered is closed
-	}
+	b := r.b
+	b.steps = append(b.steps, step{kind: stepDrain, meta: int32(len(b.metas))})
+	b.steps = append(b.steps, step{kind: stepClose, meta: int32(len(b.metas))})
+	b.metas = append(b.metas, reassembly.Meta{Frame: r.stats.LastFrame, Time: r.stats.LastTime})
+	r.send(true)
+}
 
-	stats.Layers = layer.Stats()
-	stats.Tunnels = layer.Unwrapped()
-	stats.Fragments = layer.Fragments()
-	stats.Reassembly.Segments = filtered
-	stats.Reassembly.Filtered = filtered
-	for _, w := range workers {
+// add puts packet r.p into the batch: a flush step first when the idle
+// clock ticks, then a segment step for its connection's worker. It tells
+// whether the batch is full.
+func (r *shardReader) add() bool {
+	p, b := &r.p, r.b
+	r.stats.count(p)
+	if !r.layer.Decode(p, &r.seg) {
+		r.stats.NotTCP++
+		return false
+	}
+	if !wanted(r.opts.Ports, &r.seg) {
+		r.filtered++
+		return false
+	}
+	if m, ok := r.clock.Tick(r.seg.Frame, r.seg.Time); ok {
+		b.steps = append(b.steps, step{kind: stepFlush, meta: int32(len(b.metas))})
+		b.metas = append(b.metas, m)
+	}
+	wi := shardOf(&r.seg, len(r.workers))
+	pt := &b.parts[wi]
+	// A reassembled datagram goes to the worker whole: its decoder never
+	// sees the fragments before it.
+	dg, reassembled := r.layer.Reassembled(p)
+	if reassembled {
+		*p = dg
+	}
+	if r.retainer == nil || reassembled {
+		pt.keep(p)
+	}
+	pt.in = append(pt.in, segRef{step: int32(len(b.steps)), pkt: *p})
+	b.steps = append(b.steps, step{kind: stepSegment, worker: uint16(wi)})
+	return len(b.steps) >= r.perBatch || len(pt.arena) >= maxArenaBatch ||
+		r.retainer != nil && r.retainer.Mark()-b.startMark >= maxMarksBatch
+}
+
+// keep copies p's data into the part's arena: the source reuses it.
+func (pt *part) keep(p *capture.Packet) {
+	if pt.arena == nil {
+		pt.arena = make([]byte, 0, arenaCap)
+	}
+	off := len(pt.arena)
+	pt.arena = append(pt.arena, p.Data...)
+	p.Data = pt.arena[off:len(pt.arena):len(pt.arena)]
+}
+
+// mark notes where the source's retained data stood when the batch began.
+func (r *shardReader) mark() {
+	if r.retainer != nil {
+		r.b.startMark = r.retainer.Mark()
+	}
+}
+
+// send hands the batch to the merger and the workers and, unless it is the
+// last, takes a free one.
+func (r *shardReader) send(last bool) {
+	b := r.b
+	b.end = last
+	if r.retainer != nil {
+		b.endMark = r.retainer.Mark()
+	}
+	b.wg.Add(len(r.workers))
+	r.ordered <- b
+	for _, w := range r.workers {
+		w.in <- b
+	}
+	if last {
+		return
+	}
+	r.b = <-r.free
+	r.b.reset()
+	r.mark()
+}
+
+// finish sums the run's counters once every goroutine has ended.
+func (r *shardReader) finish() Stats {
+	stats := r.stats
+	stats.Layers = r.layer.Stats()
+	stats.Tunnels = r.layer.Unwrapped()
+	stats.Fragments = r.layer.Fragments()
+	stats.Reassembly.Segments = r.filtered
+	stats.Reassembly.Filtered = r.filtered
+	for _, w := range r.workers {
 		stats.Connections += w.conns
 		stats.TLS.Add(w.tls)
 		stats.Decoders.add(w.dec)
 		stats.Reassembly.Add(w.reasm.Stats())
 	}
-	return stats, runErr
+	return stats
+}
+
+// merge is the merger, on the caller's goroutine: it takes the batches in
+// order, waits for their workers, and replays their events to sink.
+func merge(ordered <-chan *batch, free chan<- *batch, workers int, retainer capture.Retainer, sink decode.Sink) {
+	pos := make([]int, workers)
+	for b := range ordered {
+		b.wg.Wait()
+		clear(pos)
+		b.replay(pos, sink)
+		if retainer != nil {
+			retainer.Release(b.endMark)
+		}
+		if b.end {
+			return
+		}
+		free <- b
+	}
+}
+
+// replay hands the batch's events to sink step by step; pos[w] is how many
+// of worker w's events were handed over. An event is handed over where it
+// lies in the batch: a sink must not modify it, so one copy (the
+// worker's) is enough.
+func (b *batch) replay(pos []int, sink decode.Sink) {
+	for i, st := range b.steps {
+		si := int32(i)
+		if st.kind != stepSegment {
+			b.replayMerged(si, pos, sink)
+			continue
+		}
+		pi := int(st.worker)
+		out := b.parts[pi].out
+		for pos[pi] < len(out) && out[pos[pi]].step == si {
+			sink.Event(&out[pos[pi]].ev)
+			pos[pi]++
+		}
+	}
+}
+
+// replayMerged hands over a flush or close step's events, merged across
+// workers connection by connection in Flow order.
+func (b *batch) replayMerged(si int32, pos []int, sink decode.Sink) {
+	for {
+		best := -1
+		for pi := range b.parts {
+			out := b.parts[pi].out
+			if pos[pi] >= len(out) || out[pos[pi]].step != si {
+				continue
+			}
+			if best < 0 || connOrder(&out[pos[pi]].ev.Conn, &b.parts[best].out[pos[best]].ev.Conn) < 0 {
+				best = pi
+			}
+		}
+		if best < 0 {
+			return
+		}
+		out := b.parts[best].out
+		c := out[pos[best]].ev.Conn
+		for pos[best] < len(out) && out[pos[best]].step == si && out[pos[best]].ev.Conn == c {
+			sink.Event(&out[pos[best]].ev)
+			pos[best]++
+		}
+	}
 }
 
 // connOrder is reassembly's replay order of flows.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gopacket/gopacket/layers"
 	"github.com/mattn/go-isatty"
+	"github.com/rs/zerolog"
 
 	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/capture"
@@ -77,121 +78,45 @@ func refuseForLive(cmd *command, publish bool) error {
 // runLive captures from an interface until ctx ends (Ctrl-C, SIGTERM) or
 // the user quits the TUI, then prints the final report.
 func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFlags, useTUI bool) error {
-	if lf.iface == "" {
-		return usageError{"live: -i IFACE is required"}
-	}
-	if lf.force && lf.write == "" {
-		return usageError{"live: --force only applies to -w FILE"}
-	}
-	popts, aopts, failOn, err := e.analysisOptions(c, af)
+	popts, aopts, failOn, err := e.liveOptions(c, af, lf)
 	if err != nil {
 		return err
 	}
-	if lf.ringMiB < capture.MinRingSize>>20 || lf.ringMiB > 1<<14 {
-		return usageError{fmt.Sprintf("live: --ring-size %d out of range (%d..%d MiB)", lf.ringMiB, capture.MinRingSize>>20, 1<<14)}
-	}
-	popts.Keys.Follow() // clients append to --tls-keylog while kwatch runs
-	if lf.publish.publish != "" {
-		if _, err := fleet.ParseTarget(lf.publish.publish); err != nil {
-			return usageError{"--publish " + err.Error()}
-		}
-		// Records must leave in the order one pipeline makes them.
-		popts.Workers = 1
-	}
-	lopts := capture.LiveOptions{Ports: c.ports, Snaplen: lf.snaplen, RingSize: lf.ringMiB << 20, Logger: e.log}
-	if lf.bpf != "" {
-		if lopts.Filter, err = compileBPF(lf.iface, lf.bpf, lf.snaplen); err != nil {
-			return err
-		}
-	}
-	src, err := capture.OpenLive(lf.iface, lopts)
+	src, w, err := e.openCapture(c, lf)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	var w *capture.PcapngWriter
-	if lf.write != "" {
-		if w, err = capture.NewPcapngWriter(lf.write, layers.LinkTypeEthernet, lf.snaplen, lf.force); err != nil {
-			return err
-		}
+	if w != nil {
 		defer w.Close()
 	}
-	// The packet ring and the output file are open: nothing else needs
-	// privileges.
-	if err := dropPrivileges(e); err != nil {
-		return err
-	}
-
 	out := bufio.NewWriter(e.stdout)
-	if !useTUI {
-		aopts.OnFinding = streamFindings(c.format, out)
-	}
-	aud := audit.New(aopts)
-	var sink decode.Sink = aud
-	var rec *tui.Recorder
-	var prog *progress // the UI's counters: nil without one
-	if useTUI {
-		rec, aud = tuiAuditor(aopts)
-		sink = rec
-		prog = new(progress)
-	}
+	r := &liveRun{src: src, w: w, popts: popts, log: e.log}
 	started := time.Now()
-	agent, err := e.liveAgent(ctx, &lf.publish)
-	if err != nil {
+	if err := e.wireLive(ctx, r, aopts, c.format, out, &lf.publish, useTUI); err != nil {
 		return err
-	}
-	if agent != nil {
-		// The agent's own connections to Kafka are neither audited nor
-		// published (SPEC.md 7).
-		local := sink
-		sink = agent.WithoutOwnTraffic(decode.SinkFunc(func(ev *decode.Event) {
-			local.Event(ev)
-			agent.Event(ev)
-		}))
 	}
 
 	capCtx, stopCapture := context.WithCancel(ctx)
 	defer stopCapture()
 	if !useTUI {
 		fmt.Fprintf(e.stderr, "kwatch: capturing on %s (%s); Ctrl-C or SIGTERM stops and prints the report\n", lf.iface, captureWhat(c, lf))
-		go printStats(capCtx, e.stderr, aud, lf.statsEvery)
+		go printStats(capCtx, e.stderr, r.aud, lf.statsEvery)
 	}
 	go func() {
 		<-capCtx.Done()
 		src.Stop() // what was captured is read, then the source ends
 	}()
-
-	var done atomic.Bool
-	var capErr error
-	var rep *audit.Report
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		var st pipeline.Stats
-		st, capErr = runCapture(src, w, popts, sink, aud, prog, agent)
-		if ks, err := src.Stats(); err == nil {
-			aud.SetKernelStats(ks.Received, ks.Dropped)
-			if ks.Freezes > 0 {
-				e.log.Warn().Uint64("times", ks.Freezes).Uint64("dropped", ks.Dropped).
-					Msg("live: the capture ring was full; raise --ring-size or narrow --port")
-			}
-		}
-		rep = aud.Finish(st.LastTime)
-		done.Store(true)
+		r.run()
 	}()
-
 	if useTUI {
-		feed := tui.DetailFeed{
-			Feed: tui.NewAuditFeed(aud, func() tui.Meta {
-				return tui.Meta{Source: lf.iface, Live: true, Done: done.Load(), Counts: prog.counts(), Clock: time.Since(started)}
-			}),
-			Recorder: rec,
-		}
-		err := tui.Run(capCtx, tui.Options{Feed: feed, Explain: tui.ExplainRule, Logger: e.log})
-		if err != nil && !errors.Is(err, context.Canceled) {
+		if err := r.showTUI(capCtx, lf.iface, started); err != nil {
 			stopCapture()
 			<-finished
-			return fmt.Errorf("live: terminal UI: %w", err)
+			return err
 		}
 		// The user quit (q or ctrl+c, which the UI reads as a key in raw
 		// mode, not as SIGINT): stop capturing now rather than wait for a
@@ -200,17 +125,157 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 	}
 	<-capCtx.Done()
 	<-finished
-	if capErr != nil {
-		fmt.Fprintf(e.stderr, "kwatch: live: %v\n", capErr)
+	if r.err != nil {
+		fmt.Fprintf(e.stderr, "kwatch: live: %v\n", r.err)
 	}
-	if agent != nil {
-		e.closeAgent(ctx, agent, rep)
+	if r.agent != nil {
+		e.closeAgent(ctx, r.agent, r.rep)
 	}
 	format := c.format
 	if useTUI {
 		format = "text" // the screen is gone: leave the report behind
 	}
-	return e.writeReport(rep, format, failOn, out)
+	return e.writeReport(r.rep, format, failOn, out)
+}
+
+// liveOptions checks live's flags and makes the analysis options.
+func (e *env) liveOptions(c *common, af *auditFlags, lf *liveFlags) (pipeline.Options, audit.Options, audit.Severity, error) {
+	if lf.iface == "" {
+		return pipeline.Options{}, audit.Options{}, 0, usageError{"live: -i IFACE is required"}
+	}
+	if lf.force && lf.write == "" {
+		return pipeline.Options{}, audit.Options{}, 0, usageError{"live: --force only applies to -w FILE"}
+	}
+	popts, aopts, failOn, err := e.analysisOptions(c, af)
+	if err != nil {
+		return popts, aopts, failOn, err
+	}
+	if lf.ringMiB < capture.MinRingSize>>20 || lf.ringMiB > 1<<14 {
+		return popts, aopts, failOn, usageError{fmt.Sprintf("live: --ring-size %d out of range (%d..%d MiB)", lf.ringMiB, capture.MinRingSize>>20, 1<<14)}
+	}
+	popts.Keys.Follow() // clients append to --tls-keylog while kwatch runs
+	if lf.publish.publish != "" {
+		if _, err := fleet.ParseTarget(lf.publish.publish); err != nil {
+			return popts, aopts, failOn, usageError{"--publish " + err.Error()}
+		}
+		// Records must leave in the order one pipeline makes them.
+		popts.Workers = 1
+	}
+	return popts, aopts, failOn, nil
+}
+
+// openCapture opens the packet ring and the -w file, then drops
+// privileges: nothing after needs them. On error nothing stays open.
+func (e *env) openCapture(c *common, lf *liveFlags) (*capture.LiveSource, *capture.PcapngWriter, error) {
+	lopts := capture.LiveOptions{Ports: c.ports, Snaplen: lf.snaplen, RingSize: lf.ringMiB << 20, Logger: e.log}
+	if lf.bpf != "" {
+		var err error
+		if lopts.Filter, err = compileBPF(lf.iface, lf.bpf, lf.snaplen); err != nil {
+			return nil, nil, err
+		}
+	}
+	src, err := capture.OpenLive(lf.iface, lopts)
+	if err != nil {
+		return nil, nil, err
+	}
+	var w *capture.PcapngWriter
+	if lf.write != "" {
+		if w, err = capture.NewPcapngWriter(lf.write, layers.LinkTypeEthernet, lf.snaplen, lf.force); err != nil {
+			src.Close()
+			return nil, nil, err
+		}
+	}
+	if err := dropPrivileges(e); err != nil {
+		if w != nil {
+			w.Close()
+		}
+		src.Close()
+		return nil, nil, err
+	}
+	return src, w, nil
+}
+
+// liveRun is one live capture: the source, where its events go, and what
+// the capture ended with.
+type liveRun struct {
+	src   *capture.LiveSource
+	w     *capture.PcapngWriter
+	popts pipeline.Options
+	log   zerolog.Logger
+
+	sink  decode.Sink
+	aud   *audit.Auditor
+	rec   *tui.Recorder    // the TUI's; nil without it
+	prog  *progress        // the TUI's counters; nil without it
+	agent *fleet.Publisher // --publish; nil without it
+
+	// Set by run before it returns (done as it returns).
+	done atomic.Bool
+	err  error
+	rep  *audit.Report
+}
+
+// wireLive makes r's auditor and sink: findings streamed to out without
+// the TUI, the TUI's recorder with it, and the fleet agent with
+// --publish.
+func (e *env) wireLive(ctx context.Context, r *liveRun, aopts audit.Options, format string, out *bufio.Writer, pf *publishFlags, useTUI bool) error {
+	if !useTUI {
+		aopts.OnFinding = streamFindings(format, out)
+	}
+	r.aud = audit.New(aopts)
+	r.sink = r.aud
+	if useTUI {
+		r.rec, r.aud = tuiAuditor(aopts)
+		r.sink = r.rec
+		r.prog = new(progress)
+	}
+	agent, err := e.liveAgent(ctx, pf)
+	if err != nil {
+		return err
+	}
+	if agent != nil {
+		// The agent's own connections to Kafka are neither audited nor
+		// published (SPEC.md 7).
+		local := r.sink
+		r.sink = agent.WithoutOwnTraffic(decode.SinkFunc(func(ev *decode.Event) {
+			local.Event(ev)
+			agent.Event(ev)
+		}))
+		r.agent = agent
+	}
+	return nil
+}
+
+// run captures until the source ends (Stop), then adds the kernel's
+// counters and finishes the report.
+func (r *liveRun) run() {
+	var st pipeline.Stats
+	st, r.err = runCapture(r.src, r.w, r.popts, r.sink, r.aud, r.prog, r.agent)
+	if ks, err := r.src.Stats(); err == nil {
+		r.aud.SetKernelStats(ks.Received, ks.Dropped)
+		if ks.Freezes > 0 {
+			r.log.Warn().Uint64("times", ks.Freezes).Uint64("dropped", ks.Dropped).
+				Msg("live: the capture ring was full; raise --ring-size or narrow --port")
+		}
+	}
+	r.rep = r.aud.Finish(st.LastTime)
+	r.done.Store(true)
+}
+
+// showTUI runs the terminal UI over the capture until the user quits or
+// ctx ends.
+func (r *liveRun) showTUI(ctx context.Context, iface string, started time.Time) error {
+	feed := tui.DetailFeed{
+		Feed: tui.NewAuditFeed(r.aud, func() tui.Meta {
+			return tui.Meta{Source: iface, Live: true, Done: r.done.Load(), Counts: r.prog.counts(), Clock: time.Since(started)}
+		}),
+		Recorder: r.rec,
+	}
+	err := tui.Run(ctx, tui.Options{Feed: feed, Explain: tui.ExplainRule, Logger: r.log})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("live: terminal UI: %w", err)
+	}
+	return nil
 }
 
 // streamFindings is the OnFinding of a live run without the TUI: each

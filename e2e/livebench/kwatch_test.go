@@ -45,7 +45,7 @@ func startKwatch(t *testing.T, args ...string) *proc {
 // ring's block timeout has handed the last packets over.
 func (p *proc) waitDrained(t *testing.T, within time.Duration) {
 	t.Helper()
-	time.Sleep(100 * time.Millisecond) // the last ACKs and FINs, the block timeout
+	time.Sleep(250 * time.Millisecond) // the last ACKs and FINs, the ring's block timeout (100 ms)
 	deadline := time.Now().Add(within)
 	last, err := p.cpuTime()
 	if err != nil {

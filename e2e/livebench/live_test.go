@@ -4,6 +4,7 @@ package livebench
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -108,12 +109,8 @@ func TestLiveKeepsUpAt1Gbps(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var args []string
-			out := filepath.Join(t.TempDir(), "live.pcapng")
-			if tt.write {
-				// kwatch creates the file before it drops to nobody.
-				args = []string{"-w", out}
-			}
+			dir := t.TempDir()
+			var out string
 			// go test ./... runs other packages beside this one on a
 			// 2-core machine: a run that lost the CPU to them (the
 			// generator fell short, or the kernel dropped packets) is tried
@@ -121,6 +118,13 @@ func TestLiveKeepsUpAt1Gbps(t *testing.T) {
 			// every time.
 			var r *liveRun
 			for attempt := 1; ; attempt++ {
+				var args []string
+				if tt.write {
+					// kwatch creates the file before it drops to nobody,
+					// and refuses one that exists: a file per attempt.
+					out = filepath.Join(dir, fmt.Sprintf("live-%d.pcapng", attempt))
+					args = []string{"-w", out}
+				}
 				r = runLive(t, tt.cfg, args, nil)
 				logRun(t, r)
 				short := r.load.Rate() < 0.95*tt.cfg.Rate

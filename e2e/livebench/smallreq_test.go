@@ -35,6 +35,9 @@ type smallLoad struct {
 	Conns    int
 	Rate     float64 // requests per second over all connections
 	Duration time.Duration
+	// Raw sends the requests as raw frames, one a packet, instead of
+	// over TCP sockets (rawframes_test.go).
+	Raw bool
 }
 
 // smallResult is what the generator sent.
@@ -200,7 +203,14 @@ func measure(t *testing.T, pid int, sinkAddr string, cfg smallLoad) (smallResult
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+20*time.Second)
 	defer cancel()
-	load, err := runSmallLoad(ctx, sinkAddr, cfg)
+	var load smallResult
+	if cfg.Raw {
+		_, port, _ := net.SplitHostPort(sinkAddr)
+		p, _ := strconv.Atoi(port)
+		load, err = runRawLoad(ctx, p, cfg)
+	} else {
+		load, err = runSmallLoad(ctx, sinkAddr, cfg)
+	}
 	if err != nil {
 		t.Fatalf("generator: %v", err)
 	}
@@ -223,7 +233,9 @@ func runKwatchSmall(t *testing.T, cfg smallLoad, args []string) toolRun {
 	p := startKwatch(t, append([]string{"live", "-i", "lo", "--no-tui", "--format", "json", "--fail-on", "never",
 		"--port", strconv.Itoa(s.Port())}, args...)...)
 	p.WaitCapturing(t)
+	stopProfile := profileKwatch(t, p.Cmd.Process.Pid)
 	load, cpu := measure(t, p.Cmd.Process.Pid, s.ln.Addr().String(), cfg)
+	stopProfile()
 	code, _ := p.Stop(t, syscall.SIGINT, 20*time.Second)
 	if code != 0 {
 		t.Fatalf("kwatch exit status %d; stderr:\n%s", code, p.Stderr.String())
@@ -231,6 +243,34 @@ func runKwatchSmall(t *testing.T, cfg smallLoad, args []string) toolRun {
 	rep := parseReport(t, p.Stdout.String())
 	return toolRun{tool: "kwatch", load: load, cpu: cpu, packets: rep.Totals.Packets, dropped: rep.Totals.KernelDropped, requests: rep.Totals.Requests}
 }
+
+// profileKwatch, with KWATCH_SMALLBENCH_PERF=FILE, samples kwatch's
+// threads with perf (user and kernel stacks, the software clock: a VM
+// often has no hardware counters) while the load runs, into FILE.N, one
+// file per run. It returns what stops it.
+func profileKwatch(t *testing.T, pid int) func() {
+	t.Helper()
+	out := os.Getenv("KWATCH_SMALLBENCH_PERF")
+	if out == "" {
+		return func() {}
+	}
+	profiles++
+	cmd := exec.Command("perf", "record", "-q", "-e", "cpu-clock", "-F", "2999", "-g", "-p", strconv.Itoa(pid),
+		"-o", fmt.Sprintf("%s.%d", out, profiles))
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("perf: %v", err)
+	}
+	// perf attaches to the threads after it starts: a SIGINT before that
+	// leaves an empty file.
+	time.Sleep(500 * time.Millisecond)
+	return func() {
+		cmd.Process.Signal(syscall.SIGINT)
+		cmd.Wait()
+	}
+}
+
+// profiles numbers the files of profileKwatch.
+var profiles int
 
 var (
 	tcpdumpCaptured = regexp.MustCompile(`(\d+) packets? captured`)
@@ -303,7 +343,9 @@ func smallRates(t *testing.T) []float64 {
 // On a shared machine a run is tried up to three times before it fails.
 // KWATCH_LIVE_ARGS adds kwatch arguments (e.g. "--workers 2");
 // KWATCH_SMALLBENCH_DURATION overrides the 5 s, KWATCH_SMALLBENCH_ATTEMPTS
-// the three attempts; KWATCH_SMALLBENCH_STRICT=1 makes the 3x CPU target
+// the three attempts; KWATCH_SMALLBENCH_PERF=FILE profiles kwatch's runs
+// (profileKwatch); KWATCH_SMALLBENCH_RAW=1 sends raw frames, the same
+// packets to both tools (rawframes_test.go); KWATCH_SMALLBENCH_STRICT=1 makes the 3x CPU target
 // (at 100k requests/s and below) fail the test, not just print.
 func TestSmallRequestsAgainstTcpdump(t *testing.T) {
 	requireRoot(t)
@@ -316,6 +358,7 @@ func TestSmallRequestsAgainstTcpdump(t *testing.T) {
 		dur = d
 	}
 	args := strings.Fields(os.Getenv("KWATCH_LIVE_ARGS"))
+	raw := os.Getenv("KWATCH_SMALLBENCH_RAW") == "1"
 	// The CPU ratio is a measurement, printed every run; it fails the
 	// test only with KWATCH_SMALLBENCH_STRICT=1 (a machine of one's own):
 	// on a shared one a neighbour's load moves it by a third.
@@ -326,7 +369,7 @@ func TestSmallRequestsAgainstTcpdump(t *testing.T) {
 	}
 	for _, rate := range smallRates(t) {
 		t.Run(fmt.Sprintf("%.0fk req/s", rate/1e3), func(t *testing.T) {
-			cfg := smallLoad{Conns: 32, Rate: rate, Duration: dur}
+			cfg := smallLoad{Conns: 32, Rate: rate, Duration: dur, Raw: raw}
 			var fails []string
 			for attempt := 1; attempt <= attempts; attempt++ {
 				k := runKwatchSmall(t, cfg, args)
