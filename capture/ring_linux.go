@@ -172,9 +172,13 @@ func (r *ring) next(p *Packet) bool {
 		r.left = 0
 		return false
 	}
-	r.off += h.Next_offset
-	if h.Next_offset == 0 {
+	// Each packet must lie past the last one's header: an offset that
+	// stands still, steps back (a wrap of the uint32 sum) or leaves the
+	// block would read the same bytes up to 2^32 times (FuzzRingBlock).
+	if next := int(h.Next_offset); next < unix.SizeofTpacket3Hdr || next > len(b)-off {
 		r.left = 0
+	} else {
+		r.off += h.Next_offset
 	}
 	p.Time = time.Unix(int64(h.Sec), int64(h.Nsec)).UTC()
 	p.Data = b[start : start+caplen : start+caplen]

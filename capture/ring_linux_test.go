@@ -389,6 +389,9 @@ func FuzzRingBlock(f *testing.F) {
 			if n > claimed {
 				t.Fatalf("read %d packets, the block claims %d", n, claimed)
 			}
+			if n > ringBlockSize/unix.SizeofTpacket3Hdr {
+				t.Fatalf("read %d packets from one block: more headers than fit in it", n)
+			}
 			if len(p.Data) > 0 {
 				at := uintptr(unsafe.Pointer(&p.Data[0]))
 				if at < lo || at+uintptr(len(p.Data)) > lo+ringBlockSize {
