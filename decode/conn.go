@@ -19,19 +19,9 @@ const (
 	StateNotKafka
 )
 
-func (s ConnState) String() string {
-	switch s {
-	case StateProbing:
-		return "probing"
-	case StateKafka:
-		return "kafka"
-	case StateTLS:
-		return "tls"
-	case StateNotKafka:
-		return "not-kafka"
-	}
-	return "unknown"
-}
+var stateNames = [...]string{StateProbing: "probing", StateKafka: "kafka", StateTLS: "tls", StateNotKafka: "not-kafka"}
+
+func (s ConnState) String() string { return enumName(stateNames[:], int(s)) }
 
 // stage is where a half (one direction) is in its byte stream.
 type stage uint8
@@ -496,8 +486,14 @@ func (c *Conn) process(h *half, p []byte, at Meta) {
 			if h.st == stHead {
 				// Take a typical header at once rather than exactly what the
 				// last parse asked for: each ask would re-parse it (size,
-				// client ID, tag count, tag, tag size, tag value).
+				// client ID, tag count, tag, tag size, tag value). A header
+				// whose tags go on past that takes all the packet offers
+				// (up to maxHeader), so that it is parsed once a packet,
+				// not once a tag.
 				want = max(want, min(h.size, headChunk))
+				if h.walking {
+					want = max(want, min(h.size, maxHeader, len(h.buf)+len(p)))
+				}
 			}
 			n := min(want-len(h.buf), len(p))
 			h.buf = append(h.buf, p[:n]...)
@@ -675,7 +671,7 @@ func (c *Conn) bodyOrSkip(h *half, key int16, response bool) {
 		return
 	}
 	h.st = stBody
-	h.need = min(h.size, start+bodyChunk)
+	h.need = max(len(h.buf), min(h.size, start+bodyChunk))
 	h.hold()
 }
 
@@ -878,8 +874,8 @@ func (c *Conn) emitResponse(h *half, at Meta) {
 // decodeBody reads the identity fields of h's frame into the event. When
 // the snap length cut the frame (see cut.go), they are the sender's only if
 // the cut fell after them: the cut bytes read as zeros. A body that does not
-// parse from a frame cut before the bytes held for it may have failed on
-// the zeros: it is cut, not in error.
+// parse from a cut frame may have failed on the zeros: it is cut, not in
+// error.
 func (c *Conn) decodeBody(h *half) {
 	c.evPDU = false
 	b := &c.ev.Body
@@ -887,7 +883,7 @@ func (c *Conn) decodeBody(h *half) {
 	failed := need > 0 || bad
 	cut := h.cutAt - 1
 	switch {
-	case h.cutAt != 0 && (failed && cut < len(h.buf) || !failed && max(cut, off) < end):
+	case h.cutAt != 0 && (failed || max(cut, off) < end):
 		*b = Body{}
 		c.ev.Cut = max(c.ev.Cut, CutBody)
 	case failed:

@@ -29,12 +29,7 @@ const (
 
 var cutNames = [...]string{"none", "body", "tags", "client-id"}
 
-func (c Cut) String() string {
-	if int(c) < len(cutNames) {
-		return cutNames[c]
-	}
-	return "unknown"
-}
+func (c Cut) String() string { return enumName(cutNames[:], int(c)) }
 
 // zeros stands in for cut bytes; never written.
 var zeros [4096]byte

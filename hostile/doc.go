@@ -6,7 +6,8 @@
 // the target, and fails when a target is missed.
 //
 // It takes minutes and about 300 MB of temporary disk at a time, so it runs
-// only when KWATCH_HOSTILE=1 (`make hostile`); `go test ./...` skips it.
+// only when KWATCH_HOSTILE=1 (`make hostile`), or names the scenarios to
+// run (KWATCH_HOSTILE=tags,holes); `go test ./...` skips it.
 // KWATCH_BIN names a kwatch binary to measure instead of building this
 // tree's (to measure an older commit with the same scenarios).
 package hostile
