@@ -80,6 +80,11 @@ const (
 	// headChunk is how much of a frame stHead buffers when the packet
 	// has it, before parsing the header (which may ask for more).
 	headChunk = 128
+	// keepBuf: a half keeps its frame buffer between frames up to this
+	// capacity (a typical header's); a larger one, grown for a long header
+	// or an identity body, is let go when its frame ends, so that an idle
+	// connection holds no more.
+	keepBuf = 4 << 10
 	// DefaultMaxInFlight is the default of Options.MaxInFlight.
 	DefaultMaxInFlight = 4096
 )
@@ -493,6 +498,12 @@ func (c *Conn) process(h *half, p []byte, at Meta) {
 				want = max(want, min(h.size, headChunk))
 				if h.walking {
 					want = max(want, min(h.size, maxHeader, len(h.buf)+len(p)))
+					if cap(h.buf) < want {
+						// Grown once to the bound rather than by doubling
+						// (a copy a step, and a buffer past maxHeader that
+						// finish would drop).
+						h.buf = append(make([]byte, 0, min(h.size, maxHeader)), h.buf...)
+					}
 				}
 			}
 			n := min(want-len(h.buf), len(p))
@@ -810,8 +821,8 @@ func (c *Conn) finish(h *half, at Meta) {
 	h.st = stSize
 	h.sizeN = 0
 	h.buf = h.buf[:0]
-	if cap(h.buf) > maxHeader {
-		h.buf = nil // do not keep a decoded body's buffer
+	if cap(h.buf) > keepBuf {
+		h.buf = nil // do not keep a long header's or an identity body's buffer
 	}
 }
 

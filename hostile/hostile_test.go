@@ -22,88 +22,33 @@ import (
 )
 
 const (
-	envRun    = "KWATCH_HOSTILE"
-	envBin    = "KWATCH_BIN"
-	envHelper = "KWATCH_HOSTILE_HELPER"
-	envFloor  = "KWATCH_HOSTILE_FLOOR"
+	envRun = "KWATCH_HOSTILE"
+	envBin = "KWATCH_BIN"
 	// repeats is how many times each side of a time ratio runs, in turn.
 	repeats = 3
 	mb      = 1 << 20
 )
 
 // usage is what one run of a child cost.
-type usage struct {
-	exit   int
-	rssKiB int64
-	cpu    time.Duration // user + system
-}
+type usage = kwatchtest.Usage
 
-// measure runs argv with its standard output to out ("" = /dev/null) and
-// returns its exit status, peak RSS and CPU time. The child is started by
-// a fresh helper process (this test binary again, TestHostileHelper): Go
-// starts children with vfork, and at execve Linux folds the high-water
-// mark of the parent's memory into the child's ru_maxrss, so a child of
-// this process, which writes the captures, would read as at least its
-// peak.
+// measure runs argv with its standard output to out ("" = /dev/null) from
+// a fresh helper process (kwatchtest.Measure says why).
 func measure(t *testing.T, out string, argv ...string) usage {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHostileHelper$", "--", out}, argv...)...)
-	cmd.Env = append(os.Environ(), envHelper+"=1")
-	b, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, b)
-	}
-	var u usage
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "hostile-usage: "); ok {
-			if _, err := fmt.Sscan(v, &u.exit, &u.rssKiB, &u.cpu); err != nil {
-				t.Fatalf("helper output %q: %v", l, err)
-			}
-			return u
-		}
-	}
-	t.Fatalf("helper printed no usage:\n%s", b)
-	return u
+	return kwatchtest.Measure(t, "TestHostileHelper", out, argv...)
 }
 
-// TestHostileHelper is not a test but the helper process of measure (it
-// runs the command after "--" and prints its rusage), or, with
-// KWATCH_HOSTILE_FLOOR set, the floor loop over that capture, so that the
-// floor is measured as a process like kwatch.
+// TestHostileHelper is not a test but the helper process of measure, or,
+// given "floor PATH", the floor loop over that capture, so that the floor
+// is measured as a process like kwatch.
 func TestHostileHelper(t *testing.T) {
-	if path := os.Getenv(envFloor); path != "" {
-		if _, err := floor.RunFile(path); err != nil {
+	if args := flag.Args(); len(args) == 2 && args[0] == "floor" {
+		if _, err := floor.RunFile(args[1]); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	if os.Getenv(envHelper) == "" {
-		t.Skip("helper process of TestHostile")
-	}
-	args := flag.Args()
-	out := os.DevNull
-	if args[0] != "" {
-		out = args[0]
-	}
-	f, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var stderr bytes.Buffer
-	cmd := exec.Command(args[1], args[2:]...)
-	cmd.Stdout, cmd.Stderr = f, &stderr
-	cmd.Env = os.Environ()
-	if args[1] == os.Args[0] {
-		cmd.Env = append(cmd.Env, envFloor+"="+args[len(args)-1])
-	}
-	err = cmd.Run()
-	if _, ok := err.(*exec.ExitError); err != nil && !ok {
-		t.Fatalf("%v\n%s", err, stderr.Bytes())
-	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	fmt.Printf("hostile-usage: %d %d %d\n", cmd.ProcessState.ExitCode(), ru.Maxrss, int64(cpu))
+	kwatchtest.ServeMeasure(t)
 }
 
 // row is one line of the table.
@@ -154,8 +99,8 @@ func (e *env) ratio(a, b func() usage) (ta, tb time.Duration, rss int64) {
 	ta, tb = time.Hour, time.Hour
 	for range repeats {
 		ua, ub := a(), b()
-		ta, tb = min(ta, ua.cpu), min(tb, ub.cpu)
-		rss = max(rss, ua.rssKiB, ub.rssKiB)
+		ta, tb = min(ta, ua.CPU), min(tb, ub.CPU)
+		rss = max(rss, ua.MaxRSSKiB, ub.MaxRSSKiB)
 	}
 	return ta, tb, rss
 }
@@ -225,8 +170,8 @@ func (e *env) rssRows(name, path string, bytes int64, limit int64, flagSets ...[
 		if len(flags) > 0 {
 			label = strings.Join(flags, " ")
 		}
-		e.add(row{scenario: name + ", " + label, bytes: bytes, rssKiB: u.rssKiB, time: u.cpu.Round(time.Millisecond).String() + " CPU",
-			target: fmt.Sprintf("< %d MB RSS", limit), pass: u.rssKiB*1024 < limit*mb && u.exit != 2})
+		e.add(row{scenario: name + ", " + label, bytes: bytes, rssKiB: u.MaxRSSKiB, time: u.CPU.Round(time.Millisecond).String() + " CPU",
+			target: fmt.Sprintf("< %d MB RSS", limit), pass: u.MaxRSSKiB*1024 < limit*mb && u.Exit != 2})
 	}
 	os.Remove(path)
 }
@@ -293,10 +238,12 @@ func findingsScenario(e *env) {
 		} `json:"totals"`
 	}
 	if b, err := os.ReadFile(report); err != nil || json.Unmarshal(b, &rep) != nil {
-		e.t.Fatalf("findings-heavy report: %v (exit %d)", err, u.exit)
+		e.t.Fatalf("findings-heavy report: %v (exit %d)", err, u.Exit)
 	}
 	name := fmt.Sprintf("findings-heavy (200k requests, %d findings)", rep.Totals.Findings)
-	floorRun := func() usage { return measure(e.t, "", os.Args[0], "-test.run=^TestHostileHelper$", p) }
+	floorRun := func() usage {
+		return measure(e.t, "", os.Args[0], "-test.run=^TestHostileHelper$", "--", "floor", p)
+	}
 	for _, format := range []string{"text", "json"} {
 		tk, tf, rss := e.ratio(func() usage { return e.read(p, "--format", format) }, floorRun)
 		speed := float64(tf) / float64(tk)
@@ -305,8 +252,8 @@ func findingsScenario(e *env) {
 			target: ">= 0.5x floor, < 64 MB", pass: speed >= 0.5 && rss*1024 < 64*mb && rep.Totals.Findings >= 100_000})
 	}
 	u = e.read(p, "--format", "ndjson")
-	e.add(row{scenario: name + ", --format ndjson", bytes: n, rssKiB: u.rssKiB, time: u.cpu.Round(time.Millisecond).String() + " CPU",
-		target: "< 64 MB RSS", pass: u.rssKiB*1024 < 64*mb})
+	e.add(row{scenario: name + ", --format ndjson", bytes: n, rssKiB: u.MaxRSSKiB, time: u.CPU.Round(time.Millisecond).String() + " CPU",
+		target: "< 64 MB RSS", pass: u.MaxRSSKiB*1024 < 64*mb})
 }
 
 // wireTextScenario: every class of terminal-unsafe text, in every field
@@ -345,7 +292,9 @@ func wireTextScenario(e *env) {
 // sigintScenario: SIGINT while `kwatch read -` waits for more of its
 // capture ends it with status 3 (an incomplete audit).
 func sigintScenario(e *env) {
-	p, _ := e.capture("sigint.pcap", func(p string) (int64, error) { return hostilegen.FindingsHeavy(p, 20_000) })
+	// No finding: the status is the incomplete audit's, not that of a
+	// finding reaching --fail-on.
+	p, _ := e.capture("sigint.pcap", func(p string) (int64, error) { return hostilegen.Pipelined(p, 1, 50_000, true) })
 	data, err := os.ReadFile(p)
 	if err != nil {
 		e.t.Fatal(err)

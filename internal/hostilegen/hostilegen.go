@@ -31,6 +31,15 @@ type writer struct {
 	s *pcapgen.Stream
 }
 
+// generate writes the capture at path with body, and returns its size.
+func generate(path string, body func(w *writer) error) (int64, error) {
+	w, err := create(path)
+	if err != nil {
+		return 0, err
+	}
+	return w.close(body(w))
+}
+
 func create(path string) (*writer, error) {
 	f, err := os.Create(path)
 	if err != nil {
@@ -132,10 +141,11 @@ func (c *conn) hello(w *writer, software string) error {
 }
 
 // ManyTagsFrame is a Fetch v12 request (correlation ID corr) whose header
-// carries tags empty tagged fields numbered from 1: 20,000 of them make a
-// header of 62 KiB, just under kwatch's 64 KiB bound.
-func ManyTagsFrame(tags int, corr int32) []byte {
-	h := binary.BigEndian.AppendUint16(make([]byte, 4, 4+4*tags), 1)
+// carries tags empty tagged fields numbered from 1, and a body of bodyLen
+// zero bytes: 20,000 tags make a header of 62 KiB, just under kwatch's
+// 64 KiB bound.
+func ManyTagsFrame(tags int, corr int32, bodyLen int) []byte {
+	h := binary.BigEndian.AppendUint16(make([]byte, 4, 4+4*tags+bodyLen), 1)
 	h = binary.BigEndian.AppendUint16(h, 12)
 	h = binary.BigEndian.AppendUint32(h, uint32(corr))
 	h = binary.BigEndian.AppendUint16(h, 3)
@@ -145,6 +155,7 @@ func ManyTagsFrame(tags int, corr int32) []byte {
 		h = binary.AppendUvarint(h, uint64(i))
 		h = append(h, 0)
 	}
+	h = append(h, make([]byte, bodyLen)...)
 	binary.BigEndian.PutUint32(h, uint32(len(h)-4))
 	return h
 }
@@ -153,23 +164,21 @@ func ManyTagsFrame(tags int, corr int32) []byte {
 // sends frames requests of 20,000 empty tags each (ManyTagsFrame), cut in
 // 1448-byte segments when segmented, else each in one segment.
 func ManyTags(path string, frames int, segmented bool) (int64, error) {
-	w, err := create(path)
-	if err != nil {
-		return 0, err
-	}
-	c := newConn(1)
-	err = c.open(w)
-	if err == nil {
-		err = c.hello(w, "tags")
-	}
 	seg := 1 << 16
 	if segmented {
 		seg = mss
 	}
-	for i := 1; i <= frames && err == nil; i++ {
-		err = c.send(w, pcapgen.ToBroker, ManyTagsFrame(20000, int32(i)), seg)
-	}
-	return w.close(err)
+	return generate(path, func(w *writer) error {
+		c := newConn(1)
+		err := c.open(w)
+		if err == nil {
+			err = c.hello(w, "tags")
+		}
+		for i := 1; i <= frames && err == nil; i++ {
+			err = c.send(w, pcapgen.ToBroker, ManyTagsFrame(20000, int32(i), 0), seg)
+		}
+		return err
+	})
 }
 
 // Pipelined writes conns connections that each send perConn Metadata v12
@@ -178,75 +187,81 @@ func ManyTags(path string, frames int, segmented bool) (int64, error) {
 // client sees. The client is legacy (no instance ID), so the requests give
 // no finding.
 func Pipelined(path string, conns, perConn int, answered bool) (int64, error) {
-	w, err := create(path)
-	if err != nil {
-		return 0, err
-	}
 	id := "app"
 	req := pcapgen.EncodeRequest(pcapgen.RequestHeader{APIVersion: 12, ClientID: &id}, pcapgen.Metadata(12))
 	resp := pcapgen.EncodeResponse(0, 12, pcapgen.MetadataResponse(12, "172.16.0.1", 9092))
 	per := mss / len(req) // requests in a segment
-	cs := make([]*conn, conns)
+	return generate(path, func(w *writer) error {
+		cs, err := openAll(w, conns, "pipelined")
+		var reqs, resps []byte
+		for sent := 0; sent < perConn && err == nil; sent += per {
+			for _, c := range cs {
+				reqs, resps = reqs[:0], resps[:0]
+				for k := 1; k <= min(per, perConn-sent); k++ {
+					corr := uint32(sent + k)
+					reqs = binary.BigEndian.AppendUint32(append(reqs, req[:8]...), corr)
+					reqs = append(reqs, req[12:]...)
+					resps = binary.BigEndian.AppendUint32(append(resps, resp[:4]...), corr)
+					resps = append(resps, resp[8:]...)
+				}
+				err = c.segment(w, pcapgen.ToBroker, reqs)
+				if err == nil && answered {
+					err = c.send(w, pcapgen.ToClient, resps, mss)
+				}
+				if err != nil {
+					break
+				}
+			}
+		}
+		return err
+	})
+}
+
+// openAll opens n connections, each with its ApiVersions round trip when
+// software is not empty.
+func openAll(w *writer, n int, software string) ([]*conn, error) {
+	cs := make([]*conn, n)
 	for i := range cs {
 		cs[i] = newConn(i)
-		if err == nil {
-			err = cs[i].open(w)
+		if err := cs[i].open(w); err != nil {
+			return cs, err
 		}
-		if err == nil {
-			err = cs[i].hello(w, "pipelined")
+		if software == "" {
+			continue
 		}
-	}
-	var reqs, resps []byte
-	for sent := 0; sent < perConn && err == nil; sent += per {
-		for _, c := range cs {
-			reqs, resps = reqs[:0], resps[:0]
-			for k := 1; k <= min(per, perConn-sent); k++ {
-				corr := uint32(sent + k)
-				reqs = binary.BigEndian.AppendUint32(append(reqs, req[:8]...), corr)
-				reqs = append(reqs, req[12:]...)
-				resps = binary.BigEndian.AppendUint32(append(resps, resp[:4]...), corr)
-				resps = append(resps, resp[8:]...)
-			}
-			err = c.segment(w, pcapgen.ToBroker, reqs)
-			if err == nil && answered {
-				err = c.send(w, pcapgen.ToClient, resps, mss)
-			}
-			if err != nil {
-				break
-			}
+		if err := cs[i].hello(w, software); err != nil {
+			return cs, err
 		}
 	}
-	return w.close(err)
+	return cs, nil
 }
 
 // SYNs writes n SYNs of n different connections, none answered.
 func SYNs(path string, n int) (int64, error) {
-	w, err := create(path)
-	if err != nil {
-		return 0, err
-	}
-	for i := 0; i < n && err == nil; i++ {
-		err = newConn(i).syn(w)
-	}
-	return w.close(err)
+	return generate(path, func(w *writer) error {
+		var err error
+		for i := 0; i < n && err == nil; i++ {
+			err = newConn(i).syn(w)
+		}
+		return err
+	})
 }
 
 // OpenConns writes n connections that each open and send one ApiVersions
 // v3 request, unanswered and never closed.
 func OpenConns(path string, n int) (int64, error) {
-	w, err := create(path)
-	if err != nil {
-		return 0, err
-	}
 	id := "app"
 	req := pcapgen.EncodeRequest(pcapgen.RequestHeader{APIVersion: 3, ClientID: &id}, pcapgen.APIVersions(3, "open", "1.0"))
-	for i := 0; i < n && err == nil; i++ {
-		c := newConn(i)
-		if err = c.open(w); err == nil {
-			err = c.send(w, pcapgen.ToBroker, req, mss)
+	return generate(path, func(w *writer) error {
+		var err error
+		for i := 0; i < n && err == nil; i++ {
+			c := newConn(i)
+			if err = c.open(w); err == nil {
+				err = c.send(w, pcapgen.ToBroker, req, mss)
+			}
 		}
-	}
-	return w.close(err)
+		return err
+	})
 }
 
 // Holes writes conns connections that each lose their first data segment
@@ -254,31 +269,25 @@ func OpenConns(path string, n int) (int64, error) {
 // concurrent), never acknowledged: the reassembler holds what comes after
 // each hole. The data is one Produce frame large enough for all of it.
 func Holes(path string, conns, segs int) (int64, error) {
-	w, err := create(path)
-	if err != nil {
-		return 0, err
-	}
 	id := "app"
 	size := (segs + 1) * mss
 	frame := pcapgen.EncodeRequest(pcapgen.RequestHeader{APIVersion: 9, ClientID: &id}, pcapgen.Produce(9, "t", [16]byte{}, nil))
 	frame = append(frame, make([]byte, size-len(frame))...)
 	binary.BigEndian.PutUint32(frame, uint32(size-4))
-	cs := make([]*conn, conns)
-	for i := range cs {
-		cs[i] = newConn(i)
-		if err == nil {
-			err = cs[i].open(w)
-		}
-		cs[i].next[pcapgen.ToBroker] += mss // the lost segment
-	}
-	for k := 1; k <= segs && err == nil; k++ {
+	return generate(path, func(w *writer) error {
+		cs, err := openAll(w, conns, "")
 		for _, c := range cs {
-			if err = c.segment(w, pcapgen.ToBroker, frame[k*mss:(k+1)*mss]); err != nil {
-				break
+			c.next[pcapgen.ToBroker] += mss // the lost segment
+		}
+		for k := 1; k <= segs && err == nil; k++ {
+			for _, c := range cs {
+				if err = c.segment(w, pcapgen.ToBroker, frame[k*mss:(k+1)*mss]); err != nil {
+					break
+				}
 			}
 		}
-	}
-	return w.close(err)
+		return err
+	})
 }
 
 // PartialIdentity writes conns connections that each, after their
@@ -286,27 +295,24 @@ func Holes(path string, conns, segs int) (int64, error) {
 // IdentityFrames, in turn) unfinished: all its bytes but the last 100, in
 // 1448-byte segments. A response is preceded by its request, whole.
 func PartialIdentity(path string, conns int) (int64, error) {
-	w, err := create(path)
-	if err != nil {
-		return 0, err
-	}
 	frames := IdentityFrames()
-	for i := 0; i < conns && err == nil; i++ {
-		f := frames[i%len(frames)]
-		c := newConn(i)
-		if err = c.open(w); err == nil {
-			err = c.hello(w, "partial")
+	return generate(path, func(w *writer) error {
+		cs, err := openAll(w, conns, "partial")
+		for i, c := range cs {
+			if err != nil {
+				break
+			}
+			f := frames[i%len(frames)]
+			if f.Response == nil {
+				err = c.send(w, pcapgen.ToBroker, f.Request[:len(f.Request)-100], mss)
+				continue
+			}
+			if err = c.send(w, pcapgen.ToBroker, f.Request, mss); err == nil {
+				err = c.send(w, pcapgen.ToClient, f.Response[:len(f.Response)-100], mss)
+			}
 		}
-		if err == nil && f.Response != nil {
-			err = c.send(w, pcapgen.ToBroker, f.Request, mss)
-		}
-		if err == nil && f.Response != nil {
-			err = c.send(w, pcapgen.ToClient, f.Response[:len(f.Response)-100], mss)
-		} else if err == nil {
-			err = c.send(w, pcapgen.ToBroker, f.Request[:len(f.Request)-100], mss)
-		}
-	}
-	return w.close(err)
+		return err
+	})
 }
 
 // IdentityFrame is a frame of an identity API (SPEC.md section 1) of about
