@@ -491,18 +491,16 @@ func (c *Conn) process(h *half, p []byte, at Meta) {
 			if h.st == stHead {
 				// Take a typical header at once rather than exactly what the
 				// last parse asked for: each ask would re-parse it (size,
-				// client ID, tag count, tag, tag size, tag value). A header
-				// whose tags go on past that takes all the packet offers
-				// (up to maxHeader), so that it is parsed once a packet,
-				// not once a tag.
+				// client ID, tag count, tag, tag size, tag value). The tags
+				// a walk has not reached take two bytes at least each: all
+				// those are taken at once (up to maxHeader), so that a
+				// header of many tags is parsed once a packet, not once a
+				// tag, in a buffer grown once.
 				want = max(want, min(h.size, headChunk))
-				if h.walking {
-					want = max(want, min(h.size, maxHeader, len(h.buf)+len(p)))
+				if h.walking && h.walk.on {
+					want = max(want, min(h.size, maxHeader, h.walk.off+2*int(min(h.walk.left, maxHeader))))
 					if cap(h.buf) < want {
-						// Grown once to the bound rather than by doubling
-						// (a copy a step, and a buffer past maxHeader that
-						// finish would drop).
-						h.buf = append(make([]byte, 0, min(h.size, maxHeader)), h.buf...)
+						h.buf = append(make([]byte, 0, want), h.buf...)
 					}
 				}
 			}
