@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kwatch/kwatch/internal/hostilegen"
 )
 
 // kmsgMessage is a kmsg request or response as these tests use it.
@@ -233,113 +235,46 @@ func b2i(b bool) int16 {
 	return 0
 }
 
-// largeIdentityFrames are, per identity API and direction, a frame of
-// about 1 MiB whose size is in what follows the identity fields, as
-// legitimate peers send them (topic lists, assignments, metrics), or in
-// unknown tagged fields where the body has no list.
-func largeIdentityFrames(t testing.TB) []struct {
-	name      string
-	key, ver  int16
-	resp      bool
-	req, body any
-} {
-	const mib = 1 << 20
-	topics := make([]string, mib/32)
-	for i := range topics {
-		topics[i] = fmt.Sprintf("topic-%032d", i)
+// identityBody returns the body of f's large frame (the request's, or the
+// response's when there is one) and whether it is a response.
+func identityBody(t *testing.T, f hostilegen.IdentityFrame) ([]byte, bool) {
+	if f.Response == nil {
+		var hd RequestHeader
+		if err := ParseRequestHeader(f.Request[4:], &hd); err != nil {
+			t.Fatal(err)
+		}
+		return f.Request[4+hd.Len:], false
 	}
-	bigTags := func(tags *kmsg.Tags) { tags.Set(99, make([]byte, mib)) }
-
-	cgh := cghReq("AAECAwQFBgcICQoLDA0ODw", 5)
-	cgh.SubscribedTopicNames = topics
-	cghR := cghResp(strp("AAECAwQFBgcICQoLDA0ODw"), 6, 0)
-	cghR.Assignment = &kmsg.ConsumerGroupHeartbeatResponseAssignment{Topics: make([]kmsg.ConsumerGroupHeartbeatResponseAssignmentTopic, mib/16)}
-	sgh := kmsg.NewPtrShareGroupHeartbeatRequest()
-	sgh.GroupID, sgh.MemberID, sgh.MemberEpoch, sgh.SubscribedTopicNames = "sg", "m1", 2, topics
-	sghR := kmsg.NewPtrShareGroupHeartbeatResponse()
-	sghR.MemberID, sghR.MemberEpoch = strp("m1"), 3
-	bigTags(&sghR.UnknownTags)
-	stg := kmsg.NewPtrStreamsGroupHeartbeatRequest()
-	stg.Group, stg.MemberID, stg.MemberEpoch = "st", "m2", 0
-	bigTags(&stg.UnknownTags)
-	stgR := kmsg.NewPtrStreamsGroupHeartbeatResponse()
-	stgR.MemberID, stgR.MemberEpoch = "m2", 4
-	bigTags(&stgR.UnknownTags)
-	av := apiVersionsReq()
-	bigTags(&av.UnknownTags)
-	avR := kmsg.NewPtrApiVersionsResponse()
-	avR.ErrorCode, avR.ApiKeys = 35, make([]kmsg.ApiVersionsResponseApiKey, mib/6)
-	sasl := kmsg.NewPtrSASLHandshakeResponse()
-	sasl.SupportedMechanisms = topics
-	gts := kmsg.NewPtrGetTelemetrySubscriptionsRequest()
-	gts.ClientInstanceID = tid
-	bigTags(&gts.UnknownTags)
-	gtsR := kmsg.NewPtrGetTelemetrySubscriptionsResponse()
-	gtsR.ClientInstanceID, gtsR.SubscriptionID, gtsR.RequestedMetrics = tid, 7, topics
-	push := kmsg.NewPtrPushTelemetryRequest()
-	push.ClientInstanceID, push.SubscriptionID, push.Metrics = tid, 7, make([]byte, mib)
-	pushR := kmsg.NewPtrPushTelemetryResponse()
-	pushR.ErrorCode = 42
-	bigTags(&pushR.UnknownTags)
-	return []struct {
-		name      string
-		key, ver  int16
-		resp      bool
-		req, body any
-	}{
-		{"SaslHandshake response", keySASLHandshake, 1, true, []byte("\x00\x05PLAIN"), sasl},
-		{"ApiVersions request", keyAPIVersions, 3, false, nil, av},
-		{"ApiVersions response", keyAPIVersions, 3, true, apiVersionsReq(), avR},
-		{"ConsumerGroupHeartbeat request", keyConsumerGroupHeartbeat, 1, false, nil, cgh},
-		{"ConsumerGroupHeartbeat response", keyConsumerGroupHeartbeat, 1, true, cghReq("m", 0), cghR},
-		{"ShareGroupHeartbeat request", keyShareGroupHeartbeat, 1, false, nil, sgh},
-		{"ShareGroupHeartbeat response", keyShareGroupHeartbeat, 1, true, sgh, sghR},
-		{"StreamsGroupHeartbeat request", keyStreamsGroupHeartbeat, 0, false, nil, stg},
-		{"StreamsGroupHeartbeat response", keyStreamsGroupHeartbeat, 0, true, stg, stgR},
-		{"GetTelemetrySubscriptions request", keyGetTelemetrySubscriptions, 0, false, nil, gts},
-		{"GetTelemetrySubscriptions response", keyGetTelemetrySubscriptions, 0, true, gts, gtsR},
-		{"PushTelemetry request", keyPushTelemetry, 0, false, nil, push},
-		{"PushTelemetry response", keyPushTelemetry, 0, true, push, pushR},
-	}
+	return f.Response[4+4+int(ResponseHeaderVersion(f.Key, f.Ver)):], true
 }
 
 // TestLargeIdentityFrames: a frame of about 1 MiB of each identity API
-// and direction, in 1448-byte segments, decodes to what kmsg reads from its
-// whole body, while the decoder holds no more than its header and the
-// bytes up to its identity fields plus bodyChunk (here: under 1 KiB).
+// and direction (hostilegen.IdentityFrames), in 1448-byte segments,
+// decodes to what kmsg reads from its whole body, while the decoder holds
+// no more than its header and the bytes up to its identity fields plus
+// bodyChunk (here: under 1 KiB).
 func TestLargeIdentityFrames(t *testing.T) {
-	cid := strp("app")
-	for _, tt := range largeIdentityFrames(t) {
-		t.Run(tt.name, func(t *testing.T) {
-			var data []byte
-			if tt.resp {
-				data = respFrame(tt.key, tt.ver, 1, tt.body)
-			} else {
-				data = reqFrame(t, tt.key, tt.ver, 1, cid, nil, tt.body)
-			}
-			body := data[4+len(reqHeader(t, tt.key, tt.ver, 1, cid, nil)):]
-			if tt.resp {
-				body = respFrame(tt.key, tt.ver, 1, nil)
-				body = data[len(body):]
-			}
-			if len(data) < 1<<20 {
-				t.Fatalf("frame of %d bytes: not large", len(data))
-			}
-			want, ok := kmsgIdentity(tt.key, tt.ver, tt.resp, body)
+	for _, f := range hostilegen.IdentityFrames() {
+		t.Run(f.Name, func(t *testing.T) {
+			body, resp := identityBody(t, f)
+			want, ok := kmsgIdentity(f.Key, f.Ver, resp, body)
 			if !ok {
 				t.Fatal("kmsg cannot read the body")
 			}
 			var got *Body
 			c := NewConn(testID, true, Options{}, SinkFunc(func(e *Event) {
-				if (e.Kind == KindResponse) == tt.resp && (e.Kind == KindRequest || e.Kind == KindResponse) {
+				if e.Kind == KindResponse && resp || e.Kind == KindRequest && !resp {
 					b := e.Body
 					got = &b
 				}
 			}))
-			dir := ClientToBroker
-			if tt.resp {
-				dir = BrokerToClient
-				c.Feed(ClientToBroker, reqFrame(t, tt.key, tt.ver, 1, cid, nil, tt.req), Meta{Frame: 1})
+			dir, data := ClientToBroker, f.Request
+			if resp {
+				c.Feed(ClientToBroker, f.Request, Meta{Frame: 1})
+				dir, data = BrokerToClient, f.Response
+			}
+			if len(data) < 1<<20 {
+				t.Fatalf("frame of %d bytes: not large", len(data))
 			}
 			held := 0
 			for p := data; len(p) > 0; p = p[min(len(p), 1448):] {

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"runtime"
 	"testing"
+
+	"github.com/kwatch/kwatch/internal/hostilegen"
 )
 
 // heldPerConn opens n connections (first feeding each the requests in
@@ -40,8 +42,7 @@ func heldPerConn(t *testing.T, n int, opts Options, first []byte, dir Dir, f []b
 // --port (issue 12).
 func TestPartialFrameMemory(t *testing.T) {
 	const target = 64 << 20 / 200 // 200 connections under 64 MB
-	cid := strp("app")
-	produce := reqFrame(t, 0, 9, 1, cid, nil, nil)
+	produce := reqFrame(t, 0, 9, 1, strp("app"), nil, nil)
 	binary.BigEndian.PutUint32(produce, 1<<20)
 	produce = append(produce, make([]byte, 1<<20+4-len(produce))...)
 	check := func(t *testing.T, opts Options, first []byte, dir Dir, f []byte) {
@@ -52,15 +53,12 @@ func TestPartialFrameMemory(t *testing.T) {
 		}
 	}
 	t.Run("Produce", func(t *testing.T) { check(t, Options{}, nil, ClientToBroker, produce) })
-	for _, tt := range largeIdentityFrames(t) {
-		var first, f []byte
-		dir := ClientToBroker
-		if tt.resp {
-			first, f, dir = reqFrame(t, tt.key, tt.ver, 1, cid, nil, tt.req), respFrame(tt.key, tt.ver, 1, tt.body), BrokerToClient
-		} else {
-			f = reqFrame(t, tt.key, tt.ver, 1, cid, nil, tt.body)
+	for _, tt := range hostilegen.IdentityFrames() {
+		first, f, dir := []byte(nil), tt.Request, ClientToBroker
+		if tt.Response != nil {
+			first, f, dir = tt.Request, tt.Response, BrokerToClient
 		}
-		t.Run(tt.name, func(t *testing.T) { check(t, Options{}, first, dir, f) })
-		t.Run(tt.name+" on a port", func(t *testing.T) { check(t, Options{AssumeKafka: true}, first, dir, f) })
+		t.Run(tt.Name, func(t *testing.T) { check(t, Options{}, first, dir, f) })
+		t.Run(tt.Name+" on a port", func(t *testing.T) { check(t, Options{AssumeKafka: true}, first, dir, f) })
 	}
 }
