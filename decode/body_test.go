@@ -326,3 +326,25 @@ func TestIdentityBound(t *testing.T) {
 		})
 	}
 }
+
+// TestOverrunHeaderHoldsNothing: a heartbeat request whose header's tags
+// overrun a frame of 1 MiB has no body to read: it is a body error, and
+// the frame is counted down, not held.
+func TestOverrunHeaderHoldsNothing(t *testing.T) {
+	h := reqHeader(t, keyConsumerGroupHeartbeat, 1, 1, strp("app"), nil)
+	h = append(h[:len(h)-1], 1, 5, 0xff, 0xff, 0xff, 0x0f) // one tag whose size overruns
+	data := frame(h, make([]byte, 1<<20))
+	r := &recorder{}
+	c := NewConn(testID, true, Options{AssumeKafka: true}, r)
+	held := 0
+	for p := data; len(p) > 0; p = p[min(len(p), 1448):] {
+		c.Feed(ClientToBroker, p[:min(len(p), 1448)], Meta{Frame: 1})
+		held = max(held, cap(c.halves[reqHalf].buf))
+	}
+	if len(r.lines) != 2 || !strings.Contains(r.lines[1], "body-error") || !strings.Contains(r.lines[1], "overrun") {
+		t.Fatalf("events:\n%s", r)
+	}
+	if held > 1<<10 {
+		t.Errorf("held %d bytes", held)
+	}
+}

@@ -675,7 +675,9 @@ func (c *Conn) bodyOrSkip(h *half, key int16, response bool) {
 	if response {
 		decode, start = codec.response != nil, 4
 	}
-	if !decode {
+	if !decode || start >= h.size {
+		// Nothing to read, or no body: the header fills the frame or its
+		// tags overrun it (decodeBody finds no identity fields).
 		h.st = stSkip
 		return
 	}
@@ -727,6 +729,9 @@ func (c *Conn) identity(h *half, out *Body) (off, end, need int, bad bool) {
 			}
 			off = tagsEnd
 		}
+	}
+	if off > len(h.buf) {
+		return off, off, 0, true // a request header whose tags overran the frame
 	}
 	ver = clampVersion(key, ver)
 	r := fieldReader{b: h.buf[off:], n: h.size - off, flex: lookupAPI(key).isFlexible(ver)}
