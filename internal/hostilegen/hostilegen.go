@@ -291,7 +291,7 @@ func Holes(path string, conns, segs int) (int64, error) {
 }
 
 // PartialIdentity writes conns connections that each, after their
-// ApiVersions round trip, leave an identity frame of about 1 MiB (one of
+// ApiVersions round trip, leave an identity frame of just under 1 MiB (one of
 // IdentityFrames, in turn) unfinished: all its bytes but the last 100, in
 // 1448-byte segments. A response is preceded by its request, whole.
 func PartialIdentity(path string, conns int) (int64, error) {
@@ -315,8 +315,10 @@ func PartialIdentity(path string, conns int) (int64, error) {
 	})
 }
 
-// IdentityFrame is a frame of an identity API (SPEC.md section 1) of about
-// 1 MiB, its size after the identity fields, as legitimate peers send them
+// IdentityFrame is a frame of an identity API (SPEC.md section 1) of just
+// under 1 MiB (TailSize and a few bytes: the largest frame kwatch buffered
+// whole for a heartbeat or PushTelemetry before it held identity prefixes
+// only), its size after the identity fields, as legitimate peers send them
 // (topic lists, assignments, metrics) or, where the body has no list, in
 // an unknown tagged field.
 type IdentityFrame struct {
@@ -327,14 +329,18 @@ type IdentityFrame struct {
 	Request, Response []byte
 }
 
+// TailSize is about how much of an IdentityFrame follows its identity
+// fields.
+const TailSize = 1000 << 10
+
 // IdentityFrames returns one IdentityFrame per identity API and direction.
 func IdentityFrames() []IdentityFrame {
-	const mib = 1 << 20
-	topics := make([]string, mib/32)
+	topics := make([]string, TailSize/40) // 39 bytes each as compact strings, 40 as strings
+
 	for i := range topics {
 		topics[i] = fmt.Sprintf("topic-%032d", i)
 	}
-	big := func(tags *kmsg.Tags) { tags.Set(99, make([]byte, mib)) }
+	big := func(tags *kmsg.Tags) { tags.Set(99, make([]byte, TailSize)) }
 	member := "AAECAwQFBgcICQoLDA0ODw"
 	tid := [16]byte{0xaa, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 0xbb}
 
@@ -342,12 +348,12 @@ func IdentityFrames() []IdentityFrame {
 	avBig := pcapgen.APIVersions(3, "kgo", "1.22.3")
 	big(&avBig.UnknownTags)
 	avR := pcapgen.APIVersionsResponse(3)
-	avR.ApiKeys = make([]kmsg.ApiVersionsResponseApiKey, mib/6)
+	avR.ApiKeys = make([]kmsg.ApiVersionsResponseApiKey, TailSize/7)
 	sasl := pcapgen.SaslHandshakeResponse(1, topics...)
 	cgh := pcapgen.ConsumerGroupHeartbeat(1, "g1", member, 5)
 	cgh.SubscribedTopicNames = topics
 	cghR := pcapgen.ConsumerGroupHeartbeatResponse(1, 0, &member, 6)
-	cghR.Assignment = &kmsg.ConsumerGroupHeartbeatResponseAssignment{Topics: make([]kmsg.ConsumerGroupHeartbeatResponseAssignmentTopic, mib/16)}
+	cghR.Assignment = &kmsg.ConsumerGroupHeartbeatResponseAssignment{Topics: make([]kmsg.ConsumerGroupHeartbeatResponseAssignmentTopic, TailSize/18)}
 	sgh := pcapgen.ShareGroupHeartbeat(1, "sg", member, 2)
 	sgh.SubscribedTopicNames = topics
 	sghR := pcapgen.ShareGroupHeartbeatResponse(1, 0, &member, 3)
@@ -361,7 +367,7 @@ func IdentityFrames() []IdentityFrame {
 	gtsR := pcapgen.GetTelemetrySubscriptionsResponse(0, tid, 7)
 	gtsR.RequestedMetrics = topics
 	push := pcapgen.PushTelemetry(tid, 7)
-	push.Metrics = make([]byte, mib)
+	push.Metrics = make([]byte, TailSize)
 	pushR := pcapgen.PushTelemetryResponse(42)
 	big(&pushR.UnknownTags)
 
