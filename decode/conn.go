@@ -495,12 +495,18 @@ func (c *Conn) process(h *half, p []byte, at Meta) {
 				// a walk has not reached take two bytes at least each: all
 				// those are taken at once (up to maxHeader), so that a
 				// header of many tags is parsed once a packet, not once a
-				// tag, in a buffer grown once.
+				// tag.
 				want = max(want, min(h.size, headChunk))
 				if h.walking && h.walk.on {
 					want = max(want, min(h.size, maxHeader, h.walk.off+2*int(min(h.walk.left, maxHeader))))
-					if cap(h.buf) < want {
-						h.buf = append(make([]byte, 0, want), h.buf...)
+					if c := want; cap(h.buf) < c {
+						if c > keepBuf {
+							// A header that long: its room, once, rather
+							// than a copy at each packet (want grows by
+							// a little each time).
+							c = min(h.size, maxHeader)
+						}
+						h.buf = append(make([]byte, 0, c), h.buf...)
 					}
 				}
 			}
