@@ -9,7 +9,7 @@ export KWATCH_BENCH_DIR
 # and the benchmarks below are built with it so that they measure that code.
 PGO := $(CURDIR)/cmd/kwatch/default.pgo
 
-.PHONY: bench bench-tshark profile pgo
+.PHONY: bench bench-tshark profile pgo hostile
 
 # kwatch's throughput beside the floor's, measured in one run, as a ratio.
 bench:
@@ -35,3 +35,9 @@ pgo:
 	go test -pgo=off ./bench -run '^$$' -bench 'Read/(packet|byte)-heavy.pcap/workers=1' -benchtime 20x \
 		-cpuprofile $(KWATCH_BENCH_DIR)/pgo.pprof -o $(KWATCH_BENCH_DIR)/bench-pgo.test
 	cp $(KWATCH_BENCH_DIR)/pgo.pprof $(PGO)
+
+# Issue 12's hostile scenarios against the built binary: a table of capture
+# size, time ratio, peak RSS and target per scenario; fails when one is
+# missed. KWATCH_BIN=PATH measures another build instead.
+hostile:
+	KWATCH_HOSTILE=1 go test ./hostile -run 'TestHostile$$' -v -count=1 -timeout 60m

@@ -3,15 +3,10 @@
 package bench
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/kwatch/kwatch/internal/kwatchtest"
@@ -73,22 +68,9 @@ type memRun struct {
 	helperHWMKiB int64
 }
 
-const (
-	rssHelperEnv    = "KWATCH_PEAK_RSS_HELPER"
-	rssHelperPrefix = "kwatch-peak-rss: "
-)
-
 // readPeakRSS runs kwatch read on capture and returns its peak RSS and
-// report totals.
-//
-// kwatch is not started from this process but from a fresh helper (this
-// test binary again, in TestPeakRSSHelper): Go starts children with
-// vfork (CLONE_VM), and at execve Linux folds the high-water mark of the
-// memory the child was forked with, the parent's, into the child's
-// ru_maxrss. Started from here, kwatch's peak would read as at least this
-// process's own peak, which writing the captures raises past 100 MiB.
-// The helper's peak still counts, but it is a few MiB and the same for
-// every run.
+// report totals, measured from a fresh helper process (kwatchtest.Measure
+// says why).
 func readPeakRSS(t *testing.T, bin, capture string, workers int) memRun {
 	return readPeakRSSAs(t, bin, capture, workers, "json")
 }
@@ -98,25 +80,12 @@ func readPeakRSS(t *testing.T, bin, capture string, workers int) memRun {
 func readPeakRSSAs(t *testing.T, bin, capture string, workers int, format string) memRun {
 	t.Helper()
 	report := filepath.Join(t.TempDir(), "report."+format)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestPeakRSSHelper$", "--",
-		report, bin, "read", "--format", format, "--fail-on", "never",
+	u := kwatchtest.Measure(t, "TestPeakRSSHelper", report, bin, "read", "--format", format, "--fail-on", "never",
 		"--workers", fmt.Sprint(workers), capture)
-	cmd.Env = append(os.Environ(), rssHelperEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("kwatch read --workers %d %s: %v\n%s", workers, capture, err, out)
+	if u.Exit != 0 {
+		t.Fatalf("kwatch read --workers %d %s: exit %d", workers, capture, u.Exit)
 	}
-	var r memRun
-	for _, l := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(l, rssHelperPrefix); ok {
-			if _, err := fmt.Sscan(v, &r.maxRSSKiB, &r.helperHWMKiB); err != nil {
-				t.Fatalf("helper output %q: %v", l, err)
-			}
-		}
-	}
-	if r.maxRSSKiB == 0 {
-		t.Fatalf("helper printed no peak RSS:\n%s", out)
-	}
+	r := memRun{maxRSSKiB: u.MaxRSSKiB, helperHWMKiB: u.HelperHWMKiB}
 	b, err := os.ReadFile(report)
 	if err != nil {
 		t.Fatal(err)
@@ -141,41 +110,9 @@ func readPeakRSSAs(t *testing.T, bin, capture string, workers int, format string
 	return r
 }
 
-// TestPeakRSSHelper is not a test but the helper process of readPeakRSS:
-// it runs the command after "--" with its standard output going to the
-// file named first, and prints the command's ru_maxrss and its own
-// VmHWM, both in KiB.
-func TestPeakRSSHelper(t *testing.T) {
-	if os.Getenv(rssHelperEnv) == "" {
-		t.Skip("helper process of TestPeakRSSBoundedByConnections")
-	}
-	args := flag.Args()
-	if len(args) < 2 {
-		t.Fatalf("helper: want REPORT COMMAND..., got %q", args)
-	}
-	f, err := os.Create(args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var stderr bytes.Buffer
-	cmd := exec.Command(args[1], args[2:]...)
-	cmd.Stdout, cmd.Stderr = f, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%v\n%s", err, stderr.Bytes())
-	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		t.Fatal("no rusage")
-	}
-	st, err := kwatchtest.ProcStatus(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	hwm, _, _ := strings.Cut(st["VmHWM"], " ") // "1234 kB"
-	// ru_maxrss is in KiB on Linux.
-	fmt.Printf("%s%d %s\n", rssHelperPrefix, ru.Maxrss, hwm)
-}
+// TestPeakRSSHelper is not a test but the helper process of readPeakRSS
+// (kwatchtest.Measure).
+func TestPeakRSSHelper(t *testing.T) { kwatchtest.ServeMeasure(t) }
 
 func mib(kib int64) string { return fmt.Sprintf("%.1f MiB", float64(kib)/1024) }
 

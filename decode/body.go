@@ -1,32 +1,61 @@
 package decode
 
-// bodyCodec decodes the identity fields of one API's bodies into a Body.
-// Either function may be nil: that direction's body is skipped by length.
-// They run only for the rare APIs of SPEC.md section 1, so they may
-// allocate (kmsg's ReadFrom does); body is the frame after the header and
-// is only valid during the call.
+import "encoding/binary"
+
+// The bodies of SPEC.md section 1 are read only as far as their identity
+// fields go: each API's file declares, per direction, the fields at the
+// start of its body up to the last one kwatch keeps (a layout), and the
+// decoder holds a frame's bytes only up to there, counting the rest down
+// (topic lists, assignments, PushTelemetry's metrics) without buffering
+// it. A string of Kafka's protocol is at most 32767 bytes (its generated
+// readers refuse longer ones), so the bytes held for an identity prefix are
+// bounded whatever the frame's size: see maxIdentity.
+
+// field is one field of an identity prefix: one kwatch keeps, or one before
+// those that it steps over.
+type field uint8
+
+const (
+	fThrottle         field = iota // int32 ThrottleMillis, stepped over
+	fErrorCode                     // int16 ErrorCode
+	fErrorMessage                  // nullable string ErrorMessage, stepped over
+	fGroup                         // string: the group ID
+	fMemberID                      // string: a request's member ID
+	fNullableMemberID              // nullable string: a response's member ID
+	fMemberEpoch                   // int32
+	fTelemetryID                   // uuid ClientInstanceId of a telemetry body
+	fSubscriptionID                // int32
+	fSoftwareName                  // string ClientSoftwareName
+	fSoftwareVersion               // string ClientSoftwareVersion
+)
+
+// layout is the identity prefix of one direction's body: its fields in
+// wire order, present from version since on (older versions have none).
+type layout struct {
+	since  int16
+	fields []field
+}
+
+// bodyCodec holds an API's layouts; nil: that direction's body is skipped
+// by length.
 type bodyCodec struct {
-	request  func(ver int16, body []byte, out *Body) error
-	response func(ver int16, body []byte, out *Body) error
+	request, response *layout
 }
 
 // bodyCodecs is indexed by API key (an array, not a map: it is looked up
 // for every request and response); immutable. Each entry lives in the file
 // named by its key.
 var bodyCodecs = [...]bodyCodec{
-	keySASLHandshake:             {response: saslHandshakeResponse},
-	keyAPIVersions:               {request: apiVersionsRequest, response: apiVersionsResponse},
-	keyConsumerGroupHeartbeat:    {request: consumerGroupHeartbeatRequest, response: consumerGroupHeartbeatResponse},
-	keyGetTelemetrySubscriptions: {request: getTelemetrySubscriptionsRequest, response: getTelemetrySubscriptionsResponse},
-	keyPushTelemetry:             {request: pushTelemetryRequest, response: pushTelemetryResponse},
-	keyShareGroupHeartbeat:       {request: shareGroupHeartbeatRequest, response: shareGroupHeartbeatResponse},
-	keyStreamsGroupHeartbeat:     {request: streamsGroupHeartbeatRequest, response: streamsGroupHeartbeatResponse},
+	keySASLHandshake:             saslHandshake,
+	keyAPIVersions:               apiVersions,
+	keyConsumerGroupHeartbeat:    consumerGroupHeartbeat,
+	keyGetTelemetrySubscriptions: getTelemetrySubscriptions,
+	keyPushTelemetry:             pushTelemetry,
+	keyShareGroupHeartbeat:       shareGroupHeartbeat,
+	keyStreamsGroupHeartbeat:     streamsGroupHeartbeat,
 }
 
-// decodesRequest / decodesResponse tell the framer whether to buffer a
-// body. Every other body (Produce, Fetch, SaslAuthenticate, ...) is counted
-// down without being copied.
-func decodesRequest(key int16) bool  { return codecFor(key).request != nil }
+// decodesResponse tells the resync scan whether key's answers are decoded.
 func decodesResponse(key int16) bool { return codecFor(key).response != nil }
 
 // codecFor returns key's codec; the zero bodyCodec (nothing decoded) for
@@ -38,53 +67,155 @@ func codecFor(key int16) bodyCodec {
 	return bodyCodecs[key]
 }
 
-// maxBody bounds the body buffered for a decoded API; a larger frame is
-// skipped with Body.BodyError set.
-const maxBody = 1 << 20
+// maxString is the longest string Kafka's generated readers accept.
+const maxString = 0x7fff
 
-// bodyLimit is the largest frame of key buffered to decode its body, in
-// one direction: room for the largest a legitimate client or broker sends,
-// so that a peer cannot make the decoder hold more. ApiVersions,
-// SaslHandshake and GetTelemetrySubscriptions bodies are lists of a few
-// hundred short entries at most; heartbeats carry assignments and
-// topologies, and PushTelemetry its metrics (the broker's
-// telemetry.max.bytes is 1 MiB), so they keep maxBody.
-func bodyLimit(key int16, response bool) int {
-	switch key {
-	case keyAPIVersions:
-		if response {
-			return 64 << 10
+// maxIdentity bounds the bytes of a body held for its identity fields: the
+// longest layout (a heartbeat response: throttle, error code, error
+// message, member ID, epoch) with both strings at maxString and 5-byte
+// lengths.
+const maxIdentity = 4 + 2 + 2*(5+maxString) + 4
+
+// bodyChunk is how much of a body is held at first, and at least how much
+// more each time its identity fields ask for more (each ask re-reads
+// them). It is at least headChunk, so that the bytes held when a frame's
+// header ends never pass it, and what is held does not depend on how the
+// frame was chunked.
+const bodyChunk = 256
+
+// fieldReader reads a layout from a prefix of a body: "need more" is an
+// answer (need > 0: the body's first need bytes must be held), not an
+// error; bad means a field runs past the body or breaks Kafka's limits.
+// Once either is set, reads return zero values.
+type fieldReader struct {
+	b    []byte // the bytes of the body held so far
+	n    int    // the body's length
+	off  int
+	need int
+	bad  bool
+	flex bool
+}
+
+func (r *fieldReader) span(l int) ([]byte, bool) {
+	end := r.off + l
+	switch {
+	case r.need > 0 || r.bad:
+		return nil, false
+	case l < 0 || end > r.n:
+		r.bad = true
+		return nil, false
+	case end > len(r.b):
+		r.need = end
+		return nil, false
+	}
+	s := r.b[r.off:end:end]
+	r.off = end
+	return s, true
+}
+
+func (r *fieldReader) int16() int16 {
+	if s, ok := r.span(2); ok {
+		return int16(binary.BigEndian.Uint16(s))
+	}
+	return 0
+}
+
+func (r *fieldReader) int32() int32 {
+	if s, ok := r.span(4); ok {
+		return int32(binary.BigEndian.Uint32(s))
+	}
+	return 0
+}
+
+// str reads a string (compact when flexible); null reports a negative
+// length, which only a nullable string may have (as kmsg reads them).
+func (r *fieldReader) str(nullable bool) (s []byte, null bool) {
+	var l int
+	if r.flex {
+		if r.need > 0 || r.bad {
+			return nil, false
 		}
-		return 16 << 10
-	case keyGetTelemetrySubscriptions:
-		if response {
-			return 256 << 10
+		v, next, need, bad := uvarint(r.b, r.off, r.n)
+		switch {
+		case need > 0:
+			r.need = need
+			return nil, false
+		case bad:
+			r.bad = true
+			return nil, false
 		}
-		return 16 << 10
-	case keySASLHandshake:
-		return 16 << 10
-	case keyPushTelemetry:
-		if response {
-			return 16 << 10
+		r.off, l = next, int(v)-1
+	} else {
+		l = int(r.int16())
+	}
+	switch {
+	case r.need > 0 || r.bad:
+		return nil, false
+	case l < 0 && nullable:
+		return nil, true
+	case l > maxString:
+		r.bad = true
+		return nil, false
+	}
+	s, _ = r.span(l)
+	return s, false
+}
+
+// read reads l's fields for version ver into out (nil: only steps over
+// them, to learn how far they go). Strings in out are copies.
+func (l *layout) read(ver int16, r *fieldReader, out *Body) {
+	if ver < l.since {
+		return
+	}
+	var scratch Body
+	if out == nil {
+		out = &scratch
+	}
+	keep := out != &scratch
+	for _, f := range l.fields {
+		switch f {
+		case fThrottle:
+			r.int32()
+		case fErrorCode:
+			out.ErrorCode, out.HasErrorCode = r.int16(), true
+		case fErrorMessage:
+			r.str(true)
+		case fGroup:
+			out.Group = r.text(keep)
+		case fMemberID:
+			out.MemberID, out.HasMemberID = r.text(keep), true
+		case fNullableMemberID:
+			s, null := r.str(true)
+			out.MemberID, out.HasMemberID = copyIf(keep, s), !null
+		case fMemberEpoch:
+			out.MemberEpoch = r.int32()
+		case fTelemetryID:
+			if s, ok := r.span(16); ok {
+				out.TelemetryInstanceID = UUID(s)
+			}
+			out.HasTelemetryInstanceID = true
+		case fSubscriptionID:
+			out.SubscriptionID, out.HasSubscriptionID = r.int32(), true
+		case fSoftwareName:
+			out.ClientSoftwareName = r.text(keep)
+		case fSoftwareVersion:
+			out.ClientSoftwareVersion = r.text(keep)
+		}
+		if r.need > 0 || r.bad {
+			return
 		}
 	}
-	return maxBody
 }
 
-// kmsgBody is the part of kmsg's request and response types the codecs use.
-type kmsgBody interface {
-	SetVersion(int16)
-	ReadFrom([]byte) error
+// text reads a non-nullable string and copies it when keep is set.
+func (r *fieldReader) text(keep bool) string {
+	s, _ := r.str(false)
+	return copyIf(keep, s)
 }
 
-func readBody(m kmsgBody, ver int16, body []byte) error {
-	m.SetVersion(ver)
-	return m.ReadFrom(body)
-}
-
-func nullableString(s *string) (string, bool) {
-	if s == nil {
-		return "", false
+func copyIf(keep bool, s []byte) string {
+	if !keep || len(s) == 0 {
+		return ""
 	}
-	return *s, true
+	return string(s)
 }

@@ -19,19 +19,9 @@ const (
 	StateNotKafka
 )
 
-func (s ConnState) String() string {
-	switch s {
-	case StateProbing:
-		return "probing"
-	case StateKafka:
-		return "kafka"
-	case StateTLS:
-		return "tls"
-	case StateNotKafka:
-		return "not-kafka"
-	}
-	return "unknown"
-}
+var stateNames = [...]string{StateProbing: "probing", StateKafka: "kafka", StateTLS: "tls", StateNotKafka: "not-kafka"}
+
+func (s ConnState) String() string { return enumName(stateNames[:], int(s)) }
 
 // stage is where a half (one direction) is in its byte stream.
 type stage uint8
@@ -90,6 +80,11 @@ const (
 	// headChunk is how much of a frame stHead buffers when the packet
 	// has it, before parsing the header (which may ask for more).
 	headChunk = 128
+	// keepBuf: a half keeps its frame buffer between frames up to this
+	// capacity (a typical header's); a larger one, grown for a long header
+	// or an identity body, is let go when its frame ends, so that an idle
+	// connection holds no more.
+	keepBuf = 4 << 10
 	// DefaultMaxInFlight is the default of Options.MaxInFlight.
 	DefaultMaxInFlight = 4096
 )
@@ -108,8 +103,7 @@ type half struct {
 	got  int // bytes of the current frame consumed so far
 	need int // bytes of the frame buffered before the next parse attempt
 
-	kind   frameKind
-	noBody bool // decoded API whose body was too large to buffer
+	kind frameKind
 	// walking: the header's tag walk stopped short in walk (kept here,
 	// beside the fields every frame touches, so that a header parsed
 	// whole never touches walk)
@@ -497,8 +491,24 @@ func (c *Conn) process(h *half, p []byte, at Meta) {
 			if h.st == stHead {
 				// Take a typical header at once rather than exactly what the
 				// last parse asked for: each ask would re-parse it (size,
-				// client ID, tag count, tag, tag size, tag value).
+				// client ID, tag count, tag, tag size, tag value). The tags
+				// a walk has not reached take two bytes at least each: all
+				// those are taken at once (up to maxHeader), so that a
+				// header of many tags is parsed once a packet, not once a
+				// tag.
 				want = max(want, min(h.size, headChunk))
+				if h.walking && h.walk.on {
+					want = max(want, min(h.size, maxHeader, h.walk.off+2*int(min(h.walk.left, maxHeader))))
+					if c := want; cap(h.buf) < c {
+						if c > keepBuf {
+							// A header that long: its room, once, rather
+							// than a copy at each packet (want grows by
+							// a little each time).
+							c = min(h.size, maxHeader)
+						}
+						h.buf = append(make([]byte, 0, c), h.buf...)
+					}
+				}
 			}
 			n := min(want-len(h.buf), len(p))
 			h.buf = append(h.buf, p[:n]...)
@@ -509,6 +519,8 @@ func (c *Conn) process(h *half, p []byte, at Meta) {
 			}
 			if h.st == stHead {
 				c.headDone(h, at)
+			} else {
+				c.bodyProgress(h)
 			}
 		case stSkip:
 			n := min(h.size-h.got, len(p))
@@ -576,7 +588,6 @@ func (c *Conn) startFrame(h *half, p []byte, at Meta) []byte {
 	h.walking = false
 	h.buf = h.buf[:0]
 	h.kind = frNone
-	h.noBody = false
 	h.cutAt = 0
 	h.detail = ""
 	h.st = stHead
@@ -660,29 +671,81 @@ func (c *Conn) headDone(h *half, at Meta) {
 	c.bodyOrSkip(h, h.hdr.APIKey, false)
 }
 
-// bodyOrSkip buffers the rest of the frame when key's body is decoded in
-// that direction (and its frame is within bodyLimit), else counts it down.
-// The buffer is grown once to the frame's size: a partial frame holds no
-// more than its bytes.
+// bodyOrSkip holds the rest of the frame, as far as its identity fields
+// go, when key's body is decoded in that direction, else counts it down.
+// What is held does not depend on how the frame arrives (see bodyChunk).
 func (c *Conn) bodyOrSkip(h *half, key int16, response bool) {
 	codec := codecFor(key)
 	decode := codec.request != nil
+	start := h.hdr.Len
 	if response {
-		decode = codec.response != nil
+		decode, start = codec.response != nil, 4
 	}
-	switch {
-	case decode && h.size <= bodyLimit(key, response):
-		h.st = stBody
-		h.need = h.size
-		if cap(h.buf) < h.size {
-			h.buf = append(make([]byte, 0, h.size), h.buf...)
+	if !decode || start >= h.size {
+		// Nothing to read, or no body: the header fills the frame or its
+		// tags overrun it (decodeBody finds no identity fields).
+		h.st = stSkip
+		return
+	}
+	h.st = stBody
+	h.need = max(len(h.buf), min(h.size, start+bodyChunk))
+	h.hold()
+}
+
+// bodyProgress runs when h.buf holds h.need bytes of a body being read: it
+// holds more while the identity fields need it, and once they are read (or
+// cannot be) counts the rest of the frame down; finish reads them from
+// what is held.
+func (c *Conn) bodyProgress(h *half) {
+	if _, _, need, _ := c.identity(h, nil); need > 0 {
+		h.need = min(h.size, max(need, len(h.buf)+bodyChunk))
+		h.hold()
+		return
+	}
+	h.st = stSkip
+}
+
+// hold grows h.buf to h.need bytes at once, not by doubling: what a frame
+// cut short holds is no more than what it asked for.
+func (h *half) hold() {
+	if cap(h.buf) < h.need {
+		h.buf = append(make([]byte, 0, h.need), h.buf...)
+	}
+}
+
+// identity reads the identity fields of h's frame (a request's or a
+// response's body, whose layout body.go declares), as far as h.buf holds
+// it, into out (nil: only to learn how far they go). off is the offset in
+// the frame where the body starts, end where its identity fields end; need
+// > 0 asks for the frame's first need bytes; bad: they do not parse, or a
+// response header's tagged fields overrun the frame or pass maxHeader.
+func (c *Conn) identity(h *half, out *Body) (off, end, need int, bad bool) {
+	key, ver, off := h.hdr.APIKey, h.hdr.APIVersion, h.hdr.Len
+	l := codecFor(key).request
+	if h.role == respHalf {
+		key, ver, off = h.req.key, h.req.ver, 4
+		l = codecFor(key).response
+		if ResponseHeaderVersion(key, ver) == 1 {
+			tagsEnd, need, problem := parseTags(h.buf, off, h.size, nil, nil)
+			switch {
+			case need > maxHeader, need == 0 && problem == TagOverrun:
+				return off, off, 0, true
+			case need > 0:
+				return off, off, need, false
+			}
+			off = tagsEnd
 		}
-	case decode:
-		h.noBody = true
-		h.st = stSkip
-	default:
-		h.st = stSkip
 	}
+	if off > len(h.buf) {
+		return off, off, 0, true // a request header whose tags overran the frame
+	}
+	ver = clampVersion(key, ver)
+	r := fieldReader{b: h.buf[off:], n: h.size - off, flex: lookupAPI(key).isFlexible(ver)}
+	l.read(ver, &r, out)
+	if r.need > 0 {
+		return off, off, off + r.need, false
+	}
+	return off, off + r.off, 0, r.bad
 }
 
 func headerDetail(err error, b []byte) string {
@@ -767,8 +830,8 @@ func (c *Conn) finish(h *half, at Meta) {
 	h.st = stSize
 	h.sizeN = 0
 	h.buf = h.buf[:0]
-	if cap(h.buf) > maxHeader {
-		h.buf = nil // do not keep a decoded body's buffer
+	if cap(h.buf) > keepBuf {
+		h.buf = nil // do not keep a long header's or an identity body's buffer
 	}
 }
 
@@ -792,8 +855,8 @@ func (c *Conn) emitRequest(h *half, at Meta) {
 	if h.cutAt != 0 {
 		c.markCut(h)
 	}
-	if codec := codecFor(hd.APIKey); codec.request != nil {
-		c.decodeBody(h, codec.request, hd.APIVersion, hd.Len)
+	if codecFor(hd.APIKey).request != nil {
+		c.decodeBody(h)
 	}
 	c.seq++
 	c.lastCorr, c.haveCorr = hd.CorrelationID, true
@@ -816,19 +879,8 @@ func (c *Conn) emitResponse(h *half, at Meta) {
 	c.ev.CorrelationID = h.corr
 	c.ev.Size = int32(h.size)
 	c.ev.RequestFrame, c.ev.RequestAmbiguous = r.frame, r.reused // (one line: default.pgo's line offsets)
-	if codec := codecFor(r.key); codec.response != nil {
-		off := 4
-		if c.ev.HeaderVersion == 1 && !h.noBody {
-			end, _, problem := parseTags(h.buf, 4, h.size, nil, nil)
-			if problem == TagOverrun {
-				c.evPDU = false
-				c.ev.Body.BodyError = true
-				c.emit()
-				return
-			}
-			off = end
-		}
-		c.decodeBody(h, codec.response, r.ver, off)
+	if codecFor(r.key).response != nil {
+		c.decodeBody(h)
 	}
 	if r.key == keySASLHandshake && r.ver == 0 && c.ev.Body.Decoded && c.ev.Body.ErrorCode == 0 {
 		// From now on the client sends raw, length-prefixed SASL tokens.
@@ -839,21 +891,26 @@ func (c *Conn) emitResponse(h *half, at Meta) {
 	c.emit()
 }
 
-func (c *Conn) decodeBody(h *half, fn func(int16, []byte, *Body) error, ver int16, off int) {
+// decodeBody reads the identity fields of h's frame into the event. When
+// the snap length cut the frame (see cut.go), they are the sender's only if
+// the cut fell after them: the cut bytes read as zeros. A body that does not
+// parse from a cut frame may have failed on the zeros: it is cut, not in
+// error.
+func (c *Conn) decodeBody(h *half) {
 	c.evPDU = false
-	if h.noBody || off > len(h.buf) {
-		c.ev.Body.BodyError = true
-		return
+	b := &c.ev.Body
+	off, end, need, bad := c.identity(h, b)
+	failed := need > 0 || bad
+	cut := h.cutAt - 1
+	switch {
+	case h.cutAt != 0 && (failed || max(cut, off) < end):
+		*b = Body{}
+		c.ev.Cut = max(c.ev.Cut, CutBody)
+	case failed:
+		*b = Body{BodyError: true}
+	default:
+		b.Decoded = true
 	}
-	err := fn(ver, h.buf[off:], &c.ev.Body)
-	if h.cutAt != 0 && c.cutBody(h, fn, ver, off, err) {
-		return
-	}
-	if err != nil {
-		c.ev.Body = Body{BodyError: true}
-		return
-	}
-	c.ev.Body.Decoded = true
 }
 
 // rawExit reports whether a frame seen in raw SASL mode is the client's

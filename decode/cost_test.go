@@ -7,23 +7,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
-)
 
-// manyTagsFrame is a Fetch v12 request whose header carries n empty
-// tagged fields (numbered from 1) and a body of bodyLen zero bytes.
-func manyTagsFrame(n, bodyLen int) []byte {
-	h := binary.BigEndian.AppendUint16(nil, 1)
-	h = binary.BigEndian.AppendUint16(h, 12)
-	h = binary.BigEndian.AppendUint32(h, 1)
-	h = binary.BigEndian.AppendUint16(h, 2)
-	h = append(h, "id"...)
-	h = binary.AppendUvarint(h, uint64(n))
-	for i := 1; i <= n; i++ {
-		h = binary.AppendUvarint(h, uint64(i))
-		h = append(h, 0)
-	}
-	return frame(h, make([]byte, bodyLen))
-}
+	"github.com/kwatch/kwatch/internal/hostilegen"
+)
 
 // feedCost is the least time, over a few runs, that frames fed in chunks
 // of chunk bytes (0: one Feed per frame) take to decode.
@@ -58,7 +44,7 @@ func feedCost(frames []byte, fromStart bool, opts Options, chunk int) time.Durat
 // of 20,000 empty tags cut in 1448-byte segments costs at most twice the
 // same bytes in one segment, recognised or probed.
 func TestHeaderCostLinear(t *testing.T) {
-	big := manyTagsFrame(20000, 8<<10) // larger than maxHeader: never parsed in place
+	big := hostilegen.ManyTagsFrame(20000, 1, 8<<10) // larger than maxHeader: never parsed in place
 	var frames []byte
 	for i := 0; i < 10; i++ {
 		frames = append(frames, big...)
@@ -166,7 +152,7 @@ func TestCandidateCostLinear(t *testing.T) {
 		h = append(h, 0)
 	}
 	answer := frame(h, encodeBody(kmsg.NewPtrMetadataResponse(), 12))
-	next := manyTagsFrame(600, 0) // 2 KiB of tags: the scan window
+	next := hostilegen.ManyTagsFrame(600, 1, 0) // 2 KiB of tags: the scan window
 	binary.BigEndian.PutUint32(next[8:], 2)
 	feed := func(piece int) (time.Duration, ConnState) {
 		c := NewConn(testID, true, Options{}, nil)

@@ -29,12 +29,7 @@ const (
 
 var cutNames = [...]string{"none", "body", "tags", "client-id"}
 
-func (c Cut) String() string {
-	if int(c) < len(cutNames) {
-		return cutNames[c]
-	}
-	return "unknown"
-}
+func (c Cut) String() string { return enumName(cutNames[:], int(c)) }
 
 // zeros stands in for cut bytes; never written.
 var zeros [4096]byte
@@ -152,43 +147,6 @@ func (c *Conn) markCut(h *half) {
 		c.ev.Cut = CutTags
 	}
 }
-
-// cutBody checks a body decoded from a frame the snap length cut (its cut
-// bytes read as zeros): the identity fields are the sender's only if a
-// decoding with every byte from the first cut on set otherwise reads them
-// the same. Two fillers are tried, with room to spare after the frame:
-// 0x02 reads a flexible schema's lengths as one (a string "\x02", never ""
-// or null as zeros read), 0xff a non-flexible one's as null, while any
-// fixed-size field differs from zero under both. A field read from the cut
-// so never matches; one read from captured bytes always does. It reports
-// whether it left the body undecoded.
-func (c *Conn) cutBody(h *half, fn func(int16, []byte, *Body) error, ver int16, off int, err error) bool {
-	at := h.cutAt - 1
-	if at >= len(h.buf) {
-		return false // the cut fell after the body
-	}
-	if err == nil {
-		from := max(at, off)
-		alt := make([]byte, len(h.buf)+cutSpare)
-		copy(alt, h.buf[:from])
-		for _, fill := range [2]byte{0x02, 0xff} {
-			for i := from; i < len(alt); i++ {
-				alt[i] = fill
-			}
-			var b Body
-			if fn(ver, alt[off:], &b) == nil && b == c.ev.Body {
-				return false
-			}
-		}
-	}
-	c.ev.Body = Body{}
-	c.ev.Cut = max(c.ev.Cut, CutBody)
-	return true
-}
-
-// cutSpare is how far past a cut frame's end cutBody's fillers go, so that
-// lengths read from them find bytes.
-const cutSpare = 4096
 
 // flushEarlyCuts reports the packets the snap length cut before the
 // connection was recognised as Kafka: one truncated-packet each.

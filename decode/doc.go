@@ -22,10 +22,10 @@
 //
 // Buffers: the bytes passed to Feed are borrowed for the duration of the
 // call only; the Conn copies what it needs (a candidate's first bytes, at
-// most 66 KiB per direction; a frame's size and header; and the body of
-// the rare APIs it decodes, up to the largest legitimate one, bodyLimit) and counts down every other byte
-// without buffering it; a frame that one Feed holds whole is parsed where it
-// lies. The *Event handed to the Sink is reused: it and its ClientID slice
+// most 66 KiB per direction; a frame's size and header; and of the bodies
+// of the rare APIs it decodes, only their identity fields, bounded by
+// Kafka's own limits: see body.go) and counts down every other byte without
+// buffering it; a frame that one Feed holds whole is parsed where it lies. The *Event handed to the Sink is reused: it and its ClientID slice
 // (which may point into the bytes being fed) are valid only during the Sink
 // call; strings in Body are copies. Raw SASL tokens and SaslAuthenticate
 // bodies are never copied out.

@@ -54,21 +54,9 @@ const (
 	KindConnEnd
 )
 
-func (k Kind) String() string {
-	switch k {
-	case KindRequest:
-		return "request"
-	case KindResponse:
-		return "response"
-	case KindCoverage:
-		return "event"
-	case KindConnStart:
-		return "conn-start"
-	case KindConnEnd:
-		return "conn-end"
-	}
-	return "unknown"
-}
+var kindNames = [...]string{KindRequest: "request", KindResponse: "response", KindCoverage: "event", KindConnStart: "conn-start", KindConnEnd: "conn-end"}
+
+func (k Kind) String() string { return enumName(kindNames[:], int(k)) }
 
 // Coverage names what a coverage event says could not be seen.
 type Coverage uint8
@@ -110,9 +98,13 @@ var coverageNames = [...]string{
 }
 
 // String returns the event name used in reports and JSON.
-func (c Coverage) String() string {
-	if int(c) < len(coverageNames) {
-		return coverageNames[c]
+func (c Coverage) String() string { return enumName(coverageNames[:], int(c)) }
+
+// enumName is the String of the enumerations here: names[i], or "unknown"
+// for a value with no name.
+func enumName(names []string, i int) string {
+	if i >= 0 && i < len(names) && names[i] != "" {
+		return names[i]
 	}
 	return "unknown"
 }
@@ -138,21 +130,10 @@ const (
 	TagOverrun
 )
 
-func (t TagProblem) String() string {
-	switch t {
-	case TagOK:
-		return "ok"
-	case TagBadSize:
-		return "tag 0 size is not 16"
-	case TagDuplicate:
-		return "duplicate tag"
-	case TagDescending:
-		return "tags not ascending"
-	case TagOverrun:
-		return "tagged fields overrun the header"
-	}
-	return "unknown"
-}
+var tagProblemNames = [...]string{TagOK: "ok", TagBadSize: "tag 0 size is not 16", TagDuplicate: "duplicate tag",
+	TagDescending: "tags not ascending", TagOverrun: "tagged fields overrun the header"}
+
+func (t TagProblem) String() string { return enumName(tagProblemNames[:], int(t)) }
 
 // UUID is a 16-byte Kafka Uuid.
 type UUID [16]byte

@@ -198,15 +198,10 @@ func (c *Conn) requestCandidate(b []byte, first bool) verdict {
 		return v
 	}
 	var hd RequestHeader
-	need, err := parseReqHeader(b[4:], int(size), &hd, c.opts.HeaderV3, nil)
-	switch {
-	case err != nil:
-		return vNo
-	case need > 0 && 4+need > maxScanNeed:
-		return vNo
-	case need > 0:
-		return vMore
-	case hd.HeaderVersion == 0, hd.TagProblem == TagOverrun:
+	switch v := c.scanHeader(b[4:], int(size), 4, &hd); {
+	case v != vYes:
+		return v
+	case hd.TagProblem == TagOverrun:
 		return vNo
 	case !hd.ClientIDNull && len(hd.ClientID) > 0:
 		if !printable(hd.ClientID) {
@@ -249,6 +244,22 @@ func (c *Conn) requestCandidate(b []byte, first bool) verdict {
 	return c.nextRequestFollows(b, int(size), hd.CorrelationID)
 }
 
+// scanHeader parses the request header of a candidate frame of size bytes
+// (b starts after its int32 size, at offset at of the scan window): vMore
+// when it needs more bytes that the window still holds, vNo when it does
+// not parse, needs more than the window, or is a v0 header (too weak to
+// resync on), vYes with hd filled otherwise.
+func (c *Conn) scanHeader(b []byte, size, at int, hd *RequestHeader) verdict {
+	need, err := parseReqHeader(b, size, hd, c.opts.HeaderV3, nil)
+	switch {
+	case err != nil, need > 0 && at+need > maxScanNeed, need == 0 && hd.HeaderVersion == 0:
+		return vNo
+	case need > 0:
+		return vMore
+	}
+	return vYes
+}
+
 // corrWindow bounds how far a connection's next correlation ID may jump:
 // the Java client numbers requests per client, across all its connections.
 const corrWindow = 1 << 20
@@ -287,15 +298,10 @@ func (c *Conn) nextRequestFollows(b []byte, size int, corr int32) verdict {
 		return vNo
 	}
 	var hd RequestHeader
-	need, err := parseReqHeader(b[4:], int(nsize), &hd, c.opts.HeaderV3, nil)
-	switch {
-	case err != nil:
-		return vNo
-	case need > 0 && 4+size+4+need > maxScanNeed:
-		return vNo
-	case need > 0:
-		return vMore
-	case hd.HeaderVersion == 0, hd.TagProblem != TagOK:
+	switch v := c.scanHeader(b[4:], int(nsize), 4+size+4, &hd); {
+	case v != vYes:
+		return v
+	case hd.TagProblem != TagOK:
 		return vNo
 	case !hd.ClientIDNull && len(hd.ClientID) > 0 && !printable(hd.ClientID):
 		return vNo

@@ -7,60 +7,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
-	"github.com/kwatch/kwatch/internal/pcapgen"
+	"github.com/kwatch/kwatch/internal/hostilegen"
 )
 
-// hostileText holds one of every class of text that must never reach a
-// terminal raw: C0 controls (ESC with a colour, BEL, CR LF forging a report
-// line, an OSC 8 hyperlink), DEL, a C1 CSI and NEL, the bidirectional
-// override and isolate, and invalid UTF-8.
-const hostileText = "evil\x1b[31mred\x07\r\nERROR forged-rule\x1b]8;;http://x\x1b\\link\x7f\u009b2J\u0085\u202eabc\u2066\xff\xfe"
-
-// hostileCapture is a conversation whose client ID, software name and
-// version, group and member ID are all hostileText, with a finding on the
-// member ID (member-id-not-uuid) so that finding lines carry it too.
+// hostileCapture writes hostilegen's wire-text conversation (every class
+// of terminal-unsafe text in every field that reaches an output).
 func hostileCapture(t *testing.T) string {
 	t.Helper()
-	c := pcapgen.New(pcapgen.Options{})
-	cn := c.Conn(pcapgen.ConnOptions{})
-	cid := hostileText
-	cn.Send(pcapgen.EncodeRequest(pcapgen.RequestHeader{APIKey: 18, APIVersion: 3, CorrelationID: 1, ClientID: &cid},
-		pcapgen.APIVersions(3, hostileText, hostileText)))
-	cn.Reply(pcapgen.EncodeResponse(1, 3, pcapgen.APIVersionsResponse(3)))
-	cn.Send(pcapgen.EncodeRequest(pcapgen.RequestHeader{APIKey: 68, APIVersion: 1, CorrelationID: 2, ClientID: &cid},
-		pcapgen.ConsumerGroupHeartbeat(1, hostileText, hostileText, 0)))
-	mid := hostileText
-	cn.Reply(pcapgen.EncodeResponse(2, 1, pcapgen.ConsumerGroupHeartbeatResponse(1, 0, &mid, 1)))
-	other := "other-" + hostileText
-	cn.Send(pcapgen.EncodeRequest(pcapgen.RequestHeader{APIKey: 3, APIVersion: 12, CorrelationID: 3, ClientID: &other},
-		pcapgen.Metadata(12)))
-	cn.Close()
 	path := filepath.Join(t.TempDir(), "hostile.pcap")
-	if err := c.WriteFile(path); err != nil {
+	if err := hostilegen.WireTextCapture(path); err != nil {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// terminalUnsafe returns the first byte sequence of out that a terminal
-// would act on: a control character other than newline (and tab), DEL, a
-// C1 control, a bidirectional control or invalid UTF-8.
-func terminalUnsafe(out string) (string, bool) {
-	for i := 0; i < len(out); {
-		r, size := utf8.DecodeRuneInString(out[i:])
-		switch {
-		case r == utf8.RuneError && size == 1,
-			r < 0x20 && r != '\n' && r != '\t', r == 0x7f,
-			r >= 0x80 && r <= 0x9f,
-			r == 0x061c, r == 0x200e, r == 0x200f,
-			r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-			return out[max(0, i-20):min(len(out), i+20)], true
-		}
-		i += size
-	}
-	return "", false
 }
 
 // TestWireTextEscapedEverywhere: text from the wire reaches no output raw
@@ -83,7 +42,7 @@ func TestWireTextEscapedEverywhere(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			for name, out := range map[string]string{"stdout": stdout, "stderr": stderr} {
-				if at, bad := terminalUnsafe(out); bad {
+				if at, bad := hostilegen.TerminalUnsafe(out); bad {
 					t.Errorf("%s carries a raw terminal control near %q", name, at)
 				}
 				for _, line := range strings.Split(out, "\n") {
@@ -109,7 +68,7 @@ func TestWireTextEscapedEverywhere(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatal(err)
 	}
-	want := strings.ToValidUTF8(hostileText, "\ufffd\ufffd")
+	want := strings.ToValidUTF8(hostilegen.WireText, "\ufffd\ufffd")
 	if len(rep.Instances) != 1 || len(rep.Instances[0].ClientIDs) == 0 || rep.Instances[0].ClientIDs[0] != want || rep.Instances[0].SoftwareName != want {
 		t.Errorf("instances %+v: want client ID and software %q", rep.Instances, want)
 	}
