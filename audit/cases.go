@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 )
 
 // A client that breaks a rule usually breaks it on every request: a fleet
@@ -28,9 +29,20 @@ type caseKey struct {
 type caseState struct {
 	count       uint64
 	sev         Severity // the most severe finding of the case
-	first, last FrameRef
+	first, last frameAt // formatted at export: a case takes every repeat of its finding
 	example     Finding // the first finding, for its connection and values
 	entry       BaselineEntry
+}
+
+// frameAt is a FrameRef before its time is written out.
+type frameAt struct {
+	time    time.Time
+	capture string
+	frame   uint64
+}
+
+func (f frameAt) ref() FrameRef {
+	return FrameRef{Time: timeString(f.time), Capture: f.capture, Frame: f.frame}
 }
 
 // FrameRef names a packet: its time, its capture (several read as one)
@@ -76,7 +88,7 @@ func (a *Auditor) addCase(cases *map[caseKey]*caseState, r *row, f *Finding) {
 		k = caseKey{broker: f.Conn.Broker, rule: f.rule}
 	}
 	cs := (*cases)[k]
-	ref := FrameRef{Time: timeString(f.Time), Capture: f.Capture, Frame: f.Frame}
+	ref := frameAt{time: f.Time, capture: f.Capture, frame: f.Frame}
 	if cs == nil {
 		if len(*cases) >= maxCases {
 			a.t.stateLimited++
@@ -102,7 +114,7 @@ func exportCases(cases map[caseKey]*caseState, o *Options) []Case {
 		c := Case{
 			Rule: rule.ID, Severity: cs.sev, KIP: cs.example.KIP, Count: cs.count,
 			ClientIDs: []string{}, ClientHosts: []string{},
-			First: cs.first, Last: cs.last, Example: cs.example.Message, Fix: rule.Fix,
+			First: cs.first.ref(), Last: cs.last.ref(), Example: cs.example.Message, Fix: rule.Fix,
 			rule: k.rule, firstSeq: cs.example.seq, entry: cs.entry,
 		}
 		if k.row != nil {
