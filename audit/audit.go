@@ -592,7 +592,7 @@ func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d detail) {
 	}
 	f := Finding{
 		Time: e.Time, Rule: rule.ID, Severity: sev, KIP: kip, Confidence: conf, Frame: e.Frame,
-		Conn: c.id, API: apiName(e.APIKey), APIKey: e.APIKey, APIVersion: e.APIVersion,
+		Conn: c.id, API: e.APIKey.String(), APIKey: e.APIKey, APIVersion: e.APIVersion,
 		CorrelationID: e.CorrelationID, ClientID: c.firstCID, InstanceID: inst,
 		Expected: d.expected, Observed: d.observed, Message: d.msg,
 		Group: d.group, MemberID: d.member, rule: r,

@@ -8,18 +8,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// API keys whose bodies the decoder parses (SPEC.md section 1).
 const (
-	keySaslHandshake     = 17
-	keyApiVersions       = 18
-	keyOffsetDelete      = 47
-	keyConsumerHeartbeat = 68
-	keyGetTelemetrySubs  = 71
-	keyPushTelemetry     = 72
-	keyShareHeartbeat    = 76
-	keyStreamsHeartbeat  = 88
-	errInvalidRequest    = 42
-	instanceTagBytes     = 18 // uvarint tag 0, uvarint 16, 16 bytes
+	errInvalidRequest = 42
+	instanceTagBytes  = 18 // uvarint tag 0, uvarint 16, 16 bytes
 )
 
 // headerV3 is the accepted-2026 override list: requests of these API keys
@@ -27,10 +18,10 @@ const (
 // as Kafka declares more; everything else keeps kmsg's flexible knowledge
 // (the decoder's HeaderVersion).
 var headerV3 = []struct {
-	Key  int16
+	Key  decode.APIKey
 	From int16
 }{
-	{Key: keyOffsetDelete, From: 1}, // OffsetDelete v1 (open pull request, 2026)
+	{Key: decode.KeyOffsetDelete, From: 1}, // OffsetDelete v1 (open pull request, 2026)
 }
 
 // HeaderV3 returns, for the decoder (decode.Options.HeaderV3), which API
@@ -40,10 +31,10 @@ func HeaderV3(p Profile) func(key, version int16) bool {
 	if p != ProfileAccepted2026 {
 		return nil
 	}
-	return isHeaderV3
+	return func(key, version int16) bool { return isHeaderV3(decode.APIKey(key), version) }
 }
 
-func isHeaderV3(key, version int16) bool {
+func isHeaderV3(key decode.APIKey, version int16) bool {
 	for _, o := range headerV3 {
 		if key == o.Key && version >= o.From {
 			return true
@@ -58,13 +49,6 @@ func (a *Auditor) headerVersion(e *decode.Event) int8 {
 		return 3
 	}
 	return e.HeaderVersion
-}
-
-func apiName(key int16) string {
-	if n := decode.APIName(key); n != "" {
-		return n
-	}
-	return "Unknown(" + strconv.Itoa(int(key)) + ")"
 }
 
 func errName(code int16) string {
@@ -142,20 +126,20 @@ func (a *Auditor) request(c *connState, e *decode.Event) {
 	}
 	if e.Body.Decoded && !e.Body.BodyError {
 		switch e.APIKey {
-		case keyApiVersions:
+		case decode.KeyAPIVersions:
 			q.software()
-		case keyGetTelemetrySubs:
+		case decode.KeyGetTelemetrySubscriptions:
 			q.getTelemetry()
 			return
-		case keyPushTelemetry:
+		case decode.KeyPushTelemetry:
 			q.pushTelemetry()
 			return
-		case keyConsumerHeartbeat, keyShareHeartbeat, keyStreamsHeartbeat:
+		case decode.KeyConsumerGroupHeartbeat, decode.KeyShareGroupHeartbeat, decode.KeyStreamsGroupHeartbeat:
 			q.heartbeat()
 			return
 		}
 	}
-	if q.hasInvalid && (e.APIKey == keyApiVersions || e.APIKey == keySaslHandshake) {
+	if q.hasInvalid && (e.APIKey == decode.KeyAPIVersions || e.APIKey == decode.KeySASLHandshake) {
 		q.remember(pending{key: e.APIKey})
 	}
 }
@@ -418,7 +402,7 @@ func (q *reqCheck) getTelemetry() {
 		q.fire(rTelemetryMismatch, detail{expected: JavaString(h), observed: JavaString(r),
 			msg: "telemetry ClientInstanceId differs from the header instance ID; a conforming broker answers INVALID_REQUEST"})
 	}
-	q.remember(pending{key: keyGetTelemetrySubs, telemetryRow: tableRow})
+	q.remember(pending{key: decode.KeyGetTelemetrySubscriptions, telemetryRow: tableRow})
 }
 
 func (q *reqCheck) pushTelemetry() {
@@ -434,12 +418,12 @@ func (q *reqCheck) pushTelemetry() {
 		q.notAdopted(r)
 		q.setTelemetry(r)
 	}
-	q.remember(pending{key: keyPushTelemetry})
+	q.remember(pending{key: decode.KeyPushTelemetry})
 }
 
 // memberRequired: is a client-generated member ID required at this version?
-func (a *Auditor) memberRequired(key, version int16) bool {
-	return key != keyConsumerHeartbeat || version >= a.reqFrom
+func (a *Auditor) memberRequired(key decode.APIKey, version int16) bool {
+	return key != decode.KeyConsumerGroupHeartbeat || version >= a.reqFrom
 }
 
 // heartbeat applies SPEC.md 3.4 to a group heartbeat request.

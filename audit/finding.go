@@ -44,7 +44,7 @@ type Finding struct {
 	Frame         uint64
 	Conn          decode.ConnID
 	API           string
-	APIKey        int16
+	APIKey        decode.APIKey
 	APIVersion    int16
 	CorrelationID int32
 	// ClientID is the connection's first client ID; "" when none.

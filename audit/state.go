@@ -120,7 +120,7 @@ type pending struct {
 	used  bool
 	seq   uint64
 	corr  int32
-	key   int16
+	key   decode.APIKey
 	frame uint64
 	time  time.Time
 	// invalid: the request broke a rule a conforming broker rejects.

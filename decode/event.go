@@ -228,7 +228,7 @@ type Event struct {
 
 	// Header fields (requests and responses). For responses APIKey and
 	// APIVersion come from the matched request.
-	APIKey        int16
+	APIKey        APIKey
 	APIVersion    int16
 	HeaderVersion int8
 	CorrelationID int32

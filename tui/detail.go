@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"github.com/kwatch/kwatch/audit"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -153,7 +154,7 @@ func wrap(s string, w int) string {
 // were left out; mark highlights the frame of the request a finding is
 // about (0 for none) in the finding's severity, reversed. Rows that broke
 // a rule or carry an error code are drawn in the warning style.
-func timelineLines(d *doc, ex Excerpt, mark uint64, markSev Severity, showConn bool) {
+func timelineLines(d *doc, ex Excerpt, mark uint64, markSev audit.Severity, showConn bool) {
 	rows := ex.Rows
 	if rows == nil {
 		d.line("  not recorded by the feed", d.st.Dim)
@@ -174,7 +175,7 @@ func timelineLines(d *doc, ex Excerpt, mark uint64, markSev Severity, showConn b
 			prefix = marker
 			st = d.st.sev(markSev).Reverse(true)
 		case len(r.Rules) > 0 || strings.Contains(r.Note, "error "):
-			st = d.st.Sev[SeverityWarn]
+			st = d.st.Sev[audit.SeverityWarn]
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s%s #%-6d ", prefix, stamp(r.Time), r.Frame)

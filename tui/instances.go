@@ -3,6 +3,7 @@ package tui
 import (
 	"cmp"
 	"fmt"
+	"github.com/kwatch/kwatch/audit"
 	"slices"
 	"strings"
 
@@ -313,7 +314,7 @@ func instanceDetail(st *Styles, r *InstanceRow, timeline Excerpt, width int) str
 	}
 
 	d.title(fmt.Sprintf("Identity timeline (%d)", len(timeline.Rows)+timeline.Omitted))
-	timelineLines(d, timeline, 0, SeverityInfo, true)
+	timelineLines(d, timeline, 0, audit.SeverityInfo, true)
 	return d.String()
 }
 

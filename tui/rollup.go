@@ -2,6 +2,7 @@ package tui
 
 import (
 	"cmp"
+	"github.com/kwatch/kwatch/audit"
 	"slices"
 	"strings"
 
@@ -16,7 +17,7 @@ type rollupRow struct {
 	key    string
 	cells  []string
 	nums   map[int]int
-	sev    *Severity
+	sev    *audit.Severity
 	detail func(st *Styles, width int) string
 }
 
@@ -81,7 +82,7 @@ func (p *rollup) rebuild() {
 	rows := make(rowSlice, len(p.rows))
 	for i, r := range p.rows {
 		rows[i] = row{key: r.key, cells: r.cells, tint: -1}
-		if r.sev != nil && *r.sev > SeverityInfo {
+		if r.sev != nil && *r.sev > audit.SeverityInfo {
 			rows[i].tint, rows[i].style = tintRow, p.c.styles.sevRef(*r.sev)
 		}
 	}

@@ -175,7 +175,7 @@ func appendText(b []byte, ev *decode.Event, names captureNames) []byte {
 		}
 		return append(b, '\n')
 	}
-	b = append(b, decode.APIName(ev.APIKey)...)
+	b = append(b, ev.APIKey.String()...)
 	b = append(b, '(')
 	b = strconv.AppendInt(b, int64(ev.APIKey), 10)
 	b = append(b, ") v"...)
@@ -209,7 +209,7 @@ func appendText(b []byte, ev *decode.Event, names captureNames) []byte {
 			b = append(b, " group="...)
 			b = strconv.AppendQuote(b, bd.Group)
 		}
-		if bd.HasMemberID || isHeartbeat(ev.APIKey) && ev.Kind == decode.KindRequest {
+		if bd.HasMemberID || ev.APIKey.IsGroupHeartbeat() && ev.Kind == decode.KindRequest {
 			b = append(b, " member_id="...)
 			b = strconv.AppendQuote(b, bd.MemberID)
 			b = append(b, " epoch="...)
@@ -246,8 +246,6 @@ func appendText(b []byte, ev *decode.Event, names captureNames) []byte {
 	}
 	return append(b, '\n')
 }
-
-func isHeartbeat(key int16) bool { return key == 68 || key == 76 || key == 88 }
 
 // appendJSON renders the NDJSON object of SPEC.md section 5 for kwatch dump.
 func appendJSON(b []byte, ev *decode.Event, names captureNames) []byte {
@@ -287,7 +285,7 @@ func appendJSON(b []byte, ev *decode.Event, names captureNames) []byte {
 		return append(b, '}')
 	}
 	b = append(b, `,"api":`...)
-	b = audit.AppendJSONString(b, decode.APIName(ev.APIKey))
+	b = audit.AppendJSONString(b, ev.APIKey.String())
 	b = append(b, `,"api_key":`...)
 	b = strconv.AppendInt(b, int64(ev.APIKey), 10)
 	b = append(b, `,"api_version":`...)
@@ -320,11 +318,11 @@ func appendJSON(b []byte, ev *decode.Event, names captureNames) []byte {
 	}
 	bd := &ev.Body
 	if bd.Decoded {
-		if isHeartbeat(ev.APIKey) && ev.Kind == decode.KindRequest {
+		if ev.APIKey.IsGroupHeartbeat() && ev.Kind == decode.KindRequest {
 			b = append(b, `,"group":`...)
 			b = audit.AppendJSONString(b, bd.Group)
 		}
-		if bd.HasMemberID || isHeartbeat(ev.APIKey) && ev.Kind == decode.KindRequest {
+		if bd.HasMemberID || ev.APIKey.IsGroupHeartbeat() && ev.Kind == decode.KindRequest {
 			b = append(b, `,"member_id":`...)
 			if bd.HasMemberID || ev.Kind == decode.KindRequest {
 				b = audit.AppendJSONString(b, bd.MemberID)
@@ -332,7 +330,7 @@ func appendJSON(b []byte, ev *decode.Event, names captureNames) []byte {
 				b = append(b, "null"...)
 			}
 		}
-		if isHeartbeat(ev.APIKey) {
+		if ev.APIKey.IsGroupHeartbeat() {
 			b = append(b, `,"member_epoch":`...)
 			b = strconv.AppendInt(b, int64(bd.MemberEpoch), 10)
 		}
