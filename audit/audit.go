@@ -108,6 +108,12 @@ type Auditor struct {
 	// findingBytes estimates the memory findings holds (findingSize).
 	findingBytes int
 
+	// req and answer hold the request being checked and the remembered
+	// request being answered: the checks are called through apiChecks,
+	// which would move them to the heap on every event were they locals.
+	req    reqCheck
+	answer pending
+
 	// connCache holds recently looked-up connections by connSlot, so most
 	// events without a Slot skip hashing a ConnID (two addresses) in conns.
 	connCache [connCacheSize]*connState

@@ -111,7 +111,8 @@ func (q *reqCheck) fire(r ruleID, d detail) {
 }
 
 func (a *Auditor) request(c *connState, e *decode.Event) {
-	q := reqCheck{a: a, c: c, e: e, hv: a.headerVersion(e)}
+	q := &a.req
+	*q = reqCheck{a: a, c: c, e: e, hv: a.headerVersion(e)}
 	if q.hv >= 0 && int(q.hv) < len(a.t.requests) {
 		a.t.requests[q.hv]++
 	}
@@ -124,24 +125,53 @@ func (a *Auditor) request(c *connState, e *decode.Event) {
 	if q.hv >= 2 && e.Cut < decode.CutTags {
 		q.instanceID()
 	}
-	if e.Body.Decoded && !e.Body.BodyError {
-		switch e.APIKey {
-		case decode.KeyAPIVersions:
-			q.software()
-		case decode.KeyGetTelemetrySubscriptions:
-			q.getTelemetry()
-			return
-		case decode.KeyPushTelemetry:
-			q.pushTelemetry()
-			return
-		case decode.KeyConsumerGroupHeartbeat, decode.KeyShareGroupHeartbeat, decode.KeyStreamsGroupHeartbeat:
-			q.heartbeat()
-			return
-		}
+	check := checkFor(e.APIKey)
+	if check.request != nil && e.Body.Decoded && !e.Body.BodyError {
+		check.request(q)
 	}
-	if q.hasInvalid && (e.APIKey == decode.KeyAPIVersions || e.APIKey == decode.KeySASLHandshake) {
+	if q.hasInvalid && check.rememberInvalid {
 		q.remember(pending{key: e.APIKey})
 	}
+}
+
+// apiCheck is what the audit does with one API's decoded bodies (SPEC.md
+// section 1). A new identity body adds a row to apiChecks.
+type apiCheck struct {
+	// request judges a decoded request body; it remembers the request
+	// itself (reqCheck.remember) when the answer matters.
+	request func(*reqCheck)
+	// response judges the decoded answer to a remembered request;
+	// unread is told of an answer whose body did not decode.
+	response func(*Auditor, *connState, *decode.Event, *pending)
+	unread   func(*connState, *decode.Event, *pending)
+	// rememberInvalid: a request whose own check remembers nothing is
+	// still remembered when it broke a rule a conforming broker rejects,
+	// so that broker-accepted-invalid judges the answer's error code.
+	rememberInvalid bool
+}
+
+// apiChecks is indexed by API key (an array: it is read for every
+// request); keys outside it have no check.
+var apiChecks = apiCheckTable()
+
+func apiCheckTable() (t [decode.KeyStreamsGroupHeartbeat + 1]apiCheck) {
+	heartbeat := apiCheck{request: (*reqCheck).heartbeat, response: (*Auditor).heartbeatResponse, unread: markJoinAnswered}
+	t[decode.KeySASLHandshake] = apiCheck{rememberInvalid: true}
+	t[decode.KeyAPIVersions] = apiCheck{request: (*reqCheck).software, rememberInvalid: true}
+	t[decode.KeyGetTelemetrySubscriptions] = apiCheck{request: (*reqCheck).getTelemetry, response: (*Auditor).telemetryResponse}
+	t[decode.KeyPushTelemetry] = apiCheck{request: (*reqCheck).pushTelemetry}
+	t[decode.KeyConsumerGroupHeartbeat] = heartbeat
+	t[decode.KeyShareGroupHeartbeat] = heartbeat
+	t[decode.KeyStreamsGroupHeartbeat] = heartbeat
+	return t
+}
+
+// checkFor returns key's row of apiChecks (the zero apiCheck outside it).
+func checkFor(key decode.APIKey) apiCheck {
+	if key < 0 || int(key) >= len(apiChecks) {
+		return apiCheck{}
+	}
+	return apiChecks[key]
 }
 
 func (q *reqCheck) remember(p pending) {
@@ -432,7 +462,7 @@ func (q *reqCheck) heartbeat() {
 	group, member, epoch := b.Group, b.MemberID, b.MemberEpoch
 	join, leave := epoch == 0, epoch == -1 || epoch == -2
 	required := q.a.memberRequired(q.e.APIKey, q.e.APIVersion)
-	p := pending{key: q.e.APIKey, heartbeat: true, group: group, member: member, join: join}
+	p := pending{key: q.e.APIKey, group: group, member: member, join: join}
 	if member == "" {
 		// An empty member ID gives only these (and 3.5 rules).
 		switch {
@@ -635,52 +665,6 @@ func (q *reqCheck) collision(group, member string) {
 	a.markLapsed(cs, &cs.list[slot], c)
 }
 
-// markBrokerAssigned remembers that a broker gave member to a client in
-// group: a client without an instance ID is followed per connection, and
-// its next connection (its coordinator moved) must not judge the ID as
-// its own.
-func (a *Auditor) markBrokerAssigned(group, member string) {
-	if cs := a.claimSet(group, member); cs != nil {
-		cs.brokerAssigned = true
-	}
-}
-
-// claimSet returns what is known of member in group, made on first use;
-// nil when the claims map is full even after dropping the claims whose
-// claimants are all gone (counted in state_limited).
-func (a *Auditor) claimSet(group, member string) *claimSet {
-	k := memberKey{group, member}
-	if cs := a.claims[k]; cs != nil {
-		return cs
-	}
-	if len(a.claims) >= claimsPerInstCap*a.o.MaxInstances {
-		a.pruneClaims()
-		if len(a.claims) >= claimsPerInstCap*a.o.MaxInstances {
-			a.t.stateLimited++
-			return nil
-		}
-	}
-	cs := &claimSet{}
-	a.claims[k] = cs
-	return cs
-}
-
-// brokerAssigned tells whether a broker gave member to a client in group.
-func (a *Auditor) brokerAssigned(group, member string) bool {
-	cs := a.claims[memberKey{group, member}]
-	return cs != nil && cs.brokerAssigned
-}
-
-// markLapsed: claimant cl takes the member ID on connection c; every other
-// claimant that is gone now will be back, should it use the ID again.
-func (a *Auditor) markLapsed(cs *claimSet, cl *claim, c *connState) {
-	for i := range cs.list {
-		if o := &cs.list[i]; o != cl && !a.claimAlive(o, c) {
-			o.lapsed = true
-		}
-	}
-}
-
 // maxMemberMoves is how many times a member ID may move between
 // connections of one host (see collision) before the switching says two
 // processes: a move and a move back are one process; a third switch, and
@@ -700,39 +684,6 @@ func (q *reqCheck) movedMember(other *claim, group, member string) bool {
 	return g != nil && g.join == member && (g.joinState == joinPending || g.joinState == joinFailed)
 }
 
-// liveOther returns a claimant other than who, on a connection other than
-// c, that is alive.
-func (a *Auditor) liveOther(cs *claimSet, who claimant, c *connState) *claim {
-	for i := range cs.list {
-		if cl := &cs.list[i]; cl.who != who && cl.conn != c && a.claimAlive(cl, c) {
-			return cl
-		}
-	}
-	return nil
-}
-
-// claimAlive tells whether cl's claimant is still there, c aside: the
-// connection it last used the member ID on is open, or, for an instance,
-// any other connection that carried its instance ID is (a consumer keeps
-// its fetch connections when its coordinator's closes).
-func (a *Auditor) claimAlive(cl *claim, c *connState) bool {
-	if cl.conn != c && !cl.conn.closed {
-		return true
-	}
-	if cl.who.inst.IsZero() {
-		return false
-	}
-	r := a.instances[cl.who.inst]
-	if r == nil {
-		return false
-	}
-	open := r.open
-	if c != nil && !c.closed && c.registered(r) {
-		open--
-	}
-	return open > 0
-}
-
 // fireCollision reports who using member in group while other holds it.
 func (q *reqCheck) fireCollision(group, member string, who claimant, other *claim) {
 	// observed names UUIDs in Java's form only, the message with hex too
@@ -746,22 +697,6 @@ func (q *reqCheck) fireCollision(group, member string, who claimant, other *clai
 	q.fire(rMemberCollision, detail{group: group, member: member, inst: who.inst,
 		expected: "a member ID unique to one client", observed: "also used by " + other1,
 		msg: "member ID " + memberText(member) + " in group " + strconv.Quote(group) + " is used at the same time by another client: " + other2})
-}
-
-// pruneClaims drops claims whose claimants are all gone.
-func (a *Auditor) pruneClaims() {
-	for k, cs := range a.claims {
-		alive := false
-		for i := range cs.list {
-			if a.claimAlive(&cs.list[i], nil) {
-				alive = true
-				break
-			}
-		}
-		if !alive {
-			delete(a.claims, k)
-		}
-	}
 }
 
 // response matches a response with its remembered request.
@@ -784,21 +719,25 @@ func (a *Auditor) response(c *connState, e *decode.Event) {
 			observed: errName(b.ErrorCode),
 			msg:      "the broker accepted a request that breaks " + answered.ID + a.answeredAt(e) + "; a conforming broker answers INVALID_REQUEST"})
 	}
-	if !decoded {
-		if p.heartbeat && p.join && p.member != "" {
-			// The join was answered, whether with success or an error
-			// cannot be told: no ghost can be claimed on it.
-			if g := c.tracker().group(p.group, e.Frame); g.join == p.member && g.joinState == joinPending {
-				g.joinState = joinAnswered
-			}
-		}
+	check := checkFor(p.key)
+	switch {
+	case !decoded && check.unread != nil:
+		a.answer = p
+		check.unread(c, e, &a.answer)
+	case decoded && check.response != nil:
+		a.answer = p
+		check.response(a, c, e, &a.answer)
+	}
+}
+
+// markJoinAnswered: a join was answered, whether with success or an error
+// cannot be told (the body did not decode): no ghost can be claimed on it.
+func markJoinAnswered(c *connState, e *decode.Event, p *pending) {
+	if !p.join || p.member == "" {
 		return
 	}
-	switch {
-	case p.heartbeat:
-		a.heartbeatResponse(c, e, &p)
-	case p.telemetryRow != telemetryNone:
-		a.telemetryResponse(c, e, &p)
+	if g := c.tracker().group(p.group, e.Frame); g.join == p.member && g.joinState == joinPending {
+		g.joinState = joinAnswered
 	}
 }
 

@@ -127,7 +127,6 @@ type pending struct {
 	invalid    ruleID
 	hasInvalid bool
 	// heartbeats
-	heartbeat     bool
 	group, member string
 	join          bool
 	emptyRequired bool
@@ -329,33 +328,6 @@ func (r *row) addMemberID(group, member string, epoch int32) {
 		r.memberIDs[group] = append(ids, member)
 	}
 	r.memberEpochs[group+"\x00"+member] = epoch
-}
-
-// claimant tells clients apart for member-id-collision: by instance ID, or
-// without one by client host:port.
-type claimant struct {
-	inst decode.UUID
-	addr netip.AddrPort
-}
-
-type claim struct {
-	who  claimant
-	conn *connState
-	// fired: a collision was reported with this claimant as the second.
-	fired bool
-	// lapsed: another claimant took the member ID while this one was gone.
-	lapsed bool
-	// switches counts the moves of a client without instance IDs between
-	// connections of its host (see reqCheck.collision).
-	switches int
-}
-
-type claimSet struct {
-	list []claim
-	// brokerAssigned: a broker gave this member ID to a client in a
-	// heartbeat response. It is the broker's wherever it is used next,
-	// on whichever connection (SPEC.md 3.7).
-	brokerAssigned bool
 }
 
 // telemetryCase is the row of SPEC.md 3.3's GetTelemetrySubscriptions
