@@ -109,8 +109,8 @@ type Auditor struct {
 	findingBytes int
 
 	// req and answer hold the request being checked and the remembered
-	// request being answered: the checks are called through apiChecks,
-	// which would move them to the heap on every event were they locals.
+	// request being answered while a check of apiChecks runs: passed to a
+	// function value, a local would move to the heap on every event.
 	req    reqCheck
 	answer pending
 

@@ -111,8 +111,7 @@ func (q *reqCheck) fire(r ruleID, d detail) {
 }
 
 func (a *Auditor) request(c *connState, e *decode.Event) {
-	q := &a.req
-	*q = reqCheck{a: a, c: c, e: e, hv: a.headerVersion(e)}
+	q := reqCheck{a: a, c: c, e: e, hv: a.headerVersion(e)}
 	if q.hv >= 0 && int(q.hv) < len(a.t.requests) {
 		a.t.requests[q.hv]++
 	}
@@ -125,9 +124,18 @@ func (a *Auditor) request(c *connState, e *decode.Event) {
 	if q.hv >= 2 && e.Cut < decode.CutTags {
 		q.instanceID()
 	}
+	decoded := e.Body.Decoded && !e.Body.BodyError
+	if !decoded && !q.hasInvalid {
+		return // most requests: no body of interest, nothing to remember
+	}
 	check := checkFor(e.APIKey)
-	if check.request != nil && e.Body.Decoded && !e.Body.BodyError {
-		check.request(q)
+	if check.request != nil && decoded {
+		// Through a.req: passed to a function value, q would move to
+		// the heap for every request, these rare ones or not.
+		a.req = q
+		check.request(&a.req)
+		q = a.req
+		a.req = reqCheck{}
 	}
 	if q.hasInvalid && check.rememberInvalid {
 		q.remember(pending{key: e.APIKey})
