@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/internal/enum"
 )
 
 // Confidence says whether a finding rests on the whole connection.
@@ -20,12 +21,9 @@ const (
 	ConfidencePartial
 )
 
-func (c Confidence) String() string {
-	if c == ConfidencePartial {
-		return "partial"
-	}
-	return "full"
-}
+var confidenceNames = []string{ConfidenceFull: "full", ConfidencePartial: "partial"}
+
+func (c Confidence) String() string { return enum.Name(confidenceNames, c, "full") }
 
 // MarshalText writes "full" or "partial".
 func (c Confidence) MarshalText() ([]byte, error) { return []byte(c.String()), nil }

@@ -3,6 +3,8 @@ package decode
 import (
 	"net/netip"
 	"time"
+
+	"github.com/kwatch/kwatch/internal/enum"
 )
 
 // Dir is the direction of bytes on a connection.
@@ -15,12 +17,9 @@ const (
 	BrokerToClient
 )
 
-func (d Dir) String() string {
-	if d == ClientToBroker {
-		return "client->broker"
-	}
-	return "broker->client"
-}
+var dirNames = []string{ClientToBroker: "client->broker", BrokerToClient: "broker->client"}
+
+func (d Dir) String() string { return enum.Name(dirNames, d, "broker->client") }
 
 // Meta says which packet delivered bytes: Frame is the 1-based packet
 // number in the capture (Wireshark's numbering), Time its capture time.

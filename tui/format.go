@@ -2,8 +2,9 @@ package tui
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -122,12 +123,7 @@ func orDash(s string) string {
 
 // sortedKeys returns the keys of m in order, for stable screens.
 func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return slices.Sorted(maps.Keys(m))
 }
 
 // sumValues adds up the counts in m.
