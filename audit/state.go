@@ -156,11 +156,6 @@ type connState struct {
 	lastFrame uint64
 	instID    decode.UUID
 
-	row      *row // primary row: first instance row, else legacy row
-	lastInst *row // cache of the last instance row touched
-	nTouched int
-	touched  [maxTouched]*row
-
 	// pendUsed has bit i set when pending[i] is in use; pendCorr[i] is its
 	// correlation ID. Responses scan these, not the large pending entries.
 	pendUsed uint16
@@ -174,8 +169,6 @@ type connState struct {
 	closedAt   time.Time
 	instRepeat bool // accepted-2026: instance-id-repeated fired
 
-	software, softwareVersion string
-
 	seq uint64
 	// pending is allocated with the first request of interest: most
 	// connections (producers, fetchers) never have one, and the table is
@@ -183,11 +176,10 @@ type connState struct {
 	// visible part of a run's start (200 connections: ~80 faults).
 	pending *[maxPending]pending
 
-	members memberTrack // used when the connection has no instance row
-	judged  map[memberKey]struct{}
-
-	assignedB   decode.UUID // broker-assigned telemetry ID (legacy flow)
-	hasAssigned bool
+	// book is the per-instance part's state of the connection, kept here
+	// in one process (Observation.book); the per-connection part never
+	// reads it.
+	book connBook
 }
 
 // addPending takes the first free slot, else evicts the oldest request.
@@ -229,7 +221,7 @@ func (c *connState) takePending(corr int32) (pending, bool) {
 
 // unregister forgets the rows c registered with, which no longer count it
 // as open.
-func (c *connState) unregister() {
+func (c *connBook) unregister() {
 	for i := 0; i < c.nTouched; i++ {
 		c.touched[i].open--
 		c.touched[i] = nil
@@ -238,7 +230,7 @@ func (c *connState) unregister() {
 }
 
 // registered tells whether c counts as one of r's open connections.
-func (c *connState) registered(r *row) bool {
+func (c *connBook) registered(r *row) bool {
 	for i := 0; i < c.nTouched; i++ {
 		if c.touched[i] == r {
 			return true
@@ -248,7 +240,7 @@ func (c *connState) registered(r *row) bool {
 }
 
 // instRow is the connection's row for its header instance ID, if any.
-func (c *connState) instRow() *row {
+func (c *connBook) instRow() *row {
 	if c.row != nil && !c.row.legacy && !c.row.evicted {
 		return c.row
 	}
@@ -257,11 +249,30 @@ func (c *connState) instRow() *row {
 
 // tracker is where the connection's member IDs are followed: the instance
 // (across connections) when the connection has an instance ID, else itself.
-func (c *connState) tracker() *memberTrack {
-	if r := c.instRow(); r != nil && c.inst == idSet {
+func (c *connBook) tracker(o *Observation) *memberTrack {
+	if r := c.instRow(); r != nil && o.InstanceFixed {
 		return &r.members
 	}
 	return &c.members
+}
+
+// connBook is what the per-instance part of the audit keeps of one
+// connection, from its Observations.
+type connBook struct {
+	id       decode.ConnID
+	closed   bool
+	row      *row // primary row: first instance row, else legacy row
+	lastInst *row // cache of the last instance row touched
+	nTouched int
+	touched  [maxTouched]*row
+
+	software, softwareVersion string
+
+	members memberTrack // used when the connection has no instance row
+	judged  map[memberKey]struct{}
+
+	assignedB   decode.UUID // broker-assigned telemetry ID (legacy flow)
+	hasAssigned bool
 }
 
 type legacyKey struct {
