@@ -112,6 +112,8 @@ type Auditor struct {
 	// function value, a local would move to the heap on every event.
 	req    reqCheck
 	answer pending
+	// obs is the Observation of the current step (observation).
+	obs Observation
 
 	// connCache holds recently looked-up connections by connSlot, so most
 	// events without a Slot skip hashing a ConnID (two addresses) in conns.
@@ -347,13 +349,11 @@ func (a *Auditor) endConn(c *connState, at time.Time, frame uint64) {
 		return
 	}
 	end := decode.Event{Kind: decode.KindConnEnd, Conn: c.id, Frame: frame, Time: at}
-	o := c.observation(&end, StepConnEnd)
-	a.observe(&o)
+	a.observe(a.observation(c, &end, StepConnEnd))
 	if c.claimed && c.cidRepeats > 0 {
 		a.fireConnEnd(c, at, frame)
 	}
-	o.Step = StepConnClosed
-	a.observe(&o)
+	a.observe(a.observation(c, &end, StepConnClosed))
 	c.closed, c.closedAt = true, at
 	a.closedQ = append(a.closedQ, c)
 }
@@ -575,9 +575,9 @@ type detail struct {
 // fire judges rule r on connection c at event e: the per-connection
 // part's findings reach their row through a StepVerdict.
 func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d detail) {
-	o := c.observation(e, StepVerdict)
-	if f, ok := a.finding(&o, r, d); ok {
-		a.verdict(&o, f)
+	o := a.observation(c, e, StepVerdict)
+	if f, ok := a.finding(o, r, d); ok {
+		a.verdict(o, f)
 	}
 }
 

@@ -184,15 +184,15 @@ func checkFor(key decode.APIKey) apiCheck {
 
 // observe hands the per-instance part a step of this request.
 func (q *reqCheck) observe(step Step) {
-	o := q.c.observation(q.e, step)
-	q.a.observe(&o)
+	o := q.a.observation(q.c, q.e, step)
+	q.a.observe(o)
 }
 
 // telemetry hands the per-instance part a use of telemetry ID id.
 func (q *reqCheck) telemetry(id decode.UUID, set, adoptedHere bool) {
-	o := q.c.observation(q.e, StepTelemetry)
+	o := q.a.observation(q.c, q.e, StepTelemetry)
 	o.Telemetry, o.Set, o.AdoptedHere = id, set, adoptedHere
-	q.a.observe(&o)
+	q.a.observe(o)
 }
 
 // software: ApiVersions names the client's software.
@@ -201,9 +201,9 @@ func (q *reqCheck) software() {
 	if b.ClientSoftwareName == "" && b.ClientSoftwareVersion == "" {
 		return
 	}
-	o := q.c.observation(q.e, StepSoftware)
+	o := q.a.observation(q.c, q.e, StepSoftware)
 	o.Software, o.SwVersion = b.ClientSoftwareName, b.ClientSoftwareVersion
-	q.a.observe(&o)
+	q.a.observe(o)
 }
 
 func (q *reqCheck) remember(p pending) {
@@ -271,7 +271,9 @@ func (q *reqCheck) instanceID() {
 		// A connection's client row is its first instance ID's: an ID
 		// it changes to shows in the findings, not as a client of its own.
 		if q.c.inst != idSet || q.c.instID == q.id {
-			q.observe(StepInstance)
+			// Called, not dispatched by observe: it is most requests' step.
+			o := q.a.observation(q.c, q.e, StepInstance)
+			q.a.touchInstance(o.book, o)
 		}
 	}
 	if q.a.o.Profile == ProfileAccepted2026 {
@@ -424,9 +426,9 @@ func (q *reqCheck) heartbeat() {
 		q.remember(p)
 		return
 	}
-	o := q.c.observation(q.e, StepHeartbeat)
+	o := q.a.observation(q.c, q.e, StepHeartbeat)
 	o.Group, o.MemberID, o.MemberEpoch = group, member, epoch
-	q.a.observe(&o)
+	q.a.observe(o)
 	q.remember(p)
 }
 
@@ -479,13 +481,13 @@ func (a *Auditor) answeredAt(e *decode.Event) string {
 
 func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
 	b := &e.Body
-	o := c.observation(e, StepHeartbeatAnswer)
+	o := a.observation(c, e, StepHeartbeatAnswer)
 	o.Group, o.MemberID, o.Join = p.group, p.member, p.join
 	o.OK = !b.HasErrorCode || b.ErrorCode == 0
 	if o.OK && b.HasMemberID && b.MemberID != "" && b.MemberID != p.member {
 		o.Assigned = b.MemberID
 	}
-	a.observe(&o)
+	a.observe(o)
 	if o.Assigned != "" && p.emptyRequired {
 		a.fire(c, e, rBrokerGeneratedMember, detail{reqFrame: p.frame, reqTime: p.time, group: p.group, member: b.MemberID,
 			expected: errName(errInvalidRequest), observed: b.MemberID,
@@ -499,9 +501,9 @@ func (a *Auditor) joinAnswered(c *connState, e *decode.Event, p *pending) {
 	if !p.join || p.member == "" {
 		return
 	}
-	o := c.observation(e, StepJoinAnswered)
+	o := a.observation(c, e, StepJoinAnswered)
 	o.Group, o.MemberID = p.group, p.member
-	a.observe(&o)
+	a.observe(o)
 }
 
 func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
@@ -518,9 +520,9 @@ func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 				msg: "the broker answered a first GetTelemetrySubscriptions with NONE and a zero ClientInstanceId" + a.answeredAt(e)})
 			return
 		}
-		o := c.observation(e, StepTelemetryAssigned)
+		o := a.observation(c, e, StepTelemetryAssigned)
 		o.Telemetry = id
-		a.observe(&o)
+		a.observe(o)
 	case p.telemetryRow.bodyIDSet():
 		if !id.IsZero() {
 			a.fire(c, e, rBrokerTelemetryEcho, detail{reqFrame: p.frame, reqTime: p.time, expected: "0", observed: JavaString(id),

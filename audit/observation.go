@@ -94,7 +94,18 @@ type Observation struct {
 	Partial   bool
 	Kafka     bool
 
-	// Step fields.
+	Payload
+
+	// book is where the per-instance part keeps its state of the
+	// connection. In one process it lives beside the connection's own
+	// state (one allocation, no lookup per event); a per-instance part fed
+	// from elsewhere would keep books in a map by Conn.
+	book *connBook
+}
+
+// Payload is what a step says beyond the event and the connection's
+// identity; each step fills the fields its doc comment names.
+type Payload struct {
 	Group       string
 	MemberID    string
 	MemberEpoch int32
@@ -106,30 +117,36 @@ type Observation struct {
 	AdoptedHere bool
 	Software    string
 	SwVersion   string
-
-	// book is where the per-instance part keeps its state of the
-	// connection. In one process it lives beside the connection's own
-	// state (one allocation, no lookup per event); a per-instance part fed
-	// from elsewhere would keep books in a map by Conn.
-	book *connBook
 }
 
-// observation describes e on connection c for the per-instance part.
-func (c *connState) observation(e *decode.Event, step Step) Observation {
-	o := Observation{
-		Step: step, Conn: c.id, Frame: e.Frame, Time: e.Time, PDU: e.Kind,
-		APIKey: e.APIKey, APIVersion: e.APIVersion, CorrelationID: e.CorrelationID,
-		ClientID: c.firstCID, HasClientID: c.cid == cidSet,
-		InstanceFixed: c.inst == idSet, NoInstance: c.inst == idNone,
-		FromStart: c.fromStart, Partial: e.Partial || c.gap, Kafka: c.kafka,
-		book: &c.book,
+// observation describes e on connection c for the per-instance part. It
+// is the Auditor's one Observation, refilled for every step (a request
+// with an instance ID is one step, and building a whole Observation for
+// it cost a fifth of an ordinary event), valid until the next step.
+func (a *Auditor) observation(c *connState, e *decode.Event, step Step) *Observation {
+	o := &a.obs
+	if o.book != &c.book {
+		// o.book keeps the last connection's state alive, so no other
+		// connection's can be at its address: the same book is the same
+		// connection, whose ID does not change.
+		o.Conn, o.book = c.id, &c.book
 	}
+	if o.Step >= StepSoftware && o.Step <= StepJoinAnswered {
+		o.Payload = Payload{} // the steps that fill it
+	}
+	o.Step, o.Frame, o.Time, o.PDU = step, e.Frame, e.Time, e.Kind
+	o.APIKey, o.APIVersion, o.CorrelationID = e.APIKey, e.APIVersion, e.CorrelationID
+	o.ClientID, o.HasClientID = c.firstCID, c.cid == cidSet
+	o.InstanceFixed, o.NoInstance = c.inst == idSet, c.inst == idNone
+	o.Instance = decode.UUID{}
 	if o.InstanceFixed {
 		o.Instance = c.instID
 	}
+	o.HeaderID = decode.UUID{}
 	if e.Kind == decode.KindRequest && e.HasInstanceID && e.TagProblem == decode.TagOK {
 		o.HeaderID = e.InstanceID
 	}
+	o.FromStart, o.Partial, o.Kafka = c.fromStart, e.Partial || c.gap, c.kafka
 	return o
 }
 
