@@ -479,6 +479,7 @@ func (a *Auditor) ensureRow(c *connBook, o *Observation, at time.Time, frame uin
 	if c.row != nil && !c.row.evicted {
 		return c.row
 	}
+	o.complete()
 	if c.row != nil && !c.row.legacy {
 		// Its instance row was evicted: bring it back (counted afresh).
 		r, _ := a.instanceRow(c.row.id, frame, at)
@@ -509,6 +510,7 @@ func (a *Auditor) register(c *connBook, o *Observation, r *row) (newHost, newCID
 			return false, false
 		}
 	}
+	o.complete()
 	if c.nTouched < maxTouched {
 		c.touched[c.nTouched] = r
 		c.nTouched++
@@ -587,6 +589,7 @@ func (a *Auditor) finding(o *Observation, r ruleID, d detail) (Finding, bool) {
 	if !r.runsUnder(a.o.Profile) {
 		return Finding{}, false
 	}
+	o.complete()
 	rule := r.rule()
 	sev := d.sev
 	if sev == 0 {

@@ -101,6 +101,9 @@ type Observation struct {
 	// state (one allocation, no lookup per event); a per-instance part fed
 	// from elsewhere would keep books in a map by Conn.
 	book *connBook
+	// lazyConn and lazyEvent: what complete fills the rest from.
+	lazyConn  *connState
+	lazyEvent *decode.Event
 }
 
 // Payload is what a step says beyond the event and the connection's
@@ -124,6 +127,34 @@ type Payload struct {
 // with an instance ID is one step, and building a whole Observation for
 // it cost a fifth of an ordinary event), valid until the next step.
 func (a *Auditor) observation(c *connState, e *decode.Event, step Step) *Observation {
+	o := a.begin(c, step)
+	fillObservation(o, c, e)
+	return o
+}
+
+// instanceObservation is observation for StepInstance, the step of most
+// requests, filled lazily: the fields its common case reads (Frame,
+// Time, HeaderID id, NoInstance) now, the rest when the per-instance
+// part first needs them (complete). An Observation from elsewhere is
+// always complete.
+func (a *Auditor) instanceObservation(c *connState, e *decode.Event, id decode.UUID) *Observation {
+	o := a.begin(c, StepInstance)
+	o.Frame, o.Time, o.HeaderID, o.NoInstance = e.Frame, e.Time, id, c.inst == idNone
+	o.lazyConn, o.lazyEvent = c, e
+	return o
+}
+
+// complete fills what instanceObservation left out (a no-op otherwise).
+func (o *Observation) complete() {
+	if o.lazyConn != nil {
+		c, e := o.lazyConn, o.lazyEvent
+		o.lazyConn, o.lazyEvent = nil, nil
+		fillObservation(o, c, e)
+	}
+}
+
+// begin starts the Auditor's Observation for a step on c.
+func (a *Auditor) begin(c *connState, step Step) *Observation {
 	o := &a.obs
 	if o.book != &c.book {
 		// o.book keeps the last connection's state alive, so no other
@@ -134,7 +165,13 @@ func (a *Auditor) observation(c *connState, e *decode.Event, step Step) *Observa
 	if o.Step >= StepSoftware && o.Step <= StepJoinAnswered {
 		o.Payload = Payload{} // the steps that fill it
 	}
-	o.Step, o.Frame, o.Time, o.PDU = step, e.Frame, e.Time, e.Kind
+	o.Step, o.lazyConn, o.lazyEvent = step, nil, nil
+	return o
+}
+
+// fillObservation sets o's event and identity fields from e on c.
+func fillObservation(o *Observation, c *connState, e *decode.Event) {
+	o.Frame, o.Time, o.PDU = e.Frame, e.Time, e.Kind
 	o.APIKey, o.APIVersion, o.CorrelationID = e.APIKey, e.APIVersion, e.CorrelationID
 	o.ClientID, o.HasClientID = c.firstCID, c.cid == cidSet
 	o.InstanceFixed, o.NoInstance = c.inst == idSet, c.inst == idNone
@@ -147,7 +184,6 @@ func (a *Auditor) observation(c *connState, e *decode.Event, step Step) *Observa
 		o.HeaderID = e.InstanceID
 	}
 	o.FromStart, o.Partial, o.Kafka = c.fromStart, e.Partial || c.gap, c.kafka
-	return o
 }
 
 // findingInstance is the instance a finding on o belongs to, unless the
