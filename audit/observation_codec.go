@@ -133,19 +133,17 @@ func (r *obsReader) byte() byte {
 	return 0
 }
 
-func (r *obsReader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.bad = true
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
+func (r *obsReader) uvarint() uint64 { return r.advance(binary.Uvarint(r.b)) }
 
 func (r *obsReader) varint() int64 {
 	v, n := binary.Varint(r.b)
-	if n <= 0 {
+	return int64(r.advance(uint64(v), n))
+}
+
+// advance steps over the n bytes a varint of value v took (n <= 0: none
+// could be read).
+func (r *obsReader) advance(v uint64, n int) uint64 {
+	if r.bad || n <= 0 {
 		r.bad = true
 		return 0
 	}
