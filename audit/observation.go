@@ -101,7 +101,9 @@ type Observation struct {
 	// state (one allocation, no lookup per event); a per-instance part fed
 	// from elsewhere would keep books in a map by Conn.
 	book *connBook
+	// connOf: the connection Conn was filled for (fillObservation).
 	// lazyConn and lazyEvent: what complete fills the rest from.
+	connOf    *connBook
 	lazyConn  *connState
 	lazyEvent *decode.Event
 }
@@ -156,12 +158,7 @@ func (o *Observation) complete() {
 // begin starts the Auditor's Observation for a step on c.
 func (a *Auditor) begin(c *connState, step Step) *Observation {
 	o := &a.obs
-	if o.book != &c.book {
-		// o.book keeps the last connection's state alive, so no other
-		// connection's can be at its address: the same book is the same
-		// connection, whose ID does not change.
-		o.Conn, o.book = c.id, &c.book
-	}
+	o.book = &c.book
 	if o.Step >= StepSoftware && o.Step <= StepJoinAnswered {
 		o.Payload = Payload{} // the steps that fill it
 	}
@@ -171,6 +168,12 @@ func (a *Auditor) begin(c *connState, step Step) *Observation {
 
 // fillObservation sets o's event and identity fields from e on c.
 func fillObservation(o *Observation, c *connState, e *decode.Event) {
+	if o.connOf != &c.book {
+		// o.connOf keeps the last connection's state alive, so no other
+		// connection's can be at its address: the same book is the same
+		// connection, whose ID does not change.
+		o.Conn, o.connOf = c.id, &c.book
+	}
 	o.Frame, o.Time, o.PDU = e.Frame, e.Time, e.Kind
 	o.APIKey, o.APIVersion, o.CorrelationID = e.APIKey, e.APIVersion, e.CorrelationID
 	o.ClientID, o.HasClientID = c.firstCID, c.cid == cidSet
