@@ -484,6 +484,7 @@ func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
 	o := a.observation(c, e, StepHeartbeatAnswer)
 	o.Group, o.MemberID, o.Join = p.group, p.member, p.join
 	o.OK = !b.HasErrorCode || b.ErrorCode == 0
+	o.Assigned = ""
 	if o.OK && b.HasMemberID && b.MemberID != "" && b.MemberID != p.member {
 		o.Assigned = b.MemberID
 	}
