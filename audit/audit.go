@@ -107,11 +107,10 @@ type Auditor struct {
 	// findingBytes estimates the memory findings holds (findingSize).
 	findingBytes int
 
-	// req and answer hold the request being checked and the remembered
-	// request being answered while a check of apiChecks runs: passed to a
-	// function value, a local would move to the heap on every event.
-	req    reqCheck
-	answer pending
+	// req holds the request being checked while a check of apiChecks
+	// runs: passed to a function value, a local would move to the heap
+	// on every request.
+	req reqCheck
 	// obs is the Observation of the current step (observation).
 	obs Observation
 

@@ -134,8 +134,7 @@ func (a *Auditor) request(c *connState, e *decode.Event) {
 		// the heap for every request, these rare ones or not.
 		a.req = q
 		check.request(&a.req)
-		q = a.req
-		a.req = reqCheck{}
+		q.invalid, q.hasInvalid = a.req.invalid, a.req.hasInvalid
 	}
 	if q.hasInvalid && check.rememberInvalid {
 		q.remember(pending{key: e.APIKey})
@@ -444,6 +443,12 @@ func (a *Auditor) response(c *connState, e *decode.Event) {
 	if !ok {
 		return
 	}
+	a.answer(c, e, p)
+	*p = pending{}
+}
+
+// answer judges response e to the remembered request p.
+func (a *Auditor) answer(c *connState, e *decode.Event, p *pending) {
 	if e.RequestAmbiguous {
 		// Two requests shared the correlation ID: judging the broker by
 		// an answer that may be the other request's could be wrong.
@@ -461,11 +466,9 @@ func (a *Auditor) response(c *connState, e *decode.Event) {
 	check := checkFor(p.key)
 	switch {
 	case !decoded && check.unread != nil:
-		a.answer = p
-		check.unread(a, c, e, &a.answer)
+		check.unread(a, c, e, p)
 	case decoded && check.response != nil:
-		a.answer = p
-		check.response(a, c, e, &a.answer)
+		check.response(a, c, e, p)
 	}
 }
 

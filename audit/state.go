@@ -204,19 +204,18 @@ func (c *connState) addPending(p pending) (evicted bool) {
 	return evicted
 }
 
-// takePending returns and forgets the request with correlation ID corr
-// (the one in the lowest slot, should two share it).
-func (c *connState) takePending(corr int32) (pending, bool) {
+// takePending returns the request with correlation ID corr (the one in
+// the lowest slot, should two share it) and frees its slot; the caller
+// clears the entry when done with it, before the next addPending.
+func (c *connState) takePending(corr int32) (*pending, bool) {
 	for m := c.pendUsed; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros16(m)
 		if c.pendCorr[i] == corr {
-			p := c.pending[i]
-			c.pending[i] = pending{}
 			c.pendUsed &^= 1 << i
-			return p, true
+			return &c.pending[i], true
 		}
 	}
-	return pending{}, false
+	return nil, false
 }
 
 // unregister forgets the rows c registered with, which no longer count it
