@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"github.com/kwatch/kwatch/audit"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -10,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/kwatch/kwatch/audit"
 )
 
 // detail is a scrolling text screen (an instance or a finding). Its

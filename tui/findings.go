@@ -3,13 +3,13 @@ package tui
 import (
 	"cmp"
 	"fmt"
-	"github.com/kwatch/kwatch/audit"
 	"slices"
 	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/kwatch/kwatch/audit"
 )
 
 // Findings list columns, in display order.

@@ -3,10 +3,10 @@ package tui
 import (
 	"errors"
 	"fmt"
-	"github.com/kwatch/kwatch/audit"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/kwatch/kwatch/audit"
 )
 
 // t0 is the fixtures' capture start: fixed, so screens are reproducible.

@@ -2,8 +2,9 @@ package tui
 
 import (
 	"fmt"
-	"github.com/kwatch/kwatch/audit"
 	"strings"
+
+	"github.com/kwatch/kwatch/audit"
 )
 
 // Group table columns.

@@ -3,12 +3,12 @@ package tui
 import (
 	"cmp"
 	"fmt"
-	"github.com/kwatch/kwatch/audit"
 	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/kwatch/kwatch/audit"
 )
 
 // Instance table columns, in display order.

@@ -2,12 +2,12 @@ package tui
 
 import (
 	"fmt"
-	"github.com/kwatch/kwatch/audit"
 	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/kwatch/kwatch/audit"
 )
 
 // sparkSamples is how many updates the request-rate sparkline keeps.

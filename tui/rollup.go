@@ -2,12 +2,12 @@ package tui
 
 import (
 	"cmp"
-	"github.com/kwatch/kwatch/audit"
 	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/kwatch/kwatch/audit"
 )
 
 // rollupRow is one row of a rollup pane: its cells, the numbers its
