@@ -122,9 +122,7 @@ func orDash(s string) string {
 }
 
 // sortedKeys returns the keys of m in order, for stable screens.
-func sortedKeys[V any](m map[string]V) []string {
-	return slices.Sorted(maps.Keys(m))
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // sumValues adds up the counts in m.
 func sumValues(m map[string]int) int {
