@@ -2,7 +2,6 @@ package audit
 
 import (
 	"container/list"
-	"net/netip"
 	"slices"
 	"sync"
 	"time"
@@ -107,6 +106,13 @@ type Auditor struct {
 	findings []Finding
 	// findingBytes estimates the memory findings holds (findingSize).
 	findingBytes int
+
+	// req holds the request being checked while a check of apiChecks
+	// runs: passed to a function value, a local would move to the heap
+	// on every request.
+	req reqCheck
+	// obs is the Observation of the current step (observation).
+	obs Observation
 
 	// connCache holds recently looked-up connections by connSlot, so most
 	// events without a Slot skip hashing a ConnID (two addresses) in conns.
@@ -319,6 +325,7 @@ func (a *Auditor) connByID(e *decode.Event) *connState {
 		return c
 	}
 	c = &connState{id: e.Conn, owner: a, fromStart: e.FromStart, gap: e.Partial}
+	c.book.id = e.Conn
 	a.conns[e.Conn] = c
 	*slot = c
 	a.t.connections++
@@ -340,13 +347,12 @@ func (a *Auditor) endConn(c *connState, at time.Time, frame uint64) {
 	if c.closed {
 		return
 	}
-	if c.kafka && c.row == nil {
-		a.ensureRow(c, at, frame)
-	}
+	end := decode.Event{Kind: decode.KindConnEnd, Conn: c.id, Frame: frame, Time: at}
+	a.observe(a.observation(c, &end, StepConnEnd))
 	if c.claimed && c.cidRepeats > 0 {
 		a.fireConnEnd(c, at, frame)
 	}
-	c.unregister()
+	a.observe(a.observation(c, &end, StepConnClosed))
 	c.closed, c.closedAt = true, at
 	a.closedQ = append(a.closedQ, c)
 }
@@ -455,12 +461,12 @@ func (a *Auditor) addRow(r *row) {
 }
 
 // instanceRow finds or creates the row of a non-zero instance ID.
-func (a *Auditor) instanceRow(id decode.UUID, e *decode.Event) (r *row, created bool) {
+func (a *Auditor) instanceRow(id decode.UUID, frame uint64, at time.Time) (r *row, created bool) {
 	if r = a.instances[id]; r != nil {
-		a.touchLRU(r, e.Time)
+		a.touchLRU(r, at)
 		return r, false
 	}
-	r = &row{id: id, firstFrame: e.Frame, firstSeen: e.Time, lastSeen: e.Time}
+	r = &row{id: id, firstFrame: frame, firstSeen: at, lastSeen: at}
 	a.instances[id] = r
 	a.addRow(r)
 	return r, true
@@ -468,19 +474,20 @@ func (a *Auditor) instanceRow(id decode.UUID, e *decode.Event) (r *row, created 
 
 // ensureRow gives c a row: a legacy row keyed (client IP, first client ID)
 // when it has none yet.
-func (a *Auditor) ensureRow(c *connState, at time.Time, frame uint64) *row {
+func (a *Auditor) ensureRow(c *connBook, o *Observation, at time.Time, frame uint64) *row {
 	if c.row != nil && !c.row.evicted {
 		return c.row
 	}
+	o.complete()
 	if c.row != nil && !c.row.legacy {
 		// Its instance row was evicted: bring it back (counted afresh).
-		r, _ := a.instanceRow(c.row.id, &decode.Event{Time: at, Frame: frame})
+		r, _ := a.instanceRow(c.row.id, frame, at)
 		c.row, c.lastInst = r, r
 		c.unregister()
-		a.register(c, r)
+		a.register(c, o, r)
 		return r
 	}
-	k := legacyKey{host: c.id.Client.Addr(), clientID: c.firstCID}
+	k := legacyKey{host: o.Conn.Client.Addr(), clientID: o.ClientID}
 	r := a.legacy[k]
 	if r == nil {
 		r = &row{legacy: true, lkey: k, firstFrame: frame, firstSeen: at, lastSeen: at}
@@ -490,18 +497,19 @@ func (a *Auditor) ensureRow(c *connState, at time.Time, frame uint64) *row {
 		a.touchLRU(r, at)
 	}
 	c.row = r
-	a.register(c, r)
+	a.register(c, o, r)
 	return r
 }
 
 // register records c on r once: host, broker, client ID, software.
 // It reports whether r gained a second host or client ID.
-func (a *Auditor) register(c *connState, r *row) (newHost, newCID bool) {
+func (a *Auditor) register(c *connBook, o *Observation, r *row) (newHost, newCID bool) {
 	for i := 0; i < c.nTouched; i++ {
 		if c.touched[i] == r {
 			return false, false
 		}
 	}
+	o.complete()
 	if c.nTouched < maxTouched {
 		c.touched[c.nTouched] = r
 		c.nTouched++
@@ -511,12 +519,12 @@ func (a *Auditor) register(c *connState, r *row) (newHost, newCID bool) {
 	}
 	r.conns++
 	if len(r.connList) < maxRowConns {
-		r.connList = append(r.connList, c.id)
+		r.connList = append(r.connList, o.Conn)
 	}
-	newHost = addUnique(&r.hosts, c.id.Client.Addr()) && len(r.hosts) > 1
-	addUnique(&r.brokers, c.id.Broker)
-	if c.cid == cidSet {
-		newCID = addUnique(&r.clientIDs, c.firstCID) && len(r.clientIDs) > 1
+	newHost = addUnique(&r.hosts, o.Conn.Client.Addr()) && len(r.hosts) > 1
+	addUnique(&r.brokers, o.Conn.Broker)
+	if o.HasClientID {
+		newCID = addUnique(&r.clientIDs, o.ClientID) && len(r.clientIDs) > 1
 	}
 	if c.software != "" && r.software == "" {
 		r.software, r.swVersion = c.software, c.softwareVersion
@@ -538,13 +546,13 @@ func addUnique[T comparable](s *[]T, v T) bool {
 }
 
 // rowFor is the row a finding about instance id (zero: none) on c counts against.
-func (a *Auditor) rowFor(c *connState, id decode.UUID, e *decode.Event) *row {
+func (a *Auditor) rowFor(o *Observation, id decode.UUID) *row {
 	if !id.IsZero() {
 		if r := a.instances[id]; r != nil {
 			return r
 		}
 	}
-	return a.ensureRow(c, e.Time, e.Frame)
+	return a.ensureRow(o.book, o, o.Time, o.Frame)
 }
 
 // --- findings ---
@@ -565,10 +573,22 @@ type detail struct {
 	reqTime  time.Time
 }
 
+// fire judges rule r on connection c at event e: the per-connection
+// part's findings reach their row through a StepVerdict.
 func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d detail) {
-	if !r.runsUnder(a.o.Profile) {
-		return
+	o := a.observation(c, e, StepVerdict)
+	if f, ok := a.finding(o, r, d); ok {
+		a.verdict(o, f)
 	}
+}
+
+// finding makes the finding of rule r on the event o describes, or false
+// when the profile does not run r.
+func (a *Auditor) finding(o *Observation, r ruleID, d detail) (Finding, bool) {
+	if !r.runsUnder(a.o.Profile) {
+		return Finding{}, false
+	}
+	o.complete()
 	rule := r.rule()
 	sev := d.sev
 	if sev == 0 {
@@ -579,21 +599,17 @@ func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d detail) {
 		kip = rule.KIP
 	}
 	conf := ConfidenceFull
-	if e.Partial || c.gap || (rule.FirstRequest && !c.fromStart) {
+	if o.Partial || (rule.FirstRequest && !o.FromStart) {
 		conf = ConfidencePartial
 	}
 	inst := d.inst
 	if inst.IsZero() {
-		if c.inst == idSet {
-			inst = c.instID
-		} else if e.Kind == decode.KindRequest && e.HasInstanceID && e.TagProblem == decode.TagOK {
-			inst = e.InstanceID
-		}
+		inst = o.findingInstance()
 	}
 	f := Finding{
-		Time: e.Time, Rule: rule.ID, Severity: sev, KIP: kip, Confidence: conf, Frame: e.Frame,
-		Conn: c.id, API: apiName(e.APIKey), APIKey: e.APIKey, APIVersion: e.APIVersion,
-		CorrelationID: e.CorrelationID, ClientID: c.firstCID, InstanceID: inst,
+		Time: o.Time, Rule: rule.ID, Severity: sev, KIP: kip, Confidence: conf, Frame: o.Frame,
+		Conn: o.Conn, API: o.APIKey.String(), APIKey: o.APIKey, APIVersion: o.APIVersion,
+		CorrelationID: o.CorrelationID, ClientID: o.ClientID, InstanceID: inst,
 		Expected: d.expected, Observed: d.observed, Message: d.msg,
 		Group: d.group, MemberID: d.member, rule: r,
 	}
@@ -602,19 +618,21 @@ func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d detail) {
 	}
 	f.seq = f.Frame
 	f.Capture, f.Frame = a.o.nameFrame(f.Frame)
-	if e.Kind != decode.KindRequest && e.Kind != decode.KindResponse {
+	if o.PDU != decode.KindRequest && o.PDU != decode.KindResponse {
 		// A connection-level finding (client-id-repeated): no PDU.
 		f.API, f.APIKey, f.APIVersion, f.CorrelationID = "", -1, -1, -1
 	}
-	a.record(c, f, e)
+	return f, true
 }
 
-func (a *Auditor) record(c *connState, f Finding, e *decode.Event) {
+// record attributes finding f, made on the event o describes, to its row
+// and case, and keeps it.
+func (a *Auditor) record(o *Observation, f Finding) {
 	flt := a.o.Filter
 	if !flt.keep(&f) {
 		return
 	}
-	r := a.rowFor(c, f.InstanceID, e)
+	r := a.rowFor(o, f.InstanceID)
 	if flt != nil && flt.Baseline != nil && flt.Baseline.known[caseEntry(f.rule.rule(), r, &f)] {
 		a.t.suppressed++
 		if flt.ShowSuppressed {
@@ -651,6 +669,3 @@ func (a *Auditor) fireConnEnd(c *connState, at time.Time, frame uint64) {
 			plural(c.cidRepeats, "later request") + "; sending null would save " + plural(c.cidRepeatBytes, "byte"),
 	})
 }
-
-// hostOf is the client host used by instance-id-shared.
-func hostOf(c *connState) netip.Addr { return c.id.Client.Addr() }

@@ -52,12 +52,12 @@ func BenchmarkAuditorEvent(b *testing.B) {
 		{
 			name: "heartbeat",
 			req: func(i int, e *decode.Event) {
-				e.APIKey, e.APIVersion, e.HeaderVersion, e.ClientIDNull = keyConsumerHeartbeat, 1, 2, true
+				e.APIKey, e.APIVersion, e.HeaderVersion, e.ClientIDNull = decode.KeyConsumerGroupHeartbeat, 1, 2, true
 				e.InstanceID, e.HasInstanceID = benchInstance(i), true
 				e.Body = decode.Body{Decoded: true, Group: "g", MemberID: JavaString(benchInstance(i)), HasMemberID: true, MemberEpoch: 5}
 			},
 			resp: func(i int, e *decode.Event) {
-				e.APIKey, e.APIVersion, e.HeaderVersion = keyConsumerHeartbeat, 1, 1
+				e.APIKey, e.APIVersion, e.HeaderVersion = decode.KeyConsumerGroupHeartbeat, 1, 1
 				e.Body = decode.Body{Decoded: true, HasErrorCode: true, MemberEpoch: 5}
 			},
 		},

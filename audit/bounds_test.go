@@ -13,7 +13,7 @@ import (
 // connSize is a measure of one connection's state that would grow if the
 // state kept anything per request.
 func connSize(c *connState) int {
-	n := len(c.judged) + len(c.members)
+	n := len(c.book.judged) + len(c.book.members)
 	for _, p := range c.pending {
 		if p.used {
 			n++

@@ -8,18 +8,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// API keys whose bodies the decoder parses (SPEC.md section 1).
 const (
-	keySaslHandshake     = 17
-	keyApiVersions       = 18
-	keyOffsetDelete      = 47
-	keyConsumerHeartbeat = 68
-	keyGetTelemetrySubs  = 71
-	keyPushTelemetry     = 72
-	keyShareHeartbeat    = 76
-	keyStreamsHeartbeat  = 88
-	errInvalidRequest    = 42
-	instanceTagBytes     = 18 // uvarint tag 0, uvarint 16, 16 bytes
+	errInvalidRequest = 42
+	instanceTagBytes  = 18 // uvarint tag 0, uvarint 16, 16 bytes
 )
 
 // headerV3 is the accepted-2026 override list: requests of these API keys
@@ -27,10 +18,10 @@ const (
 // as Kafka declares more; everything else keeps kmsg's flexible knowledge
 // (the decoder's HeaderVersion).
 var headerV3 = []struct {
-	Key  int16
+	Key  decode.APIKey
 	From int16
 }{
-	{Key: keyOffsetDelete, From: 1}, // OffsetDelete v1 (open pull request, 2026)
+	{Key: decode.KeyOffsetDelete, From: 1}, // OffsetDelete v1 (open pull request, 2026)
 }
 
 // HeaderV3 returns, for the decoder (decode.Options.HeaderV3), which API
@@ -40,10 +31,10 @@ func HeaderV3(p Profile) func(key, version int16) bool {
 	if p != ProfileAccepted2026 {
 		return nil
 	}
-	return isHeaderV3
+	return func(key, version int16) bool { return isHeaderV3(decode.APIKey(key), version) }
 }
 
-func isHeaderV3(key, version int16) bool {
+func isHeaderV3(key decode.APIKey, version int16) bool {
 	for _, o := range headerV3 {
 		if key == o.Key && version >= o.From {
 			return true
@@ -58,13 +49,6 @@ func (a *Auditor) headerVersion(e *decode.Event) int8 {
 		return 3
 	}
 	return e.HeaderVersion
-}
-
-func apiName(key int16) string {
-	if n := decode.APIName(key); n != "" {
-		return n
-	}
-	return "Unknown(" + strconv.Itoa(int(key)) + ")"
 }
 
 func errName(code int16) string {
@@ -140,24 +124,85 @@ func (a *Auditor) request(c *connState, e *decode.Event) {
 	if q.hv >= 2 && e.Cut < decode.CutTags {
 		q.instanceID()
 	}
-	if e.Body.Decoded && !e.Body.BodyError {
-		switch e.APIKey {
-		case keyApiVersions:
-			q.software()
-		case keyGetTelemetrySubs:
-			q.getTelemetry()
-			return
-		case keyPushTelemetry:
-			q.pushTelemetry()
-			return
-		case keyConsumerHeartbeat, keyShareHeartbeat, keyStreamsHeartbeat:
-			q.heartbeat()
-			return
-		}
+	decoded := e.Body.Decoded && !e.Body.BodyError
+	if !decoded && !q.hasInvalid {
+		return // most requests: no body of interest, nothing to remember
 	}
-	if q.hasInvalid && (e.APIKey == keyApiVersions || e.APIKey == keySaslHandshake) {
+	check := checkFor(e.APIKey)
+	if check.request != nil && decoded {
+		// Through a.req: passed to a function value, q would move to
+		// the heap for every request, these rare ones or not.
+		a.req = q
+		check.request(&a.req)
+		q.invalid, q.hasInvalid = a.req.invalid, a.req.hasInvalid
+	}
+	if q.hasInvalid && check.rememberInvalid {
 		q.remember(pending{key: e.APIKey})
 	}
+}
+
+// apiCheck is what the audit does with one API's decoded bodies (SPEC.md
+// section 1). A new identity body adds a row to apiChecks.
+type apiCheck struct {
+	// request judges a decoded request body; it remembers the request
+	// itself (reqCheck.remember) when the answer matters.
+	request func(*reqCheck)
+	// response judges the decoded answer to a remembered request;
+	// unread is told of an answer whose body did not decode.
+	response func(*Auditor, *connState, *decode.Event, *pending)
+	unread   func(*Auditor, *connState, *decode.Event, *pending)
+	// rememberInvalid: a request whose own check remembers nothing is
+	// still remembered when it broke a rule a conforming broker rejects,
+	// so that broker-accepted-invalid judges the answer's error code.
+	rememberInvalid bool
+}
+
+// apiChecks is indexed by API key (an array: it is read for every
+// request); keys outside it have no check.
+var apiChecks = apiCheckTable()
+
+func apiCheckTable() (t [decode.KeyStreamsGroupHeartbeat + 1]apiCheck) {
+	heartbeat := apiCheck{request: (*reqCheck).heartbeat, response: (*Auditor).heartbeatResponse, unread: (*Auditor).joinAnswered}
+	t[decode.KeySASLHandshake] = apiCheck{rememberInvalid: true}
+	t[decode.KeyAPIVersions] = apiCheck{request: (*reqCheck).software, rememberInvalid: true}
+	t[decode.KeyGetTelemetrySubscriptions] = apiCheck{request: (*reqCheck).getTelemetry, response: (*Auditor).telemetryResponse}
+	t[decode.KeyPushTelemetry] = apiCheck{request: (*reqCheck).pushTelemetry}
+	t[decode.KeyConsumerGroupHeartbeat] = heartbeat
+	t[decode.KeyShareGroupHeartbeat] = heartbeat
+	t[decode.KeyStreamsGroupHeartbeat] = heartbeat
+	return t
+}
+
+// checkFor returns key's row of apiChecks (the zero apiCheck outside it).
+func checkFor(key decode.APIKey) apiCheck {
+	if key < 0 || int(key) >= len(apiChecks) {
+		return apiCheck{}
+	}
+	return apiChecks[key]
+}
+
+// observe hands the per-instance part a step of this request.
+func (q *reqCheck) observe(step Step) {
+	o := q.a.observation(q.c, q.e, step)
+	q.a.observe(o)
+}
+
+// telemetry hands the per-instance part a use of telemetry ID id.
+func (q *reqCheck) telemetry(id decode.UUID, set, adoptedHere bool) {
+	o := q.a.observation(q.c, q.e, StepTelemetry)
+	o.Telemetry, o.Set, o.AdoptedHere = id, set, adoptedHere
+	q.a.observe(o)
+}
+
+// software: ApiVersions names the client's software.
+func (q *reqCheck) software() {
+	b := &q.e.Body
+	if b.ClientSoftwareName == "" && b.ClientSoftwareVersion == "" {
+		return
+	}
+	o := q.a.observation(q.c, q.e, StepSoftware)
+	o.Software, o.SwVersion = b.ClientSoftwareName, b.ClientSoftwareVersion
+	q.a.observe(o)
 }
 
 func (q *reqCheck) remember(p pending) {
@@ -225,7 +270,9 @@ func (q *reqCheck) instanceID() {
 		// A connection's client row is its first instance ID's: an ID
 		// it changes to shows in the findings, not as a client of its own.
 		if q.c.inst != idSet || q.c.instID == q.id {
-			q.touchInstance()
+			// Called, not dispatched by observe: it is most requests' step.
+			o := q.a.instanceObservation(q.c, q.e, q.id)
+			q.a.touchInstance(o.book, o)
 		}
 	}
 	if q.a.o.Profile == ProfileAccepted2026 {
@@ -300,90 +347,6 @@ func (q *reqCheck) acceptedConsistency() {
 	}
 }
 
-// touchInstance records the request on its instance's row and applies the
-// property rules of the instance ID (reserved, shared).
-func (q *reqCheck) touchInstance() {
-	a, c, e := q.a, q.c, q.e
-	r := c.lastInst
-	if r == nil || r.evicted || r.id != q.id {
-		var created bool
-		r, created = a.instanceRow(q.id, e)
-		c.lastInst = r
-		if created && q.id == oneUUID && !r.reservedFired {
-			r.reservedFired = true
-			q.fire(rInstanceReserved, detail{inst: q.id, expected: "a random version-4 UUID", observed: JavaString(q.id),
-				msg: "the instance ID is ONE_UUID (" + HexString(q.id) + "), which Kafka reserves"})
-		}
-	} else {
-		a.touchLRU(r, e.Time)
-	}
-	if c.row == nil || c.row.evicted || (c.row.legacy && c.inst != idNone) {
-		c.row = r
-	}
-	newHost, newCID := a.register(c, r)
-	if (newHost || newCID) && !r.sharedFired {
-		r.sharedFired = true
-		what := "client host " + hostOf(c).String()
-		if !newHost {
-			what = "client ID " + strconv.Quote(c.firstCID)
-		}
-		q.fire(rInstanceShared, detail{inst: q.id, expected: "one client process per instance ID", observed: what,
-			msg: "instance ID " + uuidText(q.id) + " is also used with " + what + ": two processes share a UUID"})
-	}
-}
-
-func (q *reqCheck) software() {
-	b := &q.e.Body
-	if b.ClientSoftwareName == "" && b.ClientSoftwareVersion == "" {
-		return
-	}
-	c := q.c
-	c.software, c.softwareVersion = b.ClientSoftwareName, b.ClientSoftwareVersion
-	for i := 0; i < c.nTouched; i++ {
-		c.touched[i].software, c.touched[i].swVersion = c.software, c.softwareVersion
-	}
-}
-
-// telemetryB is the broker-assigned telemetry ID the client must use, if any.
-func (q *reqCheck) telemetryB() (decode.UUID, bool) {
-	if q.c.hasAssigned {
-		return q.c.assignedB, true
-	}
-	if r := q.c.instRow(); r != nil && r.hasAssigned {
-		return r.assignedB, true
-	}
-	return decode.UUID{}, false
-}
-
-func (q *reqCheck) notAdopted(id decode.UUID) {
-	if b, ok := q.telemetryB(); ok && id != b {
-		q.fire(rTelemetryNotAdopted, detail{expected: JavaString(b), observed: JavaString(id),
-			msg: "the broker assigned telemetry ID " + uuidText(b) + " but the client uses another"})
-	}
-}
-
-func (q *reqCheck) setTelemetry(id decode.UUID) {
-	if id.IsZero() {
-		return
-	}
-	r := q.telemetryRow()
-	if r.legacy {
-		r = q.a.telemetryOwner(q.c, r, id)
-	}
-	r.telemetry = id
-}
-
-// telemetryRow is the row whose telemetry ID a request sets: that of its
-// header instance ID, else the connection's.
-func (q *reqCheck) telemetryRow() *row {
-	if q.hasID {
-		if r := q.a.instances[q.id]; r != nil {
-			return r
-		}
-	}
-	return q.a.ensureRow(q.c, q.e.Time, q.e.Frame)
-}
-
 // getTelemetry applies SPEC.md 3.3's table; its rows are exclusive.
 func (q *reqCheck) getTelemetry() {
 	r := q.e.Body.TelemetryInstanceID
@@ -395,20 +358,16 @@ func (q *reqCheck) getTelemetry() {
 	switch {
 	case h.IsZero() && r.IsZero():
 		tableRow = telemetryLegacyFirst
-		if q.c.hasAssigned {
-			// Asking again on a connection that was given B: B is not
-			// used (only this connection: a legacy client on another
-			// one may be a restarted process).
-			q.notAdopted(r)
-		}
+		// Asking again on a connection that was given B: B is not used
+		// (only this connection: a legacy client on another one may be a
+		// restarted process).
+		q.telemetry(r, false, true)
 	case h.IsZero():
 		tableRow = telemetryLegacyLater
-		q.notAdopted(r)
-		q.setTelemetry(r)
+		q.telemetry(r, true, false)
 	case r == h:
 		tableRow = telemetryAligned
-		q.notAdopted(r)
-		q.setTelemetry(r)
+		q.telemetry(r, true, false)
 	case r.IsZero():
 		tableRow = telemetryRequested
 		q.fire(rTelemetryRequestedWithHeader, detail{expected: JavaString(h), observed: "0",
@@ -418,7 +377,7 @@ func (q *reqCheck) getTelemetry() {
 		q.fire(rTelemetryMismatch, detail{expected: JavaString(h), observed: JavaString(r),
 			msg: "telemetry ClientInstanceId differs from the header instance ID; a conforming broker answers INVALID_REQUEST"})
 	}
-	q.remember(pending{key: keyGetTelemetrySubs, telemetryRow: tableRow})
+	q.remember(pending{key: decode.KeyGetTelemetrySubscriptions, telemetryRow: tableRow})
 }
 
 func (q *reqCheck) pushTelemetry() {
@@ -431,15 +390,14 @@ func (q *reqCheck) pushTelemetry() {
 		q.fire(rTelemetryMismatch, detail{expected: JavaString(q.id), observed: JavaString(r),
 			msg: "PushTelemetry ClientInstanceId differs from the header instance ID"})
 	default:
-		q.notAdopted(r)
-		q.setTelemetry(r)
+		q.telemetry(r, true, false)
 	}
-	q.remember(pending{key: keyPushTelemetry})
+	q.remember(pending{key: decode.KeyPushTelemetry})
 }
 
 // memberRequired: is a client-generated member ID required at this version?
-func (a *Auditor) memberRequired(key, version int16) bool {
-	return key != keyConsumerHeartbeat || version >= a.reqFrom
+func (a *Auditor) memberRequired(key decode.APIKey, version int16) bool {
+	return key != decode.KeyConsumerGroupHeartbeat || version >= a.reqFrom
 }
 
 // heartbeat applies SPEC.md 3.4 to a group heartbeat request.
@@ -448,7 +406,7 @@ func (q *reqCheck) heartbeat() {
 	group, member, epoch := b.Group, b.MemberID, b.MemberEpoch
 	join, leave := epoch == 0, epoch == -1 || epoch == -2
 	required := q.a.memberRequired(q.e.APIKey, q.e.APIVersion)
-	p := pending{key: q.e.APIKey, heartbeat: true, group: group, member: member, join: join}
+	p := pending{key: q.e.APIKey, group: group, member: member, join: join}
 	if member == "" {
 		// An empty member ID gives only these (and 3.5 rules).
 		switch {
@@ -467,234 +425,10 @@ func (q *reqCheck) heartbeat() {
 		q.remember(p)
 		return
 	}
-	g := q.c.tracker().group(group, q.e.Frame)
-	assigned := g.isAssigned(member)
-	ghost := false
-	if join && !assigned && g.join != "" && g.join != member && (g.joinState == joinPending || g.joinState == joinFailed) {
-		ghost = true
-		state := "no response"
-		if g.joinState == joinFailed {
-			state = "an error"
-		}
-		q.fire(rGhostMember, detail{group: group, member: member, expected: g.join, observed: member,
-			msg: "join retried with a new member ID after the join with " + memberText(g.join) + " got " + state + "; the first may stay as a ghost member"})
-	}
-	if !ghost && !assigned && g.current != "" && g.current != member {
-		q.fire(rMemberChanged, detail{group: group, member: member, expected: g.current, observed: member,
-			msg: "the client uses a second member ID in group " + strconv.Quote(group) + "; a member ID lives as long as the process"})
-	}
-	g.current = member
-	switch {
-	case join:
-		g.join, g.joinState = member, joinPending
-	case leave && member == g.join:
-		// A join after a leave is a rejoin, not a retry of this join.
-		g.join, g.joinState = "", joinNone
-	}
-	if !assigned && !q.a.brokerAssigned(group, member) {
-		q.memberProperties(group, member)
-	}
-	q.collision(group, member)
-	for i := 0; i < q.c.nTouched; i++ {
-		q.c.touched[i].addMemberID(group, member, q.e.Body.MemberEpoch)
-	}
-	if q.c.nTouched == 0 {
-		q.a.ensureRow(q.c, q.e.Time, q.e.Frame).addMemberID(group, member, q.e.Body.MemberEpoch)
-	}
+	o := q.a.observation(q.c, q.e, StepHeartbeat)
+	o.Group, o.MemberID, o.MemberEpoch = group, member, epoch
+	q.a.observe(o)
 	q.remember(p)
-}
-
-// memberProperties: the property rules, once per (connection, group, member ID).
-func (q *reqCheck) memberProperties(group, member string) {
-	c := q.c
-	k := memberKey{group, member}
-	if _, done := c.judged[k]; done {
-		return
-	}
-	if c.judged == nil {
-		c.judged = make(map[memberKey]struct{})
-	}
-	if len(c.judged) >= maxJudged {
-		q.a.t.stateLimited++
-		return
-	}
-	c.judged[k] = struct{}{}
-	enc, u := decodeMemberID(member)
-	d := detail{group: group, member: member}
-	switch enc {
-	case encNone:
-		d.expected, d.observed = "a UUID (Java string form)", member
-		d.msg = "member ID is not a UUID in any known encoding"
-		q.fire(rMemberNotUUID, d)
-	case encJava:
-	default:
-		d.sev = SeverityInfo
-		if hasStdChars(member) {
-			d.sev = SeverityWarn
-		}
-		d.expected, d.observed = JavaString(u), member
-		d.msg = "member ID is a UUID spelled as " + enc.String() + ", not Java's URL-safe base64 without padding"
-		q.fire(rMemberEncoding, d)
-		d.sev = 0
-	}
-	if enc != encNone && !isV4(u) {
-		d.expected, d.observed = "a version-4 UUID", JavaString(u)
-		d.msg = "member ID's UUID " + HexString(u) + " is not version 4 or is reserved"
-		q.fire(rMemberNotV4, d)
-	}
-	// Alignment with the header instance ID of this connection.
-	var inst decode.UUID
-	switch {
-	case q.hasID:
-		inst = q.id
-	case c.inst == idSet:
-		inst = c.instID
-	default:
-		return // no header instance ID: misaligned cannot fire
-	}
-	switch {
-	case isJavaString(member, inst):
-	case enc != encNone && u == inst:
-		d.expected, d.observed = JavaString(inst), member
-		d.msg = "member ID holds the instance ID's bytes spelled as " + enc.String() + ": aligned in value, not in text"
-		q.fire(rMemberAlignmentEncoding, d)
-	default:
-		d.expected, d.observed = JavaString(inst), member
-		d.msg = "member ID is not the header instance ID (KIP-1313: SHOULD be equal)"
-		q.fire(rMemberMisaligned, d)
-	}
-}
-
-// collision: member-id-collision once per (group, member ID, second claimant).
-func (q *reqCheck) collision(group, member string) {
-	a, c := q.a, q.c
-	who := claimant{addr: c.id.Client}
-	if c.inst == idSet {
-		who = claimant{inst: c.instID}
-	} else if q.hasID {
-		who = claimant{inst: q.id}
-	}
-	cs := a.claimSet(group, member)
-	if cs == nil {
-		return
-	}
-	// One connection is one client, whatever it called itself before (an
-	// instance ID that came late, or after a request whose tag 0 was
-	// malformed): its own claim first.
-	for i := range cs.list {
-		if cl := &cs.list[i]; cl.conn == c {
-			cl.who = who
-			return
-		}
-	}
-	var other *claim
-	for i := range cs.list {
-		cl := &cs.list[i]
-		if cl.who == who {
-			// The claimant on another connection. If another claimant took
-			// the ID while it was gone, it is back: a collision if another
-			// claimant is alive now.
-			back := cl.lapsed
-			cl.conn, cl.lapsed = c, false
-			a.markLapsed(cs, cl, c)
-			if back && !cl.fired {
-				if o := a.liveOther(cs, who, c); o != nil {
-					q.fireCollision(group, member, who, o)
-					cl.fired = true
-				}
-			}
-			return
-		}
-		if other == nil && a.claimAlive(cl, c) {
-			other = cl
-		}
-	}
-	if other != nil && who.inst.IsZero() && other.who.inst.IsZero() &&
-		other.who.addr.Addr() == who.addr.Addr() && q.movedMember(other, group, member) {
-		// A client without instance IDs is known by host:port, so one
-		// process that moves its heartbeats to another connection (its
-		// group coordinator moved; librdkafka keeps one connection per
-		// broker, so the old one stays open) looks like a second claimant.
-		// Moving, and moving back, is one process; a member that keeps
-		// switching between two connections is two processes heartbeating
-		// side by side.
-		if other.switches++; other.switches < maxMemberMoves {
-			other.who, other.conn = who, c
-			return
-		}
-	}
-	slot := len(cs.list)
-	if slot == maxClaimants {
-		slot = -1
-		for i := range cs.list { // replace a claimant that is gone
-			if !a.claimAlive(&cs.list[i], c) {
-				slot = i
-				break
-			}
-		}
-		if slot < 0 {
-			// Every remembered claimant is alive: this one cannot be
-			// remembered, so it is not judged (it would fire again on each
-			// of its heartbeats).
-			a.t.stateLimited++
-			return
-		}
-	} else {
-		cs.list = append(cs.list, claim{})
-	}
-	fired := false
-	if other != nil {
-		q.fireCollision(group, member, who, other)
-		fired = true
-	}
-	cs.list[slot] = claim{who: who, conn: c, fired: fired}
-	a.markLapsed(cs, &cs.list[slot], c)
-}
-
-// markBrokerAssigned remembers that a broker gave member to a client in
-// group: a client without an instance ID is followed per connection, and
-// its next connection (its coordinator moved) must not judge the ID as
-// its own.
-func (a *Auditor) markBrokerAssigned(group, member string) {
-	if cs := a.claimSet(group, member); cs != nil {
-		cs.brokerAssigned = true
-	}
-}
-
-// claimSet returns what is known of member in group, made on first use;
-// nil when the claims map is full even after dropping the claims whose
-// claimants are all gone (counted in state_limited).
-func (a *Auditor) claimSet(group, member string) *claimSet {
-	k := memberKey{group, member}
-	if cs := a.claims[k]; cs != nil {
-		return cs
-	}
-	if len(a.claims) >= claimsPerInstCap*a.o.MaxInstances {
-		a.pruneClaims()
-		if len(a.claims) >= claimsPerInstCap*a.o.MaxInstances {
-			a.t.stateLimited++
-			return nil
-		}
-	}
-	cs := &claimSet{}
-	a.claims[k] = cs
-	return cs
-}
-
-// brokerAssigned tells whether a broker gave member to a client in group.
-func (a *Auditor) brokerAssigned(group, member string) bool {
-	cs := a.claims[memberKey{group, member}]
-	return cs != nil && cs.brokerAssigned
-}
-
-// markLapsed: claimant cl takes the member ID on connection c; every other
-// claimant that is gone now will be back, should it use the ID again.
-func (a *Auditor) markLapsed(cs *claimSet, cl *claim, c *connState) {
-	for i := range cs.list {
-		if o := &cs.list[i]; o != cl && !a.claimAlive(o, c) {
-			o.lapsed = true
-		}
-	}
 }
 
 // maxMemberMoves is how many times a member ID may move between
@@ -703,89 +437,18 @@ func (a *Auditor) markLapsed(cs *claimSet, cl *claim, c *connState) {
 // every heartbeat of two processes is one, is not.
 const maxMemberMoves = 3
 
-// movedMember reports whether this request, the first for member on its
-// connection while other (on the same host) holds it, may come from the
-// same process that moved: a heartbeat past the join, or a join retried
-// after the join on other's connection failed or got no answer (the
-// coordinator moved under it).
-func (q *reqCheck) movedMember(other *claim, group, member string) bool {
-	if q.e.Body.MemberEpoch != 0 {
-		return true
-	}
-	g := other.conn.members[group]
-	return g != nil && g.join == member && (g.joinState == joinPending || g.joinState == joinFailed)
-}
-
-// liveOther returns a claimant other than who, on a connection other than
-// c, that is alive.
-func (a *Auditor) liveOther(cs *claimSet, who claimant, c *connState) *claim {
-	for i := range cs.list {
-		if cl := &cs.list[i]; cl.who != who && cl.conn != c && a.claimAlive(cl, c) {
-			return cl
-		}
-	}
-	return nil
-}
-
-// claimAlive tells whether cl's claimant is still there, c aside: the
-// connection it last used the member ID on is open, or, for an instance,
-// any other connection that carried its instance ID is (a consumer keeps
-// its fetch connections when its coordinator's closes).
-func (a *Auditor) claimAlive(cl *claim, c *connState) bool {
-	if cl.conn != c && !cl.conn.closed {
-		return true
-	}
-	if cl.who.inst.IsZero() {
-		return false
-	}
-	r := a.instances[cl.who.inst]
-	if r == nil {
-		return false
-	}
-	open := r.open
-	if c != nil && !c.closed && c.registered(r) {
-		open--
-	}
-	return open > 0
-}
-
-// fireCollision reports who using member in group while other holds it.
-func (q *reqCheck) fireCollision(group, member string, who claimant, other *claim) {
-	// observed names UUIDs in Java's form only, the message with hex too
-	// (README, rule 14).
-	other1 := other.conn.id.Client.String()
-	other2 := other1
-	if !other.who.inst.IsZero() {
-		other1 = "instance " + JavaString(other.who.inst) + " (" + other1 + ")"
-		other2 = "instance " + uuidText(other.who.inst) + ", " + other2
-	}
-	q.fire(rMemberCollision, detail{group: group, member: member, inst: who.inst,
-		expected: "a member ID unique to one client", observed: "also used by " + other1,
-		msg: "member ID " + memberText(member) + " in group " + strconv.Quote(group) + " is used at the same time by another client: " + other2})
-}
-
-// pruneClaims drops claims whose claimants are all gone.
-func (a *Auditor) pruneClaims() {
-	for k, cs := range a.claims {
-		alive := false
-		for i := range cs.list {
-			if a.claimAlive(&cs.list[i], nil) {
-				alive = true
-				break
-			}
-		}
-		if !alive {
-			delete(a.claims, k)
-		}
-	}
-}
-
 // response matches a response with its remembered request.
 func (a *Auditor) response(c *connState, e *decode.Event) {
 	p, ok := c.takePending(e.CorrelationID)
 	if !ok {
 		return
 	}
+	a.answer(c, e, p)
+	*p = pending{}
+}
+
+// answer judges response e to the remembered request p.
+func (a *Auditor) answer(c *connState, e *decode.Event, p *pending) {
 	if e.RequestAmbiguous {
 		// Two requests shared the correlation ID: judging the broker by
 		// an answer that may be the other request's could be wrong.
@@ -800,21 +463,12 @@ func (a *Auditor) response(c *connState, e *decode.Event) {
 			observed: errName(b.ErrorCode),
 			msg:      "the broker accepted a request that breaks " + answered.ID + a.answeredAt(e) + "; a conforming broker answers INVALID_REQUEST"})
 	}
-	if !decoded {
-		if p.heartbeat && p.join && p.member != "" {
-			// The join was answered, whether with success or an error
-			// cannot be told: no ghost can be claimed on it.
-			if g := c.tracker().group(p.group, e.Frame); g.join == p.member && g.joinState == joinPending {
-				g.joinState = joinAnswered
-			}
-		}
-		return
-	}
+	check := checkFor(p.key)
 	switch {
-	case p.heartbeat:
-		a.heartbeatResponse(c, e, &p)
-	case p.telemetryRow != telemetryNone:
-		a.telemetryResponse(c, e, &p)
+	case !decoded && check.unread != nil:
+		check.unread(a, c, e, p)
+	case decoded && check.response != nil:
+		check.response(a, c, e, p)
 	}
 }
 
@@ -830,32 +484,30 @@ func (a *Auditor) answeredAt(e *decode.Event) string {
 
 func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
 	b := &e.Body
-	ok := !b.HasErrorCode || b.ErrorCode == 0
-	g := c.tracker().group(p.group, e.Frame)
-	if p.member != "" && g.join == p.member {
-		switch {
-		case ok:
-			// The join's own answer, or a later heartbeat's (the join's
-			// may have been lost in a gap): the broker knows the member.
-			g.joinState = joinOK
-		case p.join:
-			g.joinState = joinFailed
-		}
+	o := a.observation(c, e, StepHeartbeatAnswer)
+	o.Group, o.MemberID, o.Join = p.group, p.member, p.join
+	o.OK = !b.HasErrorCode || b.ErrorCode == 0
+	o.Assigned = ""
+	if o.OK && b.HasMemberID && b.MemberID != "" && b.MemberID != p.member {
+		o.Assigned = b.MemberID
 	}
-	if !ok || !b.HasMemberID || b.MemberID == "" || b.MemberID == p.member {
-		return
-	}
-	// The broker assigned a member ID: it is the broker's, not the client's.
-	g.addAssigned(b.MemberID)
-	a.markBrokerAssigned(p.group, b.MemberID)
-	if p.member == "" {
-		g.current = b.MemberID
-	}
-	if p.emptyRequired {
+	a.observe(o)
+	if o.Assigned != "" && p.emptyRequired {
 		a.fire(c, e, rBrokerGeneratedMember, detail{reqFrame: p.frame, reqTime: p.time, group: p.group, member: b.MemberID,
 			expected: errName(errInvalidRequest), observed: b.MemberID,
 			msg: "the broker generated a member ID for a join without one, at a version that requires a client-generated ID" + a.answeredAt(e)})
 	}
+}
+
+// joinAnswered: a join was answered, whether with success or an error
+// cannot be told (the body did not decode).
+func (a *Auditor) joinAnswered(c *connState, e *decode.Event, p *pending) {
+	if !p.join || p.member == "" {
+		return
+	}
+	o := a.observation(c, e, StepJoinAnswered)
+	o.Group, o.MemberID = p.group, p.member
+	a.observe(o)
 }
 
 func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
@@ -872,9 +524,9 @@ func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 				msg: "the broker answered a first GetTelemetrySubscriptions with NONE and a zero ClientInstanceId" + a.answeredAt(e)})
 			return
 		}
-		c.assignedB, c.hasAssigned = id, true
-		r := a.telemetryOwner(c, a.ensureRow(c, e.Time, e.Frame), id)
-		r.assignedB, r.hasAssigned, r.telemetry = id, true, id
+		o := a.observation(c, e, StepTelemetryAssigned)
+		o.Telemetry = id
+		a.observe(o)
 	case p.telemetryRow.bodyIDSet():
 		if !id.IsZero() {
 			a.fire(c, e, rBrokerTelemetryEcho, detail{reqFrame: p.frame, reqTime: p.time, expected: "0", observed: JavaString(id),

@@ -1,8 +1,12 @@
 // Package audit owns kwatch's identity rules (SPEC.md sections 2-5): it
-// keeps per-connection and per-client-instance state, turns decode.Events
-// into Findings, and builds the Report (totals, one row per client, the
-// findings) with its JSON and text forms. The rule table is rules.go; each
-// check is a small method in checks.go.
+// turns decode.Events into Findings and builds the Report (totals, one row
+// per client, the findings) with its JSON and text forms. The rule table
+// is rules.go. The Auditor has two parts that meet through Observation
+// (observation.go): the per-connection part (checks.go, state.go) follows
+// each connection and judges what it shows alone, dispatching identity
+// bodies through apiChecks; the per-instance part (instance.go, claims.go,
+// legacy.go) keeps the rows, member IDs across connections and member-ID
+// claims, judges what spans connections, and attributes every finding.
 //
 // Concurrency: Auditor.Event is called from one goroutine, in capture order
 // (events of different connections may interleave). Snapshot may be called

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/internal/enum"
 )
 
 // Confidence says whether a finding rests on the whole connection.
@@ -20,12 +21,9 @@ const (
 	ConfidencePartial
 )
 
-func (c Confidence) String() string {
-	if c == ConfidencePartial {
-		return "partial"
-	}
-	return "full"
-}
+var confidenceNames = []string{ConfidenceFull: "full", ConfidencePartial: "partial"}
+
+func (c Confidence) String() string { return enum.Name(confidenceNames, c, "full") }
 
 // MarshalText writes "full" or "partial".
 func (c Confidence) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
@@ -44,7 +42,7 @@ type Finding struct {
 	Frame         uint64
 	Conn          decode.ConnID
 	API           string
-	APIKey        int16
+	APIKey        decode.APIKey
 	APIVersion    int16
 	CorrelationID int32
 	// ClientID is the connection's first client ID; "" when none.

@@ -117,7 +117,7 @@ func (s *sc) start(c decode.ConnID, fromStart bool) {
 
 // req sends a request (default: header v2, null client ID, no instance
 // ID, from start) and returns its correlation ID.
-func (s *sc) req(c decode.ConnID, key, ver int16, opts ...opt) int32 {
+func (s *sc) req(c decode.ConnID, key decode.APIKey, ver int16, opts ...opt) int32 {
 	s.tick()
 	s.corr[c]++
 	e := &decode.Event{Kind: decode.KindRequest, Conn: c, Frame: s.frame, Time: s.now, FromStart: true,
@@ -129,7 +129,7 @@ func (s *sc) req(c decode.ConnID, key, ver int16, opts ...opt) int32 {
 	return e.CorrelationID
 }
 
-func (s *sc) resp(c decode.ConnID, key, ver int16, corr int32, opts ...opt) {
+func (s *sc) resp(c decode.ConnID, key decode.APIKey, ver int16, corr int32, opts ...opt) {
 	s.tick()
 	e := &decode.Event{Kind: decode.KindResponse, Conn: c, Frame: s.frame, Time: s.now, FromStart: true,
 		APIKey: key, APIVersion: ver, HeaderVersion: 1, CorrelationID: corr}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/internal/enum"
 )
 
 // oneUUID is Kafka's reserved ONE_UUID: fifteen zero bytes, then 0x01.
@@ -60,7 +61,7 @@ const (
 	encHex                       // 32 hex digits
 )
 
-var encodingNames = [...]string{
+var encodingNames = []string{
 	encNone:      "not a UUID",
 	encJava:      "Java (URL-safe base64, no padding)",
 	encURLPadded: "URL-safe base64 with padding",
@@ -70,7 +71,7 @@ var encodingNames = [...]string{
 	encHex:       "32-digit hex",
 }
 
-func (e encoding) String() string { return encodingNames[e] }
+func (e encoding) String() string { return enum.Name(encodingNames, e, "unknown") }
 
 var (
 	rawURLStrict = base64.RawURLEncoding.Strict()

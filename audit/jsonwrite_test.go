@@ -51,7 +51,7 @@ func toJSONFinding(f *Finding) jsonFinding {
 		Time: f.Time.UTC().Format(TimeFormat), Rule: f.Rule, Severity: f.Severity, KIP: f.KIP,
 		Confidence: f.Confidence.String(), Capture: f.Capture, Frame: f.Frame,
 		Conn: jsonConn{Client: f.Conn.Client.String(), Broker: f.Conn.Broker.String()},
-		API:  f.API, APIKey: f.APIKey, APIVersion: f.APIVersion, CorrelationID: f.CorrelationID,
+		API:  f.API, APIKey: int16(f.APIKey), APIVersion: f.APIVersion, CorrelationID: f.CorrelationID,
 		Expected: f.Expected, Observed: f.Observed, Message: f.Message,
 		Group: f.Group,
 	}
@@ -480,7 +480,7 @@ func (r *fuzzReader) report() *Report {
 		f.Time = time.Unix(int64(r.u64()), int64(r.u64()))
 		f.Rule, f.Severity, f.KIP, f.Confidence, f.Frame = r.str(), Severity(r.byte()), r.str(), Confidence(r.byte()), r.u64()
 		f.Conn = decode.ConnID{Client: r.addrPort(), Broker: r.addrPort(), StartFrame: r.u64()}
-		f.API, f.APIKey, f.APIVersion, f.CorrelationID = r.str(), int16(r.u64()), int16(r.u64()), int32(r.u64())
+		f.API, f.APIKey, f.APIVersion, f.CorrelationID = r.str(), decode.APIKey(r.u64()), int16(r.u64()), int32(r.u64())
 		f.ClientID = r.str()
 		if r.byte()%2 == 1 {
 			f.InstanceID = decode.UUID(r.bytesN(16))

@@ -21,9 +21,9 @@ const maxProcesses = 16
 // telemetryOwner returns the row whose telemetry ID c's telemetry ID id
 // is: r itself, unless r is a legacy row that learned another telemetry ID
 // from a connection still open, when c moves to the row of its own process.
-func (a *Auditor) telemetryOwner(c *connState, r *row, id decode.UUID) *row {
-	if !r.legacy || r.telemetry.IsZero() || r.telemetry == id || r.telemetryBy == c.id || !a.open(r.telemetryBy) {
-		r.telemetryBy = c.id
+func (a *Auditor) telemetryOwner(c *connBook, o *Observation, r *row, id decode.UUID) *row {
+	if !r.legacy || r.telemetry.IsZero() || r.telemetry == id || r.telemetryBy == o.Conn || !a.open(r.telemetryBy) {
+		r.telemetryBy = o.Conn
 		return r
 	}
 	for p := uint16(1); p < maxProcesses; p++ {
@@ -31,7 +31,7 @@ func (a *Auditor) telemetryOwner(c *connState, r *row, id decode.UUID) *row {
 		k.process = p
 		other := a.legacy[k]
 		if other == nil {
-			other = &row{legacy: true, lkey: k, firstFrame: c.id.StartFrame, firstSeen: r.firstSeen, lastSeen: r.lastSeen}
+			other = &row{legacy: true, lkey: k, firstFrame: o.Conn.StartFrame, firstSeen: r.firstSeen, lastSeen: r.lastSeen}
 			a.legacy[k] = other
 			a.addRow(other)
 		} else if !other.telemetry.IsZero() && other.telemetry != id {
@@ -39,8 +39,8 @@ func (a *Auditor) telemetryOwner(c *connState, r *row, id decode.UUID) *row {
 		}
 		c.leave(r)
 		c.row = other
-		a.register(c, other)
-		other.telemetryBy = c.id
+		a.register(c, o, other)
+		other.telemetryBy = o.Conn
 		return other
 	}
 	a.t.stateLimited++
@@ -49,7 +49,7 @@ func (a *Auditor) telemetryOwner(c *connState, r *row, id decode.UUID) *row {
 
 // leave takes c off r's books: r no longer counts it among its
 // connections (what c's requests already added to r stays).
-func (c *connState) leave(r *row) {
+func (c *connBook) leave(r *row) {
 	for i := 0; i < c.nTouched; i++ {
 		if c.touched[i] != r {
 			continue
@@ -65,8 +65,9 @@ func (c *connState) leave(r *row) {
 	r.connList = slices.DeleteFunc(r.connList, func(id decode.ConnID) bool { return id == c.id })
 }
 
-// open reports whether the connection id is known and not ended.
+// open reports whether the connection id is known and not ended. In one
+// process the books live in the per-connection states (Observation.book).
 func (a *Auditor) open(id decode.ConnID) bool {
 	c := a.conns[id]
-	return c != nil && !c.closed
+	return c != nil && !c.book.closed
 }

@@ -3,6 +3,8 @@ package audit
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kwatch/kwatch/internal/enum"
 )
 
 // Severity ranks a finding. The zero value is no severity.
@@ -14,14 +16,9 @@ const (
 	SeverityError
 )
 
-var severityNames = [...]string{"", "info", "warn", "error"}
+var severityNames = []string{SeverityInfo: "info", SeverityWarn: "warn", SeverityError: "error"}
 
-func (s Severity) String() string {
-	if int(s) < len(severityNames) && s != 0 {
-		return severityNames[s]
-	}
-	return "unknown"
-}
+func (s Severity) String() string { return enum.Name(severityNames, s, "unknown") }
 
 // MarshalText writes the severity's name ("info", "warn", "error").
 func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
@@ -51,12 +48,9 @@ const (
 	ProfileAccepted2026
 )
 
-func (p Profile) String() string {
-	if p == ProfileAccepted2026 {
-		return "accepted-2026"
-	}
-	return "seed"
-}
+var profileNames = []string{ProfileSeed: "seed", ProfileAccepted2026: "accepted-2026"}
+
+func (p Profile) String() string { return enum.Name(profileNames, p, "seed") }
 
 // ParseProfile reads "seed" or "accepted-2026".
 func ParseProfile(s string) (Profile, error) {

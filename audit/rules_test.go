@@ -8,16 +8,16 @@ import (
 )
 
 const (
-	kProduce  = 0
-	kMetadata = 3
-	kSasl     = 17
-	kAPIVer   = 18
-	kOffDel   = 47
-	kCGHB     = 68
-	kGTS      = 71
-	kPush     = 72
-	kSGHB     = 76
-	kStreamHB = 88
+	kProduce  decode.APIKey = 0
+	kMetadata               = decode.KeyMetadata
+	kSasl                   = decode.KeySASLHandshake
+	kAPIVer                 = decode.KeyAPIVersions
+	kOffDel                 = decode.KeyOffsetDelete
+	kCGHB                   = decode.KeyConsumerGroupHeartbeat
+	kGTS                    = decode.KeyGetTelemetrySubscriptions
+	kPush                   = decode.KeyPushTelemetry
+	kSGHB                   = decode.KeyShareGroupHeartbeat
+	kStreamHB               = decode.KeyStreamsGroupHeartbeat
 )
 
 type ruleCase struct {

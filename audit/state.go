@@ -120,14 +120,13 @@ type pending struct {
 	used  bool
 	seq   uint64
 	corr  int32
-	key   int16
+	key   decode.APIKey
 	frame uint64
 	time  time.Time
 	// invalid: the request broke a rule a conforming broker rejects.
 	invalid    ruleID
 	hasInvalid bool
 	// heartbeats
-	heartbeat     bool
 	group, member string
 	join          bool
 	emptyRequired bool
@@ -157,11 +156,6 @@ type connState struct {
 	lastFrame uint64
 	instID    decode.UUID
 
-	row      *row // primary row: first instance row, else legacy row
-	lastInst *row // cache of the last instance row touched
-	nTouched int
-	touched  [maxTouched]*row
-
 	// pendUsed has bit i set when pending[i] is in use; pendCorr[i] is its
 	// correlation ID. Responses scan these, not the large pending entries.
 	pendUsed uint16
@@ -175,8 +169,6 @@ type connState struct {
 	closedAt   time.Time
 	instRepeat bool // accepted-2026: instance-id-repeated fired
 
-	software, softwareVersion string
-
 	seq uint64
 	// pending is allocated with the first request of interest: most
 	// connections (producers, fetchers) never have one, and the table is
@@ -184,11 +176,10 @@ type connState struct {
 	// visible part of a run's start (200 connections: ~80 faults).
 	pending *[maxPending]pending
 
-	members memberTrack // used when the connection has no instance row
-	judged  map[memberKey]struct{}
-
-	assignedB   decode.UUID // broker-assigned telemetry ID (legacy flow)
-	hasAssigned bool
+	// book is the per-instance part's state of the connection, kept here
+	// in one process (Observation.book); the per-connection part never
+	// reads it.
+	book connBook
 }
 
 // addPending takes the first free slot, else evicts the oldest request.
@@ -213,24 +204,23 @@ func (c *connState) addPending(p pending) (evicted bool) {
 	return evicted
 }
 
-// takePending returns and forgets the request with correlation ID corr
-// (the one in the lowest slot, should two share it).
-func (c *connState) takePending(corr int32) (pending, bool) {
+// takePending returns the request with correlation ID corr (the one in
+// the lowest slot, should two share it) and frees its slot; the caller
+// clears the entry when done with it, before the next addPending.
+func (c *connState) takePending(corr int32) (*pending, bool) {
 	for m := c.pendUsed; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros16(m)
 		if c.pendCorr[i] == corr {
-			p := c.pending[i]
-			c.pending[i] = pending{}
 			c.pendUsed &^= 1 << i
-			return p, true
+			return &c.pending[i], true
 		}
 	}
-	return pending{}, false
+	return nil, false
 }
 
 // unregister forgets the rows c registered with, which no longer count it
 // as open.
-func (c *connState) unregister() {
+func (c *connBook) unregister() {
 	for i := 0; i < c.nTouched; i++ {
 		c.touched[i].open--
 		c.touched[i] = nil
@@ -239,7 +229,7 @@ func (c *connState) unregister() {
 }
 
 // registered tells whether c counts as one of r's open connections.
-func (c *connState) registered(r *row) bool {
+func (c *connBook) registered(r *row) bool {
 	for i := 0; i < c.nTouched; i++ {
 		if c.touched[i] == r {
 			return true
@@ -249,7 +239,7 @@ func (c *connState) registered(r *row) bool {
 }
 
 // instRow is the connection's row for its header instance ID, if any.
-func (c *connState) instRow() *row {
+func (c *connBook) instRow() *row {
 	if c.row != nil && !c.row.legacy && !c.row.evicted {
 		return c.row
 	}
@@ -258,11 +248,30 @@ func (c *connState) instRow() *row {
 
 // tracker is where the connection's member IDs are followed: the instance
 // (across connections) when the connection has an instance ID, else itself.
-func (c *connState) tracker() *memberTrack {
-	if r := c.instRow(); r != nil && c.inst == idSet {
+func (c *connBook) tracker(o *Observation) *memberTrack {
+	if r := c.instRow(); r != nil && o.InstanceFixed {
 		return &r.members
 	}
 	return &c.members
+}
+
+// connBook is what the per-instance part of the audit keeps of one
+// connection, from its Observations.
+type connBook struct {
+	id       decode.ConnID
+	closed   bool
+	row      *row // primary row: first instance row, else legacy row
+	lastInst *row // cache of the last instance row touched
+	nTouched int
+	touched  [maxTouched]*row
+
+	software, softwareVersion string
+
+	members memberTrack // used when the connection has no instance row
+	judged  map[memberKey]struct{}
+
+	assignedB   decode.UUID // broker-assigned telemetry ID (legacy flow)
+	hasAssigned bool
 }
 
 type legacyKey struct {
@@ -329,33 +338,6 @@ func (r *row) addMemberID(group, member string, epoch int32) {
 		r.memberIDs[group] = append(ids, member)
 	}
 	r.memberEpochs[group+"\x00"+member] = epoch
-}
-
-// claimant tells clients apart for member-id-collision: by instance ID, or
-// without one by client host:port.
-type claimant struct {
-	inst decode.UUID
-	addr netip.AddrPort
-}
-
-type claim struct {
-	who  claimant
-	conn *connState
-	// fired: a collision was reported with this claimant as the second.
-	fired bool
-	// lapsed: another claimant took the member ID while this one was gone.
-	lapsed bool
-	// switches counts the moves of a client without instance IDs between
-	// connections of its host (see reqCheck.collision).
-	switches int
-}
-
-type claimSet struct {
-	list []claim
-	// brokerAssigned: a broker gave this member ID to a client in a
-	// heartbeat response. It is the broker's wherever it is used next,
-	// on whichever connection (SPEC.md 3.7).
-	brokerAssigned bool
 }
 
 // telemetryCase is the row of SPEC.md 3.3's GetTelemetrySubscriptions

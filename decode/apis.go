@@ -81,18 +81,60 @@ func (a *apiInfo) isFlexible(v int16) bool {
 	return a.flexible[v]
 }
 
-// API keys the decoder treats specially.
+// APIKey is a Kafka API key (the request header's api_key). Its String is
+// Kafka's name for the API. The named keys are every key kwatch treats
+// specially: the decoder's framing exceptions and the identity bodies of
+// SPEC.md section 1. kwatch has its own type rather than kmsg.Key because
+// kmsg spells names its own way (SASLHandshake for Kafka's SaslHandshake,
+// see kafkaSpelling) and every output uses Kafka's.
+type APIKey int16
+
+// API keys kwatch names.
 const (
-	keyMetadata                  int16 = 3
-	keyControlledShutdown        int16 = 7
-	keySASLHandshake             int16 = 17
-	keyAPIVersions               int16 = 18
-	keySASLAuthenticate          int16 = 36
-	keyConsumerGroupHeartbeat    int16 = 68
-	keyGetTelemetrySubscriptions int16 = 71
-	keyPushTelemetry             int16 = 72
-	keyShareGroupHeartbeat       int16 = 76
-	keyStreamsGroupHeartbeat     int16 = 88
+	KeyMetadata                  APIKey = 3
+	KeyControlledShutdown        APIKey = 7
+	KeySASLHandshake             APIKey = 17
+	KeyAPIVersions               APIKey = 18
+	KeySASLAuthenticate          APIKey = 36
+	KeyOffsetDelete              APIKey = 47
+	KeyConsumerGroupHeartbeat    APIKey = 68
+	KeyGetTelemetrySubscriptions APIKey = 71
+	KeyPushTelemetry             APIKey = 72
+	KeyShareGroupHeartbeat       APIKey = 76
+	KeyStreamsGroupHeartbeat     APIKey = 88
+)
+
+// String returns Kafka's name for the key (SaslHandshake, InitProducerId),
+// or kmsg's answer ("Unknown") for keys it does not know. It does not
+// allocate.
+func (k APIKey) String() string { return APIName(int16(k)) }
+
+// IsGroupHeartbeat reports whether k is one of the group heartbeats whose
+// member IDs SPEC.md 3.4 judges (consumer, share and streams groups).
+func (k APIKey) IsGroupHeartbeat() bool {
+	return k == KeyConsumerGroupHeartbeat || k == KeyShareGroupHeartbeat || k == KeyStreamsGroupHeartbeat
+}
+
+// HasIdentityBody reports whether the decoder reads k's request or
+// response body for identity fields (SPEC.md section 1; body.go's table).
+func (k APIKey) HasIdentityBody() bool {
+	c := codecFor(int16(k))
+	return c.request != nil || c.response != nil
+}
+
+// The decoder's internals read api_key off the wire as an int16; these are
+// the same keys in that spelling (the values are the constants above).
+const (
+	keyMetadata                  = int16(KeyMetadata)
+	keyControlledShutdown        = int16(KeyControlledShutdown)
+	keySASLHandshake             = int16(KeySASLHandshake)
+	keyAPIVersions               = int16(KeyAPIVersions)
+	keySASLAuthenticate          = int16(KeySASLAuthenticate)
+	keyConsumerGroupHeartbeat    = int16(KeyConsumerGroupHeartbeat)
+	keyGetTelemetrySubscriptions = int16(KeyGetTelemetrySubscriptions)
+	keyPushTelemetry             = int16(KeyPushTelemetry)
+	keyShareGroupHeartbeat       = int16(KeyShareGroupHeartbeat)
+	keyStreamsGroupHeartbeat     = int16(KeyStreamsGroupHeartbeat)
 )
 
 // RequestHeaderVersion returns the request header version (0, 1 or 2) that

@@ -32,3 +32,38 @@ func TestAPIName(t *testing.T) {
 		t.Errorf("APIName allocates %v times", n)
 	}
 }
+
+// An APIKey names itself as APIName does and knows the keys SPEC.md
+// section 1 decodes, and among them the group heartbeats.
+func TestAPIKey(t *testing.T) {
+	tests := []struct {
+		name                string
+		key                 APIKey
+		want                string
+		heartbeat, identity bool
+	}{
+		{"produce", 0, "Produce", false, false},
+		{"metadata", KeyMetadata, "Metadata", false, false},
+		{"sasl handshake", KeySASLHandshake, "SaslHandshake", false, true},
+		{"api versions", KeyAPIVersions, "ApiVersions", false, true},
+		{"offset delete", KeyOffsetDelete, "OffsetDelete", false, false},
+		{"consumer heartbeat", KeyConsumerGroupHeartbeat, "ConsumerGroupHeartbeat", true, true},
+		{"get telemetry", KeyGetTelemetrySubscriptions, "GetTelemetrySubscriptions", false, true},
+		{"push telemetry", KeyPushTelemetry, "PushTelemetry", false, true},
+		{"share heartbeat", KeyShareGroupHeartbeat, "ShareGroupHeartbeat", true, true},
+		{"streams heartbeat", KeyStreamsGroupHeartbeat, "StreamsGroupHeartbeat", true, true},
+		{"negative", -1, "Unknown", false, false},
+		{"past the table", 30000, "Unknown", false, false},
+	}
+	for _, tt := range tests {
+		if got := tt.key.String(); got != tt.want {
+			t.Errorf("%s: String() = %q, want %q", tt.name, got, tt.want)
+		}
+		if got := tt.key.IsGroupHeartbeat(); got != tt.heartbeat {
+			t.Errorf("%s: IsGroupHeartbeat() = %v", tt.name, got)
+		}
+		if got := tt.key.HasIdentityBody(); got != tt.identity {
+			t.Errorf("%s: HasIdentityBody() = %v", tt.name, got)
+		}
+	}
+}

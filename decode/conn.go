@@ -841,7 +841,7 @@ func (c *Conn) emitRequest(h *half, at Meta) {
 	}
 	hd := &h.hdr
 	c.beginPDU(KindRequest, at)
-	c.ev.APIKey, c.ev.APIVersion = hd.APIKey, hd.APIVersion
+	c.ev.APIKey, c.ev.APIVersion = APIKey(hd.APIKey), hd.APIVersion
 	c.ev.HeaderVersion = hd.HeaderVersion
 	c.ev.CorrelationID = hd.CorrelationID
 	c.ev.Size = int32(h.size)
@@ -874,7 +874,7 @@ func (c *Conn) emitResponse(h *half, at Meta) {
 	}
 	r := h.req
 	c.beginPDU(KindResponse, at)
-	c.ev.APIKey, c.ev.APIVersion = r.key, r.ver
+	c.ev.APIKey, c.ev.APIVersion = APIKey(r.key), r.ver
 	c.ev.HeaderVersion = ResponseHeaderVersion(r.key, r.ver)
 	c.ev.CorrelationID = h.corr
 	c.ev.Size = int32(h.size)

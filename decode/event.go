@@ -3,6 +3,8 @@ package decode
 import (
 	"net/netip"
 	"time"
+
+	"github.com/kwatch/kwatch/internal/enum"
 )
 
 // Dir is the direction of bytes on a connection.
@@ -15,12 +17,9 @@ const (
 	BrokerToClient
 )
 
-func (d Dir) String() string {
-	if d == ClientToBroker {
-		return "client->broker"
-	}
-	return "broker->client"
-}
+var dirNames = []string{ClientToBroker: "client->broker", BrokerToClient: "broker->client"}
+
+func (d Dir) String() string { return enum.Name(dirNames, d, "broker->client") }
 
 // Meta says which packet delivered bytes: Frame is the 1-based packet
 // number in the capture (Wireshark's numbering), Time its capture time.
@@ -209,7 +208,7 @@ type Event struct {
 
 	// Header fields (requests and responses). For responses APIKey and
 	// APIVersion come from the matched request.
-	APIKey        int16
+	APIKey        APIKey
 	APIVersion    int16
 	HeaderVersion int8
 	CorrelationID int32

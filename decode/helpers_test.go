@@ -128,7 +128,7 @@ func render(e *Event) string {
 	case KindCoverage:
 		fmt.Fprintf(&b, " %s bytes=%d size=%d %q", e.Coverage, e.Bytes, e.Size, e.Detail)
 	case KindRequest, KindResponse:
-		fmt.Fprintf(&b, " %s v%d hv%d corr=%d size=%d", APIName(e.APIKey), e.APIVersion, e.HeaderVersion, e.CorrelationID, e.Size)
+		fmt.Fprintf(&b, " %s v%d hv%d corr=%d size=%d", e.APIKey.String(), e.APIVersion, e.HeaderVersion, e.CorrelationID, e.Size)
 		if e.Kind == KindRequest {
 			if e.ClientIDNull {
 				b.WriteString(" cid=null")

@@ -53,7 +53,7 @@ func kwatchRun(t *testing.T, path string) ([]seenPDU, *audit.Report, pipeline.St
 			last = e.Time
 		}
 		seen = append(seen, seenPDU{
-			kind: e.Kind, client: e.Conn.Client, key: e.APIKey, hdrVer: e.HeaderVersion,
+			kind: e.Kind, client: e.Conn.Client, key: int16(e.APIKey), hdrVer: e.HeaderVersion,
 			clientID: string(e.ClientID), nullID: e.ClientIDNull, hasInst: e.HasInstanceID && !e.InstanceID.IsZero(),
 			tagProb: e.TagProblem, fromStart: e.FromStart, partial: e.Partial, body: e.Body, coverage: e.Coverage,
 		})

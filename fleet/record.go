@@ -78,7 +78,7 @@ type Event struct {
 	Time          int64             `json:"t"`
 	FromStart     bool              `json:"fs,omitempty"`
 	Partial       bool              `json:"p,omitempty"`
-	APIKey        int16             `json:"ak,omitempty"`
+	APIKey        decode.APIKey     `json:"ak,omitempty"`
 	APIVersion    int16             `json:"av,omitempty"`
 	HeaderVersion int8              `json:"hv,omitempty"`
 	CorrelationID int32             `json:"cid,omitempty"`

@@ -96,10 +96,6 @@ func frameOf(frame uint64, names Namer) (string, uint64) {
 	return names(frame)
 }
 
-// isHeartbeat: the group heartbeats, whose requests always carry a group,
-// a member ID and an epoch.
-func isHeartbeat(key int16) bool { return key == 68 || key == 76 || key == 88 }
-
 func appendTime(b []byte, t time.Time) []byte { return t.UTC().AppendFormat(b, audit.TimeFormat) }
 
 func appendUUID(b []byte, u decode.UUID) []byte {

@@ -74,7 +74,7 @@ func appendJSONEnd(b []byte, ev *decode.Event) []byte {
 // IDs, and a response's request frame.
 func appendJSONHeader(b []byte, ev *decode.Event, names Namer) []byte {
 	b = append(b, `,"api":`...)
-	b = audit.AppendJSONString(b, decode.APIName(ev.APIKey))
+	b = audit.AppendJSONString(b, ev.APIKey.String())
 	b = append(b, `,"api_key":`...)
 	b = strconv.AppendInt(b, int64(ev.APIKey), 10)
 	b = append(b, `,"api_version":`...)
@@ -111,7 +111,7 @@ func appendJSONHeader(b []byte, ev *decode.Event, names Namer) []byte {
 // appendJSONBody renders the identity fields of a decoded body.
 func appendJSONBody(b []byte, ev *decode.Event) []byte {
 	bd := &ev.Body
-	heartbeatRequest := isHeartbeat(ev.APIKey) && ev.Kind == decode.KindRequest
+	heartbeatRequest := ev.APIKey.IsGroupHeartbeat() && ev.Kind == decode.KindRequest
 	if heartbeatRequest {
 		b = append(b, `,"group":`...)
 		b = audit.AppendJSONString(b, bd.Group)
@@ -124,7 +124,7 @@ func appendJSONBody(b []byte, ev *decode.Event) []byte {
 			b = append(b, "null"...)
 		}
 	}
-	if isHeartbeat(ev.APIKey) {
+	if ev.APIKey.IsGroupHeartbeat() {
 		b = append(b, `,"member_epoch":`...)
 		b = strconv.AppendInt(b, int64(bd.MemberEpoch), 10)
 	}

@@ -75,7 +75,7 @@ func appendTextTLS(b []byte, ev *decode.Event) []byte {
 // header version and correlation ID, and a request's client and instance
 // IDs.
 func appendTextHeader(b []byte, ev *decode.Event) []byte {
-	b = append(b, decode.APIName(ev.APIKey)...)
+	b = append(b, ev.APIKey.String()...)
 	b = append(b, '(')
 	b = strconv.AppendInt(b, int64(ev.APIKey), 10)
 	b = append(b, ") v"...)
@@ -114,7 +114,7 @@ func appendTextBody(b []byte, ev *decode.Event) []byte {
 		b = append(b, " group="...)
 		b = strconv.AppendQuote(b, bd.Group)
 	}
-	if bd.HasMemberID || isHeartbeat(ev.APIKey) && ev.Kind == decode.KindRequest {
+	if bd.HasMemberID || ev.APIKey.IsGroupHeartbeat() && ev.Kind == decode.KindRequest {
 		b = append(b, " member_id="...)
 		b = strconv.AppendQuote(b, bd.MemberID)
 		b = append(b, " epoch="...)

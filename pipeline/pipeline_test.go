@@ -62,11 +62,11 @@ func line(e *decode.Event) string {
 	switch e.Kind {
 	case decode.KindRequest:
 		return fmt.Sprintf("req %v>%v %s v%d h%d corr=%d cid=%q null=%v inst=%x/%v tag=%v body=%s partial=%v",
-			e.Conn.Client, e.Conn.Broker, decode.APIName(e.APIKey), e.APIVersion, e.HeaderVersion, e.CorrelationID,
+			e.Conn.Client, e.Conn.Broker, e.APIKey.String(), e.APIVersion, e.HeaderVersion, e.CorrelationID,
 			e.ClientID, e.ClientIDNull, e.InstanceID, e.HasInstanceID, e.TagProblem, body(e.Body), e.Partial)
 	case decode.KindResponse:
 		return fmt.Sprintf("resp %v<%v %s v%d h%d corr=%d body=%s partial=%v",
-			e.Conn.Client, e.Conn.Broker, decode.APIName(e.APIKey), e.APIVersion, e.HeaderVersion, e.CorrelationID, body(e.Body), e.Partial)
+			e.Conn.Client, e.Conn.Broker, e.APIKey.String(), e.APIVersion, e.HeaderVersion, e.CorrelationID, body(e.Body), e.Partial)
 	case decode.KindCoverage:
 		return fmt.Sprintf("event %s %v>%v", e.Coverage, e.Conn.Client, e.Conn.Broker)
 	}

@@ -66,7 +66,7 @@ func FromReport(r *audit.Report, m Meta) Data {
 		d.Coverage["kernel-drops"] = t.KernelDropped
 	}
 	for name, n := range t.FindingsBySeverity {
-		if sev, ok := ParseSeverity(name); ok {
+		if sev, err := audit.ParseSeverity(name); err == nil {
 			d.FindingsBySeverity[sev] = int(n)
 		}
 	}
@@ -138,26 +138,15 @@ func applyMeta(d *Data, m *Meta) {
 	}
 }
 
-// fromAudit converts audit's severity (1-based) to the UI's.
-func fromAudit(s audit.Severity) Severity {
-	switch s {
-	case audit.SeverityWarn:
-		return SeverityWarn
-	case audit.SeverityError:
-		return SeverityError
-	}
-	return SeverityInfo
-}
-
 // casesFromReport converts the report's cases, in its order (most severe
 // first), and derives each rule's most severe finding from them: cases
 // count every finding, kept in the list or not.
-func casesFromReport(cases []audit.Case) ([]CaseRow, map[string]Severity) {
+func casesFromReport(cases []audit.Case) ([]CaseRow, map[string]audit.Severity) {
 	rows := make([]CaseRow, len(cases))
-	worst := make(map[string]Severity)
+	worst := make(map[string]audit.Severity)
 	for i := range cases {
 		c := &cases[i]
-		sev := fromAudit(c.Severity)
+		sev := c.Severity
 		row := CaseRow{
 			Rule: c.Rule, Severity: sev, Count: c.Count, Broker: c.Broker,
 			Software:   audit.PlainText(strings.Trim(c.SoftwareName+"/"+c.SoftwareVersion, "/")),
@@ -262,7 +251,7 @@ func instanceFromReport(in *audit.Instance) InstanceRow {
 
 func findingFromReport(f *audit.Finding) FindingRow {
 	row := FindingRow{
-		Rule: f.Rule, Severity: fromAudit(f.Severity), KIP: f.KIP, Confidence: f.Confidence.String(),
+		Rule: f.Rule, Severity: f.Severity, KIP: f.KIP, Confidence: f.Confidence.String(),
 		Frame: f.Frame, Time: f.Time,
 		Client: addrString(f.Conn.Client), Broker: addrString(f.Conn.Broker),
 		API: f.API, APIKey: f.APIKey, APIVersion: f.APIVersion, CorrelationID: f.CorrelationID,

@@ -72,15 +72,15 @@ func TestFromReport(t *testing.T) {
 		{"open connections", d.OpenConns, 2},
 		{"kernel drops as coverage", d.Coverage["kernel-drops"], uint64(7)},
 		{"coverage", d.Coverage["midstream-join"], uint64(1)},
-		{"errors", d.FindingsBySeverity[SeverityError], 1},
-		{"info", d.FindingsBySeverity[SeverityInfo], 1},
+		{"errors", d.FindingsBySeverity[audit.SeverityError], 1},
+		{"info", d.FindingsBySeverity[audit.SeverityInfo], 1},
 		{"by rule", d.FindingsByRule["member-id-not-uuid"], 1},
 		{"instances", len(d.Instances), 2},
 		{"software", d.Instances[0].Software, "apache-kafka-java/4.2.0"},
 		{"instance key", d.Instances[0].Key, "AAECAwQFBgcICQoLDA0ODw"},
 		{"conns", len(d.Instances[0].Conns), 1},
 		{"legacy key", d.Instances[1].Key, "legacy 10.0.0.8 rdkafka"},
-		{"finding severity", d.Findings[0].Severity, SeverityError},
+		{"finding severity", d.Findings[0].Severity, audit.SeverityError},
 		{"finding client", d.Findings[0].Client, "10.0.0.5:53122"},
 		{"finding instance", d.Findings[0].InstanceID, "AAECAwQFBgcICQoLDA0ODw"},
 		{"finding -> instance", d.Findings[0].InstanceKey, d.Instances[0].Key},
@@ -90,7 +90,7 @@ func TestFromReport(t *testing.T) {
 		{"no conn no key", d.Findings[2].InstanceKey, ""},
 		{"no conn no client", d.Findings[2].Client, ""},
 		{"tcp connections", d.TCPConns, 5},
-		{"rule severity is its worst case", d.RuleSeverity["member-id-empty"], SeverityError},
+		{"rule severity is its worst case", d.RuleSeverity["member-id-empty"], audit.SeverityError},
 		{"cases", len(d.Cases), 3},
 		{"case client", d.Cases[0].InstanceKey, d.Instances[0].Key},
 		{"legacy case client", d.Cases[1].InstanceKey, d.Instances[1].Key},
@@ -256,7 +256,7 @@ func TestAuditFeed(t *testing.T) {
 	if first.Findings[1].Rule != "member-id-not-uuid" || second.Findings[2].Rule != "client-id-repeated" {
 		t.Errorf("order: %s, %s", first.Findings[1].Rule, second.Findings[2].Rule)
 	}
-	if second.Findings[0].Severity != SeverityError || second.FindingsByRule["instance-id-changed"] != 1 {
+	if second.Findings[0].Severity != audit.SeverityError || second.FindingsByRule["instance-id-changed"] != 1 {
 		t.Errorf("converted %+v, totals %v", second.Findings[0], second.FindingsByRule)
 	}
 	if third := feed.Data(); len(third.Findings) != 3 {

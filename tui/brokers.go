@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+
+	"github.com/kwatch/kwatch/audit"
 )
 
 // Broker table columns.
@@ -39,7 +41,7 @@ func buildBrokers(d *Data) []rollupRow {
 	rows := make([]rollupRow, 0, len(d.Brokers))
 	for i := range d.Brokers {
 		b := &d.Brokers[i]
-		var worst *Severity
+		var worst *audit.Severity
 		for _, c := range cases[b.Broker] {
 			if worst == nil || c.Severity > *worst {
 				s := c.Severity

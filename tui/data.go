@@ -4,43 +4,8 @@ import (
 	"time"
 
 	"github.com/kwatch/kwatch/audit"
+	"github.com/kwatch/kwatch/decode"
 )
-
-// Severity orders findings: the zero value is the least severe.
-type Severity uint8
-
-const (
-	SeverityInfo Severity = iota
-	SeverityWarn
-	SeverityError
-)
-
-// String returns the spelling used in reports and JSON.
-func (s Severity) String() string {
-	switch s {
-	case SeverityInfo:
-		return "info"
-	case SeverityWarn:
-		return "warn"
-	case SeverityError:
-		return "error"
-	}
-	return "unknown"
-}
-
-// ParseSeverity reads the report spelling of a severity; ok is false for
-// anything else.
-func ParseSeverity(s string) (sev Severity, ok bool) {
-	switch s {
-	case "info":
-		return SeverityInfo, true
-	case "warn", "warning":
-		return SeverityWarn, true
-	case "error":
-		return SeverityError, true
-	}
-	return SeverityInfo, false
-}
 
 // Data is one snapshot of everything the UI shows. The feed builds a fresh
 // one per call; the UI keeps it read-only.
@@ -82,12 +47,13 @@ type Data struct {
 
 	// FindingsBySeverity and FindingsByRule are totals; they may exceed
 	// len(Findings) when the feed caps the list it hands over.
-	FindingsBySeverity [3]int
+	// FindingsBySeverity is indexed by audit.Severity (index 0 unused).
+	FindingsBySeverity [audit.SeverityError + 1]int
 	FindingsByRule     map[string]int
 
 	// RuleSeverity is each rule's most severe finding (a rule's findings
 	// need not share one severity).
-	RuleSeverity map[string]Severity
+	RuleSeverity map[string]audit.Severity
 	// Cases is the compliance summary: findings counted by (rule, client),
 	// most severe first. Software groups the clients by software version.
 	Cases    []CaseRow
@@ -110,7 +76,7 @@ type Data struct {
 // CaseRow is every finding of one rule for one client or broker.
 type CaseRow struct {
 	Rule     string
-	Severity Severity
+	Severity audit.Severity
 	Count    uint64
 	// Client names the client (instance ID, or host and client ID for a
 	// legacy client); Broker is set instead for a broker rule's case.
@@ -156,7 +122,7 @@ type SoftwareRow struct {
 // FindingRow is one finding, in the fields of SPEC.md section 5.
 type FindingRow struct {
 	Rule          string
-	Severity      Severity
+	Severity      audit.Severity
 	KIP           string
 	Confidence    string // "full" or "partial"
 	Frame         uint64
@@ -164,7 +130,7 @@ type FindingRow struct {
 	Client        string // client ip:port
 	Broker        string // broker ip:port
 	API           string
-	APIKey        int16
+	APIKey        decode.APIKey
 	APIVersion    int16
 	CorrelationID int32
 	ClientID      string
@@ -239,7 +205,7 @@ type TimelineRow struct {
 
 // findingTotal is the number of findings the feed reports, capped list or not.
 func (d *Data) findingTotal() int {
-	return d.FindingsBySeverity[0] + d.FindingsBySeverity[1] + d.FindingsBySeverity[2]
+	return d.FindingsBySeverity[audit.SeverityInfo] + d.FindingsBySeverity[audit.SeverityWarn] + d.FindingsBySeverity[audit.SeverityError]
 }
 
 // Feed hands the UI a snapshot. Data is called from a command goroutine,

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/kwatch/kwatch/audit"
 )
 
 // detail is a scrolling text screen (an instance or a finding). Its
@@ -167,7 +168,7 @@ func wrap(s string, w int) string {
 // were left out; mark highlights the frame of the request a finding is
 // about (0 for none) in the finding's severity, reversed. Rows that broke
 // a rule or carry an error code are drawn in the warning style.
-func timelineLines(d *doc, ex Excerpt, mark uint64, markSev Severity, showConn bool) {
+func timelineLines(d *doc, ex Excerpt, mark uint64, markSev audit.Severity, showConn bool) {
 	rows := ex.Rows
 	if rows == nil {
 		d.line("  not recorded by the feed", d.st.Dim)
@@ -188,7 +189,7 @@ func timelineLines(d *doc, ex Excerpt, mark uint64, markSev Severity, showConn b
 			prefix = marker
 			st = d.st.sev(markSev).Reverse(true)
 		case len(r.Rules) > 0 || strings.Contains(r.Note, "error "):
-			st = d.st.Sev[SeverityWarn]
+			st = d.st.Sev[audit.SeverityWarn]
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s%s #%-6d ", prefix, stamp(r.Time), r.Frame)

@@ -9,6 +9,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/kwatch/kwatch/audit"
 )
 
 // Findings list columns, in display order.
@@ -62,9 +63,9 @@ type findings struct {
 	width, height int
 
 	tbl       *table
-	shown     []int    // indices into data.Findings, parallel to tbl.rows
-	minSev    Severity // the least severe finding shown
-	sortCol   int      // a findings column, or -1: the feed's order
+	shown     []int          // indices into data.Findings, parallel to tbl.rows
+	minSev    audit.Severity // the least severe finding shown
+	sortCol   int            // a findings column, or -1: the feed's order
 	desc      bool
 	exported  string // what the last export did, for the status line
 	rule      string
@@ -86,6 +87,7 @@ func newFindings(c *common) *findings {
 		c:       c,
 		tbl:     newTable(c.styles, findingColumns),
 		sortCol: -1,
+		minSev:  audit.SeverityInfo,
 		search:  ti,
 		det:     newDetail(c),
 	}
@@ -238,7 +240,7 @@ func digits(n uint64) int {
 func (r findingRows) Row(i int) row {
 	f := &r.findings[r.shown[i]]
 	tint := tintRow
-	if f.Severity == SeverityInfo {
+	if f.Severity == audit.SeverityInfo {
 		tint = fcSev
 	}
 	return row{key: r.Key(i), cells: findingCells(f), tint: tint, style: r.styles.sevRef(f.Severity)}
@@ -367,7 +369,7 @@ func (p *findings) updateList(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, k.Severity):
 		// A minimum: all -> warn and worse -> error -> all.
-		p.minSev = (p.minSev + 1) % (SeverityError + 1)
+		p.minSev = p.minSev%audit.SeverityError + 1 // info, warn, error, info
 		p.rebuild()
 	case key.Matches(msg, k.Sort):
 		// The feed's order, then each column (times, severities and
@@ -400,7 +402,7 @@ func (p *findings) updateList(msg tea.KeyPressMsg) tea.Cmd {
 		p.search.Focus()
 		return nil
 	case key.Matches(msg, k.Clear):
-		p.minSev, p.rule, p.inst = SeverityInfo, "", ""
+		p.minSev, p.rule, p.inst = audit.SeverityInfo, "", ""
 		p.search.SetValue("")
 		p.rebuild()
 	case key.Matches(msg, k.Open):
@@ -492,7 +494,7 @@ func (p *findings) View() string {
 }
 
 func (p *findings) filtered() bool {
-	return p.minSev != SeverityInfo || p.rule != "" || p.inst != "" || p.search.Value() != ""
+	return p.minSev != audit.SeverityInfo || p.rule != "" || p.inst != "" || p.search.Value() != ""
 }
 
 func (p *findings) Status() string {
@@ -533,9 +535,9 @@ func (p *findings) Status() string {
 // sevLabel names the severity filter: "all", "warn+" or "error".
 func (p *findings) sevLabel() string {
 	switch p.minSev {
-	case SeverityInfo:
+	case audit.SeverityInfo:
 		return "all"
-	case SeverityError:
+	case audit.SeverityError:
 		return "error"
 	}
 	return p.minSev.String() + "+"

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/kwatch/kwatch/audit"
 )
 
 // t0 is the fixtures' capture start: fixed, so screens are reproducible.
@@ -38,23 +39,23 @@ func fixtureData() Data {
 		OpenConns:        2,
 		TCPConns:         9,
 		Coverage:         map[string]uint64{"midstream-join": 1, "stream-gap": 2, "tls-connection": 0},
-		FindingsBySeverity: [3]int{
-			SeverityInfo: 1, SeverityWarn: 2, SeverityError: 2,
+		FindingsBySeverity: [audit.SeverityError + 1]int{
+			audit.SeverityInfo: 1, audit.SeverityWarn: 2, audit.SeverityError: 2,
 		},
 		FindingsByRule: map[string]int{
 			"instance-id-changed": 1, "instance-id-dropped": 1, "client-id-changed": 1,
 			"member-id-encoding": 1, "member-id-not-uuid": 1,
 		},
-		RuleSeverity: map[string]Severity{
-			"instance-id-changed": SeverityError, "instance-id-dropped": SeverityError, "client-id-changed": SeverityWarn,
-			"member-id-encoding": SeverityInfo, "member-id-not-uuid": SeverityWarn,
+		RuleSeverity: map[string]audit.Severity{
+			"instance-id-changed": audit.SeverityError, "instance-id-dropped": audit.SeverityError, "client-id-changed": audit.SeverityWarn,
+			"member-id-encoding": audit.SeverityInfo, "member-id-not-uuid": audit.SeverityWarn,
 		},
 		Cases: []CaseRow{
-			{Rule: "instance-id-changed", Severity: SeverityError, Count: 1, Client: orders, InstanceKey: orders, Software: "apache-kafka-java/4.2.0", FirstFrame: 40, LastFrame: 40},
-			{Rule: "instance-id-dropped", Severity: SeverityError, Count: 1, Client: billing, InstanceKey: billing, Software: "franz-go/1.22.3", FirstFrame: 90, LastFrame: 90},
-			{Rule: "client-id-changed", Severity: SeverityWarn, Count: 1, Client: billing, InstanceKey: billing, Software: "franz-go/1.22.3", FirstFrame: 77, LastFrame: 77},
-			{Rule: "member-id-not-uuid", Severity: SeverityWarn, Count: 1, Client: "(no ID) 10.0.0.8 rdkafka", InstanceKey: "legacy 10.0.0.8 rdkafka", FirstFrame: 130, LastFrame: 130},
-			{Rule: "member-id-encoding", Severity: SeverityInfo, Count: 1, Client: orders, InstanceKey: orders, Software: "apache-kafka-java/4.2.0", FirstFrame: 52, LastFrame: 52},
+			{Rule: "instance-id-changed", Severity: audit.SeverityError, Count: 1, Client: orders, InstanceKey: orders, Software: "apache-kafka-java/4.2.0", FirstFrame: 40, LastFrame: 40},
+			{Rule: "instance-id-dropped", Severity: audit.SeverityError, Count: 1, Client: billing, InstanceKey: billing, Software: "franz-go/1.22.3", FirstFrame: 90, LastFrame: 90},
+			{Rule: "client-id-changed", Severity: audit.SeverityWarn, Count: 1, Client: billing, InstanceKey: billing, Software: "franz-go/1.22.3", FirstFrame: 77, LastFrame: 77},
+			{Rule: "member-id-not-uuid", Severity: audit.SeverityWarn, Count: 1, Client: "(no ID) 10.0.0.8 rdkafka", InstanceKey: "legacy 10.0.0.8 rdkafka", FirstFrame: 130, LastFrame: 130},
+			{Rule: "member-id-encoding", Severity: audit.SeverityInfo, Count: 1, Client: orders, InstanceKey: orders, Software: "apache-kafka-java/4.2.0", FirstFrame: 52, LastFrame: 52},
 		},
 		Software: []SoftwareRow{
 			{Software: "franz-go/1.22.3", Clients: 1, Breaking: 1, Findings: map[string]int{"client-id-changed": 1, "instance-id-dropped": 1}},
@@ -70,25 +71,25 @@ func fixtureData() Data {
 			{Broker: "10.0.0.10:9092", Clients: 1, Findings: map[string]int{}},
 		},
 		Findings: []FindingRow{
-			{Rule: "instance-id-changed", Severity: SeverityError, KIP: "KIP-1313", Confidence: "full", Frame: 40, Time: at(1500),
+			{Rule: "instance-id-changed", Severity: audit.SeverityError, KIP: "KIP-1313", Confidence: "full", Frame: 40, Time: at(1500),
 				Client: "10.0.0.5:53122", Broker: "10.0.0.9:9092", API: "ConsumerGroupHeartbeat", APIKey: 68, APIVersion: 1, CorrelationID: 7,
 				ClientID: "orders-app", InstanceID: "Dw4NDAsKCQgHBgUEAwIBAA", Expected: orders, Observed: "Dw4NDAsKCQgHBgUEAwIBAA",
 				Message:     "instance ID changed mid-connection; a conforming broker rejects this request with INVALID_REQUEST",
 				InstanceKey: orders, Around: timeline[1:]},
-			{Rule: "member-id-encoding", Severity: SeverityInfo, KIP: "KIP-1082", Confidence: "full", Frame: 52, Time: at(2100),
+			{Rule: "member-id-encoding", Severity: audit.SeverityInfo, KIP: "KIP-1082", Confidence: "full", Frame: 52, Time: at(2100),
 				Client: "10.0.0.5:53123", Broker: "10.0.0.9:9092", API: "ConsumerGroupHeartbeat", APIKey: 68, APIVersion: 1, CorrelationID: 3,
 				ClientID: "orders-app", InstanceID: orders, Expected: "AAECAwQFBgcICQoLDA0ODw", Observed: "AAECAwQFBgcICQoLDA0ODw==",
 				Group: "orders", MemberID: "AAECAwQFBgcICQoLDA0ODw==",
 				Message: "member ID is padded URL-safe base64, not Java's form", InstanceKey: orders},
-			{Rule: "client-id-changed", Severity: SeverityWarn, KIP: "KIP-1313", Confidence: "partial", Frame: 77, Time: at(3050),
+			{Rule: "client-id-changed", Severity: audit.SeverityWarn, KIP: "KIP-1313", Confidence: "partial", Frame: 77, Time: at(3050),
 				Client: "10.0.0.7:40001", Broker: "10.0.0.10:9092", API: "Fetch", APIKey: 1, APIVersion: 17, CorrelationID: 12,
 				ClientID: "billing-2", InstanceID: billing, Expected: "billing", Observed: "billing-2",
 				Message: "client ID changed; the broker attributes the request to the first", InstanceKey: billing},
-			{Rule: "instance-id-dropped", Severity: SeverityError, KIP: "KIP-1313", Confidence: "full", Frame: 90, Time: at(4000),
+			{Rule: "instance-id-dropped", Severity: audit.SeverityError, KIP: "KIP-1313", Confidence: "full", Frame: 90, Time: at(4000),
 				Client: "10.0.0.7:40001", Broker: "10.0.0.10:9092", API: "Produce", APIKey: 0, APIVersion: 12, CorrelationID: 15,
 				ClientID: "billing", Expected: billing, Observed: "(none)",
 				Message: "instance ID dropped mid-connection; a conforming broker rejects this request with INVALID_REQUEST", InstanceKey: billing},
-			{Rule: "member-id-not-uuid", Severity: SeverityWarn, KIP: "KIP-1082", Confidence: "full", Frame: 130, Time: at(9000),
+			{Rule: "member-id-not-uuid", Severity: audit.SeverityWarn, KIP: "KIP-1082", Confidence: "full", Frame: 130, Time: at(9000),
 				Client: "10.0.0.8:51000", Broker: "10.0.0.9:9092", API: "ShareGroupHeartbeat", APIKey: 76, APIVersion: 1, CorrelationID: 2,
 				ClientID: "rdkafka", Observed: "rdkafka-3f2a9c",
 				Message: "member ID is not 16 bytes in any known encoding", InstanceKey: "legacy 10.0.0.8 rdkafka"},

@@ -3,6 +3,8 @@ package tui
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kwatch/kwatch/audit"
 )
 
 // Group table columns.
@@ -61,7 +63,7 @@ func buildGroups(d *Data) []rollupRow {
 			r.cells = append(r.cells, count(r.nums[c]))
 		}
 		if shared > 0 {
-			warn := SeverityWarn
+			warn := audit.SeverityWarn
 			r.sev = &warn
 		}
 		r.detail = func(st *Styles, width int) string { return groupDetail(st, g, len(clients), byRule, width) }
@@ -96,7 +98,7 @@ func groupDetail(st *Styles, g *GroupRow, clients int, findings map[string]int, 
 			style := st.Value
 			if shared {
 				line += "  (shared: one member ID, several clients)"
-				style = st.Sev[SeverityWarn]
+				style = st.Sev[audit.SeverityWarn]
 			}
 			d.hanging(line, style, 4)
 		}

@@ -170,18 +170,3 @@ func TestInput(t *testing.T) {
 		}
 	}
 }
-
-func TestSeverity(t *testing.T) {
-	for _, s := range []Severity{SeverityInfo, SeverityWarn, SeverityError} {
-		got, ok := ParseSeverity(s.String())
-		if !ok || got != s {
-			t.Errorf("ParseSeverity(%q) = %v, %v", s.String(), got, ok)
-		}
-	}
-	if _, ok := ParseSeverity("fatal"); ok {
-		t.Error("ParseSeverity accepted fatal")
-	}
-	if Severity(9).String() != "unknown" {
-		t.Error("out-of-range severity should print unknown")
-	}
-}

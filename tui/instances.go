@@ -6,6 +6,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/kwatch/kwatch/audit"
 )
 
 // Instance table columns, in display order.
@@ -288,7 +289,7 @@ func instanceDetail(st *Styles, r *InstanceRow, timeline Excerpt, width int) str
 	}
 
 	d.title(fmt.Sprintf("Identity timeline (%d)", len(timeline.Rows)+timeline.Omitted))
-	timelineLines(d, timeline, 0, SeverityInfo, true)
+	timelineLines(d, timeline, 0, audit.SeverityInfo, true)
 	return d.String()
 }
 

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"github.com/kwatch/kwatch/audit"
 	"strings"
 	"testing"
 	"time"
@@ -327,7 +328,7 @@ func TestFindingsReorder(t *testing.T) {
 	m := newSized(t, 80, 24, fixtureData(), Options{})
 	press(m, "3", "down", "down") // client-id-changed
 	d := fixtureData()
-	late := FindingRow{Rule: "client-id-repeated", Severity: SeverityInfo, Client: "10.0.0.5:53122", Message: "repeated"}
+	late := FindingRow{Rule: "client-id-repeated", Severity: audit.SeverityInfo, Client: "10.0.0.5:53122", Message: "repeated"}
 	d.Findings = append([]FindingRow{late}, d.Findings...)
 	m.Update(dataMsg{d})
 	if r, _ := m.findings.tbl.selected(); r.cells[fcRule] != "client-id-changed" {

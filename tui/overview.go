@@ -7,6 +7,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/kwatch/kwatch/audit"
 )
 
 // sparkSamples is how many updates the request-rate sparkline keeps.
@@ -134,7 +135,7 @@ func (o *overview) totals(d *doc) {
 	st, data := o.c.styles, o.data
 	sev := data.FindingsBySeverity
 	parts := make([]string, 0, 3)
-	for _, s := range []Severity{SeverityError, SeverityWarn, SeverityInfo} {
+	for _, s := range []audit.Severity{audit.SeverityError, audit.SeverityWarn, audit.SeverityInfo} {
 		txt := count(sev[s]) + " " + s.String()
 		if sev[s] == 0 {
 			txt = st.Dim.Render(txt) // a zero must not draw the eye
@@ -146,7 +147,7 @@ func (o *overview) totals(d *doc) {
 	d.line(o.lab("Findings")+strings.Join(parts, " · "), st.Value)
 	d.line(o.lab("Coverage")+coverageLine(data), st.Value)
 	for _, w := range data.Warnings {
-		d.line(o.lab("")+st.Sev[SeverityWarn].Render("incomplete: "+w), st.Value)
+		d.line(o.lab("")+st.Sev[audit.SeverityWarn].Render("incomplete: "+w), st.Value)
 	}
 }
 
@@ -202,7 +203,7 @@ func caseOwner(c *CaseRow) string {
 	return "client " + orDash(c.Client)
 }
 
-func (o *overview) sevTag(s Severity) string {
+func (o *overview) sevTag(s audit.Severity) string {
 	return o.c.styles.sev(s).Render(fit(s.String(), 5, false))
 }
 
@@ -213,11 +214,11 @@ func (o *overview) byRule(d *doc) {
 	if len(data.FindingsByRule) == 0 {
 		return
 	}
-	sevOf := func(r string) Severity {
+	sevOf := func(r string) audit.Severity {
 		if s, ok := data.RuleSeverity[r]; ok {
 			return s
 		}
-		worst := SeverityInfo
+		worst := audit.SeverityInfo
 		for i := range data.Findings {
 			if data.Findings[i].Rule == r {
 				worst = max(worst, data.Findings[i].Severity)
@@ -226,7 +227,7 @@ func (o *overview) byRule(d *doc) {
 		return worst
 	}
 	rules := sortedKeys(data.FindingsByRule)
-	sevs := make(map[string]Severity, len(rules))
+	sevs := make(map[string]audit.Severity, len(rules))
 	for _, r := range rules {
 		sevs[r] = sevOf(r)
 	}

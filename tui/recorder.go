@@ -273,7 +273,7 @@ func (r *Recorder) record(e *decode.Event) {
 	row := TimelineRow{
 		Time: e.Time, Frame: e.Frame,
 		Client: addrString(e.Conn.Client), Broker: addrString(e.Conn.Broker),
-		API: decode.APIName(e.APIKey), APIVersion: e.APIVersion, Header: int(e.HeaderVersion),
+		API: e.APIKey.String(), APIVersion: e.APIVersion, Header: int(e.HeaderVersion),
 		CorrelationID: e.CorrelationID, Note: note(e),
 	}
 	identity := false
@@ -282,7 +282,7 @@ func (r *Recorder) record(e *decode.Event) {
 	} else {
 		row.API += " (response)"
 	}
-	if identityAPI(e.APIKey) {
+	if e.APIKey.HasIdentityBody() {
 		identity = true
 	}
 	c.requests.add(row)
@@ -345,15 +345,6 @@ func (c *connRecord) feedPending(row TimelineRow) {
 	c.pending = keep
 }
 
-// identityAPI: the APIs whose bodies carry identity (SPEC.md section 1).
-func identityAPI(key int16) bool {
-	switch key {
-	case 17, 18, 68, 71, 72, 76, 88:
-		return true
-	}
-	return false
-}
-
 // note formats the identity fields of a decoded body.
 func note(e *decode.Event) string {
 	b := &e.Body
@@ -365,7 +356,7 @@ func note(e *decode.Event) string {
 	if b.Group != "" {
 		parts = append(parts, "group "+audit.PlainText(b.Group))
 	}
-	if b.HasMemberID || e.APIKey == 68 || e.APIKey == 76 || e.APIKey == 88 {
+	if b.HasMemberID || e.APIKey.IsGroupHeartbeat() {
 		parts = append(parts, fmt.Sprintf("member %q epoch %d", b.MemberID, b.MemberEpoch))
 	}
 	if b.HasTelemetryInstanceID {

@@ -26,7 +26,7 @@ func TestRecorder(t *testing.T) {
 	next := &countSink{}
 	r := NewRecorder(next)
 	base := time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)
-	req := func(frame uint64, key int16, corr int32, withID bool) *decode.Event {
+	req := func(frame uint64, key decode.APIKey, corr int32, withID bool) *decode.Event {
 		e := &decode.Event{Kind: decode.KindRequest, Conn: conn, Frame: frame, Time: base.Add(time.Duration(frame) * time.Millisecond),
 			APIKey: key, APIVersion: 1, HeaderVersion: 2, CorrelationID: corr, ClientID: []byte("app")}
 		if withID {
@@ -78,7 +78,7 @@ func TestRecorderContext(t *testing.T) {
 		StartFrame: 1,
 	}
 	r := NewRecorder(nil)
-	req := func(frame uint64, key int16) {
+	req := func(frame uint64, key decode.APIKey) {
 		r.Event(&decode.Event{Kind: decode.KindRequest, Conn: conn, Frame: frame, APIKey: key, APIVersion: 1,
 			HeaderVersion: 2, CorrelationID: int32(frame), ClientID: []byte("app")})
 	}

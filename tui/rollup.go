@@ -5,6 +5,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/kwatch/kwatch/audit"
 )
 
 // rollupRow is one row of a rollup pane: its cells, the numbers its
@@ -14,7 +15,7 @@ type rollupRow struct {
 	key    string
 	cells  []string
 	nums   map[int]int
-	sev    *Severity
+	sev    *audit.Severity
 	detail func(st *Styles, width int) string
 }
 
@@ -66,7 +67,7 @@ func (p *rollup) rebuild() {
 	rows := make(rowSlice, len(p.rows))
 	for i, r := range p.rows {
 		rows[i] = row{key: r.key, cells: r.cells, tint: -1}
-		if r.sev != nil && *r.sev > SeverityInfo {
+		if r.sev != nil && *r.sev > audit.SeverityInfo {
 			rows[i].tint, rows[i].style = tintRow, p.c.styles.sevRef(*r.sev)
 		}
 	}

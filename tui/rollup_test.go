@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"github.com/kwatch/kwatch/audit"
 	"strings"
 	"testing"
 )
@@ -12,25 +13,25 @@ func TestRollups(t *testing.T) {
 	d := fixtureData()
 	// billing reuses orders' member ID; the broker accepted invalid requests.
 	d.Groups[0].Members[0] = MemberRow{MemberID: "AAECAwQFBgcICQoLDA0ODw", Clients: []string{"AAECAwQFBgcICQoLDA0ODw", "EBESExQVFhcYGRobHB0eHw"}, Shared: true}
-	d.Cases = append(d.Cases, CaseRow{Rule: "broker-accepted-invalid", Severity: SeverityWarn, Count: 3, Broker: "10.0.0.9:9092", FirstFrame: 41, LastFrame: 95})
+	d.Cases = append(d.Cases, CaseRow{Rule: "broker-accepted-invalid", Severity: audit.SeverityWarn, Count: 3, Broker: "10.0.0.9:9092", FirstFrame: 41, LastFrame: 95})
 	d.Brokers[0].Findings = map[string]int{"broker-accepted-invalid": 3}
 	tests := []struct {
 		name   string
 		rows   []rollupRow
 		key    string
 		nums   map[int]int
-		sev    Severity // SeverityInfo: not coloured
+		sev    audit.Severity // audit.SeverityInfo: not coloured
 		detail []string
 	}{
 		{"group with a collision", buildGroups(&d), "group orders",
-			map[int]int{gcMembers: 2, gcClients: 2, gcShared: 1, gcFindings: 1}, SeverityWarn,
+			map[int]int{gcMembers: 2, gcClients: 2, gcShared: 1, gcFindings: 1}, audit.SeverityWarn,
 			[]string{"AAECAwQFBgcICQoLDA0ODw    ", "shared: one member ID, several clients", "AAECAwQFBgcICQoLDA0ODw, EBESExQVFhcYGRobHB0eHw"}},
 		{"group without", buildGroups(&d), "group shares",
-			map[int]int{gcMembers: 1, gcClients: 1, gcShared: 0, gcFindings: 0}, SeverityInfo, []string{"rdkafka-3f2a9c"}},
+			map[int]int{gcMembers: 1, gcClients: 1, gcShared: 0, gcFindings: 0}, audit.SeverityInfo, []string{"rdkafka-3f2a9c"}},
 		{"broker with a case", buildBrokers(&d), "broker 10.0.0.9:9092",
-			map[int]int{bcClients: 3, bcFindings: 3}, SeverityWarn, []string{"broker-accepted-invalid  frames 41–95"}},
+			map[int]int{bcClients: 3, bcFindings: 3}, audit.SeverityWarn, []string{"broker-accepted-invalid  frames 41–95"}},
 		{"broker without", buildBrokers(&d), "broker 10.0.0.10:9092",
-			map[int]int{bcClients: 1, bcFindings: 0}, SeverityInfo, []string{"none: it answered as a conforming broker would"}},
+			map[int]int{bcClients: 1, bcFindings: 0}, audit.SeverityInfo, []string{"none: it answered as a conforming broker would"}},
 	}
 	st := DefaultStyles()
 	for _, tt := range tests {
@@ -49,7 +50,7 @@ func TestRollups(t *testing.T) {
 					t.Errorf("column %d = %d, want %d", c, r.nums[c], n)
 				}
 			}
-			sev := SeverityInfo
+			sev := audit.SeverityInfo
 			if r.sev != nil {
 				sev = *r.sev
 			}

@@ -3,6 +3,7 @@ package tui
 import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/lipgloss/v2"
+	"github.com/kwatch/kwatch/audit"
 )
 
 // Styles holds every style of the UI. Colours degrade by the terminal's
@@ -26,7 +27,7 @@ type Styles struct {
 	Status   lipgloss.Style
 	Error    lipgloss.Style
 
-	Sev [3]lipgloss.Style // by Severity
+	Sev [audit.SeverityError + 1]lipgloss.Style // by audit.Severity (0 unused)
 
 	Help help.Styles
 }
@@ -54,14 +55,14 @@ func DefaultStyles() Styles {
 
 		Help: help.DefaultDarkStyles(),
 	}
-	s.Sev[SeverityInfo] = lipgloss.NewStyle().Foreground(lipgloss.Color("39"))
-	s.Sev[SeverityWarn] = lipgloss.NewStyle().Foreground(lipgloss.Color("214"))
-	s.Sev[SeverityError] = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("196"))
+	s.Sev[audit.SeverityInfo] = lipgloss.NewStyle().Foreground(lipgloss.Color("39"))
+	s.Sev[audit.SeverityWarn] = lipgloss.NewStyle().Foreground(lipgloss.Color("214"))
+	s.Sev[audit.SeverityError] = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("196"))
 	return s
 }
 
 // sev returns the style of a severity, tolerating out-of-range values.
-func (s *Styles) sev(v Severity) lipgloss.Style {
+func (s *Styles) sev(v audit.Severity) lipgloss.Style {
 	if int(v) < len(s.Sev) {
 		return s.Sev[v]
 	}
@@ -69,7 +70,7 @@ func (s *Styles) sev(v Severity) lipgloss.Style {
 }
 
 // sevRef is sev for rows, which keep a pointer.
-func (s *Styles) sevRef(v Severity) *lipgloss.Style {
+func (s *Styles) sevRef(v audit.Severity) *lipgloss.Style {
 	if int(v) < len(s.Sev) {
 		return &s.Sev[v]
 	}

@@ -18,7 +18,7 @@ import (
 // alternatives; different keys must all match. Coverage events pass an api
 // filter never, the others by their connection.
 type eventFilter struct {
-	apis    []int16
+	apis    []decode.APIKey
 	clients []string
 	conns   []netip.AddrPort
 }
@@ -57,12 +57,12 @@ func parseEventFilter(exprs []string) (*eventFilter, error) {
 }
 
 // apiKeyOf reads an API by number or by Kafka's name (any case).
-func apiKeyOf(s string) (int16, error) {
+func apiKeyOf(s string) (decode.APIKey, error) {
 	if n, err := strconv.ParseInt(s, 10, 16); err == nil && n >= 0 {
-		return int16(n), nil
+		return decode.APIKey(n), nil
 	}
-	for k := int16(0); k < 1024; k++ {
-		if name := decode.APIName(k); name != "" && strings.EqualFold(name, s) {
+	for k := decode.APIKey(0); k < 1024; k++ {
+		if name := k.String(); name != "" && strings.EqualFold(name, s) {
 			return k, nil
 		}
 	}

@@ -66,7 +66,7 @@ func runKwatch(t *testing.T, path string) kwatchResult {
 			last = e.Time
 		}
 		res.events = append(res.events, pdu{
-			kind: e.Kind, conn: e.Conn.Client, frame: e.Frame, key: e.APIKey, version: e.APIVersion,
+			kind: e.Kind, conn: e.Conn.Client, frame: e.Frame, key: int16(e.APIKey), version: e.APIVersion,
 			hdrVer: e.HeaderVersion, corr: e.CorrelationID, clientID: string(e.ClientID), nullID: e.ClientIDNull,
 			hasInst: e.HasInstanceID && !e.InstanceID.IsZero(), tagProb: e.TagProblem,
 			fromStart: e.FromStart, partial: e.Partial, body: e.Body, coverage: e.Coverage, detail: e.Detail,
