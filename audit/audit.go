@@ -653,7 +653,9 @@ func (a *Auditor) record(o *Observation, f Finding) {
 	default:
 		a.t.findingsDropped++
 	}
-	a.outbox = append(a.outbox, f)
+	if a.o.OnFinding != nil {
+		a.outbox = append(a.outbox, f)
+	}
 }
 
 // fireConnEnd emits client-id-repeated for c, which has no event of its own.

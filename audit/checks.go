@@ -296,7 +296,7 @@ func (q *reqCheck) seedConsistency() {
 		}
 	case idSet:
 		if !q.hasID {
-			q.fire(rInstanceDropped, detail{expected: JavaString(c.instID), observed: "none",
+			q.fire(rInstanceDropped, detail{expected: c.instIDText(), observed: "none",
 				msg: "instance ID dropped mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
 		} else if q.id != c.instID {
 			q.instanceChanged()

@@ -155,6 +155,10 @@ type connState struct {
 	claimed   bool // sent a non-zero header instance ID (claims KIP-1313)
 	lastFrame uint64
 	instID    decode.UUID
+	// instText is JavaString(instText's UUID) once asked: a client that
+	// drops its ID drops it on every request, and each finding names it.
+	instText   string
+	instTextOf decode.UUID
 
 	// pendUsed has bit i set when pending[i] is in use; pendCorr[i] is its
 	// correlation ID. Responses scan these, not the large pending entries.
@@ -357,4 +361,12 @@ const (
 // KIP-714 broker answers with a zero ID.
 func (t telemetryCase) bodyIDSet() bool {
 	return t == telemetryLegacyLater || t == telemetryAligned || t == telemetryMismatch
+}
+
+// instIDText is JavaString(c.instID), spelled once per ID.
+func (c *connState) instIDText() string {
+	if c.instText == "" || c.instTextOf != c.instID {
+		c.instText, c.instTextOf = JavaString(c.instID), c.instID
+	}
+	return c.instText
 }
