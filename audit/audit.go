@@ -136,6 +136,7 @@ type totals struct {
 	suppressed      uint64
 	unwrapped       map[string]uint64
 	notKafka        uint64
+	evictedConns    uint64
 }
 
 // New returns an Auditor.
@@ -194,6 +195,14 @@ func (a *Auditor) AddCapture(packets, bytes, connections uint64) {
 func (a *Auditor) AddNotKafka(n uint64) {
 	a.mu.Lock()
 	a.t.notKafka += n
+	a.mu.Unlock()
+}
+
+// AddEvicted adds connections the reassembler's connection table evicted
+// (--max-connections).
+func (a *Auditor) AddEvicted(n uint64) {
+	a.mu.Lock()
+	a.t.evictedConns += n
 	a.mu.Unlock()
 }
 

@@ -245,6 +245,10 @@ func (w *jsonWriter) totals(t *Totals) {
 	w.uint(t.KafkaConnections)
 	w.field("not_kafka_connections")
 	w.uint(t.NotKafkaConnections)
+	if t.EvictedConnections > 0 {
+		w.field("evicted_connections")
+		w.uint(t.EvictedConnections)
+	}
 	w.field("requests")
 	w.uint(t.Requests)
 	w.field("requests_by_header_version")

@@ -38,6 +38,8 @@ type Options struct {
 	IdleTimeout time.Duration
 	// MaxBufferedPagesPerConn caps out-of-order data held per connection.
 	MaxBufferedPagesPerConn int
+	// MaxConnections caps the connection table (reassembly.Options).
+	MaxConnections int
 	// HeaderV3 names the API versions whose requests use header v3 (the
 	// accepted-2026 profile; see decode.Options).
 	HeaderV3 func(key, version int16) bool
@@ -169,6 +171,7 @@ func reassemblyOptions(opts Options) reassembly.Options {
 		BrokerPorts:             opts.Ports,
 		IdleTimeout:             opts.IdleTimeout,
 		MaxBufferedPagesPerConn: opts.MaxBufferedPagesPerConn,
+		MaxConnections:          opts.MaxConnections,
 		Logger:                  opts.Logger,
 	}
 	if opts.Workers > 1 {

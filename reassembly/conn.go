@@ -38,6 +38,10 @@ type conn struct {
 
 	id   uint64 // creation order, the last tie-break of replay order
 	flow Flow
+	// Its place in the connection table (table.go).
+	prev, next *conn
+	part       uint8
+	on         uint8
 	// Rarely used: only when packets are out of order or lost.
 	held      []capture.Segment
 	heldSince time.Time
@@ -177,6 +181,7 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 		}
 		return true
 	}
+	r.touch(c)
 	if c.holding {
 		r.hold(c, t, dir)
 		return false
@@ -396,6 +401,7 @@ func (c *conn) ReassemblyComplete(_ tcpasm.AssemblerContext) bool {
 		return false
 	}
 	c.ended = true
+	c.r.retire(c)
 	c.half[Client].closed, c.half[Broker].closed = true, true
 	if c.s == nil {
 		return false

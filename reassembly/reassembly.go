@@ -53,7 +53,9 @@ package reassembly
 
 import (
 	"cmp"
+	"math"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -174,6 +176,10 @@ type Options struct {
 	// it acknowledges (SPEC.md 2.1): past it nothing more waits. Negative:
 	// nothing waits.
 	MaxHeldBytes int
+	// MaxConnections caps the connection table (see table.go): past it the
+	// least recently active connections are evicted, those that carried
+	// no data first. 0: DefaultMaxConnections; negative: no cap.
+	MaxConnections int
 	// ExternalIdleFlush: Add never flushes idle connections; the caller
 	// calls IdleFlush, driven by an IdleClock over all segments (sharding).
 	ExternalIdleFlush bool
@@ -202,6 +208,7 @@ type Stats struct {
 	Restarts   uint64 // connections ended by a new SYN on their 4-tuple
 	Held       uint64 // connections held for a late SYN (see hold.go)
 	LateSYNs   uint64 // of those, observed from their start after all
+	Evicted    uint64 // connections evicted by Options.MaxConnections
 }
 
 // Add adds t's counters to s (the shards of a sharded run).
@@ -225,6 +232,7 @@ func (s *Stats) Add(t Stats) {
 	s.Restarts += t.Restarts
 	s.Held += t.Held
 	s.LateSYNs += t.LateSYNs
+	s.Evicted += t.Evicted
 }
 
 // flushEvery is how often, in packet time, idle connections are looked for.
@@ -279,6 +287,17 @@ type Reassembler struct {
 	arena      []byte       // their bytes
 	touched    []*conn
 
+	// The connection table's cap (table.go) and its embryos (embryo.go).
+	parts     [Partitions]part
+	perPart   int   // each part's share of Options.MaxConnections
+	overParts []int // parts that grew over their share
+	emb       embTable
+	// promoting: the embryo the segment being added promotes, or -1;
+	// replayingEmbryo: its records are being added again.
+	promoting       int32
+	replayingEmbryo bool
+	conns           []tcpasm.Stream // Close's snapshot of the pool
+
 	stats Stats
 }
 
@@ -310,8 +329,21 @@ func New(opts Options, op Opener) *Reassembler {
 	if opts.MaxHeldBytes == 0 {
 		opts.MaxHeldBytes = DefaultMaxHeldBytes
 	}
-	r := &Reassembler{opts: opts, op: op, log: opts.Logger}
-	r.asm = tcpasm.NewAssembler(tcpasm.NewStreamPool(factory{r}))
+	r := &Reassembler{opts: opts, op: op, log: opts.Logger, emb: newEmbTable(), promoting: -1}
+	switch {
+	case opts.MaxConnections == 0:
+		r.perPart = DefaultMaxConnections / Partitions
+	case opts.MaxConnections < 0:
+		r.perPart = math.MaxInt
+	default:
+		r.perPart = max(opts.MaxConnections/Partitions, 1)
+	}
+	for i := range r.parts {
+		r.parts[i].emb = embList{head: -1, tail: -1}
+	}
+	pool := tcpasm.NewStreamPool(factory{r})
+	pool.OnRemove = func(s tcpasm.Stream) { r.forget(s) }
+	r.asm = tcpasm.NewAssembler(pool)
 	r.asm.ReopenOnReuse = true
 	r.asm.MaxBufferedPagesPerConnection = max(opts.MaxBufferedPagesPerConn, 0)
 	r.asm.MaxBufferedPagesTotal = max(opts.MaxBufferedPagesTotal, 0)
@@ -342,6 +374,7 @@ func (r *Reassembler) Add(s *capture.Segment) {
 		}
 	}
 	r.assemble(s)
+	r.evictOver()
 }
 
 // assemble hands one segment to gopacket and runs what it scheduled.
@@ -357,6 +390,12 @@ func (r *Reassembler) assemble(s *capture.Segment) {
 	r.cur.rst, r.cur.truncated, r.cur.cut = s.TCP.RST, s.Truncated, s.Cut
 	r.seg, r.curConn = s, nil
 	r.asm.AssembleAddrs(s.Src, s.Dst, &s.TCP, s.Time, &r.cur)
+	if r.promoting >= 0 {
+		i := r.promoting
+		r.promoting, r.seg = -1, nil
+		r.promote(i, s)
+		return
+	}
 	if len(r.post) > 0 {
 		r.runPost()
 	}
@@ -396,9 +435,28 @@ func (r *Reassembler) Close(m Meta) {
 	// In replay order, one connection after the other: the calls need not
 	// be collected, nor everything still buffered copied aside.
 	r.flushing = true
-	r.asm.FlushAllOrdered(func(x, y tcpasm.Stream) int { return x.(*conn).compare(y.(*conn)) })
+	r.closeAll()
 	r.flushing = false
 	r.closed = true
+}
+
+// closeAll ends every connection and embryo, one after the other in
+// replay order.
+func (r *Reassembler) closeAll() {
+	r.conns = r.asm.Streams(r.conns[:0])
+	slices.SortFunc(r.conns, func(x, y tcpasm.Stream) int { return x.(*conn).compare(y.(*conn)) })
+	embs := r.embryoFlows()
+	for len(r.conns) > 0 || len(embs) > 0 {
+		if len(embs) == 0 || len(r.conns) > 0 && r.conns[0].(*conn).flow.compare(&embs[0].f) <= 0 {
+			c := r.conns[0].(*conn)
+			r.conns = r.conns[1:]
+			r.asm.FlushConn(c.flow.Client, c.flow.Broker, false)
+			continue
+		}
+		r.endEmbryo(embs[0].i)
+		embs = embs[1:]
+	}
+	r.conns = nil
 }
 
 // Drain ends the waits of the input's end, before Close ends the
@@ -422,6 +480,7 @@ func (r *Reassembler) Drain(m Meta) {
 	r.noDefer = true
 	r.checkAllAcks(m.Time, true)
 	r.redeliverAll()
+	r.evictOver()
 	r.flushing, r.collecting = false, false
 	r.replay(false)
 }
@@ -449,8 +508,14 @@ type factory struct{ r *Reassembler }
 func (f factory) New(_, _ gopacket.Flow, t *layers.TCP, _ tcpasm.AssemblerContext) tcpasm.Stream {
 	r := f.r
 	s := r.seg
+	if s == nil || r.synth.c != nil {
+		return nil
+	}
+	if !r.replayingEmbryo && r.embryo(s) {
+		return nil
+	}
 	// A lone RST opens nothing: it ends a connection we never saw.
-	if s == nil || r.synth.c != nil || t.RST {
+	if t.RST {
 		return nil
 	}
 	clientIsSrc, fromStart := r.orient(s)
@@ -465,10 +530,28 @@ func (f factory) New(_, _ gopacket.Flow, t *layers.TCP, _ tcpasm.AssemblerContex
 		c.holding, c.heldSince = true, s.Time
 		r.holding = append(r.holding, c)
 		r.stats.Held++
+		r.admit(c)
 		return c
 	}
 	r.open(c)
+	r.admit(c)
 	return c
+}
+
+// embryo handles s when it belongs to an embryo, or starts one: it
+// reports whether s is taken care of (no conn is to be made for it now).
+func (r *Reassembler) embryo(s *capture.Segment) bool {
+	if i := r.emb.find(s.Src, s.Dst); i >= 0 {
+		if !pure(s) || !r.record(i, s) {
+			r.promoting = i // once gopacket is done with s
+		}
+		return true
+	}
+	if s.TCP.SYN && pure(s) {
+		r.newEmbryo(s)
+		return true
+	}
+	return false
 }
 
 // open opens c's Stream.

@@ -1470,6 +1470,45 @@ func (a *Assembler) flushClose(conn *connection, half *halfconnection, t time.Ti
 	return flushed, closed
 }
 
+// Streams appends the Streams of the pooled connections to dst, in the
+// pool's order.
+func (a *Assembler) Streams(dst []Stream) []Stream {
+	for _, s := range a.connPool.conns.slots {
+		if s.c != nil {
+			dst = append(dst, s.c.c2s.stream)
+		}
+	}
+	return dst
+}
+
+// FlushConn flushes one connection, of src and dst in either order, as
+// FlushAll does every connection: what it buffered is delivered, skipping
+// its holes, and both halves are closed. With remove it then leaves the
+// pool, so that its next packet opens a new connection. It reports whether
+// the connection was pooled.
+func (a *Assembler) FlushConn(src, dst netip.AddrPort, remove bool) bool {
+	var k key
+	k.set(addrEndpoint(src), addrEndpoint(dst))
+	conn := a.connPool.conns.get(&k)
+	if conn == nil {
+		return false
+	}
+	a.flushConn(conn)
+	if remove {
+		a.connPool.remove(conn)
+	}
+	return true
+}
+
+// flushConn delivers what conn buffered and closes both its halves.
+func (a *Assembler) flushConn(conn *connection) {
+	for _, half := range [2]*halfconnection{&conn.s2c, &conn.c2s} {
+		for !half.closed {
+			a.skipFlush(conn, half)
+		}
+	}
+}
+
 // FlushAll flushes all remaining data into all remaining connections and closes
 // those connections. It returns the total number of connections flushed/closed
 // by the call.
@@ -1493,14 +1532,7 @@ func (a *Assembler) FlushAllOrdered(cmp func(x, y Stream) int) (closed int) {
 		if conn.removed {
 			continue
 		}
-		for _, half := range [2]*halfconnection{&conn.s2c, &conn.c2s} {
-			for !half.closed {
-				a.skipFlush(conn, half)
-			}
-			if !half.closed {
-				a.closeHalfConnection(conn, half)
-			}
-		}
+		a.flushConn(conn)
 	}
 	clear(a.conns)
 	return
