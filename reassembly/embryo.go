@@ -379,20 +379,28 @@ func (r *Reassembler) idleEmbryos(t time.Time) {
 	}
 }
 
-// embFlow is an embryo's Flow, for ordering the ends of Close.
-type embFlow struct {
-	f Flow
-	i int32
+// embAt is an embryo's first frame, which orders the ends of Close: no
+// two embryos share it (each is made by its first packet), and its Flow,
+// which the order compares next, need not be built for every embryo.
+type embAt struct {
+	frame uint64
+	i     int32
 }
 
-// embryoFlows returns every embryo with its Flow, in Flow order.
-func (r *Reassembler) embryoFlows() []embFlow {
-	out := make([]embFlow, 0, r.emb.n)
+// embryosInOrder returns every embryo in Flow order.
+func (r *Reassembler) embryosInOrder() []embAt {
+	out := make([]embAt, 0, r.emb.n)
 	for _, s := range r.emb.slots {
 		if s != 0 {
-			out = append(out, embFlow{f: r.emb.at(s - 1).flow(), i: s - 1})
+			out = append(out, embAt{frame: r.emb.at(s - 1).frame, i: s - 1})
 		}
 	}
-	slices.SortFunc(out, func(x, y embFlow) int { return cmp.Or(x.f.compare(&y.f), cmp.Compare(x.i, y.i)) })
+	slices.SortFunc(out, func(x, y embAt) int { return cmp.Compare(x.frame, y.frame) })
 	return out
+}
+
+// flowOf is embryo i's Flow.
+func (t *embTable) flowOf(i int32) *Flow {
+	f := t.at(i).flow()
+	return &f
 }

@@ -445,9 +445,9 @@ func (r *Reassembler) Close(m Meta) {
 func (r *Reassembler) closeAll() {
 	r.conns = r.asm.Streams(r.conns[:0])
 	slices.SortFunc(r.conns, func(x, y tcpasm.Stream) int { return x.(*conn).compare(y.(*conn)) })
-	embs := r.embryoFlows()
+	embs := r.embryosInOrder()
 	for len(r.conns) > 0 || len(embs) > 0 {
-		if len(embs) == 0 || len(r.conns) > 0 && r.conns[0].(*conn).flow.compare(&embs[0].f) <= 0 {
+		if len(embs) == 0 || len(r.conns) > 0 && r.conns[0].(*conn).flow.compare(r.emb.flowOf(embs[0].i)) <= 0 {
 			c := r.conns[0].(*conn)
 			r.conns = r.conns[1:]
 			r.asm.FlushConn(c.flow.Client, c.flow.Broker, false)
