@@ -397,7 +397,7 @@ func (a *Auditor) Finish(at time.Time) *Report {
 		}
 	}
 	// Deterministic order: by start frame, then addresses.
-	slices.SortFunc(ids, func(x, y *connState) int { return compareConn(x.id, y.id) })
+	slices.SortFunc(ids, func(x, y *connState) int { return x.id.Compare(y.id) })
 	for _, c := range ids {
 		a.endConn(c, at, 0)
 	}
@@ -422,19 +422,6 @@ func (a *Auditor) Snapshot() *Report {
 	a.mu.Unlock()
 	r.sort()
 	return r
-}
-
-func compareConn(x, y decode.ConnID) int {
-	if x.StartFrame != y.StartFrame {
-		if x.StartFrame < y.StartFrame {
-			return -1
-		}
-		return 1
-	}
-	if c := x.Client.Compare(y.Client); c != 0 {
-		return c
-	}
-	return x.Broker.Compare(y.Broker)
 }
 
 // --- rows ---

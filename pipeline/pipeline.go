@@ -175,11 +175,11 @@ func reassemblyOptions(opts Options) reassembly.Options {
 		Logger:                  opts.Logger,
 	}
 	if opts.Workers > 1 {
-		// The out-of-order cap is over all workers: each worker's
-		// Reassembler holds its share. A share, not a budget the workers
-		// draw on together, so that when it bites it bites the same way
-		// on every run.
-		ro.MaxBufferedPagesTotal = max(reassembly.DefaultMaxBufferedPagesTotal/opts.Workers, 1)
+		// The out-of-order cap is shared out by the Reassemblers to the
+		// parts of their connection tables, the same for any number of
+		// workers. Held bytes are shared out to the workers: a share, not
+		// a budget the workers draw on together, so that when it bites it
+		// bites the same way on every run of as many workers.
 		ro.MaxHeldBytes = max(reassembly.DefaultMaxHeldBytes/opts.Workers, 1)
 	}
 	return ro

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -359,7 +358,7 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 					if pos[pi] >= len(out) || out[pos[pi]].step != si {
 						continue
 					}
-					if best < 0 || connOrder(&out[pos[pi]].ev.Conn, &b.parts[best].out[pos[best]].ev.Conn) < 0 {
+					if best < 0 || out[pos[pi]].ev.Conn.Compare(b.parts[best].out[pos[best]].ev.Conn) < 0 {
 						best = pi
 					}
 				}
@@ -402,17 +401,6 @@ func runSharded(ctx context.Context, src capture.Source, opts Options, sink deco
 		stats.Reassembly.Add(w.reasm.Stats())
 	}
 	return stats, runErr
-}
-
-// connOrder is reassembly's replay order of flows.
-func connOrder(a, b *decode.ConnID) int {
-	if c := cmp.Compare(a.StartFrame, b.StartFrame); c != 0 {
-		return c
-	}
-	if c := a.Client.Compare(b.Client); c != 0 {
-		return c
-	}
-	return a.Broker.Compare(b.Broker)
 }
 
 // wanted is reassembly's port filter: with ports named, a segment must have

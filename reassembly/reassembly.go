@@ -52,7 +52,6 @@
 package reassembly
 
 import (
-	"cmp"
 	"math"
 	"net/netip"
 	"slices"
@@ -63,6 +62,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/kwatch/kwatch/capture"
+	"github.com/kwatch/kwatch/decode"
 	"github.com/kwatch/kwatch/reassembly/internal/tcpasm"
 )
 
@@ -104,15 +104,15 @@ type Flow struct {
 	FromStart bool
 }
 
-// compare orders flows for deterministic replay: StartFrame, then addresses.
+// compare orders flows for deterministic replay, in kwatch's one
+// connection order (decode.ConnID.Compare).
 func (f *Flow) compare(g *Flow) int {
-	if c := cmp.Compare(f.StartFrame, g.StartFrame); c != 0 {
-		return c
-	}
-	if c := f.Client.Compare(g.Client); c != 0 {
-		return c
-	}
-	return f.Broker.Compare(g.Broker)
+	return f.ID().Compare(g.ID())
+}
+
+// ID names the connection as the decoder and the audit name it.
+func (f *Flow) ID() decode.ConnID {
+	return decode.ConnID{Client: f.Client, Broker: f.Broker, StartFrame: f.StartFrame}
 }
 
 // Stream receives one connection's bytes. Calls for a connection come in
@@ -152,8 +152,10 @@ func (fn OpenerFunc) Open(f Flow) Stream { return fn(f) }
 // Defaults for zero Options fields.
 const (
 	DefaultIdleTimeout             = 10 * time.Minute
-	DefaultMaxBufferedPagesPerConn = 4096    // pages of 1900 bytes, one or more per segment: ~7.8 MB
-	DefaultMaxBufferedPagesTotal   = 1 << 16 // ~124 MB
+	DefaultMaxBufferedPagesPerConn = 4096 // pages of 1900 bytes, one or more per segment: ~7.8 MB
+	// A page takes 2,304 bytes of memory (1,900 of data): 49,152 pages,
+	// 768 a part of the connection table (table.go), hold at most 113 MB.
+	DefaultMaxBufferedPagesTotal = 3 << 14
 )
 
 // Options configure a Reassembler. Zero values take the defaults above.
@@ -169,7 +171,10 @@ type Options struct {
 	// connection; reaching it skips to the first buffered byte (a Gap).
 	// Negative: no cap.
 	MaxBufferedPagesPerConn int
-	// MaxBufferedPagesTotal caps it over all connections. Negative: no cap.
+	// MaxBufferedPagesTotal caps it over all connections: each part of the
+	// connection table (table.go) holds its share, so that the cap is the
+	// same, and bites the same way, for any number of workers. Negative:
+	// no cap.
 	MaxBufferedPagesTotal int
 	// MaxHeldBytes caps the payload copied aside over all connections
 	// while a connection waits for a late SYN or a segment for the bytes
@@ -346,7 +351,13 @@ func New(opts Options, op Opener) *Reassembler {
 	r.asm = tcpasm.NewAssembler(pool)
 	r.asm.ReopenOnReuse = true
 	r.asm.MaxBufferedPagesPerConnection = max(opts.MaxBufferedPagesPerConn, 0)
-	r.asm.MaxBufferedPagesTotal = max(opts.MaxBufferedPagesTotal, 0)
+	// The total cap is shared out to the table's parts, so that it is
+	// over all workers and bites the same way for any number of them.
+	if opts.MaxBufferedPagesTotal > 0 {
+		r.asm.MaxBufferedPagesTotal = max(opts.MaxBufferedPagesTotal/Partitions, 1)
+	}
+	r.asm.Groups = Partitions
+	r.asm.PageGroup = func(s tcpasm.Stream) int { return int(s.(*conn).part) }
 	return r
 }
 

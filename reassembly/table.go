@@ -18,16 +18,18 @@ import (
 // holes given up); a later packet of it opens a new connection, joined
 // mid-stream.
 
-// Partitions is the number of parts of the connection table: as many as
-// the most workers a pipeline runs (pipeline: --workers 1..256).
-const Partitions = 256
+// Partitions is the number of parts of the connection table, and so the
+// most workers a sharded pipeline keeps busy. Fewer, larger parts give
+// each a larger share of the out-of-order cap, which is shared out the
+// same way (Options.MaxBufferedPagesTotal).
+const Partitions = 64
 
-// DefaultMaxConnections is the default of Options.MaxConnections: 512 a
+// DefaultMaxConnections is the default of Options.MaxConnections: 2,048 a
 // part, 131,072 in all. A large broker holds tens of thousands of client
 // connections; at 100,000 the fullest part, by the hash's spread, holds
-// about 450. An embryo costs about 140 bytes, so a SYN flood stays under
+// about 1,700. An embryo costs about 140 bytes, so a SYN flood stays under
 // 20 MB; connections that carry Kafka cost a few KB each downstream.
-const DefaultMaxConnections = Partitions * 512
+const DefaultMaxConnections = Partitions * 2048
 
 // Partition returns the part of the connection table, and so the shard,
 // of the connection between a and b: the same for both directions and on
