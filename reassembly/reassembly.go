@@ -22,6 +22,11 @@
 // The segments kept aside meanwhile are copies, bounded in bytes over all
 // connections (Options.MaxHeldBytes), past which nothing more waits.
 //
+// Bounds (issue 12): the connection table is capped and split into parts
+// that a sharded pipeline keeps whole (table.go); a connection without
+// data is a compact embryo, not a connection (embryo.go); the out-of-order
+// buffer's cap is shared out to the same parts.
+//
 // Concurrency: a Reassembler is used by one goroutine. There is no
 // package-level state, so one Reassembler per worker shard (by flow hash) is
 // fine.
