@@ -42,6 +42,7 @@ type conn struct {
 	prev, next *conn
 	part       uint8
 	on         uint8
+	active     bool // a packet came since it was last put at its list's back
 	// Rarely used: only when packets are out of order or lost.
 	held      []capture.Segment
 	heldSince time.Time
@@ -200,8 +201,15 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 	// ahead: t acknowledges bytes of the other side not delivered yet,
 	// reordered or lost (acked.go). Rare: the check is one comparison.
 	ahead := t.ACK && o.pos.Difference(seq(t.Ack)) > 0 && o.started && !o.closed && c.mayHaveLost(o)
-	if !r.replaying && c.firstSight(side, t, first, ahead) {
-		return false
+	if !r.replaying {
+		c.pkts++
+		h.captured = true
+		if ahead {
+			c.noteAck(side.Other(), seq(t.Ack))
+		}
+		if c.holesToForce() && c.fillFirst(side, t, first) {
+			return false
+		}
 	}
 	if h.closed {
 		return false
@@ -215,8 +223,12 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 	if !c.startHalf(h, t, sq, nextSeq, start) {
 		return false
 	}
-	c.noteStarts(side, t, sq)
-	c.noteBuffered(side, t, first, nextSeq)
+	if t.SYN || side == Client && h.synSeen && !o.started {
+		c.noteStarts(side, t, sq)
+	}
+	if n > 0 && h.pos.Difference(first) > 0 || r.cur.truncated {
+		c.noteBuffered(side, t, first, nextSeq)
+	}
 	// A capture written by hand may number the first data byte as the
 	// SYN (no real stack does: the SYN takes a sequence number). gopacket
 	// would drop that byte as old, the first byte of a Kafka frame's size,
@@ -246,19 +258,13 @@ func (c *conn) acceptSynthetic(t *layers.TCP, start *bool) bool {
 	return true
 }
 
-// firstSight records a segment the first time gopacket is handed it (not
-// when it is handed again, see actReplay), and reports whether it must be
+// fillFirst reports whether a segment, seen for the first time, must be
 // refused now: holes left by a snaplen cut are forced out before it is
 // handled, so that calls come in sequence order, and it is handed to
-// gopacket again afterwards.
-func (c *conn) firstSight(side Side, t *layers.TCP, first seq, ahead bool) bool {
+// gopacket again afterwards (actReplay).
+func (c *conn) fillFirst(side Side, t *layers.TCP, first seq) bool {
 	r := c.r
 	h, o := &c.half[side], &c.half[side.Other()]
-	c.pkts++
-	h.captured = true
-	if ahead {
-		c.noteAck(side.Other(), seq(t.Ack))
-	}
 	pre := false
 	// The peer acknowledged bytes of the hole: they exist, and were
 	// not captured.

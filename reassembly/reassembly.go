@@ -390,7 +390,9 @@ func (r *Reassembler) Add(s *capture.Segment) {
 		}
 	}
 	r.assemble(s)
-	r.evictOver()
+	if len(r.overParts) > 0 {
+		r.evictOver()
+	}
 }
 
 // assemble hands one segment to gopacket and runs what it scheduled.

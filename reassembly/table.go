@@ -132,15 +132,10 @@ func (r *Reassembler) grew(i int) {
 	}
 }
 
-// touch makes c its part's most recently active conn. The check inlines:
-// a conn that had the previous packet is already last.
-func (r *Reassembler) touch(c *conn) {
-	if c.next != nil && c.on == onLive {
-		l := &r.parts[c.part].live
-		l.remove(c)
-		l.pushBack(c)
-	}
-}
+// touch marks c active: the part's live list is kept in order lazily,
+// as a clock does (evictOne), so that a packet costs one store, not a
+// move in the list.
+func (r *Reassembler) touch(c *conn) { c.active = true }
 
 // retire moves c, ended, to its part's done list.
 func (r *Reassembler) retire(c *conn) {
@@ -150,6 +145,27 @@ func (r *Reassembler) retire(c *conn) {
 		p.done.pushBack(c)
 		c.on = onDone
 	}
+}
+
+// leastActive returns the conn of p to evict: the first in its live list
+// not active since it was put there. One active since goes to the back,
+// no longer marked, so each is passed over once per activity (a clock's
+// second chance: least recently active, at the grain of evictions). A
+// conn that waits is passed over too.
+func (r *Reassembler) leastActive(p *part) *conn {
+	for range 2 * (p.n + 1) {
+		c := p.live.head
+		if c == nil {
+			return nil
+		}
+		if !c.active && !c.holding && !c.waiting {
+			return c
+		}
+		c.active = false
+		p.live.remove(c)
+		p.live.pushBack(c)
+	}
+	return nil
 }
 
 // forget is told by gopacket's pool that it dropped s's connection.
@@ -193,12 +209,7 @@ func (r *Reassembler) evictOne(i int) bool {
 		r.endEmbryo(p.emb.head)
 		return true
 	default:
-		for c := p.live.head; c != nil; c = c.next {
-			if !c.holding && !c.waiting {
-				victim = c
-				break
-			}
-		}
+		victim = r.leastActive(p)
 	}
 	if victim == nil {
 		return false
