@@ -43,18 +43,33 @@ type conn struct {
 	part       uint8
 	on         uint8
 	active     bool // a packet came since it was last put at its list's back
-	// Rarely used: only when packets are out of order or lost.
+	// Rarely used, allocated when first needed: only when packets are
+	// out of order or lost.
+	rare *connRare
+	// last is the connection's last packet. Its End carries it: an end
+	// found at another connection's packet (idle time passed, the
+	// 4-tuple reused, the capture over) happened after the last packet
+	// of its own, which is the one a person looks for.
+	last Meta
+}
+
+// connRare is the part of a conn that only reordering and loss need,
+// apart so that the many connections without either cost less.
+type connRare struct {
 	held      []capture.Segment
 	heldSince time.Time
 	// deferred holds segments waiting for the bytes they acknowledge
 	// (acked.go), in capture order.
 	deferred []capture.Segment
 	acks     [2]ackState // by Side
-	// last is the connection's last packet. Its End carries it: an end
-	// found at another connection's packet (idle time passed, the
-	// 4-tuple reused, the capture over) happened after the last packet
-	// of its own, which is the one a person looks for.
-	last Meta
+}
+
+// x returns c's rare part, allocating it.
+func (c *conn) x() *connRare {
+	if c.rare == nil {
+		c.rare = &connRare{}
+	}
+	return c.rare
 }
 
 // span is a sequence range [from, to).

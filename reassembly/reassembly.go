@@ -545,7 +545,7 @@ func (f factory) New(_, _ gopacket.Flow, t *layers.TCP, _ tcpasm.AssemblerContex
 	c := &conn{r: r, id: r.nextID, flow: fl, firstIsClient: clientIsSrc}
 	if !fromStart && r.heldBytes < r.opts.MaxHeldBytes {
 		// Its SYN may come later: see hold.go.
-		c.holding, c.heldSince = true, s.Time
+		c.holding, c.x().heldSince = true, s.Time
 		r.holding = append(r.holding, c)
 		r.stats.Held++
 		r.admit(c)
