@@ -119,8 +119,13 @@ func (p *StreamPool) grow() {
 	for i := range conns {
 		p.free = append(p.free, &conns[i])
 	}
-	p.nextAlloc *= 2
+	// Doubling up to a bound: past it, a pool of many connections
+	// would hold up to half again as many unused ones.
+	p.nextAlloc = min(2*p.nextAlloc, maxAllocSize)
 }
+
+// maxAllocSize bounds the connections allocated at once.
+const maxAllocSize = 4096
 
 // remove takes conn out of the pool and parks it on the free list.
 func (p *StreamPool) remove(conn *connection) {
