@@ -159,7 +159,7 @@ const (
 	DefaultIdleTimeout             = 10 * time.Minute
 	DefaultMaxBufferedPagesPerConn = 4096 // pages of 1900 bytes, one or more per segment: ~7.8 MB
 	// A page takes 2,304 bytes of memory (1,900 of data): 49,152 pages,
-	// 768 a part of the connection table (table.go), hold at most 113 MB.
+	// 1,536 a part of the connection table (table.go), hold at most 113 MB.
 	DefaultMaxBufferedPagesTotal = 3 << 14
 )
 

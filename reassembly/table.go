@@ -21,15 +21,17 @@ import (
 // Partitions is the number of parts of the connection table, and so the
 // most workers a sharded pipeline keeps busy. Fewer, larger parts give
 // each a larger share of the out-of-order cap, which is shared out the
-// same way (Options.MaxBufferedPagesTotal).
-const Partitions = 64
+// same way (Options.MaxBufferedPagesTotal): at 32, 1,536 pages, so that
+// one connection alone in its part can hold a 2 MiB answer behind a late
+// segment (cmd/kwatch TestTransportLargeOutOfOrderRecovery).
+const Partitions = 32
 
-// DefaultMaxConnections is the default of Options.MaxConnections: 2,048 a
+// DefaultMaxConnections is the default of Options.MaxConnections: 4,096 a
 // part, 131,072 in all. A large broker holds tens of thousands of client
 // connections; at 100,000 the fullest part, by the hash's spread, holds
-// about 1,700. An embryo costs about 140 bytes, so a SYN flood stays under
+// about 3,300. An embryo costs about 140 bytes, so a SYN flood stays under
 // 20 MB; connections that carry Kafka cost a few KB each downstream.
-const DefaultMaxConnections = Partitions * 2048
+const DefaultMaxConnections = Partitions * 4096
 
 // Partition returns the part of the connection table, and so the shard,
 // of the connection between a and b: the same for both directions and on
