@@ -157,9 +157,9 @@ func (fn OpenerFunc) Open(f Flow) Stream { return fn(f) }
 // Defaults for zero Options fields.
 const (
 	DefaultIdleTimeout             = 10 * time.Minute
-	DefaultMaxBufferedPagesPerConn = 4096 // pages of 1900 bytes, one or more per segment: ~7.8 MB
-	// A page takes 2,304 bytes of memory (1,900 of data): 49,152 pages,
-	// 1,536 a part of the connection table (table.go), hold at most 113 MB.
+	DefaultMaxBufferedPagesPerConn = 4096 // pages of 1800 bytes, one or more per segment: ~7.4 MB
+	// A page takes 2,048 bytes of memory (1,800 of data): 49,152 pages,
+	// 1,536 a part of the connection table (table.go), hold at most 100 MB.
 	DefaultMaxBufferedPagesTotal = 3 << 14
 )
 

@@ -201,7 +201,10 @@ func (rl *reassemblyObject) Stats() TCPAssemblyStats {
 	}
 }
 
-const pageBytes = 1900
+// pageBytes is gopacket's 1900 less 100, so that a page with its header fits the
+// 2,048-byte size class (2,304 at 1900): a full-size Ethernet segment
+// still takes one page, and a page of out-of-order data costs 11% less.
+const pageBytes = 1800
 
 // TCPFlowDirection distinguish the two half-connections directions.
 //
