@@ -142,6 +142,7 @@ type totals struct {
 	suppressed      uint64
 	unwrapped       map[string]uint64
 	notKafka        uint64
+	evictedConns    uint64
 }
 
 // New returns an Auditor.
@@ -200,6 +201,14 @@ func (a *Auditor) AddCapture(packets, bytes, connections uint64) {
 func (a *Auditor) AddNotKafka(n uint64) {
 	a.mu.Lock()
 	a.t.notKafka += n
+	a.mu.Unlock()
+}
+
+// AddEvicted adds connections the reassembler's connection table evicted
+// (--max-connections).
+func (a *Auditor) AddEvicted(n uint64) {
+	a.mu.Lock()
+	a.t.evictedConns += n
 	a.mu.Unlock()
 }
 
@@ -394,7 +403,7 @@ func (a *Auditor) Finish(at time.Time) *Report {
 		}
 	}
 	// Deterministic order: by start frame, then addresses.
-	slices.SortFunc(ids, func(x, y *connState) int { return compareConn(x.id, y.id) })
+	slices.SortFunc(ids, func(x, y *connState) int { return x.id.Compare(y.id) })
 	for _, c := range ids {
 		a.endConn(c, at, 0)
 	}
@@ -419,19 +428,6 @@ func (a *Auditor) Snapshot() *Report {
 	a.mu.Unlock()
 	r.sort()
 	return r
-}
-
-func compareConn(x, y decode.ConnID) int {
-	if x.StartFrame != y.StartFrame {
-		if x.StartFrame < y.StartFrame {
-			return -1
-		}
-		return 1
-	}
-	if c := x.Client.Compare(y.Client); c != 0 {
-		return c
-	}
-	return x.Broker.Compare(y.Broker)
 }
 
 // --- rows ---

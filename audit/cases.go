@@ -29,8 +29,8 @@ type caseKey struct {
 type caseState struct {
 	count       uint64
 	sev         Severity // the most severe finding of the case
-	first, last frameAt // formatted at export: a case takes every repeat of its finding
-	example     Finding // the first finding, for its connection and values
+	first, last frameAt  // formatted at export: a case takes every repeat of its finding
+	example     Finding  // the first finding, for its connection and values
 	entry       BaselineEntry
 }
 

@@ -245,6 +245,9 @@ func (w *jsonWriter) totals(t *Totals) {
 	w.uintField("connections", t.Connections)
 	w.uintField("kafka_connections", t.KafkaConnections)
 	w.uintField("not_kafka_connections", t.NotKafkaConnections)
+	if t.EvictedConnections > 0 {
+		w.uintField("evicted_connections", t.EvictedConnections)
+	}
 	w.uintField("requests", t.Requests)
 	w.uintsField("requests_by_header_version", t.RequestsByHeaderVersion)
 	w.uintField("responses", t.Responses)

@@ -46,7 +46,10 @@ type Totals struct {
 	// NotKafkaConnections: TCP connections that carried data judged not
 	// to be Kafka (ZooKeeper, PostgreSQL, HTTP...).
 	NotKafkaConnections uint64 `json:"not_kafka_connections"`
-	Requests            uint64 `json:"requests"`
+	// EvictedConnections: connections the connection table's cap
+	// (--max-connections) evicted; written only when not zero.
+	EvictedConnections uint64 `json:"evicted_connections,omitempty"`
+	Requests           uint64 `json:"requests"`
 	// RequestsByHeaderVersion: "v0".."v3" (v3 only under accepted-2026).
 	RequestsByHeaderVersion map[string]uint64 `json:"requests_by_header_version"`
 	Responses               uint64            `json:"responses"`
@@ -171,7 +174,7 @@ func (a *Auditor) totals() (Totals, Severity) {
 	t := &a.t
 	var maxSev Severity
 	out := Totals{
-		Packets: t.packets, Bytes: t.bytes, Connections: max(t.connections, t.tcpConns), KafkaConnections: t.kafkaConns, NotKafkaConnections: t.notKafka,
+		Packets: t.packets, Bytes: t.bytes, Connections: max(t.connections, t.tcpConns), KafkaConnections: t.kafkaConns, NotKafkaConnections: t.notKafka, EvictedConnections: t.evictedConns,
 		RequestsByHeaderVersion: map[string]uint64{}, Responses: t.responses,
 		Coverage: map[string]uint64{}, FindingsBySeverity: map[string]uint64{}, FindingsByRule: map[string]uint64{},
 		FindingsNotKept: t.findingsDropped, EvictedInstances: t.evicted,

@@ -89,6 +89,9 @@ func writeHeader(bw *bufio.Writer, p painter, r *Report) {
 	} else {
 		pf("  connections  %d TCP, %d Kafka\n", t.Connections, t.KafkaConnections)
 	}
+	if t.EvictedConnections > 0 {
+		pf("  evicted      %d connections over --max-connections (a later packet of one joins mid-stream)\n", t.EvictedConnections)
+	}
 	pf("  requests     %d (header %s), %d responses\n", t.Requests, byVersion(t.RequestsByHeaderVersion), t.Responses)
 	pf("  clients      %d with instance ID, %d without (legacy)\n", countRows(r.Instances, false), countRows(r.Instances, true))
 	pf("  findings     %s, %s, %s\n",

@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"cmp"
 	"net/netip"
 	"time"
 
@@ -35,6 +36,19 @@ type ConnID struct {
 	Client     netip.AddrPort
 	Broker     netip.AddrPort
 	StartFrame uint64
+}
+
+// Compare orders connections as every stage replays them: by StartFrame,
+// then client, then broker. It is the one connection ordering of kwatch
+// (reassembly's replay of flushes, the sharded merger, the audit's end).
+func (x ConnID) Compare(y ConnID) int {
+	if c := cmp.Compare(x.StartFrame, y.StartFrame); c != 0 {
+		return c
+	}
+	if c := x.Client.Compare(y.Client); c != 0 {
+		return c
+	}
+	return x.Broker.Compare(y.Broker)
 }
 
 // Kind says what an Event describes.

@@ -38,6 +38,8 @@ type Options struct {
 	IdleTimeout time.Duration
 	// MaxBufferedPagesPerConn caps out-of-order data held per connection.
 	MaxBufferedPagesPerConn int
+	// MaxConnections caps the connection table (reassembly.Options).
+	MaxConnections int
 	// HeaderV3 names the API versions whose requests use header v3 (the
 	// accepted-2026 profile; see decode.Options).
 	HeaderV3 func(key, version int16) bool
@@ -169,14 +171,15 @@ func reassemblyOptions(opts Options) reassembly.Options {
 		BrokerPorts:             opts.Ports,
 		IdleTimeout:             opts.IdleTimeout,
 		MaxBufferedPagesPerConn: opts.MaxBufferedPagesPerConn,
+		MaxConnections:          opts.MaxConnections,
 		Logger:                  opts.Logger,
 	}
 	if opts.Workers > 1 {
-		// The out-of-order cap is over all workers: each worker's
-		// Reassembler holds its share. A share, not a budget the workers
-		// draw on together, so that when it bites it bites the same way
-		// on every run.
-		ro.MaxBufferedPagesTotal = max(reassembly.DefaultMaxBufferedPagesTotal/opts.Workers, 1)
+		// The out-of-order cap is shared out by the Reassemblers to the
+		// parts of their connection tables, the same for any number of
+		// workers. Held bytes are shared out to the workers: a share, not
+		// a budget the workers draw on together, so that when it bites it
+		// bites the same way on every run of as many workers.
 		ro.MaxHeldBytes = max(reassembly.DefaultMaxHeldBytes/opts.Workers, 1)
 	}
 	return ro

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/netip"
 	"sync"
 
 	"github.com/kwatch/kwatch/capture"
@@ -202,33 +201,11 @@ func (w *worker) process(b *batch) {
 }
 
 // shardOf maps a connection's endpoints to a worker, the same for both
-// directions. Which worker a connection gets does not change the output.
+// directions: whole parts of the connection table, so that its cap bites
+// the same way for any number of workers (reassembly/table.go). Which
+// worker a connection gets does not change the output.
 func shardOf(s *capture.Segment, n int) int {
-	a, b := endpointKey(s.Src), endpointKey(s.Dst)
-	if a > b {
-		a, b = b, a
-	}
-	h := a*0x9e3779b97f4a7c15 ^ b*0xc2b2ae3d27d4eb4f
-	h ^= h >> 29
-	h *= 0xbf58476d1ce4e5b9
-	h ^= h >> 32
-	return int(h % uint64(n))
-}
-
-func endpointKey(ap netip.AddrPort) uint64 {
-	a := ap.Addr()
-	var k uint64
-	if a.Is4() {
-		b := a.As4()
-		k = uint64(b[0])<<24 | uint64(b[1])<<16 | uint64(b[2])<<8 | uint64(b[3])
-	} else {
-		b := a.As16()
-		for i := 0; i < 16; i += 8 {
-			k = k*0x100000001b3 ^ (uint64(b[i])<<56 | uint64(b[i+1])<<48 | uint64(b[i+2])<<40 | uint64(b[i+3])<<32 |
-				uint64(b[i+4])<<24 | uint64(b[i+5])<<16 | uint64(b[i+6])<<8 | uint64(b[i+7]))
-		}
-	}
-	return k<<16 ^ uint64(ap.Port())
+	return reassembly.Partition(s.Src, s.Dst) % n
 }
 
 // runSharded is Run with opts.Workers > 1: the workers and the reader on
@@ -479,7 +456,7 @@ func (b *batch) replayMerged(si int32, pos []int, sink decode.Sink) {
 			if pos[pi] >= len(out) || out[pos[pi]].step != si {
 				continue
 			}
-			if best < 0 || connOrder(&out[pos[pi]].ev.Conn, &b.parts[best].out[pos[best]].ev.Conn) < 0 {
+			if best < 0 || out[pos[pi]].ev.Conn.Compare(b.parts[best].out[pos[best]].ev.Conn) < 0 {
 				best = pi
 			}
 		}
@@ -493,17 +470,6 @@ func (b *batch) replayMerged(si int32, pos []int, sink decode.Sink) {
 			pos[best]++
 		}
 	}
-}
-
-// connOrder is reassembly's replay order of flows.
-func connOrder(a, b *decode.ConnID) int {
-	if c := cmp.Compare(a.StartFrame, b.StartFrame); c != 0 {
-		return c
-	}
-	if c := a.Client.Compare(b.Client); c != 0 {
-		return c
-	}
-	return a.Broker.Compare(b.Broker)
 }
 
 // wanted is reassembly's port filter: with ports named, a segment must have

@@ -44,7 +44,7 @@ func report(t *testing.T, data []byte, name string, opts pipeline.Options, prof 
 	if err := rep.WriteJSON(&out); err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(&out, "\nstats: %+v\n", st)
+	fmt.Fprintf(&out, "\nstats: %+v\nreassembly: %+v\n", st, st.Reassembly)
 	return out.Bytes(), rec.lines
 }
 

@@ -35,7 +35,7 @@ type ackState struct {
 // noteAck records that the other side acknowledged side's bytes up to ack,
 // beyond the next byte expected.
 func (c *conn) noteAck(side Side, ack seq) {
-	a := &c.acks[side]
+	a := &c.x().acks[side]
 	if a.pending {
 		if a.to.Difference(ack) > 0 {
 			a.to = ack
@@ -54,7 +54,7 @@ func (c *conn) noteAck(side Side, ack seq) {
 func (r *Reassembler) checkAcks(c *conn, now time.Time, all bool) bool {
 	pending := false
 	for _, side := range [2]Side{Client, Broker} {
-		h, a := &c.half[side], &c.acks[side]
+		h, a := &c.half[side], &c.x().acks[side]
 		if !a.pending {
 			continue
 		}
@@ -98,7 +98,7 @@ func (r *Reassembler) checkAcks(c *conn, now time.Time, all bool) bool {
 func (r *Reassembler) forceTo(c *conn, side Side, to seq) {
 	h := &c.half[side]
 	if i := c.deferredFrom(side); i >= 0 {
-		if d := &c.deferred[i]; seq(d.TCP.Seq).Difference(to) >= 0 {
+		if d := &c.x().deferred[i]; seq(d.TCP.Seq).Difference(to) >= 0 {
 			// The bytes from there are deferred, not lost. The gap is
 			// said at the packet of the data after it, as always.
 			to = seq(d.TCP.Seq)
@@ -147,9 +147,9 @@ func (c *conn) mayDefer(side Side, t *layers.TCP) bool {
 		return false
 	}
 	from, ack := seq(t.Seq), seq(t.Ack)
-	for i := range c.deferred {
-		d := &c.deferred[i].TCP
-		if c.deferred[i].Src != c.sender(side) && from.Difference(seq(d.Ack)) > 0 && seq(d.Seq).Difference(ack) > 0 {
+	for i := range c.x().deferred {
+		d := &c.x().deferred[i].TCP
+		if c.x().deferred[i].Src != c.sender(side) && from.Difference(seq(d.Ack)) > 0 && seq(d.Seq).Difference(ack) > 0 {
 			return false
 		}
 	}
@@ -160,8 +160,8 @@ func (c *conn) mayDefer(side Side, t *layers.TCP) bool {
 // byte.
 func (c *conn) deferredAt(side Side) bool {
 	pos, src := c.half[side].pos, c.sender(side)
-	for i := range c.deferred {
-		d := &c.deferred[i]
+	for i := range c.x().deferred {
+		d := &c.x().deferred[i]
 		n := len(d.TCP.Payload)
 		if d.TCP.FIN {
 			n++ // a FIN takes a sequence number
@@ -178,9 +178,9 @@ func (c *conn) deferredAt(side Side) bool {
 func (c *conn) deferredFrom(side Side) int {
 	pos, src := c.half[side].pos, c.sender(side)
 	first := -1
-	for i := range c.deferred {
-		d := &c.deferred[i]
-		if sq := seq(d.TCP.Seq); d.Src == src && pos.Difference(sq) >= 0 && (first < 0 || seq(c.deferred[first].TCP.Seq).Difference(sq) < 0) {
+	for i := range c.x().deferred {
+		d := &c.x().deferred[i]
+		if sq := seq(d.TCP.Seq); d.Src == src && pos.Difference(sq) >= 0 && (first < 0 || seq(c.x().deferred[first].TCP.Seq).Difference(sq) < 0) {
 			first = i
 		}
 	}
@@ -209,10 +209,10 @@ func (c *conn) deferSeg(t *layers.TCP) {
 	s := *r.seg
 	s.TCP.Payload = slices.Clone(t.Payload)
 	s.TCP.Contents, s.TCP.Options = nil, nil
-	c.deferred = append(c.deferred, s)
+	c.x().deferred = append(c.x().deferred, s)
 	c.waiting = true
 	r.heldBytes += len(t.Payload)
-	if len(c.deferred) == 1 {
+	if len(c.x().deferred) == 1 {
 		r.deferring = append(r.deferring, c)
 	}
 }
@@ -222,8 +222,8 @@ func (c *conn) deferSeg(t *layers.TCP) {
 // or once c ended).
 func (r *Reassembler) redeliver(c *conn) {
 	saved := r.cur
-	for i := 0; i < len(c.deferred); {
-		s := &c.deferred[i]
+	for i := 0; i < len(c.x().deferred); {
+		s := &c.x().deferred[i]
 		side := Client
 		if s.Src != c.sender(Client) {
 			side = Broker
@@ -236,12 +236,12 @@ func (r *Reassembler) redeliver(c *conn) {
 			continue
 		}
 		seg := *s
-		c.deferred = slices.Delete(c.deferred, i, i+1)
+		c.x().deferred = slices.Delete(c.x().deferred, i, i+1)
 		r.heldBytes -= len(seg.TCP.Payload)
 		r.assemble(&seg)
 		i = 0 // what it delivered may release earlier ones
 	}
-	c.waiting = len(c.deferred) > 0
+	c.waiting = len(c.x().deferred) > 0
 	r.cur = saved
 }
 
@@ -250,5 +250,5 @@ func (r *Reassembler) redeliverAll() {
 	for _, c := range slices.Clone(r.deferring) {
 		r.redeliver(c)
 	}
-	r.deferring = slices.DeleteFunc(r.deferring, func(c *conn) bool { return len(c.deferred) == 0 })
+	r.deferring = slices.DeleteFunc(r.deferring, func(c *conn) bool { return len(c.x().deferred) == 0 })
 }

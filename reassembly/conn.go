@@ -38,18 +38,38 @@ type conn struct {
 
 	id   uint64 // creation order, the last tie-break of replay order
 	flow Flow
-	// Rarely used: only when packets are out of order or lost.
+	// Its place in the connection table (table.go).
+	prev, next *conn
+	part       uint8
+	on         uint8
+	active     bool // a packet came since it was last put at its list's back
+	// Rarely used, allocated when first needed: only when packets are
+	// out of order or lost.
+	rare *connRare
+	// last is the connection's last packet. Its End carries it: an end
+	// found at another connection's packet (idle time passed, the
+	// 4-tuple reused, the capture over) happened after the last packet
+	// of its own, which is the one a person looks for.
+	last Meta
+}
+
+// connRare is the part of a conn that only reordering and loss need,
+// apart so that the many connections without either cost less.
+type connRare struct {
 	held      []capture.Segment
 	heldSince time.Time
 	// deferred holds segments waiting for the bytes they acknowledge
 	// (acked.go), in capture order.
 	deferred []capture.Segment
 	acks     [2]ackState // by Side
-	// last is the connection's last packet. Its End carries it: an end
-	// found at another connection's packet (idle time passed, the
-	// 4-tuple reused, the capture over) happened after the last packet
-	// of its own, which is the one a person looks for.
-	last Meta
+}
+
+// x returns c's rare part, allocating it.
+func (c *conn) x() *connRare {
+	if c.rare == nil {
+		c.rare = &connRare{}
+	}
+	return c.rare
 }
 
 // span is a sequence range [from, to).
@@ -165,18 +185,9 @@ func (c *conn) side(dir tcpasm.TCPFlowDirection) Side {
 func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowDirection, nextSeq tcpasm.Sequence, start *bool, _ tcpasm.AssemblerContext) bool {
 	r := c.r
 	if r.synth.c != nil {
-		if r.synth.c != c {
-			return false
-		}
-		if r.synth.start {
-			*start = true
-			h := &c.half[r.synth.side]
-			if !h.started {
-				h.started, h.pos, h.start = true, seq(t.Seq), seq(t.Seq)
-			}
-		}
-		return true
+		return c.acceptSynthetic(t, start)
 	}
+	r.touch(c)
 	if c.holding {
 		r.hold(c, t, dir)
 		return false
@@ -188,13 +199,11 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 	side := c.side(dir)
 	h, o := &c.half[side], &c.half[side.Other()]
 	sq := seq(t.Seq)
-
 	n := len(t.Payload)
 	first := sq
 	if t.SYN {
 		first = sq.Add(1)
 	}
-
 	// A SYN that does not belong to this connection opens a new one on the
 	// same 4-tuple: end this one first (gopacket ignores such a SYN).
 	if t.SYN && h.started && !(h.synSeen && sq == h.isn) && first != h.start {
@@ -213,23 +222,7 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 		if ahead {
 			c.noteAck(side.Other(), seq(t.Ack))
 		}
-		// Holes left by a snaplen cut are forced out before this segment
-		// is handled, so that calls come in sequence order: the segment
-		// is refused now and handed to gopacket again afterwards.
-		pre := false
-		// The peer acknowledged bytes of the hole: they exist, and were
-		// not captured.
-		if t.ACK && o.started && !o.closed && o.truncHole() && o.pos.Difference(seq(t.Ack)) > 0 {
-			r.post = append(r.post, action{kind: actFill, c: c, side: side.Other(), to: seq(t.Ack)})
-			pre = true
-		}
-		// A later segment shows where the hole ends.
-		if !h.closed && h.truncHole() && h.pos.Difference(first) > 0 {
-			r.post = append(r.post, action{kind: actFill, c: c, side: side, to: first})
-			pre = true
-		}
-		if pre {
-			r.post = append(r.post, action{kind: actReplay, c: c})
+		if c.holesToForce() && c.fillFirst(side, t, first) {
 			return false
 		}
 	}
@@ -242,31 +235,108 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 		c.deferSeg(t)
 		return false
 	}
-	if !h.started {
-		if nextSeq < 0 && !t.SYN && n == 0 && !t.FIN && !t.RST {
-			// Mid-stream, an empty segment does not tell where the stream
-			// is: a keepalive probe carries the sequence number before
-			// the next byte, and starting there would make that byte a
-			// hole. The first data or FIN starts the half.
-			return false
-		}
-		h.started = true
-		switch {
-		case nextSeq >= 0:
-			h.pos = nextSeq // cannot happen: gopacket started without us
-		case t.SYN:
-			h.synSeen, h.isn, h.pos = true, sq, sq.Add(1)
-		default:
-			// Mid-stream: start at once rather than buffer, waiting
-			// for a SYN that will not come.
-			*start = true
-			h.pos = sq
-		}
-		h.start = h.pos
-	} else if nextSeq >= 0 && nextSeq != h.pos {
-		r.log.Debug().Uint64("frame", r.cur.meta.Frame).Int64("ours", int64(h.pos)).Int64("gopacket", int64(nextSeq)).Msg("reassembly: position out of step, following gopacket")
-		h.pos = nextSeq
+	if !c.startHalf(h, t, sq, nextSeq, start) {
+		return false
 	}
+	if t.SYN || side == Client && h.synSeen && !o.started {
+		c.noteStarts(side, t, sq)
+	}
+	if n > 0 && h.pos.Difference(first) > 0 || r.cur.truncated {
+		c.noteBuffered(side, t, first, nextSeq)
+	}
+	// A capture written by hand may number the first data byte as the
+	// SYN (no real stack does: the SYN takes a sequence number). gopacket
+	// would drop that byte as old, the first byte of a Kafka frame's size,
+	// and the connection would never be recognised: it goes out here,
+	// the rest of the segment after it as usual.
+	if sq == h.isn && n > 0 && !t.SYN && h.synSeen && h.pos == h.isn.Add(1) && h.pos == h.start &&
+		!h.closed && !r.replaying && r.synth.c == nil && nextSeq == h.pos {
+		c.data(side, t.Payload[:1])
+	}
+	return true
+}
+
+// acceptSynthetic is Accept for a synthetic segment (synthetic.go): only
+// its own connection takes it, and it may start its half.
+func (c *conn) acceptSynthetic(t *layers.TCP, start *bool) bool {
+	r := c.r
+	if r.synth.c != c {
+		return false
+	}
+	if r.synth.start {
+		*start = true
+		h := &c.half[r.synth.side]
+		if !h.started {
+			h.started, h.pos, h.start = true, seq(t.Seq), seq(t.Seq)
+		}
+	}
+	return true
+}
+
+// fillFirst reports whether a segment, seen for the first time, must be
+// refused now: holes left by a snaplen cut are forced out before it is
+// handled, so that calls come in sequence order, and it is handed to
+// gopacket again afterwards (actReplay).
+func (c *conn) fillFirst(side Side, t *layers.TCP, first seq) bool {
+	r := c.r
+	h, o := &c.half[side], &c.half[side.Other()]
+	pre := false
+	// The peer acknowledged bytes of the hole: they exist, and were
+	// not captured.
+	if t.ACK && o.started && !o.closed && o.truncHole() && o.pos.Difference(seq(t.Ack)) > 0 {
+		r.post = append(r.post, action{kind: actFill, c: c, side: side.Other(), to: seq(t.Ack)})
+		pre = true
+	}
+	// A later segment shows where the hole ends.
+	if !h.closed && h.truncHole() && h.pos.Difference(first) > 0 {
+		r.post = append(r.post, action{kind: actFill, c: c, side: side, to: first})
+		pre = true
+	}
+	if pre {
+		r.post = append(r.post, action{kind: actReplay, c: c})
+	}
+	return pre
+}
+
+// startHalf starts h at its first segment, and reports false for a
+// segment that must not start it. Once started, h follows gopacket's
+// position, which only gopacket moves.
+func (c *conn) startHalf(h *half, t *layers.TCP, sq seq, nextSeq tcpasm.Sequence, start *bool) bool {
+	if h.started {
+		if nextSeq >= 0 && nextSeq != h.pos {
+			c.r.log.Debug().Uint64("frame", c.r.cur.meta.Frame).Int64("ours", int64(h.pos)).Int64("gopacket", int64(nextSeq)).Msg("reassembly: position out of step, following gopacket")
+			h.pos = nextSeq
+		}
+		return true
+	}
+	if nextSeq < 0 && !t.SYN && len(t.Payload) == 0 && !t.FIN && !t.RST {
+		// Mid-stream, an empty segment does not tell where the stream
+		// is: a keepalive probe carries the sequence number before
+		// the next byte, and starting there would make that byte a
+		// hole. The first data or FIN starts the half.
+		return false
+	}
+	h.started = true
+	switch {
+	case nextSeq >= 0:
+		h.pos = nextSeq // cannot happen: gopacket started without us
+	case t.SYN:
+		h.synSeen, h.isn, h.pos = true, sq, sq.Add(1)
+	default:
+		// Mid-stream: start at once rather than buffer, waiting
+		// for a SYN that will not come.
+		*start = true
+		h.pos = sq
+	}
+	h.start = h.pos
+	return true
+}
+
+// noteStarts schedules the start of the other half where a SYN-ACK or the
+// client's first segment shows it.
+func (c *conn) noteStarts(side Side, t *layers.TCP, sq seq) {
+	r := c.r
+	h, o := &c.half[side], &c.half[side.Other()]
 	if t.SYN {
 		if !h.synSeen {
 			h.synSeen, h.isn = true, sq
@@ -283,38 +353,37 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 	if side == Client && !t.SYN && t.ACK && h.synSeen && !o.started && sq == h.isn.Add(1) {
 		r.post = append(r.post, action{kind: actStart, c: c, side: Broker, to: seq(t.Ack)})
 	}
+}
+
+// noteBuffered records the data gopacket will buffer ahead of the
+// position, and where a snaplen-cut segment lost bytes.
+func (c *conn) noteBuffered(side Side, t *layers.TCP, first seq, nextSeq tcpasm.Sequence) {
+	r := c.r
+	h := &c.half[side]
+	n := len(t.Payload)
 	// gopacket buffers data ahead of pos, except a RST's and that of a SYN
 	// on a started half, which it drops.
 	if n > 0 && h.pos.Difference(first) > 0 && !t.RST && !(t.SYN && nextSeq >= 0) {
 		h.ahead = append(h.ahead, span{first, first.Add(n)})
 		r.stats.OutOfOrder++
 	}
-	if r.cur.truncated {
-		r.stats.Truncated++
-		// Said once Add has delivered what the segment released, so that
-		// the decoder, which may recognise the connection only then,
-		// counts every cut packet.
-		r.truncConn, r.truncSide = c, side
-		end := first.Add(n)
-		switch cut := r.cur.cut; {
-		case cut > 0 && cut <= maxFill:
-			if to := end.Add(cut); h.pos.Difference(to) > 0 {
-				h.cuts = append(h.cuts, span{end, to})
-			}
-		case h.pos.Difference(end) >= 0:
-			h.trunc = append(h.trunc, end)
+	if !r.cur.truncated {
+		return
+	}
+	r.stats.Truncated++
+	// Said once Add has delivered what the segment released, so that
+	// the decoder, which may recognise the connection only then,
+	// counts every cut packet.
+	r.truncConn, r.truncSide = c, side
+	end := first.Add(n)
+	switch cut := r.cur.cut; {
+	case cut > 0 && cut <= maxFill:
+		if to := end.Add(cut); h.pos.Difference(to) > 0 {
+			h.cuts = append(h.cuts, span{end, to})
 		}
+	case h.pos.Difference(end) >= 0:
+		h.trunc = append(h.trunc, end)
 	}
-	// A capture written by hand may number the first data byte as the
-	// SYN (no real stack does: the SYN takes a sequence number). gopacket
-	// would drop that byte as old, the first byte of a Kafka frame's size,
-	// and the connection would never be recognised: it goes out here,
-	// the rest of the segment after it as usual.
-	if sq == h.isn && n > 0 && !t.SYN && h.synSeen && h.pos == h.isn.Add(1) && h.pos == h.start &&
-		!h.closed && !r.replaying && r.synth.c == nil && nextSeq == h.pos {
-		c.data(side, t.Payload[:1])
-	}
-	return true
 }
 
 // ReassembledSG receives in-order data from gopacket: bytes it skipped
@@ -396,6 +465,7 @@ func (c *conn) ReassemblyComplete(_ tcpasm.AssemblerContext) bool {
 		return false
 	}
 	c.ended = true
+	c.r.retire(c)
 	c.half[Client].closed, c.half[Broker].closed = true, true
 	if c.s == nil {
 		return false

@@ -123,6 +123,7 @@ func (r *Reassembler) idleFlush(m Meta) {
 	}
 	ended := r.stats.Ended
 	r.flushing, r.collecting = true, true
+	r.idleEmbryos(t)
 	if len(r.holding) > 0 {
 		r.releaseAged(m.Time, false)
 		r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
@@ -134,6 +135,7 @@ func (r *Reassembler) idleFlush(m Meta) {
 		r.redeliverAll()
 	}
 	r.asm.FlushWithOptions(tcpasm.FlushOptions{T: t, TC: t})
+	r.evictOver()
 	r.flushing, r.collecting = false, false
 	r.stats.IdleEnded += r.stats.Ended - ended
 	r.replay(true)

@@ -34,7 +34,7 @@ const (
 // or at the limits.
 func (r *Reassembler) hold(c *conn, t *layers.TCP, dir tcpasm.TCPFlowDirection) {
 	s := r.seg
-	late := len(c.held) >= holdPackets || r.cur.meta.Time.Sub(c.heldSince) > holdTime
+	late := len(c.x().held) >= holdPackets || r.cur.meta.Time.Sub(c.x().heldSince) > holdTime
 	syn := t.SYN && !t.RST
 	if syn && !c.flow.FromStart && !late && c.synFits(t, s) {
 		c.firstIsClient = (dir == tcpasm.TCPDirClientToServer) == !t.ACK
@@ -53,11 +53,11 @@ func (r *Reassembler) hold(c *conn, t *layers.TCP, dir tcpasm.TCPFlowDirection) 
 	cp := *s
 	cp.TCP.Payload = slices.Clone(t.Payload)
 	cp.TCP.Contents, cp.TCP.Options = nil, nil
-	c.held = append(c.held, cp)
+	c.x().held = append(c.x().held, cp)
 	r.heldBytes += len(t.Payload)
 	// A SYN that does not fit shows the held data is an earlier
 	// connection's, joined mid-stream; the SYN then starts a new one.
-	if syn || late || len(c.held) >= holdPackets || r.heldBytes > r.opts.MaxHeldBytes {
+	if syn || late || len(c.x().held) >= holdPackets || r.heldBytes > r.opts.MaxHeldBytes {
 		c.flow.FromStart = c.flow.FromStart && !syn
 		r.decide(c)
 		return
@@ -74,12 +74,12 @@ func (r *Reassembler) hold(c *conn, t *layers.TCP, dir tcpasm.TCPFlowDirection) 
 
 // synAgrees reports whether a SYN or SYN-ACK agrees with the held ones.
 func (c *conn) synAgrees(t *layers.TCP, s *capture.Segment) bool {
-	for i := range c.held {
-		h := &c.held[i].TCP
+	for i := range c.x().held {
+		h := &c.x().held[i].TCP
 		if !h.SYN {
 			continue
 		}
-		same := c.held[i].Src == s.Src
+		same := c.x().held[i].Src == s.Src
 		if same && h.Seq != t.Seq || !same && (h.ACK && seq(h.Ack) != seq(t.Seq).Add(1) || t.ACK && seq(t.Ack) != seq(h.Seq).Add(1)) {
 			return false
 		}
@@ -92,8 +92,8 @@ func (c *conn) synAgrees(t *layers.TCP, s *capture.Segment) bool {
 // a SYN-ACK none of the client's before the byte it acknowledges.
 func (c *conn) synFits(t *layers.TCP, s *capture.Segment) bool {
 	first := seq(t.Seq).Add(1)
-	for i := range c.held {
-		h := &c.held[i]
+	for i := range c.x().held {
+		h := &c.x().held[i]
 		if len(h.TCP.Payload) == 0 && !h.TCP.FIN {
 			continue
 		}
@@ -141,7 +141,7 @@ func (r *Reassembler) releaseDecided() {
 // releaseHeld starts c's halves where its held segments show they begin,
 // then adds the segments again, in capture order.
 func (r *Reassembler) releaseHeld(c *conn) {
-	held := c.held
+	held := c.x().held
 	saved := r.cur
 	if len(held) > 0 {
 		// The starts belong to the first held packet: with a flush's
@@ -163,7 +163,7 @@ func (r *Reassembler) releaseHeld(c *conn) {
 			r.inject(c, side, to, nil, false, true)
 		}
 	}
-	c.held = nil
+	c.x().held = nil
 	for i := range held {
 		r.heldBytes -= len(held[i].TCP.Payload)
 		r.assemble(&held[i])
@@ -181,8 +181,8 @@ func (c *conn) heldStart(side Side) (seq, bool) {
 	if c.flow.FromStart {
 		var isn seq
 		found := false
-		for i := range c.held {
-			s := &c.held[i]
+		for i := range c.x().held {
+			s := &c.x().held[i]
 			switch {
 			case s.TCP.SYN && s.Src == sender:
 				return seq(s.TCP.Seq).Add(1), true
@@ -195,8 +195,8 @@ func (c *conn) heldStart(side Side) (seq, bool) {
 		if !found {
 			return 0, false
 		}
-		for i := range c.held {
-			if s := &c.held[i]; s.Src != sender && !s.TCP.SYN && s.TCP.ACK && seq(s.TCP.Seq) == isn.Add(1) {
+		for i := range c.x().held {
+			if s := &c.x().held[i]; s.Src != sender && !s.TCP.SYN && s.TCP.ACK && seq(s.TCP.Seq) == isn.Add(1) {
 				return seq(s.TCP.Ack), true
 			}
 		}
@@ -206,8 +206,8 @@ func (c *conn) heldStart(side Side) (seq, bool) {
 		lo seq
 		ok bool
 	)
-	for i := range c.held {
-		if s := &c.held[i]; s.Src == sender && !s.TCP.SYN && !s.TCP.RST && (len(s.TCP.Payload) > 0 || s.TCP.FIN) {
+	for i := range c.x().held {
+		if s := &c.x().held[i]; s.Src == sender && !s.TCP.SYN && !s.TCP.RST && (len(s.TCP.Payload) > 0 || s.TCP.FIN) {
 			if sq := seq(s.TCP.Seq); !ok || lo.Difference(sq) < 0 {
 				lo, ok = sq, true
 			}
@@ -220,7 +220,7 @@ func (c *conn) heldStart(side Side) (seq, bool) {
 // before t, and those still held at all when all is true (Close).
 func (r *Reassembler) releaseAged(t time.Time, all bool) {
 	for _, c := range slices.Clone(r.holding) {
-		if all || t.Sub(c.heldSince) > holdTime {
+		if all || t.Sub(c.x().heldSince) > holdTime {
 			r.decide(c)
 		}
 	}

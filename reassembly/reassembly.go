@@ -22,6 +22,11 @@
 // The segments kept aside meanwhile are copies, bounded in bytes over all
 // connections (Options.MaxHeldBytes), past which nothing more waits.
 //
+// Bounds (issue 12): the connection table is capped and split into parts
+// that a sharded pipeline keeps whole (table.go); a connection without
+// data is a compact embryo, not a connection (embryo.go); the out-of-order
+// buffer's cap is shared out to the same parts.
+//
 // Concurrency: a Reassembler is used by one goroutine. There is no
 // package-level state, so one Reassembler per worker shard (by flow hash) is
 // fine.
@@ -52,8 +57,9 @@
 package reassembly
 
 import (
-	"cmp"
+	"math"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -61,6 +67,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/kwatch/kwatch/capture"
+	"github.com/kwatch/kwatch/decode"
 	"github.com/kwatch/kwatch/reassembly/internal/tcpasm"
 )
 
@@ -102,15 +109,15 @@ type Flow struct {
 	FromStart bool
 }
 
-// compare orders flows for deterministic replay: StartFrame, then addresses.
+// compare orders flows for deterministic replay, in kwatch's one
+// connection order (decode.ConnID.Compare).
 func (f *Flow) compare(g *Flow) int {
-	if c := cmp.Compare(f.StartFrame, g.StartFrame); c != 0 {
-		return c
-	}
-	if c := f.Client.Compare(g.Client); c != 0 {
-		return c
-	}
-	return f.Broker.Compare(g.Broker)
+	return f.ID().Compare(g.ID())
+}
+
+// ID names the connection as the decoder and the audit name it.
+func (f *Flow) ID() decode.ConnID {
+	return decode.ConnID{Client: f.Client, Broker: f.Broker, StartFrame: f.StartFrame}
 }
 
 // Stream receives one connection's bytes. Calls for a connection come in
@@ -150,8 +157,10 @@ func (fn OpenerFunc) Open(f Flow) Stream { return fn(f) }
 // Defaults for zero Options fields.
 const (
 	DefaultIdleTimeout             = 10 * time.Minute
-	DefaultMaxBufferedPagesPerConn = 4096    // pages of 1900 bytes, one or more per segment: ~7.8 MB
-	DefaultMaxBufferedPagesTotal   = 1 << 16 // ~124 MB
+	DefaultMaxBufferedPagesPerConn = 4096 // pages of 1800 bytes, one or more per segment: ~7.4 MB
+	// A page takes 2,048 bytes of memory (1,800 of data): 49,152 pages,
+	// 1,536 a part of the connection table (table.go), hold at most 100 MB.
+	DefaultMaxBufferedPagesTotal = 3 << 14
 )
 
 // Options configure a Reassembler. Zero values take the defaults above.
@@ -167,13 +176,20 @@ type Options struct {
 	// connection; reaching it skips to the first buffered byte (a Gap).
 	// Negative: no cap.
 	MaxBufferedPagesPerConn int
-	// MaxBufferedPagesTotal caps it over all connections. Negative: no cap.
+	// MaxBufferedPagesTotal caps it over all connections: each part of the
+	// connection table (table.go) holds its share, so that the cap is the
+	// same, and bites the same way, for any number of workers. Negative:
+	// no cap.
 	MaxBufferedPagesTotal int
 	// MaxHeldBytes caps the payload copied aside over all connections
 	// while a connection waits for a late SYN or a segment for the bytes
 	// it acknowledges (SPEC.md 2.1): past it nothing more waits. Negative:
 	// nothing waits.
 	MaxHeldBytes int
+	// MaxConnections caps the connection table (see table.go): past it the
+	// least recently active connections are evicted, those that carried
+	// no data first. 0: DefaultMaxConnections; negative: no cap.
+	MaxConnections int
 	// ExternalIdleFlush: Add never flushes idle connections; the caller
 	// calls IdleFlush, driven by an IdleClock over all segments (sharding).
 	ExternalIdleFlush bool
@@ -202,6 +218,7 @@ type Stats struct {
 	Restarts   uint64 // connections ended by a new SYN on their 4-tuple
 	Held       uint64 // connections held for a late SYN (see hold.go)
 	LateSYNs   uint64 // of those, observed from their start after all
+	Evicted    uint64 // connections evicted by Options.MaxConnections
 }
 
 // Add adds t's counters to s (the shards of a sharded run).
@@ -225,6 +242,7 @@ func (s *Stats) Add(t Stats) {
 	s.Restarts += t.Restarts
 	s.Held += t.Held
 	s.LateSYNs += t.LateSYNs
+	s.Evicted += t.Evicted
 }
 
 // flushEvery is how often, in packet time, idle connections are looked for.
@@ -279,6 +297,17 @@ type Reassembler struct {
 	arena      []byte       // their bytes
 	touched    []*conn
 
+	// The connection table's cap (table.go) and its embryos (embryo.go).
+	parts     [Partitions]part
+	perPart   int   // each part's share of Options.MaxConnections
+	overParts []int // parts that grew over their share
+	emb       embTable
+	// promoting: the embryo the segment being added promotes, or -1;
+	// replayingEmbryo: its records are being added again.
+	promoting       int32
+	replayingEmbryo bool
+	conns           []tcpasm.Stream // Close's snapshot of the pool
+
 	stats Stats
 }
 
@@ -310,11 +339,30 @@ func New(opts Options, op Opener) *Reassembler {
 	if opts.MaxHeldBytes == 0 {
 		opts.MaxHeldBytes = DefaultMaxHeldBytes
 	}
-	r := &Reassembler{opts: opts, op: op, log: opts.Logger}
-	r.asm = tcpasm.NewAssembler(tcpasm.NewStreamPool(factory{r}))
+	r := &Reassembler{opts: opts, op: op, log: opts.Logger, emb: newEmbTable(), promoting: -1}
+	switch {
+	case opts.MaxConnections == 0:
+		r.perPart = DefaultMaxConnections / Partitions
+	case opts.MaxConnections < 0:
+		r.perPart = math.MaxInt
+	default:
+		r.perPart = max(opts.MaxConnections/Partitions, 1)
+	}
+	for i := range r.parts {
+		r.parts[i].emb = embList{head: -1, tail: -1}
+	}
+	pool := tcpasm.NewStreamPool(factory{r})
+	pool.OnRemove = func(s tcpasm.Stream) { r.forget(s) }
+	r.asm = tcpasm.NewAssembler(pool)
 	r.asm.ReopenOnReuse = true
 	r.asm.MaxBufferedPagesPerConnection = max(opts.MaxBufferedPagesPerConn, 0)
-	r.asm.MaxBufferedPagesTotal = max(opts.MaxBufferedPagesTotal, 0)
+	// The total cap is shared out to the table's parts, so that it is
+	// over all workers and bites the same way for any number of them.
+	if opts.MaxBufferedPagesTotal > 0 {
+		r.asm.MaxBufferedPagesTotal = max(opts.MaxBufferedPagesTotal/Partitions, 1)
+	}
+	r.asm.Groups = Partitions
+	r.asm.PageGroup = func(s tcpasm.Stream) int { return int(s.(*conn).part) }
 	return r
 }
 
@@ -342,6 +390,9 @@ func (r *Reassembler) Add(s *capture.Segment) {
 		}
 	}
 	r.assemble(s)
+	if len(r.overParts) > 0 {
+		r.evictOver()
+	}
 }
 
 // assemble hands one segment to gopacket and runs what it scheduled.
@@ -357,6 +408,12 @@ func (r *Reassembler) assemble(s *capture.Segment) {
 	r.cur.rst, r.cur.truncated, r.cur.cut = s.TCP.RST, s.Truncated, s.Cut
 	r.seg, r.curConn = s, nil
 	r.asm.AssembleAddrs(s.Src, s.Dst, &s.TCP, s.Time, &r.cur)
+	if r.promoting >= 0 {
+		i := r.promoting
+		r.promoting, r.seg = -1, nil
+		r.promote(i, s)
+		return
+	}
 	if len(r.post) > 0 {
 		r.runPost()
 	}
@@ -396,9 +453,28 @@ func (r *Reassembler) Close(m Meta) {
 	// In replay order, one connection after the other: the calls need not
 	// be collected, nor everything still buffered copied aside.
 	r.flushing = true
-	r.asm.FlushAllOrdered(func(x, y tcpasm.Stream) int { return x.(*conn).compare(y.(*conn)) })
+	r.closeAll()
 	r.flushing = false
 	r.closed = true
+}
+
+// closeAll ends every connection and embryo, one after the other in
+// replay order.
+func (r *Reassembler) closeAll() {
+	r.conns = r.asm.Streams(r.conns[:0])
+	slices.SortFunc(r.conns, func(x, y tcpasm.Stream) int { return x.(*conn).compare(y.(*conn)) })
+	embs := r.embryosInOrder()
+	for len(r.conns) > 0 || len(embs) > 0 {
+		if len(embs) == 0 || len(r.conns) > 0 && r.conns[0].(*conn).flow.compare(r.emb.flowOf(embs[0].i)) <= 0 {
+			c := r.conns[0].(*conn)
+			r.conns = r.conns[1:]
+			r.asm.FlushConn(c.flow.Client, c.flow.Broker, false)
+			continue
+		}
+		r.endEmbryo(embs[0].i)
+		embs = embs[1:]
+	}
+	r.conns = nil
 }
 
 // Drain ends the waits of the input's end, before Close ends the
@@ -422,6 +498,7 @@ func (r *Reassembler) Drain(m Meta) {
 	r.noDefer = true
 	r.checkAllAcks(m.Time, true)
 	r.redeliverAll()
+	r.evictOver()
 	r.flushing, r.collecting = false, false
 	r.replay(false)
 }
@@ -449,8 +526,14 @@ type factory struct{ r *Reassembler }
 func (f factory) New(_, _ gopacket.Flow, t *layers.TCP, _ tcpasm.AssemblerContext) tcpasm.Stream {
 	r := f.r
 	s := r.seg
+	if s == nil || r.synth.c != nil {
+		return nil
+	}
+	if !r.replayingEmbryo && r.embryo(s) {
+		return nil
+	}
 	// A lone RST opens nothing: it ends a connection we never saw.
-	if s == nil || r.synth.c != nil || t.RST {
+	if t.RST {
 		return nil
 	}
 	clientIsSrc, fromStart := r.orient(s)
@@ -462,13 +545,31 @@ func (f factory) New(_, _ gopacket.Flow, t *layers.TCP, _ tcpasm.AssemblerContex
 	c := &conn{r: r, id: r.nextID, flow: fl, firstIsClient: clientIsSrc}
 	if !fromStart && r.heldBytes < r.opts.MaxHeldBytes {
 		// Its SYN may come later: see hold.go.
-		c.holding, c.heldSince = true, s.Time
+		c.holding, c.x().heldSince = true, s.Time
 		r.holding = append(r.holding, c)
 		r.stats.Held++
+		r.admit(c)
 		return c
 	}
 	r.open(c)
+	r.admit(c)
 	return c
+}
+
+// embryo handles s when it belongs to an embryo, or starts one: it
+// reports whether s is taken care of (no conn is to be made for it now).
+func (r *Reassembler) embryo(s *capture.Segment) bool {
+	if i := r.emb.find(s.Src, s.Dst); i >= 0 {
+		if !pure(s) || !r.record(i, s) {
+			r.promoting = i // once gopacket is done with s
+		}
+		return true
+	}
+	if s.TCP.SYN && pure(s) {
+		r.newEmbryo(s)
+		return true
+	}
+	return false
 }
 
 // open opens c's Stream.

@@ -419,6 +419,8 @@ func TestHoldLimits(t *testing.T) {
 		t.Errorf("stats %+v, want 1 held, no late SYN, %d bytes", st, holdPackets)
 	}
 	r.Add(mkSeg(holdPackets+1, t0, cliAddr, brkAddr, 90000, 0, "S", nil, false))
+	// A connection without data opens when it ends (embryo.go).
+	r.Close(Meta{Frame: holdPackets + 1, Time: t0})
 	if len(rec.flows) != 2 || !rec.flows[1].FromStart {
 		t.Errorf("the new SYN: flows %+v, want a second one from its start", rec.flows)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/decode"
 	"github.com/kwatch/kwatch/pipeline"
+	"github.com/kwatch/kwatch/reassembly"
 	"github.com/kwatch/kwatch/tlsdec"
 	"github.com/rs/zerolog"
 )
@@ -47,6 +48,7 @@ type common struct {
 	ports    portList
 	maxFrame int64
 	workers  int
+	maxConns int
 	tlsKeys  string
 }
 
@@ -56,6 +58,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.Var(&c.ports, "port", "broker `port` to analyze (repeatable); default: every TCP port, Kafka recognised by content")
 	fs.Int64Var(&c.maxFrame, "max-frame", decode.DefaultMaxFrame, "largest Kafka frame in `bytes`; larger sizes are framing errors")
 	fs.StringVar(&c.tlsKeys, "tls-keylog", "", "decrypt TLS connections with the secrets in this NSS key log `file` (SSLKEYLOGFILE, Go's KeyLogWriter); in live, lines appended later are read too")
+	fs.IntVar(&c.maxConns, "max-connections", reassembly.DefaultMaxConnections, "keep at most `N` connections; past it the least recently active are evicted, those without data first (counted: evicted_connections)")
 	fs.IntVar(&c.workers, "workers", defaultWorkers(runtime.GOMAXPROCS(0)), "analyze connections on `N` goroutines (sharded by flow; the report is the same for any N)")
 }
 
@@ -65,6 +68,9 @@ func (c *common) pipelineOptions(e *env) (pipeline.Options, error) {
 	}
 	if c.workers < 1 || c.workers > 256 {
 		return pipeline.Options{}, usageError{fmt.Sprintf("--workers %d out of range (1..256)", c.workers)}
+	}
+	if c.maxConns < reassembly.Partitions {
+		return pipeline.Options{}, usageError{fmt.Sprintf("--max-connections %d: at least %d", c.maxConns, reassembly.Partitions)}
 	}
 	// Always a KeyLog: a pcapng's Decryption Secrets Blocks fill it when
 	// there is no --tls-keylog; until it holds a secret, TLS connections
@@ -77,11 +83,12 @@ func (c *common) pipelineOptions(e *env) (pipeline.Options, error) {
 		}
 	}
 	return pipeline.Options{
-		Ports:    c.ports,
-		MaxFrame: int32(c.maxFrame),
-		Workers:  c.workers,
-		Keys:     keys,
-		Logger:   e.log,
+		Ports:          c.ports,
+		MaxFrame:       int32(c.maxFrame),
+		Workers:        c.workers,
+		MaxConnections: c.maxConns,
+		Keys:           keys,
+		Logger:         e.log,
 	}, nil
 }
 

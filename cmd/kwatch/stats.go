@@ -21,4 +21,5 @@ func addLayerStats(a *audit.Auditor, st pipeline.Stats) {
 	maps.Copy(unwrapped, st.Fragments.Named())
 	a.AddUnwrapped(unwrapped)
 	a.AddNotKafka(st.Decoders.NotKafka)
+	a.AddEvicted(st.Reassembly.Evicted)
 }

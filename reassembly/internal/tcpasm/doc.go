@@ -85,6 +85,16 @@
 //   - Assemble, which stamps packets with time.Now, moved to a test file
 //     for gopacket's tests: kwatch takes time from packets.
 //   - Flushes reuse one slice for their snapshot of the pool.
+//   - Pages hold 1,800 bytes, not 1,900, so that a page fits the 2,048-byte
+//     size class (2,304 before).
+//   - The pool allocates connections in slabs that double up to 4,096,
+//     not without bound.
+//   - Per-connection operations for kwatch: Streams (the pooled
+//     connections), FlushConn (flush, close and optionally drop one
+//     connection; FlushAll is built on it, and FlushAllOrdered is gone),
+//     StreamPool.OnRemove (told of each connection dropped), and page
+//     groups (Assembler.PageGroup: the out-of-order cap per group of
+//     connections, each connection's pages taken from its group's cache).
 //   - A page keeps its packet's CaptureInfo by value (ci), taken when it is
 //     cut: gopacket asks the packet's AssemblerContext again when the page
 //     is delivered, which for a caller that reuses one context (kwatch

@@ -95,6 +95,9 @@ type StreamPool struct {
 	// look at these alone. A connection object in it may have been reused
 	// since; looking at it is then merely wasted.
 	soon []*connection
+	// OnRemove, if set, is told of each connection the pool drops (a SYN
+	// reusing its 4-tuple, a flush, Remove), after the Stream's last call.
+	OnRemove func(Stream)
 }
 
 // flushAhead is how far past a full flush's threshold a connection's
@@ -116,8 +119,13 @@ func (p *StreamPool) grow() {
 	for i := range conns {
 		p.free = append(p.free, &conns[i])
 	}
-	p.nextAlloc *= 2
+	// Doubling up to a bound: past it, a pool of many connections
+	// would hold up to half again as many unused ones.
+	p.nextAlloc = min(2*p.nextAlloc, maxAllocSize)
 }
+
+// maxAllocSize bounds the connections allocated at once.
+const maxAllocSize = 4096
 
 // remove takes conn out of the pool and parks it on the free list.
 func (p *StreamPool) remove(conn *connection) {
@@ -126,6 +134,9 @@ func (p *StreamPool) remove(conn *connection) {
 	}
 	if p.conns.remove(&conn.key) {
 		p.free = append(p.free, conn)
+		if p.OnRemove != nil {
+			p.OnRemove(conn.c2s.stream)
+		}
 	}
 
 	// A parked connection must keep neither its Stream nor its pages alive.

@@ -3,6 +3,7 @@
 //
 //	go run ./internal/pcapgen/cmd/gencaps -out testdata/pcaps
 //	go run ./internal/pcapgen/cmd/gencaps -bulk /tmp/bulk.pcap -size 1G
+//	go run ./internal/pcapgen/cmd/gencaps -hostile handshakes -n 500000 -o /tmp/syn.pcap
 package main
 
 import (
@@ -34,7 +35,13 @@ func run() error {
 	split := flag.Float64("split", 0.1, "bulk: fraction of frames split at a random point")
 	seed := flag.Uint64("seed", 1, "bulk: random seed")
 	format := flag.String("format", "pcap", "bulk: pcap, pcap-ns, pcap-be, pcap-ns-be or pcapng")
+	hostile := flag.String("hostile", "", "write a memory-bound capture: handshakes, requests (one request a connection) or holes (-n connections, 2,000 segments behind a hole each)")
+	hn := flag.Int("n", 500000, "hostile: connections")
+	ho := flag.String("o", "", "hostile: output file")
 	flag.Parse()
+	if *hostile != "" {
+		return writeHostile(*hostile, *hn, *ho)
+	}
 	if *out == "" && *bulk == "" {
 		return fmt.Errorf("nothing to do: give -out DIR and/or -bulk FILE")
 	}
@@ -114,4 +121,19 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("bad -size %q", s)
 	}
 	return n * mult, nil
+}
+
+func writeHostile(kind string, n int, path string) error {
+	c := pcapgen.New(pcapgen.Options{Step: time.Microsecond})
+	switch kind {
+	case "handshakes":
+		pcapgen.Handshakes(c, n)
+	case "requests":
+		pcapgen.OpenRequests(c, n)
+	case "holes":
+		pcapgen.Holes(c, n, 2000, 1448)
+	default:
+		return fmt.Errorf("-hostile %q: want handshakes, requests or holes", kind)
+	}
+	return c.WriteFile(path)
 }
