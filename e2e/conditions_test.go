@@ -246,13 +246,8 @@ func TestRealTrafficLossSeenByAck(t *testing.T) {
 // TestRealTrafficLossSeenByAckAtReset: a lost last response that only
 // the client's RST acknowledges (it closed with the response unread, as
 // the recording's teardown does and Linux does on close) is a stream-gap
-// too (SPEC.md 2.1). Known to fail: reassembly discards an acknowledged
-// hole still pending when the connection ends by RST (checkAcks skips a
-// connection once c.ended); set KWATCH_KNOWN_GAPS=1 to run it.
+// too (SPEC.md 2.1): the abort gives up the acknowledged holes first.
 func TestRealTrafficLossSeenByAckAtReset(t *testing.T) {
-	if os.Getenv("KWATCH_KNOWN_GAPS") == "" {
-		t.Skip("known: an acknowledged hole pending at a RST is not a stream-gap (reassembly/acked.go)")
-	}
 	clean, want, _, lp := lossSetup(t)
 	lossy, dropped, err := pcapgen.DropAcked(clean, func(s pcapgen.Segment) bool { return slices.Contains(lp.lastRST, s.Index) })
 	if err != nil {

@@ -126,6 +126,11 @@ func (r *Reassembler) forceTruncHoles(c *conn) {
 // gaps, its buffered data is delivered, then a synthetic RST closes it.
 func (r *Reassembler) abort(c *conn, side Side) {
 	h := &c.half[side]
+	if c.acking {
+		// Bytes the RST's sender acknowledged but the capture never held
+		// (a lost last response) are lost now: nothing can bring them.
+		r.checkAcks(c, r.cur.meta.Time, true)
+	}
 	for range maxRounds {
 		if c.ended || h.closed || !h.started {
 			break
