@@ -57,6 +57,7 @@ func main() {
 		debug.SetGCPercent(offlineGCPercent)
 		if os.Getenv("GOMEMLIMIT") == "" {
 			debug.SetMemoryLimit(offlineMemoryLimit)
+			followLiveHeap()
 		}
 	}
 	os.Exit(runWith(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
