@@ -89,6 +89,14 @@ func Recut(b []byte, snaplen int) ([]byte, error) {
 // in file order (the i-th packet keeps the i-th time), so only the order of
 // the packets changes. The same seed gives the same capture.
 func Shuffle(b []byte, minWin, maxWin int, seed uint64) ([]byte, error) {
+	return shuffleCapture(b, minWin, maxWin, seed, false)
+}
+
+// shuffleCapture reorders b's packets in windows of minWin to maxWin drawn
+// from seed; keepTimes says whether each packet keeps its own time (or the
+// i-th packet takes the i-th time of the file). Both forms draw the same
+// windows and the same order, so a seed names one reordering.
+func shuffleCapture(b []byte, minWin, maxWin int, seed uint64, keepTimes bool) ([]byte, error) {
 	if minWin < 1 || maxWin < minWin {
 		return nil, fmt.Errorf("pcapgen: shuffle windows %d to %d", minWin, maxWin)
 	}
@@ -107,8 +115,10 @@ func Shuffle(b []byte, minWin, maxWin int, seed uint64) ([]byte, error) {
 		rng.Shuffle(len(w), func(a, b int) { w[a], w[b] = w[b], w[a] })
 		i += n
 	}
-	for i := range ps {
-		ps[i].ci.Timestamp = times[i]
+	if !keepTimes {
+		for i := range ps {
+			ps[i].ci.Timestamp = times[i]
+		}
 	}
 	return writeCapture(link, DefaultSnaplen, ps)
 }

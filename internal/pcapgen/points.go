@@ -2,7 +2,6 @@ package pcapgen
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"net/netip"
 
 	"github.com/gopacket/gopacket"
@@ -153,20 +152,7 @@ func ackedLater(later []Segment, s Segment) bool {
 // stamped as it arrives and written in the order the queues are drained:
 // times then go backwards in file order where packets were reordered.
 func ShuffleKeepingTimes(b []byte, minWin, maxWin int, seed uint64) ([]byte, error) {
-	if minWin < 1 || maxWin < minWin {
-		return nil, fmt.Errorf("pcapgen: shuffle windows %d to %d", minWin, maxWin)
-	}
-	link, ps, err := readCapture(b)
-	if err != nil {
-		return nil, err
-	}
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	for w := ps; len(w) > 0; {
-		n := min(minWin+rng.IntN(maxWin-minWin+1), len(w))
-		rng.Shuffle(n, func(a, b int) { w[a], w[b] = w[b], w[a] })
-		w = w[n:]
-	}
-	return writeCapture(link, DefaultSnaplen, ps)
+	return shuffleCapture(b, minWin, maxWin, seed, true)
 }
 
 // Conditions are the rewrites of SPEC.md 2.1 that must leave a capture's
