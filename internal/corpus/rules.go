@@ -220,31 +220,34 @@ func telemetryTwins() []twin {
 				gts(s, pick(bad, idR, idH), pick(bad, errInvalidRequest, errNone), zeroID)
 			}), bad: []Expected{ex("telemetry-id-mismatch", 3)}},
 		{name: "telemetry-id-mismatch-push", doc: "PushTelemetry (corr 4) with header H and body R != H, rejected with INVALID_REQUEST",
-			build: onModern(func(s *pcapgen.Session, bad bool) {
-				gts(s, idH, errNone, zeroID)
-				push(s, pick(bad, idR, idH), pick(bad, errInvalidRequest, errNone))
-			}), bad: []Expected{ex("telemetry-id-mismatch", 4)}},
+			build: pushAfterSubscriptions(false, idR, errInvalidRequest), bad: []Expected{ex("telemetry-id-mismatch", 4)}},
 		{name: "telemetry-id-zero-push", doc: "PushTelemetry (corr 4) with a zero body ID under header H: zero-push only, not mismatch",
-			build: onModern(func(s *pcapgen.Session, bad bool) {
-				gts(s, idH, errNone, zeroID)
-				push(s, pick(bad, zeroID, idH), pick(bad, errInvalidRequest, errNone))
-			}), bad: []Expected{ex("telemetry-id-zero-push", 4)}},
+			build: pushAfterSubscriptions(false, zeroID, errInvalidRequest), bad: []Expected{ex("telemetry-id-zero-push", 4)}},
 		{name: "telemetry-id-zero-push-legacy", doc: "legacy flow: the broker assigned B, PushTelemetry (corr 4) sends 0: zero-push only, not not-adopted",
-			build: onLegacy(func(s *pcapgen.Session, bad bool) {
-				gts(s, zeroID, errNone, idB)
-				push(s, pick(bad, zeroID, idB), pick(bad, errInvalidRequest, errNone))
-			}), bad: []Expected{ex("telemetry-id-zero-push", 4)}},
+			build: pushAfterSubscriptions(true, zeroID, errInvalidRequest), bad: []Expected{ex("telemetry-id-zero-push", 4)}},
 		{name: "telemetry-id-not-adopted", doc: "legacy flow: the broker assigned B, PushTelemetry (corr 4) uses R != B",
-			build: onLegacy(func(s *pcapgen.Session, bad bool) {
-				gts(s, zeroID, errNone, idB)
-				push(s, pick(bad, idR, idB), pick(bad, errUnknownSubscription, errNone))
-			}), bad: []Expected{ex("telemetry-id-not-adopted", 4)}},
+			build: pushAfterSubscriptions(true, idR, errUnknownSubscription), bad: []Expected{ex("telemetry-id-not-adopted", 4)}},
 		{name: "telemetry-id-not-adopted-subscriptions", doc: "legacy flow: the broker assigned B, a later GetTelemetrySubscriptions (corr 4) asks with R != B",
 			build: onLegacy(func(s *pcapgen.Session, bad bool) {
 				gts(s, zeroID, errNone, idB)
 				gts(s, pick(bad, idR, idB), errNone, zeroID)
 			}), bad: []Expected{ex("telemetry-id-not-adopted", 4)}},
 	}
+}
+
+// pushAfterSubscriptions is one connection's GetTelemetrySubscriptions
+// (corr 3) then PushTelemetry (corr 4) with the ID in use: the header ID H
+// of a modern client, or the ID B the broker assigned a legacy one. The bad
+// twin pushes badID instead, and the broker rejects it with badErr.
+func pushAfterSubscriptions(legacyFlow bool, badID [16]byte, badErr int16) func(*pcapgen.Capture, bool) {
+	on, header, assigned, inUse := onModern, idH, zeroID, idH
+	if legacyFlow {
+		on, header, assigned, inUse = onLegacy, zeroID, idB, idB
+	}
+	return on(func(s *pcapgen.Session, bad bool) {
+		gts(s, header, errNone, assigned)
+		push(s, pick(bad, badID, inUse), pick(bad, badErr, errNone))
+	})
 }
 
 // --- 3.4 member IDs ---
