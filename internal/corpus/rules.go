@@ -142,27 +142,26 @@ var instanceTwins = []twin{
 			cn.Close()
 		}, bad: []Expected{ex("instance-id-reserved", 1)}},
 	{name: "instance-id-shared-hosts", doc: "one instance ID from two client hosts (second host's first request, corr 1); the twin's second connection is from the same host",
-		build: func(c *pcapgen.Capture, bad bool) {
-			c1 := open(c, 1, firstClientPort, 1)
-			s1 := modern(c1, "orders-app", idH)
-			c2 := open(c, pick(bad, 2, 1), firstClientPort+1, 2)
-			s2 := modern(c2, "orders-app", idH)
-			metadata(s1)
-			metadata(s2)
-			c1.Close()
-			c2.Close()
-		}, bad: []Expected{ex("instance-id-shared", 1)}},
+		build: sharedH(func(bad bool) (int, string) { return pick(bad, 2, 1), "orders-app" }), bad: []Expected{ex("instance-id-shared", 1)}},
 	{name: "instance-id-shared-client-ids", doc: "one instance ID with two client IDs (second connection's first request, corr 1)",
-		build: func(c *pcapgen.Capture, bad bool) {
-			c1 := open(c, 1, firstClientPort, 1)
-			s1 := modern(c1, "orders-app", idH)
-			c2 := open(c, 1, firstClientPort+1, 2)
-			s2 := modern(c2, pick(bad, "billing-app", "orders-app"), idH)
-			metadata(s1)
-			metadata(s2)
-			c1.Close()
-			c2.Close()
-		}, bad: []Expected{ex("instance-id-shared", 1)}},
+		build: sharedH(func(bad bool) (int, string) { return 1, pick(bad, "billing-app", "orders-app") }), bad: []Expected{ex("instance-id-shared", 1)}},
+}
+
+// sharedH is two connections of instance H, each sending one Metadata
+// (corr 1): the first from host 1 as orders-app, the second from the host
+// and with the client ID second gives for the twin.
+func sharedH(second func(bad bool) (host int, clientID string)) func(*pcapgen.Capture, bool) {
+	return func(c *pcapgen.Capture, bad bool) {
+		host, cid := second(bad)
+		c1 := open(c, 1, firstClientPort, 1)
+		s1 := modern(c1, "orders-app", idH)
+		c2 := open(c, host, firstClientPort+1, 2)
+		s2 := modern(c2, cid, idH)
+		metadata(s1)
+		metadata(s2)
+		c1.Close()
+		c2.Close()
+	}
 }
 
 // --- 3.2 client ID sent once ---
