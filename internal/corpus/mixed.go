@@ -73,99 +73,74 @@ func legacyCompliant(cid string, member, tid [16]byte) client {
 
 // modernChanged switches its header instance ID on a Metadata (corr 3).
 func modernChanged(cid string, id, other [16]byte) client {
-	return func(c *pcapgen.Capture, h, b int) []Expected {
-		cn := open(c, h, firstClientPort, b)
-		s := modern(cn, cid, id)
+	return oneSession(asModern(cid, id), func(s *pcapgen.Session) {
 		withInstance(s, &other, func() { metadata(s) })
 		metadata(s)
-		cn.Close()
-		return []Expected{ex("instance-id-changed", 3)}
-	}
+	}, ex("instance-id-changed", 3))
 }
 
 // modernRepeatsClientID sends header instance IDs and its client ID on
 // every request: one client-id-repeated at the connection's end.
 func modernRepeatsClientID(cid string, id [16]byte) client {
-	return func(c *pcapgen.Capture, h, b int) []Expected {
-		cn := open(c, h, firstClientPort, b)
-		s := modern(cn, cid, id)
+	return oneSession(asModern(cid, id), func(s *pcapgen.Session) {
 		s.Header.ClientID = pcapgen.Ptr(cid)
 		metadata(s)
 		m := pcapgen.JavaString(id)
 		cgh(s, m, 0)
 		cgh(s, m, -1)
-		cn.Close()
-		return []Expected{exConn("client-id-repeated", 1)}
-	}
+	}, exConn("client-id-repeated", 1))
 }
 
 // legacyGhost joins with a (corr 3), gets no answer, and retries with b
 // (corr 4).
 func legacyGhost(cid string, first, second [16]byte) client {
-	return func(c *pcapgen.Capture, h, b int) []Expected {
-		cn := open(c, h, firstClientPort, b)
-		s := legacy(cn, cid)
+	return oneSession(asLegacy(cid), func(s *pcapgen.Session) {
 		cghNoAnswer(s, pcapgen.JavaString(first), 0)
 		cgh(s, pcapgen.JavaString(second), 0)
 		cgh(s, pcapgen.JavaString(second), 1)
-		cn.Close()
-		return []Expected{ex("ghost-member", 4)}
-	}
+	}, ex("ghost-member", 4))
 }
 
 // modernTelemetryMismatch asks for subscriptions (corr 3) with a body ID
 // other than its header ID; the broker rejects it.
 func modernTelemetryMismatch(cid string, id, body [16]byte) client {
-	return func(c *pcapgen.Capture, h, b int) []Expected {
-		cn := open(c, h, firstClientPort, b)
-		s := modern(cn, cid, id)
+	return oneSession(asModern(cid, id), func(s *pcapgen.Session) {
 		gts(s, body, errInvalidRequest, zeroID)
-		cn.Close()
-		return []Expected{ex("telemetry-id-mismatch", 3)}
-	}
+	}, ex("telemetry-id-mismatch", 3))
 }
 
 // kgoPadded is a franz-go client without header instance IDs whose member
 // ID is URL-safe base64 with padding (corr 3).
 func kgoPadded(cid string, member [16]byte) client {
-	return func(c *pcapgen.Capture, h, b int) []Expected {
-		cn := open(c, h, firstClientPort, b)
-		s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr(cid), CorrelationID: 1})
+	kgo := func(cn *pcapgen.Conn) *pcapgen.Session {
+		return cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr(cid), CorrelationID: 1})
+	}
+	return oneSession(kgo, func(s *pcapgen.Session) {
 		s.RoundTrip(pcapgen.APIVersions(4, "kgo", "1.22.3"), pcapgen.APIVersionsResponse(4))
 		metadata(s)
 		m := pcapgen.PaddedURL(member)
 		cgh(s, m, 0)
 		cgh(s, m, 1)
 		cgh(s, m, -1)
-		cn.Close()
-		return []Expected{exSev("member-id-encoding", "info", 3)}
-	}
+	}, exSev("member-id-encoding", "info", 3))
 }
 
 // modernMisaligned uses another UUID than its instance ID as member ID.
 func modernMisaligned(cid string, id, member [16]byte) client {
-	return func(c *pcapgen.Capture, h, b int) []Expected {
-		cn := open(c, h, firstClientPort, b)
-		s := modern(cn, cid, id)
+	return oneSession(asModern(cid, id), func(s *pcapgen.Session) {
 		m := pcapgen.JavaString(member)
 		cgh(s, m, 0)
 		cgh(s, m, 1)
-		cn.Close()
-		return []Expected{ex("member-id-misaligned", 3)}
-	}
+	}, ex("member-id-misaligned", 3))
 }
 
 // legacyOnOldBroker joins at v1 with an empty member ID (corr 3); the old
 // broker accepts it and assigns an ID, which the client then uses (corr 4).
 func legacyOnOldBroker(cid, assigned string) client {
-	return func(c *pcapgen.Capture, h, b int) []Expected {
-		cn := open(c, h, firstClientPort, b)
-		s := legacy(cn, cid)
+	return oneSession(asLegacy(cid), func(s *pcapgen.Session) {
 		cghAnswered(s, 1, "", 0, errNone, &assigned)
 		cgh(s, assigned, 1)
-		cn.Close()
-		return []Expected{exSev("member-id-empty", "error", 3), ex("broker-accepted-invalid", 3), ex("broker-generated-member-id", 3)}
-	}
+	}, exSev("member-id-empty", "error", 3), ex("broker-accepted-invalid", 3), ex("broker-generated-member-id", 3))
 }
 
 // legacyPair is two legacy clients on two hosts whose member IDs collide
@@ -186,41 +161,49 @@ func legacyPair(cid string, member [16]byte) client {
 
 // modernReserved uses ONE_UUID as its instance ID.
 func modernReserved(cid string) client {
-	return func(c *pcapgen.Capture, h, b int) []Expected {
-		cn := open(c, h, firstClientPort, b)
-		s := modern(cn, cid, pcapgen.OneUUID())
-		metadata(s)
-		cn.Close()
-		return []Expected{ex("instance-id-reserved", 1)}
-	}
+	return oneSession(asModern(cid, pcapgen.OneUUID()), metadata, ex("instance-id-reserved", 1))
 }
 
 // legacyLeaveEmpty joins (corr 3), heartbeats (corr 4) and leaves with an
 // empty member ID (corr 5).
 func legacyLeaveEmpty(cid string, member [16]byte) client {
-	return func(c *pcapgen.Capture, h, b int) []Expected {
-		m := pcapgen.JavaString(member)
-		cn := open(c, h, firstClientPort, b)
-		s := legacy(cn, cid)
+	m := pcapgen.JavaString(member)
+	return oneSession(asLegacy(cid), func(s *pcapgen.Session) {
 		cgh(s, m, 0)
 		cgh(s, m, 1)
 		cghAnswered(s, 1, "", -1, errUnknownMemberID, nil)
-		cn.Close()
-		return []Expected{ex("leave-without-member-id", 5)}
-	}
+	}, ex("leave-without-member-id", 5))
 }
 
 // legacyNotAdopted gets telemetry ID tid (corr 3) and pushes with other
 // (corr 4).
 func legacyNotAdopted(cid string, tid, other [16]byte) client {
-	return func(c *pcapgen.Capture, h, b int) []Expected {
-		cn := open(c, h, firstClientPort, b)
-		s := legacy(cn, cid)
+	return oneSession(asLegacy(cid), func(s *pcapgen.Session) {
 		gts(s, zeroID, errNone, tid)
 		push(s, other, errUnknownSubscription)
+	}, ex("telemetry-id-not-adopted", 4))
+}
+
+// oneSession is a client of one connection from host h to broker b: start
+// opens its session, steps writes its requests, and want is what SPEC.md
+// gives it.
+func oneSession(start func(*pcapgen.Conn) *pcapgen.Session, steps func(*pcapgen.Session), want ...Expected) client {
+	return func(c *pcapgen.Capture, h, b int) []Expected {
+		cn := open(c, h, firstClientPort, b)
+		steps(start(cn))
 		cn.Close()
-		return []Expected{ex("telemetry-id-not-adopted", 4)}
+		return want
 	}
+}
+
+// asModern starts a modern client's session (header instance ID id).
+func asModern(cid string, id [16]byte) func(*pcapgen.Conn) *pcapgen.Session {
+	return func(cn *pcapgen.Conn) *pcapgen.Session { return modern(cn, cid, id) }
+}
+
+// asLegacy starts a legacy client's session (no header instance ID).
+func asLegacy(cid string) func(*pcapgen.Conn) *pcapgen.Session {
+	return func(cn *pcapgen.Conn) *pcapgen.Session { return legacy(cn, cid) }
 }
 
 // placed is a client at host h talking to broker b.
