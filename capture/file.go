@@ -164,9 +164,7 @@ type multiSource struct {
 }
 
 func (m *multiSource) Next() (Packet, error) {
-	var p Packet
-	err := m.NextInto(&p)
-	return p, err
+	return nextInto(m)
 }
 
 // NextInto reads the next packet into p; see IntoSource.
@@ -392,9 +390,7 @@ func (r *fileReader) fail(frame uint64, err error) error {
 
 // Next returns the next packet; see Source.
 func (r *fileReader) Next() (Packet, error) {
-	var p Packet
-	err := r.NextInto(&p)
-	return p, err
+	return nextInto(r)
 }
 
 // NextInto reads the next packet into p; see IntoSource.

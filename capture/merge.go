@@ -59,9 +59,7 @@ func (m *mergeSource) advance(i int) bool {
 }
 
 func (m *mergeSource) Next() (Packet, error) {
-	var p Packet
-	err := m.NextInto(&p)
-	return p, err
+	return nextInto(m)
 }
 
 // NextInto reads the next packet into p; see IntoSource.

@@ -43,6 +43,15 @@ type IntoSource interface {
 	NextInto(p *Packet) error
 }
 
+// nextInto is Next for an IntoSource: a packet read by NextInto, returned
+// by value. Inlined into each Next, the call is devirtualised and the
+// packet stays on the stack.
+func nextInto(s interface{ NextInto(*Packet) error }) (Packet, error) {
+	var p Packet
+	err := s.NextInto(&p)
+	return p, err
+}
+
 // Segment is a TCP segment decoded from a Packet by a LayerDecoder. It is
 // reused: valid until the next Decode call. TCP.Payload points into the
 // packet's Data, or into the decoder's buffer when the segment's datagram
