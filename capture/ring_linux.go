@@ -239,11 +239,7 @@ func (s *LiveSource) nextBlock() error {
 }
 
 // Next is NextInto returning the packet.
-func (s *LiveSource) Next() (Packet, error) {
-	var p Packet
-	err := s.NextInto(&p)
-	return p, err
-}
+func (s *LiveSource) Next() (Packet, error) { return nextInto(s) }
 
 // wait blocks until block cur is handed over. Once Stop was called it
 // waits while the kernel holds packets in the block it is filling, up to
