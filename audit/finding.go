@@ -67,8 +67,17 @@ type Finding struct {
 // of a growing slice) and the strings it owns. Rule, KIP and API are
 // shared constants and not counted.
 func findingSize(f *Finding) int {
-	return int(unsafe.Sizeof(*f))*5/4 + len(f.ClientID) + len(f.Expected) + len(f.Observed) +
-		len(f.Message) + len(f.Group) + len(f.MemberID)
+	return sizeOfFinding(f.ClientID, f.Expected, f.Observed, f.Message, f.Group, f.MemberID)
+}
+
+// sizeOfFinding is findingSize of a finding owning strings owned, before
+// it is made.
+func sizeOfFinding(owned ...string) int {
+	n := int(unsafe.Sizeof(Finding{})) * 5 / 4
+	for _, s := range owned {
+		n += len(s)
+	}
+	return n
 }
 
 // TimeFormat is RFC 3339 in UTC with exactly six fractional digits.
