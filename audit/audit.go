@@ -580,12 +580,12 @@ type detail struct {
 // fire judges rule r on connection c at event e: the per-connection
 // part's findings reach their row through a StepVerdict, unless the
 // finding repeats the connection's last one (repeat).
-func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d detail) {
-	if a.repeat(c, e, r, &d) {
+func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d *detail) {
+	if a.repeat(c, e, r, d) {
 		return
 	}
 	o := a.observation(c, e, StepVerdict)
-	if a.finding(&a.f, o, r, &d) {
+	if a.finding(&a.f, o, r, d) {
 		a.verdict(o, &a.f)
 	}
 }
@@ -736,7 +736,7 @@ func (a *Auditor) fireConnEnd(c *connState, at time.Time, frame uint64) {
 		frame = c.lastFrame
 	}
 	ev := decode.Event{Kind: decode.KindConnEnd, Conn: c.id, Frame: frame, Time: at}
-	a.fire(c, &ev, rClientIDRepeated, detail{
+	a.fire(c, &ev, rClientIDRepeated, &detail{
 		expected: "null client ID after the first request",
 		observed: plural(c.cidRepeats, "request") + ", " + plural(c.cidRepeatBytes, "byte"),
 		msg: "the connection sends header instance IDs (claims KIP-1313) but repeated its client ID on " +
