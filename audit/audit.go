@@ -104,9 +104,7 @@ type Auditor struct {
 	// with Filter.ShowSuppressed.
 	suppressed map[caseKey]*caseState
 
-	findings []Finding
-	// findingBytes estimates the memory findings holds (findingSize).
-	findingBytes int
+	findings keptFindings
 
 	// req holds the request being checked while a check of apiChecks
 	// runs: passed to a function value, a local would move to the heap
@@ -656,8 +654,7 @@ func (a *Auditor) record(o *Observation, f *Finding) {
 	}
 	switch sz := findingSize(f); {
 	case a.keeps(sz):
-		a.findings = append(a.findings, *f)
-		a.findingBytes += sz
+		a.findings.add(f, sz)
 	case !a.o.StreamFindings:
 		a.t.findingsDropped++
 	}
@@ -676,7 +673,7 @@ func (a *Auditor) count(r *row, rule ruleID, sev Severity) {
 // keeps reports whether the report keeps a finding of sz bytes
 // (findingSize); those it does not are counted.
 func (a *Auditor) keeps(sz int) bool {
-	return !a.o.StreamFindings && len(a.findings) < a.o.MaxFindings && a.findingBytes+sz <= a.o.MaxFindingBytes
+	return !a.o.StreamFindings && a.findings.n < a.o.MaxFindings && a.findings.bytes+sz <= a.o.MaxFindingBytes
 }
 
 // repeatCache is a connection's last finding's rule, instance, row and

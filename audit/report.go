@@ -148,7 +148,7 @@ func (a *Auditor) report() *Report {
 	for el := a.lru.Front(); el != nil; el = el.Next() {
 		r.Instances = append(r.Instances, el.Value.(*row).export(&a.o))
 	}
-	r.Findings = append(make([]Finding, 0, len(a.findings)), a.findings...) // [] when none, never null
+	r.Findings = a.findings.since(0) // [] when none, never null
 	r.Cases = exportCases(a.cases, &a.o)
 	if len(a.suppressed) > 0 {
 		r.Suppressed = exportCases(a.suppressed, &a.o)

@@ -9,12 +9,11 @@ package audit
 func (a *Auditor) SnapshotSince(from int) (r *Report, fresh []Finding, next int) {
 	a.mu.Lock()
 	kept := a.findings
-	a.findings = nil // report() copies a.findings: give it none
+	a.findings = keptFindings{} // report() copies a.findings: give it none
 	r = a.report()
 	a.findings = kept
-	from = min(max(from, 0), len(kept))
-	fresh = append([]Finding(nil), kept[from:]...)
-	next = len(kept)
+	fresh = kept.since(from)
+	next = kept.n
 	a.mu.Unlock()
 	r.sort()
 	return r, fresh, next
