@@ -168,7 +168,7 @@ func New(o Options) *Auditor {
 		req = 0
 	}
 	return &Auditor{
-		o: o, reqFrom: req,
+		o: o, reqFrom: req, findings: newKept(&o),
 		conns:     make(map[decode.ConnID]*connState),
 		instances: make(map[decode.UUID]*row),
 		legacy:    make(map[legacyKey]*row),
@@ -403,6 +403,7 @@ func (a *Auditor) Finish(at time.Time) *Report {
 	out := a.outbox
 	a.outbox = nil
 	r := a.report()
+	r.Findings = a.findings.final()
 	a.mu.Unlock()
 	r.sort()
 	if a.o.OnFinding != nil {
@@ -418,6 +419,7 @@ func (a *Auditor) Finish(at time.Time) *Report {
 func (a *Auditor) Snapshot() *Report {
 	a.mu.Lock()
 	r := a.report()
+	r.Findings = a.findings.since(0)
 	a.mu.Unlock()
 	r.sort()
 	return r
@@ -673,7 +675,7 @@ func (a *Auditor) count(r *row, rule ruleID, sev Severity) {
 // keeps reports whether the report keeps a finding of sz bytes
 // (findingSize); those it does not are counted.
 func (a *Auditor) keeps(sz int) bool {
-	return !a.o.StreamFindings && a.findings.n < a.o.MaxFindings && a.findings.bytes+sz <= a.o.MaxFindingBytes
+	return !a.o.StreamFindings && len(a.findings.fs) < a.o.MaxFindings && a.findings.bytes+sz <= a.o.MaxFindingBytes
 }
 
 // repeatCache is a connection's last finding's rule, instance, row and

@@ -44,7 +44,7 @@ func BenchmarkSnapshotSince(b *testing.B) {
 	b.Run("since", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_, _, _ = a.SnapshotSince(a.findings.n)
+			_, _, _ = a.SnapshotSince(len(a.findings.fs))
 		}
 	})
 }
