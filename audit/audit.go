@@ -242,11 +242,16 @@ func (a *Auditor) Event(e *decode.Event) {
 
 func (a *Auditor) event(e *decode.Event) {
 	if !e.Time.IsZero() {
-		if a.t.first.IsZero() || e.Time.Before(a.t.first) {
-			a.t.first = e.Time
-		}
-		if e.Time.After(a.t.last) {
+		// Packet time mostly grows: one comparison for most events (first
+		// <= last once set, so a later time is not an earlier one).
+		switch {
+		case e.Time.After(a.t.last):
 			a.t.last = e.Time
+			if a.t.first.IsZero() {
+				a.t.first = e.Time
+			}
+		case a.t.first.IsZero() || e.Time.Before(a.t.first):
+			a.t.first = e.Time
 		}
 		if a.closedAt < len(a.closedQ) {
 			a.sweep(e.Time)

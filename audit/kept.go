@@ -27,7 +27,7 @@ const (
 
 // newKept returns the kept findings of an Auditor with options o.
 func newKept(o *Options) keptFindings {
-	return keptFindings{bound: max(1, min(o.MaxFindings, o.MaxFindingBytes/sizeOfFinding()))}
+	return keptFindings{bound: max(1, min(o.MaxFindings, o.MaxFindingBytes/findingBase))}
 }
 
 // add keeps a copy of f, of size sz (findingSize).

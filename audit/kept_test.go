@@ -21,7 +21,7 @@ func TestKeptFindings(t *testing.T) {
 		{name: "out of report order", o: Options{MaxFindings: 10, MaxFindingBytes: 1 << 20}, frames: []uint64{9, 3, 5}, froms: []int{0, 2}, wantCap: 16},
 		{name: "past the jump, to the bound", o: Options{MaxFindings: 5000, MaxFindingBytes: 1 << 30}, frames: seqFrames(3000),
 			froms: []int{0, 1023, 1024, 2999, 3000, 5000}, wantCap: 5000, shared: true},
-		{name: "bound by bytes", o: Options{MaxFindings: 1 << 20, MaxFindingBytes: 2000 * sizeOfFinding()}, frames: seqFrames(1500),
+		{name: "bound by bytes", o: Options{MaxFindings: 1 << 20, MaxFindingBytes: 2000 * findingBase}, frames: seqFrames(1500),
 			froms: []int{0, 1499}, wantCap: 2000, shared: true},
 		{name: "bound too large to reserve: doubles", o: Options{MaxFindings: 1 << 20, MaxFindingBytes: 1 << 40}, frames: seqFrames(1500),
 			froms: []int{0}, wantCap: 2048, shared: true},
