@@ -54,7 +54,7 @@ func (k *keptFindings) since(from int) []Finding {
 // themselves when they are in report order (as they mostly are: made in
 // packet order), which later appends do not reach; else a copy.
 func (k *keptFindings) final() []Finding {
-	if k.fs != nil && slices.IsSortedFunc(k.fs, compareFindings) {
+	if k.fs != nil && findingsSorted(k.fs) {
 		return slices.Clip(k.fs)
 	}
 	return k.since(0)

@@ -240,14 +240,25 @@ func (r *Report) sort() {
 
 // sortFindings orders findings by compareFindings.
 func sortFindings(fs []Finding) {
-	if !slices.IsSortedFunc(fs, compareFindings) {
-		slices.SortStableFunc(fs, compareFindings)
+	if !findingsSorted(fs) {
+		slices.SortStableFunc(fs, func(x, y Finding) int { return compareFindings(&x, &y) })
 	}
+}
+
+// findingsSorted reports whether fs is in compareFindings order (as kept
+// findings mostly are), comparing in place: a Finding is large.
+func findingsSorted(fs []Finding) bool {
+	for i := 1; i < len(fs); i++ {
+		if compareFindings(&fs[i-1], &fs[i]) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // compareFindings orders findings by frame, then rule table order, then
 // correlation ID; ties keep event order (a stable sort).
-func compareFindings(x, y Finding) int {
+func compareFindings(x, y *Finding) int {
 	switch {
 	case compareSeq(x.Capture != "", x.Time, y.Time, x.seq, y.seq) != 0:
 		return compareSeq(x.Capture != "", x.Time, y.Time, x.seq, y.seq)
