@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"cmp"
 	"container/list"
 	"slices"
 	"sync"
@@ -103,9 +104,7 @@ type Auditor struct {
 	// with Filter.ShowSuppressed.
 	suppressed map[caseKey]*caseState
 
-	findings []Finding
-	// findingBytes estimates the memory findings holds (findingSize).
-	findingBytes int
+	findings keptFindings
 
 	// req holds the request being checked while a check of apiChecks
 	// runs: passed to a function value, a local would move to the heap
@@ -113,6 +112,9 @@ type Auditor struct {
 	req reqCheck
 	// obs is the Observation of the current step (observation).
 	obs Observation
+	// f is the finding being made (fire): a Finding is large, and a
+	// local passed by pointer would move to the heap.
+	f Finding
 
 	// connCache holds recently looked-up connections by connSlot, so most
 	// events without a Slot skip hashing a ConnID (two addresses) in conns.
@@ -167,7 +169,7 @@ func New(o Options) *Auditor {
 		req = 0
 	}
 	return &Auditor{
-		o: o, reqFrom: req,
+		o: o, reqFrom: req, findings: newKept(&o),
 		conns:     make(map[decode.ConnID]*connState),
 		instances: make(map[decode.UUID]*row),
 		legacy:    make(map[legacyKey]*row),
@@ -249,11 +251,16 @@ func (a *Auditor) Event(e *decode.Event) {
 
 func (a *Auditor) event(e *decode.Event) {
 	if !e.Time.IsZero() {
-		if a.t.first.IsZero() || e.Time.Before(a.t.first) {
-			a.t.first = e.Time
-		}
-		if e.Time.After(a.t.last) {
+		// Packet time mostly grows: one comparison for most events (first
+		// <= last once set, so a later time is not an earlier one).
+		switch {
+		case e.Time.After(a.t.last):
 			a.t.last = e.Time
+			if a.t.first.IsZero() {
+				a.t.first = e.Time
+			}
+		case a.t.first.IsZero() || e.Time.Before(a.t.first):
+			a.t.first = e.Time
 		}
 		if a.closedAt < len(a.closedQ) {
 			a.sweep(e.Time)
@@ -410,6 +417,7 @@ func (a *Auditor) Finish(at time.Time) *Report {
 	out := a.outbox
 	a.outbox = nil
 	r := a.report()
+	r.Findings = a.findings.final()
 	a.mu.Unlock()
 	r.sort()
 	if a.o.OnFinding != nil {
@@ -425,6 +433,7 @@ func (a *Auditor) Finish(at time.Time) *Report {
 func (a *Auditor) Snapshot() *Report {
 	a.mu.Lock()
 	r := a.report()
+	r.Findings = a.findings.since(0)
 	a.mu.Unlock()
 	r.sort()
 	return r
@@ -570,19 +579,23 @@ type detail struct {
 }
 
 // fire judges rule r on connection c at event e: the per-connection
-// part's findings reach their row through a StepVerdict.
-func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d detail) {
+// part's findings reach their row through a StepVerdict, unless the
+// finding repeats the connection's last one (repeat).
+func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d *detail) {
+	if a.repeat(c, e, r, d) {
+		return
+	}
 	o := a.observation(c, e, StepVerdict)
-	if f, ok := a.finding(o, r, d); ok {
-		a.verdict(o, f)
+	if a.finding(&a.f, o, r, d) {
+		a.verdict(o, &a.f)
 	}
 }
 
-// finding makes the finding of rule r on the event o describes, or false
-// when the profile does not run r.
-func (a *Auditor) finding(o *Observation, r ruleID, d detail) (Finding, bool) {
+// finding makes in f the finding of rule r on the event o describes, or
+// false when the profile does not run r.
+func (a *Auditor) finding(f *Finding, o *Observation, r ruleID, d *detail) bool {
 	if !r.runsUnder(a.o.Profile) {
-		return Finding{}, false
+		return false
 	}
 	o.complete()
 	rule := r.rule()
@@ -602,7 +615,7 @@ func (a *Auditor) finding(o *Observation, r ruleID, d detail) (Finding, bool) {
 	if inst.IsZero() {
 		inst = o.findingInstance()
 	}
-	f := Finding{
+	*f = Finding{
 		Time: o.Time, Rule: rule.ID, Severity: sev, KIP: kip, Confidence: conf, Frame: o.Frame,
 		Conn: o.Conn, API: o.APIKey.String(), APIKey: o.APIKey, APIVersion: o.APIVersion,
 		CorrelationID: o.CorrelationID, ClientID: o.ClientID, InstanceID: inst,
@@ -618,40 +631,103 @@ func (a *Auditor) finding(o *Observation, r ruleID, d detail) (Finding, bool) {
 		// A connection-level finding (client-id-repeated): no PDU.
 		f.API, f.APIKey, f.APIVersion, f.CorrelationID = "", -1, -1, -1
 	}
-	return f, true
+	return true
 }
 
 // record attributes finding f, made on the event o describes, to its row
-// and case, and keeps it.
-func (a *Auditor) record(o *Observation, f Finding) {
+// and case, and keeps it (a copy: f may be reused).
+func (a *Auditor) record(o *Observation, f *Finding) {
 	flt := a.o.Filter
-	if !flt.keep(&f) {
+	if !flt.keep(f) {
 		return
 	}
 	r := a.rowFor(o, f.InstanceID)
-	if flt != nil && flt.Baseline != nil && flt.Baseline.known[caseEntry(f.rule.rule(), r, &f)] {
+	if flt != nil && flt.Baseline != nil && flt.Baseline.known[caseEntry(f.rule.rule(), r, f)] {
 		a.t.suppressed++
 		if flt.ShowSuppressed {
-			a.addCase(&a.suppressed, r, &f)
+			a.addCase(&a.suppressed, r, f)
 		}
 		return
 	}
-	a.t.byRule[f.rule]++
-	a.t.bySeverity[f.Severity]++
-	r.findings[f.rule]++
-	a.addCase(&a.cases, r, &f)
-	switch sz := findingSize(&f); {
-	case a.o.StreamFindings:
-		// Kept by no one but OnFinding.
-	case len(a.findings) < a.o.MaxFindings && a.findingBytes+sz <= a.o.MaxFindingBytes:
-		a.findings = append(a.findings, f)
-		a.findingBytes += sz
-	default:
+	a.count(r, f.rule, f.Severity)
+	cs := a.addCase(&a.cases, r, f)
+	o.book.last = repeatCache{}
+	if cs != nil && flt == nil && (f.InstanceID.IsZero() && r == o.book.row || !r.legacy && r.id == f.InstanceID) {
+		o.book.last = repeatCache{rule: f.rule, inst: f.InstanceID, row: r, cs: cs}
+	}
+	switch sz := findingSize(f); {
+	case a.keeps(sz):
+		a.findings.add(f, sz)
+	case !a.o.StreamFindings:
 		a.t.findingsDropped++
 	}
 	if a.o.OnFinding != nil {
-		a.outbox = append(a.outbox, f)
+		a.outbox = append(a.outbox, *f)
 	}
+}
+
+// count counts a finding of rule on row r in the totals.
+func (a *Auditor) count(r *row, rule ruleID, sev Severity) {
+	a.t.byRule[rule]++
+	a.t.bySeverity[sev]++
+	r.findings[rule]++
+}
+
+// keeps reports whether the report keeps a finding of sz bytes
+// (findingSize); those it does not are counted.
+func (a *Auditor) keeps(sz int) bool {
+	return !a.o.StreamFindings && len(a.findings.fs) < a.o.MaxFindings && a.findings.bytes+sz <= a.o.MaxFindingBytes
+}
+
+// repeatCache is a connection's last finding's rule, instance, row and
+// case: a client that repeats its fault on every request repeats them.
+// The row is one rowFor gives again while it is not evicted: the instance
+// ID's own row, or (no instance) the connection's primary row. Cases are
+// never deleted.
+type repeatCache struct {
+	rule ruleID
+	inst decode.UUID
+	row  *row
+	cs   *caseState
+}
+
+// repeat counts the finding of rule r on connection c at event e in its
+// case without making it, when nothing would read it: the report keeps
+// no more findings, no one takes them (OnFinding), no filter looks at
+// them, and its case is the connection's last (repeatCache). It reports
+// whether it did (or r does not run under the profile).
+func (a *Auditor) repeat(c *connState, e *decode.Event, r ruleID, d *detail) bool {
+	last := &c.book.last
+	if last.cs == nil || last.rule != r || a.o.OnFinding != nil || a.o.Filter != nil || last.row.evicted {
+		return false
+	}
+	inst := d.inst
+	if inst.IsZero() {
+		if c.inst == idSet {
+			inst = c.instID
+		} else if e.Kind == decode.KindRequest && e.HasInstanceID && e.TagProblem == decode.TagOK {
+			inst = e.InstanceID
+		}
+	}
+	if inst != last.inst || inst.IsZero() && last.row != c.book.row ||
+		a.keeps(sizeOfFinding(c.firstCID, d.expected, d.observed, d.msg, d.group, d.member)) {
+		return false
+	}
+	if !r.runsUnder(a.o.Profile) {
+		return true
+	}
+	sev := cmp.Or(d.sev, r.rule().Severity)
+	frame, at := e.Frame, e.Time
+	if d.reqFrame != 0 {
+		frame, at = d.reqFrame, d.reqTime
+	}
+	capture, n := a.o.nameFrame(frame)
+	a.count(last.row, r, sev)
+	last.cs.add(sev, frameAt{time: at, capture: capture, frame: n})
+	if !a.o.StreamFindings {
+		a.t.findingsDropped++
+	}
+	return true
 }
 
 // fireConnEnd emits client-id-repeated for c, which has no event of its own.
@@ -660,7 +736,7 @@ func (a *Auditor) fireConnEnd(c *connState, at time.Time, frame uint64) {
 		frame = c.lastFrame
 	}
 	ev := decode.Event{Kind: decode.KindConnEnd, Conn: c.id, Frame: frame, Time: at}
-	a.fire(c, &ev, rClientIDRepeated, detail{
+	a.fire(c, &ev, rClientIDRepeated, &detail{
 		expected: "null client ID after the first request",
 		observed: plural(c.cidRepeats, "request") + ", " + plural(c.cidRepeatBytes, "byte"),
 		msg: "the connection sends header instance IDs (claims KIP-1313) but repeated its client ID on " +

@@ -30,6 +30,9 @@ func benchInstance(i int) decode.UUID {
 func BenchmarkAuditorEvent(b *testing.B) {
 	tests := []struct {
 		name string
+		// first, when set, fills in a request each connection sends once
+		// before req and resp alternate.
+		first func(i int, e *decode.Event)
 		// req and resp fill in the events of connection i.
 		req, resp func(i int, e *decode.Event)
 	}{
@@ -61,6 +64,19 @@ func BenchmarkAuditorEvent(b *testing.B) {
 				e.Body = decode.Body{Decoded: true, HasErrorCode: true, MemberEpoch: 5}
 			},
 		},
+		{
+			// A client that drops its instance ID after the first request:
+			// a finding on every request, past the report's kept findings.
+			name: "instance-id-dropped",
+			first: func(i int, e *decode.Event) {
+				e.APIKey, e.APIVersion, e.HeaderVersion, e.ClientIDNull = 0, 11, 2, true
+				e.InstanceID, e.HasInstanceID = benchInstance(i), true
+			},
+			req: func(i int, e *decode.Event) {
+				e.APIKey, e.APIVersion, e.HeaderVersion, e.ClientIDNull = 0, 11, 2, true
+			},
+			resp: func(i int, e *decode.Event) { e.APIKey, e.APIVersion, e.HeaderVersion = 0, 11, 1 },
+		},
 	}
 	for _, tt := range tests {
 		b.Run(tt.name, func(b *testing.B) {
@@ -75,6 +91,11 @@ func BenchmarkAuditorEvent(b *testing.B) {
 				tt.req(i, &reqs[i])
 				tt.resp(i, &resps[i])
 				a.Event(&decode.Event{Kind: decode.KindConnStart, Conn: id, FromStart: true, Time: t0, Slot: &slots[i]})
+				if tt.first != nil {
+					first := decode.Event{Kind: decode.KindRequest, Conn: id, FromStart: true, Time: t0, Slot: &slots[i], CorrelationID: -1}
+					tt.first(i, &first)
+					a.Event(&first)
+				}
 			}
 			b.ReportAllocs()
 			at := t0

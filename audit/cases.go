@@ -80,8 +80,9 @@ type Case struct {
 	entry    BaselineEntry
 }
 
-// addCase counts f, a finding on row r, in its case in cases.
-func (a *Auditor) addCase(cases *map[caseKey]*caseState, r *row, f *Finding) {
+// addCase counts f, a finding on row r, in its case in cases, which it
+// returns (nil: a new case beyond maxCases, not followed).
+func (a *Auditor) addCase(cases *map[caseKey]*caseState, r *row, f *Finding) *caseState {
 	rule := f.rule.rule()
 	k := caseKey{row: r, rule: f.rule}
 	if rule.AboutBroker() {
@@ -92,7 +93,7 @@ func (a *Auditor) addCase(cases *map[caseKey]*caseState, r *row, f *Finding) {
 	if cs == nil {
 		if len(*cases) >= maxCases {
 			a.t.stateLimited++
-			return
+			return nil
 		}
 		if *cases == nil {
 			*cases = map[caseKey]*caseState{}
@@ -100,8 +101,14 @@ func (a *Auditor) addCase(cases *map[caseKey]*caseState, r *row, f *Finding) {
 		cs = &caseState{first: ref, example: *f, entry: caseEntry(rule, r, f)}
 		(*cases)[k] = cs
 	}
+	cs.add(f.Severity, ref)
+	return cs
+}
+
+// add counts a finding of severity sev at ref in the case.
+func (cs *caseState) add(sev Severity, ref frameAt) {
 	cs.count++
-	cs.sev = max(cs.sev, f.Severity)
+	cs.sev = max(cs.sev, sev)
 	cs.last = ref
 }
 

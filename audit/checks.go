@@ -103,7 +103,7 @@ type reqCheck struct {
 	hasInvalid bool
 }
 
-func (q *reqCheck) fire(r ruleID, d detail) {
+func (q *reqCheck) fire(r ruleID, d *detail) {
 	q.a.fire(q.c, q.e, r, d)
 	if !q.hasInvalid && r.rule().BrokerRejects && cmp.Or(d.sev, r.rule().Severity) == SeverityError && r.runsUnder(q.a.o.Profile) {
 		q.invalid, q.hasInvalid = r, true
@@ -226,7 +226,7 @@ func (q *reqCheck) clientID() {
 		}
 	case cidEmpty:
 		if !empty {
-			q.fire(rClientIDMissingFirst, detail{expected: "client ID on the first request",
+			q.fire(rClientIDMissingFirst, &detail{expected: "client ID on the first request",
 				observed: string(e.ClientID),
 				msg:      "the connection's first request had no client ID; the broker keeps it and ignores this one"})
 		}
@@ -243,7 +243,7 @@ func (q *reqCheck) clientID() {
 			q.a.t.cidRepeatBytes += n
 		}
 		if string(e.ClientID) != c.firstCID {
-			q.fire(rClientIDChanged, detail{expected: c.firstCID, observed: string(e.ClientID),
+			q.fire(rClientIDChanged, &detail{expected: c.firstCID, observed: string(e.ClientID),
 				msg: "client ID differs from the connection's first; the broker attributes this request to the first"})
 		}
 	}
@@ -252,7 +252,7 @@ func (q *reqCheck) clientID() {
 // instanceChanged fires instance-id-changed (SPEC.md 3.1, and section 4
 // for v3 headers): the request's instance ID is not the connection's first.
 func (q *reqCheck) instanceChanged() {
-	q.fire(rInstanceChanged, detail{expected: JavaString(q.c.instID), observed: JavaString(q.id),
+	q.fire(rInstanceChanged, &detail{expected: JavaString(q.c.instID), observed: JavaString(q.id),
 		msg: "instance ID changed mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
 }
 
@@ -260,7 +260,7 @@ func (q *reqCheck) instanceChanged() {
 func (q *reqCheck) instanceID() {
 	e := q.e
 	if e.TagProblem != decode.TagOK {
-		q.fire(rInstanceMalformed, detail{expected: "tag 0 of 16 bytes, tags ascending and within the header",
+		q.fire(rInstanceMalformed, &detail{expected: "tag 0 of 16 bytes, tags ascending and within the header",
 			observed: e.TagProblem.String(),
 			msg:      "malformed request header tagged fields (" + e.TagProblem.String() + "); a conforming broker rejects this request"})
 		return
@@ -296,14 +296,14 @@ func (q *reqCheck) seedConsistency() {
 		}
 	case idSet:
 		if !q.hasID {
-			q.fire(rInstanceDropped, detail{expected: c.instIDText(), observed: "none",
+			q.fire(rInstanceDropped, &detail{expected: c.instIDText(), observed: "none",
 				msg: "instance ID dropped mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
 		} else if q.id != c.instID {
 			q.instanceChanged()
 		}
 	case idNone:
 		if q.hasID {
-			q.fire(rInstanceLate, detail{expected: "none", observed: JavaString(q.id), inst: q.id,
+			q.fire(rInstanceLate, &detail{expected: "none", observed: JavaString(q.id), inst: q.id,
 				msg: "instance ID set after a first v2 request without one; a conforming broker rejects this request with INVALID_REQUEST"})
 		}
 	}
@@ -326,7 +326,7 @@ func (q *reqCheck) acceptedConsistency() {
 			c.inst, c.instID = idSet, q.id
 		default:
 			c.inst = idNone
-			q.fire(rInstanceMissingFirst, detail{expected: "an instance ID", observed: "none",
+			q.fire(rInstanceMissingFirst, &detail{expected: "an instance ID", observed: "none",
 				msg: "the connection's first v3-header request carries no instance ID"})
 		}
 	case idUnobservable:
@@ -341,7 +341,7 @@ func (q *reqCheck) acceptedConsistency() {
 			q.instanceChanged()
 		} else if !c.instRepeat {
 			c.instRepeat = true
-			q.fire(rInstanceRepeated, detail{expected: "none after the first request", observed: JavaString(q.id),
+			q.fire(rInstanceRepeated, &detail{expected: "none after the first request", observed: JavaString(q.id),
 				msg: "the instance ID is repeated after the connection's first request (" + strconv.Itoa(instanceTagBytes) + " header bytes per request)"})
 		}
 	}
@@ -370,11 +370,11 @@ func (q *reqCheck) getTelemetry() {
 		q.telemetry(r, true, false)
 	case r.IsZero():
 		tableRow = telemetryRequested
-		q.fire(rTelemetryRequestedWithHeader, detail{expected: JavaString(h), observed: "0",
+		q.fire(rTelemetryRequestedWithHeader, &detail{expected: JavaString(h), observed: "0",
 			msg: "GetTelemetrySubscriptions asks the broker for a telemetry ID while sending header instance ID; a conforming broker answers INVALID_REQUEST"})
 	default:
 		tableRow = telemetryMismatch
-		q.fire(rTelemetryMismatch, detail{expected: JavaString(h), observed: JavaString(r),
+		q.fire(rTelemetryMismatch, &detail{expected: JavaString(h), observed: JavaString(r),
 			msg: "telemetry ClientInstanceId differs from the header instance ID; a conforming broker answers INVALID_REQUEST"})
 	}
 	q.remember(pending{key: decode.KeyGetTelemetrySubscriptions, telemetryRow: tableRow})
@@ -384,10 +384,10 @@ func (q *reqCheck) pushTelemetry() {
 	r := q.e.Body.TelemetryInstanceID
 	switch {
 	case r.IsZero():
-		q.fire(rTelemetryZeroPush, detail{expected: "a non-zero ClientInstanceId", observed: "0",
+		q.fire(rTelemetryZeroPush, &detail{expected: "a non-zero ClientInstanceId", observed: "0",
 			msg: "PushTelemetry with a zero ClientInstanceId; a conforming broker rejects it"})
 	case q.hasID && r != q.id:
-		q.fire(rTelemetryMismatch, detail{expected: JavaString(q.id), observed: JavaString(r),
+		q.fire(rTelemetryMismatch, &detail{expected: JavaString(q.id), observed: JavaString(r),
 			msg: "PushTelemetry ClientInstanceId differs from the header instance ID"})
 	default:
 		q.telemetry(r, true, false)
@@ -416,10 +416,10 @@ func (q *reqCheck) heartbeat() {
 				sev, why = SeverityError, "a conforming broker rejects it with INVALID_REQUEST"
 				p.emptyRequired = true
 			}
-			q.fire(rMemberEmpty, detail{sev: sev, group: group, expected: "a client-generated UUID", observed: "\"\"",
+			q.fire(rMemberEmpty, &detail{sev: sev, group: group, expected: "a client-generated UUID", observed: "\"\"",
 				msg: "group join with an empty member ID; " + why})
 		case leave:
-			q.fire(rLeaveWithoutMember, detail{group: group, expected: "the member ID of the join", observed: "\"\"",
+			q.fire(rLeaveWithoutMember, &detail{group: group, expected: "the member ID of the join", observed: "\"\"",
 				msg: "leave with an empty member ID; the broker answers UNKNOWN_MEMBER_ID and a ghost member stays until its session times out"})
 		}
 		q.remember(p)
@@ -459,7 +459,7 @@ func (a *Auditor) answer(c *connState, e *decode.Event, p *pending) {
 	decoded := b.Decoded && !b.BodyError
 	if p.hasInvalid && decoded && b.HasErrorCode && b.ErrorCode != errInvalidRequest {
 		answered := p.invalid.rule()
-		a.fire(c, e, rBrokerAcceptedInvalid, detail{reqFrame: p.frame, reqTime: p.time, kip: answered.KIP, expected: errName(errInvalidRequest),
+		a.fire(c, e, rBrokerAcceptedInvalid, &detail{reqFrame: p.frame, reqTime: p.time, kip: answered.KIP, expected: errName(errInvalidRequest),
 			observed: errName(b.ErrorCode),
 			msg:      "the broker accepted a request that breaks " + answered.ID + a.answeredAt(e) + "; a conforming broker answers INVALID_REQUEST"})
 	}
@@ -493,7 +493,7 @@ func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
 	}
 	a.observe(o)
 	if o.Assigned != "" && p.emptyRequired {
-		a.fire(c, e, rBrokerGeneratedMember, detail{reqFrame: p.frame, reqTime: p.time, group: p.group, member: b.MemberID,
+		a.fire(c, e, rBrokerGeneratedMember, &detail{reqFrame: p.frame, reqTime: p.time, group: p.group, member: b.MemberID,
 			expected: errName(errInvalidRequest), observed: b.MemberID,
 			msg: "the broker generated a member ID for a join without one, at a version that requires a client-generated ID" + a.answeredAt(e)})
 	}
@@ -520,7 +520,7 @@ func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 			return
 		}
 		if id.IsZero() {
-			a.fire(c, e, rBrokerTelemetryMissing, detail{reqFrame: p.frame, reqTime: p.time, expected: "a new non-zero ClientInstanceId", observed: "0",
+			a.fire(c, e, rBrokerTelemetryMissing, &detail{reqFrame: p.frame, reqTime: p.time, expected: "a new non-zero ClientInstanceId", observed: "0",
 				msg: "the broker answered a first GetTelemetrySubscriptions with NONE and a zero ClientInstanceId" + a.answeredAt(e)})
 			return
 		}
@@ -529,7 +529,7 @@ func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 		a.observe(o)
 	case p.telemetryRow.bodyIDSet():
 		if !id.IsZero() {
-			a.fire(c, e, rBrokerTelemetryEcho, detail{reqFrame: p.frame, reqTime: p.time, expected: "0", observed: JavaString(id),
+			a.fire(c, e, rBrokerTelemetryEcho, &detail{reqFrame: p.frame, reqTime: p.time, expected: "0", observed: JavaString(id),
 				msg: "the broker answered a GetTelemetrySubscriptions that carried its ID with a non-zero ID (KIP-714 says 0)" + a.answeredAt(e)})
 		}
 	}

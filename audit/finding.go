@@ -67,8 +67,16 @@ type Finding struct {
 // of a growing slice) and the strings it owns. Rule, KIP and API are
 // shared constants and not counted.
 func findingSize(f *Finding) int {
-	return int(unsafe.Sizeof(*f))*5/4 + len(f.ClientID) + len(f.Expected) + len(f.Observed) +
-		len(f.Message) + len(f.Group) + len(f.MemberID)
+	return sizeOfFinding(f.ClientID, f.Expected, f.Observed, f.Message, f.Group, f.MemberID)
+}
+
+// findingBase is findingSize of a finding that owns no string.
+const findingBase = int(unsafe.Sizeof(Finding{})) * 5 / 4
+
+// sizeOfFinding is findingSize of a finding owning these strings, before
+// it is made.
+func sizeOfFinding(clientID, expected, observed, msg, group, member string) int {
+	return findingBase + len(clientID) + len(expected) + len(observed) + len(msg) + len(group) + len(member)
 }
 
 // TimeFormat is RFC 3339 in UTC with exactly six fractional digits.

@@ -48,12 +48,13 @@ func (a *Auditor) observe(o *Observation) {
 
 // verdict takes a finding the per-connection part made on the event o
 // describes (StepVerdict).
-func (a *Auditor) verdict(o *Observation, f Finding) { a.record(o, f) }
+func (a *Auditor) verdict(o *Observation, f *Finding) { a.record(o, f) }
 
 // fireAt judges a per-instance rule on the event o describes.
 func (a *Auditor) fireAt(o *Observation, r ruleID, d detail) {
-	if f, ok := a.finding(o, r, d); ok {
-		a.record(o, f)
+	var f Finding
+	if a.finding(&f, o, r, &d) {
+		a.record(o, &f)
 	}
 }
 

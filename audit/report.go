@@ -139,7 +139,8 @@ func timeString(t time.Time) string {
 }
 
 // report builds a Report; a.mu is held.
-// report copies the state into a Report; the caller holds a.mu and sorts
+// report copies the state into a Report, but for the kept findings, which
+// the caller sets (Finish hands them over); the caller holds a.mu and sorts
 // the copy (r.sort) after releasing it, so that a TUI's snapshots keep the
 // capture goroutine waiting as little as possible. It changes no state:
 // when and how often snapshots are taken must not change the result.
@@ -151,7 +152,6 @@ func (a *Auditor) report() *Report {
 	for el := a.lru.Front(); el != nil; el = el.Next() {
 		r.Instances = append(r.Instances, el.Value.(*row).export(&a.o))
 	}
-	r.Findings = append(make([]Finding, 0, len(a.findings)), a.findings...) // [] when none, never null
 	r.Cases = exportCases(a.cases, &a.o)
 	if len(a.suppressed) > 0 {
 		r.Suppressed = exportCases(a.suppressed, &a.o)
@@ -241,28 +241,44 @@ func (r *Report) sort() {
 	r.Brokers = brokerViews(r.Instances, r.Cases)
 }
 
-// sortFindings orders findings by frame, then rule table order, then
-// correlation ID; ties keep event order.
+// sortFindings orders findings by compareFindings.
 func sortFindings(fs []Finding) {
-	slices.SortStableFunc(fs, func(x, y Finding) int {
-		switch {
-		case compareSeq(x.Capture != "", x.Time, y.Time, x.seq, y.seq) != 0:
-			return compareSeq(x.Capture != "", x.Time, y.Time, x.seq, y.seq)
-		case x.Frame != y.Frame:
-			if x.Frame < y.Frame {
-				return -1
-			}
-			return 1
-		case x.rule != y.rule:
-			return int(x.rule) - int(y.rule)
-		case x.CorrelationID != y.CorrelationID:
-			if x.CorrelationID < y.CorrelationID {
-				return -1
-			}
-			return 1
+	if !findingsSorted(fs) {
+		slices.SortStableFunc(fs, func(x, y Finding) int { return compareFindings(&x, &y) })
+	}
+}
+
+// findingsSorted reports whether fs is in compareFindings order (as kept
+// findings mostly are), comparing in place: a Finding is large.
+func findingsSorted(fs []Finding) bool {
+	for i := 1; i < len(fs); i++ {
+		if compareFindings(&fs[i-1], &fs[i]) > 0 {
+			return false
 		}
-		return 0
-	})
+	}
+	return true
+}
+
+// compareFindings orders findings by frame, then rule table order, then
+// correlation ID; ties keep event order (a stable sort).
+func compareFindings(x, y *Finding) int {
+	switch {
+	case compareSeq(x.Capture != "", x.Time, y.Time, x.seq, y.seq) != 0:
+		return compareSeq(x.Capture != "", x.Time, y.Time, x.seq, y.seq)
+	case x.Frame != y.Frame:
+		if x.Frame < y.Frame {
+			return -1
+		}
+		return 1
+	case x.rule != y.rule:
+		return int(x.rule) - int(y.rule)
+	case x.CorrelationID != y.CorrelationID:
+		if x.CorrelationID < y.CorrelationID {
+			return -1
+		}
+		return 1
+	}
+	return 0
 }
 
 func (r *row) export(o *Options) Instance {

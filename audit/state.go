@@ -276,6 +276,8 @@ type connBook struct {
 
 	assignedB   decode.UUID // broker-assigned telemetry ID (legacy flow)
 	hasAssigned bool
+
+	last repeatCache // the connection's last finding (Auditor.repeat)
 }
 
 type legacyKey struct {

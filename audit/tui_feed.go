@@ -8,13 +8,10 @@ package audit
 // only the new ones keeps the lock short however many there are.
 func (a *Auditor) SnapshotSince(from int) (r *Report, fresh []Finding, next int) {
 	a.mu.Lock()
-	kept := a.findings
-	a.findings = nil // report() copies a.findings: give it none
 	r = a.report()
-	a.findings = kept
-	from = min(max(from, 0), len(kept))
-	fresh = append([]Finding(nil), kept[from:]...)
-	next = len(kept)
+	r.Findings = []Finding{}
+	fresh = a.findings.since(from)
+	next = len(a.findings.fs)
 	a.mu.Unlock()
 	r.sort()
 	return r, fresh, next
