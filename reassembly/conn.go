@@ -408,8 +408,8 @@ func (c *conn) ReassembledSG(sg tcpasm.ScatterGather, _ tcpasm.AssemblerContext)
 		// earlier packets, whose frames its PDUs carry, as Wireshark
 		// shows them; the gap before it, at the first of them.
 		cur := r.cur.meta
-		sg.Pieces(func(b []byte, ci gopacket.CaptureInfo) {
-			r.cur.meta = Meta{Frame: uint64(ci.InterfaceIndex), Time: ci.Timestamp}
+		sg.Pieces(func(b []byte, frame uint64, ts time.Time) {
+			r.cur.meta = Meta{Frame: frame, Time: ts}
 			c.data(side, b)
 		})
 		r.cur.meta = cur
@@ -485,9 +485,9 @@ func (c *conn) pieces(side Side, sg tcpasm.ScatterGather, skip int) {
 	r := c.r
 	cur := r.cur.meta
 	off := 0
-	sg.Pieces(func(b []byte, ci gopacket.CaptureInfo) {
+	sg.Pieces(func(b []byte, frame uint64, ts time.Time) {
 		if lo := max(skip-off, 0); lo < len(b) {
-			r.cur.meta = Meta{Frame: uint64(ci.InterfaceIndex), Time: ci.Timestamp}
+			r.cur.meta = Meta{Frame: frame, Time: ts}
 			c.data(side, b[lo:])
 		}
 		off += len(b)

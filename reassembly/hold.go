@@ -147,7 +147,6 @@ func (r *Reassembler) releaseHeld(c *conn) {
 		// The starts belong to the first held packet: with a flush's
 		// time, the connection would not look idle to that flush.
 		f := &held[0]
-		r.cur.ci.Timestamp, r.cur.ci.InterfaceIndex = f.Time, int(f.Frame)
 		r.cur.meta = Meta{Frame: f.Frame, Time: f.Time}
 	}
 	for i := range held {

@@ -312,18 +312,21 @@ type Reassembler struct {
 }
 
 // pktCtx is the AssemblerContext of every call: one per Reassembler, so
-// handing it to gopacket allocates nothing. The fork's pages keep a copy of
-// its CaptureInfo, whose InterfaceIndex carries the frame: that is how data
-// behind a hole given up keeps its packets' frames (see Meta above).
+// handing it to gopacket allocates nothing. The fork's pages keep the frame
+// number handed with each segment: that is how data behind a hole given up
+// keeps its packets' frames (see Meta above).
 type pktCtx struct {
-	ci        gopacket.CaptureInfo
 	meta      Meta
 	rst       bool
 	truncated bool
 	cut       int // capture.Segment.Cut
 }
 
-func (c *pktCtx) GetCaptureInfo() gopacket.CaptureInfo { return c.ci }
+// GetCaptureInfo is called only when the fork cuts pages from a segment,
+// not for every segment.
+func (c *pktCtx) GetCaptureInfo() gopacket.CaptureInfo {
+	return gopacket.CaptureInfo{Timestamp: c.meta.Time}
+}
 
 // New returns a Reassembler that opens connections through op.
 func New(opts Options, op Opener) *Reassembler {
@@ -397,17 +400,10 @@ func (r *Reassembler) Add(s *capture.Segment) {
 
 // assemble hands one segment to gopacket and runs what it scheduled.
 func (r *Reassembler) assemble(s *capture.Segment) {
-	// Field by field: the rest of ci is never set, and a composite
-	// literal would be built aside and copied, on every segment.
-	r.cur.ci.Timestamp = s.Time
-	// The frame rides in InterfaceIndex, which kwatch has no other use
-	// for, so that data queued behind a hole keeps its packet's frame
-	// (see conn.ReassembledSG).
-	r.cur.ci.InterfaceIndex = int(s.Frame)
 	r.cur.meta = Meta{Frame: s.Frame, Time: s.Time}
 	r.cur.rst, r.cur.truncated, r.cur.cut = s.TCP.RST, s.Truncated, s.Cut
 	r.seg, r.curConn = s, nil
-	r.asm.AssembleAddrs(s.Src, s.Dst, &s.TCP, s.Time, &r.cur)
+	r.asm.AssembleAddrs(s.Src, s.Dst, &s.TCP, s.Time, s.Frame, &r.cur)
 	if r.promoting >= 0 {
 		i := r.promoting
 		r.promoting, r.seg = -1, nil
@@ -449,7 +445,7 @@ func (r *Reassembler) Close(m Meta) {
 		return
 	}
 	r.Drain(m)
-	r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
+	r.cur = pktCtx{meta: m}
 	// In replay order, one connection after the other: the calls need not
 	// be collected, nor everything still buffered copied aside.
 	r.flushing = true
@@ -487,10 +483,10 @@ func (r *Reassembler) Drain(m Meta) {
 	if r.closed || r.noDefer {
 		return
 	}
-	r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
+	r.cur = pktCtx{meta: m}
 	r.flushing, r.collecting = true, true
 	r.releaseAged(m.Time, true)
-	r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
+	r.cur = pktCtx{meta: m}
 	// Lost bytes first, then what waited for them, in order; then
 	// whatever still waits.
 	r.checkAllAcks(m.Time, true)

@@ -90,7 +90,7 @@ func (r *Reassembler) replay1() {
 		return
 	}
 	r.replaying = true
-	r.asm.AssembleAddrs(s.Src, s.Dst, &s.TCP, s.Time, &r.cur)
+	r.asm.AssembleAddrs(s.Src, s.Dst, &s.TCP, s.Time, s.Frame, &r.cur)
 	r.replaying = false
 }
 
@@ -196,6 +196,6 @@ func (r *Reassembler) inject(c *conn, side Side, sq seq, payload []byte, rst, st
 	t.SYN, t.ACK, t.FIN, t.RST = false, false, false, rst
 	t.Payload = payload
 	r.synth = synthetic{c: c, side: side, start: start, fill: len(payload) > 0, cut: r.synthCut, from: sq, to: sq.Add(len(payload))}
-	r.asm.AssembleAddrs(src, dst, t, r.cur.ci.Timestamp, &r.cur)
+	r.asm.AssembleAddrs(src, dst, t, r.cur.meta.Time, r.cur.meta.Frame, &r.cur)
 	r.synth = synthetic{}
 }
