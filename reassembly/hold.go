@@ -158,8 +158,8 @@ func (r *Reassembler) releaseHeld(c *conn) {
 		}
 	}
 	for _, side := range [2]Side{Client, Broker} {
-		if to, ok := c.heldStart(side); ok && !c.ended && !c.half[side].started {
-			r.inject(c, side, to, nil, false, true)
+		if to, ok := c.heldStart(side); ok && !c.ended {
+			r.startAt(c, side, to)
 		}
 	}
 	c.x().held = nil

@@ -38,8 +38,8 @@
 // Snaplen-cut segments: capture.Segment.Cut gives the number of bytes the
 // snap length took off a segment, from the IP length. They are delivered in
 // their place as a Cut (not a Gap: nothing is lost but their content) as
-// soon as the stream reaches them, with synthetic segments gopacket takes
-// for data (see synthetic.go). When the IP length is unknown (Cut 0), the
+// soon as the stream reaches them, the fork skipping them (see actions.go).
+// When the IP length is unknown (Cut 0), the
 // hole after the captured bytes is forced out as a Gap as soon as its end
 // is known: from the next segment on that side, the peer's ACK, or data
 // already buffered beyond it; only such a segment that is the last of its
@@ -258,17 +258,15 @@ type Reassembler struct {
 	cur     pktCtx           // the packet (or flush) being handled
 	seg     *capture.Segment // the real segment being assembled, nil otherwise
 	curConn *conn            // the connection whose Accept saw seg
-	synth   synthetic        // the synthetic segment being assembled
-	// synthCut: the fill being injected is a snaplen cut (synthetic.cut).
-	synthCut bool
+	// forcing: a hole is being given up, or a side closed, by the
+	// Reassembler (actions.go), not by a segment or a flush.
+	forcing bool
 	// truncConn: the segment being added was cut by the snap length, on
 	// truncSide of this connection (see Accept).
 	truncConn *conn
 	truncSide Side
 	// replaying: seg is handed to gopacket a second time (see actReplay).
 	replaying bool
-	synTCP    layers.TCP
-	zero      []byte // synthetic payload for holes
 	post      []action
 
 	// holding lists the connections held for a late SYN, in creation
@@ -522,7 +520,7 @@ type factory struct{ r *Reassembler }
 func (f factory) New(_, _ gopacket.Flow, t *layers.TCP, _ tcpasm.AssemblerContext) tcpasm.Stream {
 	r := f.r
 	s := r.seg
-	if s == nil || r.synth.c != nil {
+	if s == nil {
 		return nil
 	}
 	if !r.replayingEmbryo && r.embryo(s) {

@@ -82,9 +82,24 @@ type ScatterGather interface {
 	Pieces(f func(b []byte, frame uint64, ts time.Time))
 	// Return some info about the reassembled chunks
 	Info() (direction TCPFlowDirection, start bool, end bool, skip int)
+	// SkipReason says why Info's skip bytes were skipped
+	SkipReason() SkipReason
 	// Return some stats regarding the state of the stream
 	Stats() TCPAssemblyStats
 }
+
+// SkipReason says why the bytes a ScatterGather skips were skipped.
+type SkipReason uint8
+
+const (
+	// SkipGivenUp: the Assembler gave the hole up (a flush, a page
+	// limit, the other direction acknowledging past it).
+	SkipGivenUp SkipReason = iota
+	// SkipLost: the caller said the bytes were lost (SkipTo).
+	SkipLost
+	// SkipCut: the caller said a snap length cut the bytes (SkipTo).
+	SkipCut
+)
 
 // byteContainer is either a page or a livePacket
 type byteContainer interface {
@@ -108,6 +123,7 @@ type reassemblyObject struct {
 	// methods read it without going through byteContainer.
 	live      *livePacket
 	Skip      int
+	reason    SkipReason
 	Direction TCPFlowDirection
 	saved     int
 	toKeep    int
@@ -185,6 +201,8 @@ func (rl *reassemblyObject) Info() (TCPFlowDirection, bool, bool, int) {
 	}
 	return rl.Direction, rl.all[0].isStart(), rl.all[len(rl.all)-1].isEnd(), rl.Skip
 }
+
+func (rl *reassemblyObject) SkipReason() SkipReason { return rl.reason }
 
 func (rl *reassemblyObject) Stats() TCPAssemblyStats {
 	packets := int(0)
@@ -690,6 +708,8 @@ type Assembler struct {
 	// frame is the frame number of the packet being assembled, which its
 	// bytes carry (ScatterGather.Pieces); AssembleWithContext has none.
 	frame uint64
+	// skipReason is the reason of the skip buildSG reports (SkipTo's).
+	skipReason SkipReason
 }
 
 // NewAssembler creates a new assembler.  Pass in the StreamPool
@@ -917,7 +937,7 @@ func (a *Assembler) accepted(conn *connection, half *halfconnection, t *layers.T
 	sg.all = a.ret
 	sg.live = lp
 	sg.Direction = half.dir
-	sg.Skip = 0
+	sg.Skip, sg.reason = 0, SkipGivenUp
 	sg.saved = 0
 	sg.toKeep = -1
 	a.setStatsToSG(half)
@@ -1183,6 +1203,7 @@ func (a *Assembler) buildSG(half *halfconnection) (bool, Sequence) {
 	a.cacheSG.live = nil
 	a.cacheSG.Direction = half.dir
 	a.cacheSG.Skip = skip
+	a.cacheSG.reason = a.skipReason
 	a.cacheSG.saved = saved
 	a.cacheSG.toKeep = -1
 	a.setStatsToSG(half)
