@@ -103,7 +103,6 @@ func (r *Reassembler) forceTo(c *conn, side Side, to seq) {
 			// said at the packet of the data after it, as always.
 			to = seq(d.TCP.Seq)
 			saved := r.cur
-			r.cur.ci.Timestamp, r.cur.ci.InterfaceIndex = d.Time, int(d.Frame)
 			r.cur.meta = Meta{Frame: d.Frame, Time: d.Time}
 			defer func() { r.cur = saved }()
 		}

@@ -181,12 +181,9 @@ func (c *conn) side(dir tcpasm.TCPFlowDirection) Side {
 
 // Accept is called by gopacket for every segment of the connection before
 // it handles it. It orients and starts halves, records what gopacket will
-// buffer, and schedules the synthetic segments that run after it.
+// buffer, and schedules the actions that run after it (actions.go).
 func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowDirection, nextSeq tcpasm.Sequence, start *bool, _ tcpasm.AssemblerContext) bool {
 	r := c.r
-	if r.synth.c != nil {
-		return c.acceptSynthetic(t, start)
-	}
 	r.touch(c)
 	if c.holding {
 		r.hold(c, t, dir)
@@ -250,25 +247,8 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 	// and the connection would never be recognised: it goes out here,
 	// the rest of the segment after it as usual.
 	if sq == h.isn && n > 0 && !t.SYN && h.synSeen && h.pos == h.isn.Add(1) && h.pos == h.start &&
-		!h.closed && !r.replaying && r.synth.c == nil && nextSeq == h.pos {
+		!h.closed && !r.replaying && nextSeq == h.pos {
 		c.data(side, t.Payload[:1])
-	}
-	return true
-}
-
-// acceptSynthetic is Accept for a synthetic segment (synthetic.go): only
-// its own connection takes it, and it may start its half.
-func (c *conn) acceptSynthetic(t *layers.TCP, start *bool) bool {
-	r := c.r
-	if r.synth.c != c {
-		return false
-	}
-	if r.synth.start {
-		*start = true
-		h := &c.half[r.synth.side]
-		if !h.started {
-			h.started, h.pos, h.start = true, seq(t.Seq), seq(t.Seq)
-		}
 	}
 	return true
 }
@@ -387,7 +367,7 @@ func (c *conn) noteBuffered(side Side, t *layers.TCP, first seq, nextSeq tcpasm.
 }
 
 // ReassembledSG receives in-order data from gopacket: bytes it skipped
-// (skip), then bytes, of which a synthetic fill's are turned into a Gap.
+// (skip), lost or cut, then bytes.
 func (c *conn) ReassembledSG(sg tcpasm.ScatterGather, _ tcpasm.AssemblerContext) {
 	r := c.r
 	dir, _, end, skip := sg.Info()
@@ -395,64 +375,43 @@ func (c *conn) ReassembledSG(sg tcpasm.ScatterGather, _ tcpasm.AssemblerContext)
 	h := &c.half[side]
 	length, _ := sg.Lengths()
 	if skip > 0 {
-		h.gap += skip
-		h.pos = h.pos.Add(skip)
-		if !r.flushing && r.synth.c == nil {
-			r.stats.Overflow++
-		}
+		c.skipped(h, skip, sg.SkipReason())
 	}
-	if length > 0 && (skip > 0 || r.flushing) && r.synth.c == nil {
+	if length > 0 && (skip > 0 || r.flushing && !r.forcing) {
 		// A hole given up while a packet is being added (the other side
-		// acknowledged past it, or the buffer limit), or data flushed
-		// (idle time, the capture's end): the data queued arrived with
-		// earlier packets, whose frames its PDUs carry, as Wireshark
+		// acknowledged past it, the buffer limit, or forced out), or data
+		// flushed (idle time, the capture's end): the data queued arrived
+		// with earlier packets, whose frames its PDUs carry, as Wireshark
 		// shows them; the gap before it, at the first of them.
-		cur := r.cur.meta
-		sg.Pieces(func(b []byte, ci gopacket.CaptureInfo) {
-			r.cur.meta = Meta{Frame: uint64(ci.InterfaceIndex), Time: ci.Timestamp}
-			c.data(side, b)
-		})
-		r.cur.meta = cur
+		c.pieces(side, sg)
 		h.pos = h.pos.Add(length)
 	} else if length > 0 {
-		from, to := length, length // the synthetic bytes, as offsets
-		if r.synth.c == c && r.synth.side == side && r.synth.fill {
-			from = clamp(h.pos.Difference(r.synth.from), length)
-			to = clamp(h.pos.Difference(r.synth.to), length)
-		}
-		var p []byte
-		if from > 0 || to < length {
-			p = sg.Fetch(length)
-		}
-		if from > 0 {
-			c.data(side, p[:from])
-		}
-		if r.synth.cut {
-			h.cut += to - from
-		} else {
-			h.gap += to - from
-		}
-		switch {
-		case to == length:
-		case to > from:
-			// Data buffered behind a hole forced out arrived with
-			// earlier packets: each piece keeps its own.
-			c.pieces(side, sg, to)
-		default:
-			c.data(side, p[to:])
-		}
+		c.data(side, sg.Fetch(length))
 		h.pos = h.pos.Add(length)
 	}
 	h.prune()
 	if end {
 		h.closed = true
 		// A RST aborts both directions.
-		if r.cur.rst && r.synth.c == nil && !r.flushing {
+		if r.cur.rst && !r.forcing && !r.flushing {
 			r.post = append(r.post, action{kind: actAbort, c: c, side: side.Other()})
 		}
 	}
-	if r.synth.c == nil {
+	if !r.forcing {
 		c.flushGap(side)
+	}
+}
+
+// skipped counts the n bytes gopacket skipped on h, by why.
+func (c *conn) skipped(h *half, n int, why tcpasm.SkipReason) {
+	if why == tcpasm.SkipCut {
+		h.cut += n
+	} else {
+		h.gap += n
+	}
+	h.pos = h.pos.Add(n)
+	if !c.r.flushing && why == tcpasm.SkipGivenUp {
+		c.r.stats.Overflow++
 	}
 }
 
@@ -477,20 +436,14 @@ func (c *conn) ReassemblyComplete(_ tcpasm.AssemblerContext) bool {
 	return false
 }
 
-func clamp(v, hi int) int { return min(max(v, 0), hi) }
-
-// pieces delivers the bytes of sg from offset skip on, each piece with the
-// Meta of the packet that carried it.
-func (c *conn) pieces(side Side, sg tcpasm.ScatterGather, skip int) {
+// pieces delivers the bytes of sg, each piece with the Meta of the packet
+// that carried it.
+func (c *conn) pieces(side Side, sg tcpasm.ScatterGather) {
 	r := c.r
 	cur := r.cur.meta
-	off := 0
-	sg.Pieces(func(b []byte, ci gopacket.CaptureInfo) {
-		if lo := max(skip-off, 0); lo < len(b) {
-			r.cur.meta = Meta{Frame: uint64(ci.InterfaceIndex), Time: ci.Timestamp}
-			c.data(side, b[lo:])
-		}
-		off += len(b)
+	sg.Pieces(func(b []byte, frame uint64, ts time.Time) {
+		r.cur.meta = Meta{Frame: frame, Time: ts}
+		c.data(side, b)
 	})
 	r.cur.meta = cur
 }

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gopacket/gopacket"
-
 	"github.com/kwatch/kwatch/reassembly/internal/tcpasm"
 )
 
@@ -117,16 +115,13 @@ func (r *Reassembler) IdleFlush(m Meta) {
 
 func (r *Reassembler) idleFlush(m Meta) {
 	t := m.Time.Add(-r.opts.IdleTimeout)
-	r.cur = pktCtx{
-		ci:   gopacket.CaptureInfo{Timestamp: m.Time},
-		meta: m,
-	}
+	r.cur = pktCtx{meta: m}
 	ended := r.stats.Ended
 	r.flushing, r.collecting = true, true
 	r.idleEmbryos(t)
 	if len(r.holding) > 0 {
 		r.releaseAged(m.Time, false)
-		r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
+		r.cur = pktCtx{meta: m}
 	}
 	if len(r.acking) > 0 {
 		r.checkAllAcks(m.Time, false)

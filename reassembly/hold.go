@@ -147,7 +147,6 @@ func (r *Reassembler) releaseHeld(c *conn) {
 		// The starts belong to the first held packet: with a flush's
 		// time, the connection would not look idle to that flush.
 		f := &held[0]
-		r.cur.ci.Timestamp, r.cur.ci.InterfaceIndex = f.Time, int(f.Frame)
 		r.cur.meta = Meta{Frame: f.Frame, Time: f.Time}
 	}
 	for i := range held {
@@ -159,8 +158,8 @@ func (r *Reassembler) releaseHeld(c *conn) {
 		}
 	}
 	for _, side := range [2]Side{Client, Broker} {
-		if to, ok := c.heldStart(side); ok && !c.ended && !c.half[side].started {
-			r.inject(c, side, to, nil, false, true)
+		if to, ok := c.heldStart(side); ok && !c.ended {
+			r.startAt(c, side, to)
 		}
 	}
 	c.x().held = nil

@@ -38,8 +38,8 @@
 // Snaplen-cut segments: capture.Segment.Cut gives the number of bytes the
 // snap length took off a segment, from the IP length. They are delivered in
 // their place as a Cut (not a Gap: nothing is lost but their content) as
-// soon as the stream reaches them, with synthetic segments gopacket takes
-// for data (see synthetic.go). When the IP length is unknown (Cut 0), the
+// soon as the stream reaches them, the fork skipping them (see actions.go).
+// When the IP length is unknown (Cut 0), the
 // hole after the captured bytes is forced out as a Gap as soon as its end
 // is known: from the next segment on that side, the peer's ACK, or data
 // already buffered beyond it; only such a segment that is the last of its
@@ -258,17 +258,15 @@ type Reassembler struct {
 	cur     pktCtx           // the packet (or flush) being handled
 	seg     *capture.Segment // the real segment being assembled, nil otherwise
 	curConn *conn            // the connection whose Accept saw seg
-	synth   synthetic        // the synthetic segment being assembled
-	// synthCut: the fill being injected is a snaplen cut (synthetic.cut).
-	synthCut bool
+	// forcing: a hole is being given up, or a side closed, by the
+	// Reassembler (actions.go), not by a segment or a flush.
+	forcing bool
 	// truncConn: the segment being added was cut by the snap length, on
 	// truncSide of this connection (see Accept).
 	truncConn *conn
 	truncSide Side
 	// replaying: seg is handed to gopacket a second time (see actReplay).
 	replaying bool
-	synTCP    layers.TCP
-	zero      []byte // synthetic payload for holes
 	post      []action
 
 	// holding lists the connections held for a late SYN, in creation
@@ -312,18 +310,21 @@ type Reassembler struct {
 }
 
 // pktCtx is the AssemblerContext of every call: one per Reassembler, so
-// handing it to gopacket allocates nothing. The fork's pages keep a copy of
-// its CaptureInfo, whose InterfaceIndex carries the frame: that is how data
-// behind a hole given up keeps its packets' frames (see Meta above).
+// handing it to gopacket allocates nothing. The fork's pages keep the frame
+// number handed with each segment: that is how data behind a hole given up
+// keeps its packets' frames (see Meta above).
 type pktCtx struct {
-	ci        gopacket.CaptureInfo
 	meta      Meta
 	rst       bool
 	truncated bool
 	cut       int // capture.Segment.Cut
 }
 
-func (c *pktCtx) GetCaptureInfo() gopacket.CaptureInfo { return c.ci }
+// GetCaptureInfo is called only when the fork cuts pages from a segment,
+// not for every segment.
+func (c *pktCtx) GetCaptureInfo() gopacket.CaptureInfo {
+	return gopacket.CaptureInfo{Timestamp: c.meta.Time}
+}
 
 // New returns a Reassembler that opens connections through op.
 func New(opts Options, op Opener) *Reassembler {
@@ -397,17 +398,10 @@ func (r *Reassembler) Add(s *capture.Segment) {
 
 // assemble hands one segment to gopacket and runs what it scheduled.
 func (r *Reassembler) assemble(s *capture.Segment) {
-	// Field by field: the rest of ci is never set, and a composite
-	// literal would be built aside and copied, on every segment.
-	r.cur.ci.Timestamp = s.Time
-	// The frame rides in InterfaceIndex, which kwatch has no other use
-	// for, so that data queued behind a hole keeps its packet's frame
-	// (see conn.ReassembledSG).
-	r.cur.ci.InterfaceIndex = int(s.Frame)
 	r.cur.meta = Meta{Frame: s.Frame, Time: s.Time}
 	r.cur.rst, r.cur.truncated, r.cur.cut = s.TCP.RST, s.Truncated, s.Cut
 	r.seg, r.curConn = s, nil
-	r.asm.AssembleAddrs(s.Src, s.Dst, &s.TCP, s.Time, &r.cur)
+	r.asm.AssembleAddrs(s.Src, s.Dst, &s.TCP, s.Time, s.Frame, &r.cur)
 	if r.promoting >= 0 {
 		i := r.promoting
 		r.promoting, r.seg = -1, nil
@@ -449,7 +443,7 @@ func (r *Reassembler) Close(m Meta) {
 		return
 	}
 	r.Drain(m)
-	r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
+	r.cur = pktCtx{meta: m}
 	// In replay order, one connection after the other: the calls need not
 	// be collected, nor everything still buffered copied aside.
 	r.flushing = true
@@ -487,10 +481,10 @@ func (r *Reassembler) Drain(m Meta) {
 	if r.closed || r.noDefer {
 		return
 	}
-	r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
+	r.cur = pktCtx{meta: m}
 	r.flushing, r.collecting = true, true
 	r.releaseAged(m.Time, true)
-	r.cur = pktCtx{ci: gopacket.CaptureInfo{Timestamp: m.Time}, meta: m}
+	r.cur = pktCtx{meta: m}
 	// Lost bytes first, then what waited for them, in order; then
 	// whatever still waits.
 	r.checkAllAcks(m.Time, true)
@@ -526,7 +520,7 @@ type factory struct{ r *Reassembler }
 func (f factory) New(_, _ gopacket.Flow, t *layers.TCP, _ tcpasm.AssemblerContext) tcpasm.Stream {
 	r := f.r
 	s := r.seg
-	if s == nil || r.synth.c != nil {
+	if s == nil {
 		return nil
 	}
 	if !r.replayingEmbryo && r.embryo(s) {

@@ -184,7 +184,7 @@ type forkAsm struct{ *Assembler }
 
 func (a forkAsm) assemble(src, dst netip.AddrPort, tcp *layers.TCP, ac *eqCtx, viaAddrs bool) {
 	if viaAddrs {
-		a.AssembleAddrs(src, dst, tcp, ac.ci.Timestamp, ac)
+		a.AssembleAddrs(src, dst, tcp, ac.ci.Timestamp, 0, ac)
 	} else {
 		a.AssembleWithContext(flowOf(src, dst), tcp, ac)
 	}

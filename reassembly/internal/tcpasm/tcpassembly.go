@@ -77,13 +77,29 @@ type ScatterGather interface {
 	KeepFrom(offset int)
 	// Return CaptureInfo of packet corresponding to given offset
 	CaptureInfo(offset int) gopacket.CaptureInfo
-	// Pieces calls f with each packet's or page's bytes and CaptureInfo
-	Pieces(f func(b []byte, ci gopacket.CaptureInfo))
+	// Pieces calls f with each packet's or page's bytes, with the frame
+	// number and capture time of the packet they came from
+	Pieces(f func(b []byte, frame uint64, ts time.Time))
 	// Return some info about the reassembled chunks
 	Info() (direction TCPFlowDirection, start bool, end bool, skip int)
+	// SkipReason says why Info's skip bytes were skipped
+	SkipReason() SkipReason
 	// Return some stats regarding the state of the stream
 	Stats() TCPAssemblyStats
 }
+
+// SkipReason says why the bytes a ScatterGather skips were skipped.
+type SkipReason uint8
+
+const (
+	// SkipGivenUp: the Assembler gave the hole up (a flush, a page
+	// limit, the other direction acknowledging past it).
+	SkipGivenUp SkipReason = iota
+	// SkipLost: the caller said the bytes were lost (SkipTo).
+	SkipLost
+	// SkipCut: the caller said a snap length cut the bytes (SkipTo).
+	SkipCut
+)
 
 // byteContainer is either a page or a livePacket
 type byteContainer interface {
@@ -91,6 +107,7 @@ type byteContainer interface {
 	length() int
 	convertToPages(*pageCache, int, AssemblerContext) (*page, *page, int)
 	captureInfo() gopacket.CaptureInfo
+	frameNumber() uint64
 	assemblerContext() AssemblerContext
 	release(*pageCache) int
 	isStart() bool
@@ -106,6 +123,7 @@ type reassemblyObject struct {
 	// methods read it without going through byteContainer.
 	live      *livePacket
 	Skip      int
+	reason    SkipReason
 	Direction TCPFlowDirection
 	saved     int
 	toKeep    int
@@ -162,17 +180,17 @@ func (rl *reassemblyObject) CaptureInfo(offset int) gopacket.CaptureInfo {
 }
 
 // Pieces calls f with the bytes of each packet or page in rl, in order,
-// and the CaptureInfo of the packet they came from.
-func (rl *reassemblyObject) Pieces(f func(b []byte, ci gopacket.CaptureInfo)) {
+// with the frame number and capture time of the packet they came from.
+func (rl *reassemblyObject) Pieces(f func(b []byte, frame uint64, ts time.Time)) {
 	if lp := rl.live; lp != nil {
 		if len(lp.bytes) > 0 {
-			f(lp.bytes, lp.captureInfo())
+			f(lp.bytes, lp.frame, lp.captureInfo().Timestamp)
 		}
 		return
 	}
 	for _, r := range rl.all {
 		if b := r.getBytes(); len(b) > 0 {
-			f(b, r.captureInfo())
+			f(b, r.frameNumber(), r.captureInfo().Timestamp)
 		}
 	}
 }
@@ -183,6 +201,8 @@ func (rl *reassemblyObject) Info() (TCPFlowDirection, bool, bool, int) {
 	}
 	return rl.Direction, rl.all[0].isStart(), rl.all[len(rl.all)-1].isEnd(), rl.Skip
 }
+
+func (rl *reassemblyObject) SkipReason() SkipReason { return rl.reason }
 
 func (rl *reassemblyObject) Stats() TCPAssemblyStats {
 	packets := int(0)
@@ -249,6 +269,7 @@ type page struct {
 	buf        [pageBytes]byte
 	ac         AssemblerContext     // context of the packet this page was cut from
 	ci         gopacket.CaptureInfo // ac's CaptureInfo when the page was cut: a context may be reused
+	frame      uint64               // the frame number of that packet (AssembleAddrs)
 	seen       time.Time
 	start, end bool
 	first      bool // only set for the first page of a packet
@@ -259,6 +280,9 @@ func (p *page) getBytes() []byte {
 }
 func (p *page) captureInfo() gopacket.CaptureInfo {
 	return p.ci
+}
+func (p *page) frameNumber() uint64 {
+	return p.frame
 }
 func (p *page) assemblerContext() AssemblerContext {
 	return p.ac
@@ -301,6 +325,7 @@ type livePacket struct {
 	end   bool
 	ac    AssemblerContext
 	seq   Sequence
+	frame uint64
 }
 
 func (lp *livePacket) getBytes() []byte {
@@ -308,6 +333,9 @@ func (lp *livePacket) getBytes() []byte {
 }
 func (lp *livePacket) captureInfo() gopacket.CaptureInfo {
 	return lp.ac.GetCaptureInfo()
+}
+func (lp *livePacket) frameNumber() uint64 {
+	return lp.frame
 }
 func (lp *livePacket) assemblerContext() AssemblerContext {
 	return lp.ac
@@ -336,7 +364,7 @@ func (lp *livePacket) convertToPages(pc *pageCache, skip int, ac AssemblerContex
 	first := pc.next(ts)
 	current := first
 	current.prev = nil
-	first.ac, first.ci = ac, ci
+	first.ac, first.ci, first.frame = ac, ci, lp.frame
 	first.first = true
 	numPages := 1
 	seq, bytes := lp.seq.Add(skip), lp.bytes[skip:]
@@ -355,7 +383,7 @@ func (lp *livePacket) convertToPages(pc *pageCache, skip int, ac AssemblerContex
 		current.next = pc.next(ts)
 		current.next.prev = current
 		current = current.next
-		current.ac, current.ci = ac, ci
+		current.ac, current.ci, current.frame = ac, ci, lp.frame
 		current.first = false
 		numPages++
 	}
@@ -677,6 +705,11 @@ type Assembler struct {
 	groups        []*pageCache
 	pc0           *pageCache // the cache of a connection without group
 	skippingAcked bool       // inside skipAcked (see SkippingAckedHole)
+	// frame is the frame number of the packet being assembled, which its
+	// bytes carry (ScatterGather.Pieces); AssembleWithContext has none.
+	frame uint64
+	// skipReason is the reason of the skip buildSG reports (SkipTo's).
+	skipReason SkipReason
 }
 
 // NewAssembler creates a new assembler.  Pass in the StreamPool
@@ -751,6 +784,7 @@ type assemblerAction struct {
 //	zero or one call to ReassemblyComplete on the same stream
 func (a *Assembler) AssembleWithContext(netFlow gopacket.Flow, t *layers.TCP, ac AssemblerContext) {
 	ci := ac.GetCaptureInfo()
+	a.frame = 0
 	src, dst := netFlow.Endpoints()
 	typ := netFlow.EndpointType()
 	var k key
@@ -780,7 +814,8 @@ func (a *Assembler) AssembleWithContext(netFlow gopacket.Flow, t *layers.TCP, ac
 }
 
 // AssembleAddrs is AssembleWithContext for a packet from src to dst, IPv4
-// or IPv6 addresses with t's ports, seen at ts, for a context whose
+// or IPv6 addresses with t's ports, seen at ts as frame number frame (which
+// its bytes keep, wherever they are delivered), for a context whose
 // CaptureInfo holds nothing but ts: Accept is given
 // gopacket.CaptureInfo{Timestamp: ts}, not ac.GetCaptureInfo().  It keys
 // the connection without building gopacket Flows, which it builds only for
@@ -791,10 +826,11 @@ func (a *Assembler) AssembleWithContext(netFlow gopacket.Flow, t *layers.TCP, ac
 // 72-byte CaptureInfo out of an interface call, or out of memory the
 // caller has just written: either copy stalls on store forwarding, a good
 // part of the cost of an in-order packet.
-func (a *Assembler) AssembleAddrs(src, dst netip.AddrPort, t *layers.TCP, ts time.Time, ac AssemblerContext) {
+func (a *Assembler) AssembleAddrs(src, dst netip.AddrPort, t *layers.TCP, ts time.Time, frame uint64, ac AssemblerContext) {
 	// Built first, so that the copy calling Accept makes of it reads
 	// stores old enough to have left the store buffer.
 	ci := gopacket.CaptureInfo{Timestamp: ts}
+	a.frame = frame
 	var k key
 	srcIsLo := k.set(addrEndpoint(src), addrEndpoint(dst))
 	conn := a.last
@@ -895,13 +931,13 @@ func (a *Assembler) accepted(conn *connection, half *halfconnection, t *layers.T
 		return
 	}
 	lp := &a.cacheLP
-	lp.bytes, lp.start, lp.end, lp.seq, lp.ac = bytes, false, fin, seq, ac
+	lp.bytes, lp.start, lp.end, lp.seq, lp.ac, lp.frame = bytes, false, fin, seq, ac, a.frame
 	a.ret = append(a.ret, lp)
 	sg := &a.cacheSG
 	sg.all = a.ret
 	sg.live = lp
 	sg.Direction = half.dir
-	sg.Skip = 0
+	sg.Skip, sg.reason = 0, SkipGivenUp
 	sg.saved = 0
 	sg.toKeep = -1
 	a.setStatsToSG(half)
@@ -1114,6 +1150,7 @@ func (a *Assembler) handleBytes(bytes []byte, seq Sequence, half *halfconnection
 	a.cacheLP.end = end
 	a.cacheLP.seq = seq
 	a.cacheLP.ac = ac
+	a.cacheLP.frame = a.frame
 
 	if action.queue {
 		a.checkOverlap(half, true, ac)
@@ -1166,6 +1203,7 @@ func (a *Assembler) buildSG(half *halfconnection) (bool, Sequence) {
 	a.cacheSG.live = nil
 	a.cacheSG.Direction = half.dir
 	a.cacheSG.Skip = skip
+	a.cacheSG.reason = a.skipReason
 	a.cacheSG.saved = saved
 	a.cacheSG.toKeep = -1
 	a.setStatsToSG(half)

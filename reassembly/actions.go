@@ -1,23 +1,11 @@
 package reassembly
 
-import "github.com/gopacket/gopacket/layers"
+import "github.com/kwatch/kwatch/reassembly/internal/tcpasm"
 
-// gopacket offers no way to act on one connection from outside a segment:
-// no per-connection flush, no way to set where a half starts. Both are done
-// by handing it synthetic segments, built here, once the real segment's
-// AssembleAddrs has returned (during Accept the Assembler is in the middle
-// of that segment, and must not be called).
-
-// synthetic describes the synthetic segment being assembled.
-type synthetic struct {
-	c     *conn
-	side  Side
-	start bool // force the half to start at this segment
-	fill  bool // payload bytes are a hole, not data
-	cut   bool // the hole is a snaplen cut of known length, not lost bytes
-	from  seq
-	to    seq
-}
+// What the segments do not show is acted on through the fork's operations
+// on one direction (start at, skip to, close), once the real segment's
+// AssembleAddrs has returned: during Accept the Assembler is in the middle
+// of that segment, and must not be called. They are scheduled as actions.
 
 type actKind uint8
 
@@ -29,7 +17,7 @@ const (
 	actReplay                 // hand the refused segment to gopacket again
 )
 
-// action is a synthetic step scheduled from Accept or ReassembledSG.
+// action is a step scheduled from Accept or ReassembledSG.
 type action struct {
 	kind actKind
 	c    *conn
@@ -38,7 +26,6 @@ type action struct {
 }
 
 const (
-	fillChunk = 64 << 10 // bytes of zeros per synthetic fill segment
 	// maxFill bounds a forced hole: more means sequence numbers that make
 	// no sense, and the hole is left to gopacket's flushes.
 	maxFill = 64 << 20
@@ -63,9 +50,7 @@ func (r *Reassembler) runPost() {
 			r.fill(a.c, a.side, a.to, false)
 			r.forceTruncHoles(a.c)
 		case actStart:
-			if !a.c.half[a.side].started {
-				r.inject(a.c, a.side, a.to, nil, false, true)
-			}
+			r.startAt(a.c, a.side, a.to)
 		case actAbort:
 			r.abort(a.c, a.side)
 		case actRestart:
@@ -83,14 +68,14 @@ func (r *Reassembler) runPost() {
 }
 
 // replay1 hands the current segment to gopacket once more, after Accept
-// refused it to let synthetic segments go first.
+// refused it to let the holes before it be forced out first.
 func (r *Reassembler) replay1() {
 	s := r.seg
 	if s == nil || r.replaying {
 		return
 	}
 	r.replaying = true
-	r.asm.AssembleAddrs(s.Src, s.Dst, &s.TCP, s.Time, &r.cur)
+	r.asm.AssembleAddrs(s.Src, s.Dst, &s.TCP, s.Time, s.Frame, &r.cur)
 	r.replaying = false
 }
 
@@ -123,7 +108,7 @@ func (r *Reassembler) forceTruncHoles(c *conn) {
 }
 
 // abort ends side after a RST on the other one: its remaining holes become
-// gaps, its buffered data is delivered, then a synthetic RST closes it.
+// gaps, its buffered data is delivered, then it is closed.
 func (r *Reassembler) abort(c *conn, side Side) {
 	h := &c.half[side]
 	if c.acking {
@@ -149,13 +134,30 @@ func (r *Reassembler) abort(c *conn, side Side) {
 	if c.ended || h.closed {
 		return
 	}
-	r.inject(c, side, h.pos, nil, true, !h.started)
-	c.half[side].closed = true
+	r.forcing = true
+	ok := r.asm.Close(c.sender(side), c.sender(side.Other()), h.pos, r.cur.meta.Time, &r.cur)
+	r.forcing = false
+	if ok && !h.started {
+		h.started, h.start = true, h.pos
+	}
+	h.closed = true
 }
 
-// fill hands gopacket zeros for [pos, to) on side, so that it moves past a
-// hole it would otherwise wait for; ReassembledSG reports them as one Gap,
-// or as one Cut if cut. It stops at buffered data, which gopacket then
+// startAt starts side at to, where the other side's first segment shows
+// it starts (SYN-ACK seen, no SYN).
+func (r *Reassembler) startAt(c *conn, side Side, to seq) {
+	h := &c.half[side]
+	if h.started {
+		return
+	}
+	if r.asm.StartAt(c.sender(side), c.sender(side.Other()), to, r.cur.meta.Time) {
+		h.started, h.pos, h.start = true, to, to
+	}
+}
+
+// fill gives up the hole of side from pos to to, so that gopacket moves
+// past it rather than wait for it; ReassembledSG reports it as one Gap, or
+// as one Cut if cut. It stops at buffered data, which gopacket then
 // delivers.
 func (r *Reassembler) fill(c *conn, side Side, to seq, cut bool) {
 	h := &c.half[side]
@@ -165,37 +167,14 @@ func (r *Reassembler) fill(c *conn, side Side, to seq, cut bool) {
 	if n := h.pos.Difference(to); n <= 0 || n > maxFill {
 		return
 	}
-	if r.zero == nil {
-		r.zero = make([]byte, fillChunk)
-	}
-	for !c.ended && !h.closed {
-		n := min(h.pos.Difference(to), fillChunk)
-		if n <= 0 {
-			break
+	if !c.ended && !h.closed {
+		reason := tcpasm.SkipLost
+		if cut {
+			reason = tcpasm.SkipCut
 		}
-		before := h.pos
-		r.synthCut = cut
-		r.inject(c, side, h.pos, r.zero[:n], false, false)
-		r.synthCut = false
-		if h.pos == before {
-			break // gopacket did not take it
-		}
+		r.forcing = true
+		r.asm.SkipTo(c.sender(side), c.sender(side.Other()), to, reason, r.cur.meta.Time, &r.cur)
+		r.forcing = false
 	}
 	c.flushGap(side)
-}
-
-// inject assembles one synthetic segment on side of c.
-func (r *Reassembler) inject(c *conn, side Side, sq seq, payload []byte, rst, start bool) {
-	src, dst := c.flow.Client, c.flow.Broker
-	if side == Broker {
-		src, dst = dst, src
-	}
-	t := &r.synTCP
-	t.SrcPort, t.DstPort = layers.TCPPort(src.Port()), layers.TCPPort(dst.Port())
-	t.Seq, t.Ack = uint32(sq), 0
-	t.SYN, t.ACK, t.FIN, t.RST = false, false, false, rst
-	t.Payload = payload
-	r.synth = synthetic{c: c, side: side, start: start, fill: len(payload) > 0, cut: r.synthCut, from: sq, to: sq.Add(len(payload))}
-	r.asm.AssembleAddrs(src, dst, t, r.cur.ci.Timestamp, &r.cur)
-	r.synth = synthetic{}
 }
