@@ -229,6 +229,14 @@ func (c *Conn) halfFor(dir Dir) *half { return &c.halves[int(dir)^c.swapped] }
 // Feed decodes bytes that arrived on dir; at is the packet that carried
 // them. p is only read during the call.
 func (c *Conn) Feed(dir Dir, p []byte, at Meta) {
+	if c.state == StateKafka && !c.closed && len(p) > 0 {
+		// The steady state, first: none of the tests below applies to a
+		// connection already recognised.
+		h := c.halfFor(dir)
+		h.seen += int64(len(p))
+		c.process(h, p, at)
+		return
+	}
 	if c.closed || len(p) == 0 || c.state == StateTLS || c.state == StateNotKafka {
 		return
 	}
