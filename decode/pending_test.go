@@ -22,7 +22,7 @@ func TestIDTableMatchesMap(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, uint64(tt.steps)))
 			var tab idTable
-			ref := map[int32]uint64{}
+			ref := map[int32]int32{}
 			key := func() int32 {
 				if tt.keys < 0 {
 					return int32(rng.Uint32())
@@ -37,16 +37,16 @@ func TestIDTableMatchesMap(t *testing.T) {
 					}
 					delete(ref, k)
 				} else {
-					tab.put(k, inflight{seq: uint64(step)})
-					ref[k] = uint64(step)
+					tab.put(k, int32(step+1))
+					ref[k] = int32(step + 1)
 				}
 				if tab.live != len(ref) {
 					t.Fatalf("step %d: live %d, want %d", step, tab.live, len(ref))
 				}
 				if step%97 == 0 {
-					for k, seq := range ref {
+					for k, ent := range ref {
 						i := tab.find(k)
-						if i < 0 || tab.slots[i].r.seq != seq {
+						if i < 0 || tab.slots[i].ent != ent {
 							t.Fatalf("step %d: key %d lost or stale", step, k)
 						}
 					}
@@ -54,6 +54,80 @@ func TestIDTableMatchesMap(t *testing.T) {
 				if q := key(); tab.find(q) >= 0 != (func() bool { _, ok := ref[q]; return ok })() {
 					t.Fatalf("step %d: find(%d) disagrees with the map", step, q)
 				}
+			}
+		})
+	}
+}
+
+// TestPendingSetMatchesModel drives pendingSet and a plain list in arrival
+// order with the same random requests (correlation IDs from a small range,
+// so that some reuse a pending one), answers and evictions past the cap,
+// and checks they agree on every answer, on what is pending and on the
+// count dropped.
+func TestPendingSetMatchesModel(t *testing.T) {
+	type req struct {
+		corr int32
+		r    inflight
+	}
+	tests := []struct {
+		name  string
+		max   int
+		corrs int32
+	}{
+		{name: "cap 1", max: 1, corrs: 4},
+		{name: "cap 3, IDs reused", max: 3, corrs: 6},
+		{name: "cap 64, IDs reused", max: 64, corrs: 100},
+		{name: "cap 64, IDs apart", max: 64, corrs: 1 << 30},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(2, uint64(tt.max)))
+			var p pendingSet
+			p.init(tt.max)
+			var model []req
+			var dropped uint64
+			find := func(corr int32) int {
+				for i, q := range model {
+					if q.corr == corr {
+						return i
+					}
+				}
+				return -1
+			}
+			for step := 1; step <= 20000; step++ {
+				corr := rng.Int32N(tt.corrs)
+				if rng.IntN(2) == 0 {
+					r := inflight{key: int16(step % 7), frame: uint64(step), seq: uint64(step)}
+					p.add(corr, r)
+					if i := find(corr); i >= 0 {
+						model = append(model[:i], model[i+1:]...)
+						r.reused = true
+					} else if len(model) >= tt.max {
+						model = model[1:]
+						dropped++
+					}
+					model = append(model, req{corr, r})
+				} else {
+					got, ok := p.take(corr)
+					i := find(corr)
+					if ok != (i >= 0) || ok && got != model[i].r {
+						t.Fatalf("step %d: take(%d) = %+v %v, want %v", step, corr, got, ok, i >= 0)
+					}
+					if ok {
+						model = append(model[:i], model[i+1:]...)
+					}
+				}
+				if p.len() != len(model) || p.dropped != dropped {
+					t.Fatalf("step %d: len %d dropped %d, want %d and %d", step, p.len(), p.dropped, len(model), dropped)
+				}
+			}
+			for _, q := range model {
+				if got, ok := p.get(q.corr); !ok || got != q.r {
+					t.Errorf("get(%d) = %+v %v, want %+v", q.corr, got, ok, q.r)
+				}
+			}
+			if len(p.ents) > tt.max+1 {
+				t.Errorf("%d entries for a cap of %d", len(p.ents), tt.max)
 			}
 		})
 	}
