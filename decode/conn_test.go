@@ -235,7 +235,7 @@ func TestMaxInFlightDropsOldest(t *testing.T) {
 	}
 }
 
-func TestPendingSetKeepsNewest(t *testing.T) {
+func TestPendingSetCompacts(t *testing.T) {
 	var p pendingSet
 	p.init(4)
 	for i := int32(0); i < 100; i++ {

@@ -10,37 +10,29 @@ type inflight struct {
 	// two an answer belongs to cannot be told.
 	reused bool
 	frame  uint64
-	seq    uint64 // request number on the connection, for raw SASL
+	seq    uint64 // request number on the connection, for raw-SASL and eviction
+}
+
+type ringEntry struct {
+	corr int32
+	seq  uint64
 }
 
 // pendingSet remembers requests awaiting a response, keyed by correlation
 // ID (brokers answer in order, but the decoder never relies on it), at most
 // max of them: past that the oldest is forgotten, and counted in dropped.
-//
-// The requests are entries of a slab, linked in arrival order (a request
-// reusing a pending correlation ID replaces it and becomes the newest), and
-// byID maps a correlation ID to its entry. Adding, answering any request
-// and forgetting the oldest are O(1), with no dead entries to skip or
-// compact. Freed entries are reused last freed first, so that in steady
-// state (each request answered before the next, or the cap held) the same
-// entry, hence the same cache line, serves every request; the slab grows
-// up to max+1 entries and the index to the power of two past 2*max slots
-// of 8 bytes.
+// The ring keeps arrival order; entries already answered or replaced are
+// left in it (dead) and skipped lazily. Every operation is amortized O(1):
+// the ring holds up to 2*max entries, so when it is full at least half of
+// them are dead and a compaction pays for itself.
 type pendingSet struct {
 	max  int
 	byID idTable
-	// ents[0] is the sentinel of the circular list in arrival order:
-	// ents[0].next is the oldest request, ents[0].prev the newest.
-	ents []pendEntry
-	free int32 // first free entry, linked by next; 0: none
+	ring []ringEntry // FIFO, ring[head:] then ring[:head] when wrapped
+	head int
+	n    int
 	// dropped counts live requests forgotten because max were in flight.
 	dropped uint64
-}
-
-type pendEntry struct {
-	r          inflight
-	corr       int32
-	prev, next int32
 }
 
 func (p *pendingSet) init(max int) {
@@ -51,7 +43,7 @@ func (p *pendingSet) len() int { return p.byID.live }
 
 func (p *pendingSet) get(corr int32) (inflight, bool) {
 	if i := p.byID.find(corr); i >= 0 {
-		return p.ents[p.byID.slots[i].ent].r, true
+		return p.byID.slots[i].r, true
 	}
 	return inflight{}, false
 }
@@ -62,112 +54,126 @@ func (p *pendingSet) take(corr int32) (inflight, bool) {
 	if i < 0 {
 		return inflight{}, false
 	}
-	e := p.byID.slots[i].ent
+	r := p.byID.slots[i].r
 	p.byID.del(i)
-	r := p.ents[e].r
-	p.release(e)
+	if p.n > 0 && p.ring[p.head].seq == r.seq {
+		// Brokers answer in order: the request answered is most often the
+		// oldest, whose entry leaves the ring now rather than in a compaction.
+		p.pop()
+	}
 	return r, true
+}
+
+// live reports whether corr's pending request is the one numbered seq.
+func (p *pendingSet) isLive(corr int32, seq uint64) bool {
+	i := p.byID.find(corr)
+	return i >= 0 && p.byID.slots[i].r.seq == seq
 }
 
 // add remembers r. A request reusing a pending correlation ID replaces it.
 func (p *pendingSet) add(corr int32, r inflight) {
-	if p.byID.live >= p.max {
-		if i := p.byID.find(corr); i >= 0 {
-			// Replaced in place: an entry more would pass max+1.
-			e := p.byID.slots[i].ent
-			p.unlink(e)
-			p.ents[e].r = r
-			p.ents[e].r.reused = true
-			p.link(e)
-			return
-		}
+	if p.byID.live >= p.max && p.byID.find(corr) < 0 {
 		p.dropOldest()
 	}
-	// Below the cap, put finds a request to replace as it inserts.
-	e := p.alloc()
-	p.ents[e].r, p.ents[e].corr = r, corr
-	p.link(e)
-	if old := p.byID.put(corr, e); old != 0 {
-		p.ents[e].r.reused = true
-		p.release(old)
+	p.push(ringEntry{corr: corr, seq: r.seq})
+	p.byID.put(corr, r)
+}
+
+// dropOldest forgets the oldest live request, popping the dead entries
+// before it (each entry is popped once: amortized O(1)).
+func (p *pendingSet) dropOldest() {
+	for p.n > 0 {
+		e := p.pop()
+		if i := p.byID.find(e.corr); i >= 0 && p.byID.slots[i].r.seq == e.seq {
+			p.byID.del(i)
+			p.dropped++
+			return
+		}
 	}
 }
 
-// dropOldest forgets the oldest request.
-func (p *pendingSet) dropOldest() {
-	e := p.ents[0].next
-	if e == 0 {
+func (p *pendingSet) push(e ringEntry) {
+	// A full ring is compacted when at least half of it is dead, else
+	// grown (up to 2*max: past max live entries add drops the oldest, so
+	// a full ring of 2*max is at least half dead). Compactions thus free
+	// half the ring each time and stay amortized O(1), and the ring stays
+	// near the number of requests really in flight (growing it on each
+	// doubling would allocate in steady state).
+	if p.n == len(p.ring) {
+		p.makeRoom()
+	}
+	p.ring[p.at(p.n)] = e
+	p.n++
+}
+
+// makeRoom compacts a full ring or grows it (see push); apart so that
+// push, run once a request, is inlined.
+func (p *pendingSet) makeRoom() {
+	if 2*(p.n-p.byID.live) >= p.n && p.n > 0 {
+		p.compact()
+	} else {
+		p.grow()
+	}
+}
+
+// grow doubles the ring, up to 2*max.
+func (p *pendingSet) grow() {
+	size := max(16, min(2*len(p.ring), 2*p.max))
+	if size <= len(p.ring) {
 		return
 	}
-	p.byID.del(p.byID.find(p.ents[e].corr))
-	p.release(e)
-	p.dropped++
+	grown := make([]ringEntry, size)
+	for i := 0; i < p.n; i++ {
+		grown[i] = p.ring[p.at(i)]
+	}
+	p.ring, p.head = grown, 0
 }
 
-// alloc returns a free entry, not linked.
-func (p *pendingSet) alloc() int32 {
-	e := p.free
-	if e == 0 {
-		return p.extend()
-	}
-	p.free = p.ents[e].next
+func (p *pendingSet) pop() ringEntry {
+	e := p.ring[p.head]
+	p.head = p.at(1)
+	p.n--
 	return e
 }
 
-// extend adds an entry to the slab, grown when full by doubling up to
-// max+1 entries (the sentinel and max requests), which it never passes,
-// rather than to append's next size.
-func (p *pendingSet) extend() int32 {
-	if len(p.ents) == cap(p.ents) {
-		grown := make([]pendEntry, len(p.ents), max(len(p.ents)+1, min(2*len(p.ents), p.max+1), 16))
-		copy(grown, p.ents)
-		if len(grown) == 0 {
-			grown = grown[:1] // the sentinel, linked to itself
-		}
-		p.ents = grown
+// at is the ring index of the i-th entry from the head, i <= len(p.ring)
+// (a subtraction: ring sizes follow MaxInFlight, not powers of two).
+func (p *pendingSet) at(i int) int {
+	j := p.head + i
+	if j >= len(p.ring) {
+		j -= len(p.ring)
 	}
-	p.ents = p.ents[:len(p.ents)+1]
-	return int32(len(p.ents) - 1)
+	return j
 }
 
-// release unlinks entry e and frees it.
-func (p *pendingSet) release(e int32) {
-	p.unlink(e)
-	p.ents[e].next = p.free
-	p.free = e
+// compact drops ring entries whose request was answered or replaced.
+func (p *pendingSet) compact() {
+	live := 0
+	for i := 0; i < p.n; i++ {
+		e := p.ring[p.at(i)]
+		if p.isLive(e.corr, e.seq) {
+			p.ring[p.at(live)] = e
+			live++
+		}
+	}
+	p.n = live
 }
 
-func (p *pendingSet) unlink(e int32) {
-	n := &p.ents[e]
-	p.ents[n.prev].next = n.next
-	p.ents[n.next].prev = n.prev
-}
-
-// link makes e the newest entry.
-func (p *pendingSet) link(e int32) {
-	last := p.ents[0].prev
-	p.ents[e].prev, p.ents[e].next = last, 0
-	p.ents[last].next = e
-	p.ents[0].prev = e
-}
-
-// idTable maps correlation IDs to pendingSet entries: open addressing with
-// linear probing and backward-shift deletion (no tombstones), a
-// power-of-two number of slots at most half full. It replaces a Go map
-// because it is used twice per request/response pair, almost always
-// holding one entry: hashing an int32 and one probe cost less than the
-// map's generic path.
+// idTable maps correlation IDs to requests: open addressing with linear
+// probing and backward-shift deletion (no tombstones), a power-of-two
+// number of slots at most half full. It replaces a Go map because it is
+// used twice per request/response pair, almost always holding one entry:
+// hashing an int32 and one probe cost less than the map's generic path.
 type idTable struct {
 	slots []idSlot
 	shift uint8 // 32 - log2(len(slots))
 	live  int
 }
 
-// idSlot is one correlation ID's entry; ent 0 (the sentinel, never a
-// request's) marks an empty slot.
 type idSlot struct {
 	corr int32
-	ent  int32
+	used bool
+	r    inflight
 }
 
 func (t *idTable) home(corr int32) int {
@@ -182,7 +188,7 @@ func (t *idTable) find(corr int32) int {
 	mask := len(t.slots) - 1
 	for i := t.home(corr); ; i = (i + 1) & mask {
 		s := &t.slots[i]
-		if s.ent == 0 {
+		if !s.used {
 			return -1
 		}
 		if s.corr == corr {
@@ -191,23 +197,24 @@ func (t *idTable) find(corr int32) int {
 	}
 }
 
-// put maps corr to entry ent (not 0), replacing and returning any
-// (else 0).
-func (t *idTable) put(corr, ent int32) (old int32) {
+// put sets corr's request, replacing any (and then marks it reused).
+func (t *idTable) put(corr int32, r inflight) {
 	if 2*(t.live+1) > len(t.slots) {
 		t.grow()
 	}
 	mask := len(t.slots) - 1
 	for i := t.home(corr); ; i = (i + 1) & mask {
 		s := &t.slots[i]
-		if s.ent == 0 {
-			s.corr, s.ent = corr, ent
+		if !s.used {
+			// Field by field: a composite literal is built then copied.
+			s.corr, s.used, s.r = corr, true, r
 			t.live++
-			return 0
+			return
 		}
 		if s.corr == corr {
-			old, s.ent = s.ent, ent
-			return old
+			s.r = r
+			s.r.reused = true
+			return
 		}
 	}
 }
@@ -218,11 +225,11 @@ func (t *idTable) del(i int) {
 	mask := len(t.slots) - 1
 	t.live--
 	for {
-		t.slots[i].ent = 0
+		t.slots[i].used = false
 		j := i
 		for {
 			j = (j + 1) & mask
-			if t.slots[j].ent == 0 {
+			if !t.slots[j].used {
 				return
 			}
 			k := t.home(t.slots[j].corr)
@@ -248,8 +255,8 @@ func (t *idTable) grow() {
 	t.shift = uint8(32 - bits.Len(uint(n-1)))
 	t.live = 0
 	for _, s := range old {
-		if s.ent != 0 {
-			t.put(s.corr, s.ent)
+		if s.used {
+			t.put(s.corr, s.r)
 		}
 	}
 }

@@ -22,7 +22,7 @@ func TestIDTableMatchesMap(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, uint64(tt.steps)))
 			var tab idTable
-			ref := map[int32]int32{}
+			ref := map[int32]uint64{}
 			key := func() int32 {
 				if tt.keys < 0 {
 					return int32(rng.Uint32())
@@ -37,16 +37,16 @@ func TestIDTableMatchesMap(t *testing.T) {
 					}
 					delete(ref, k)
 				} else {
-					tab.put(k, int32(step+1))
-					ref[k] = int32(step + 1)
+					tab.put(k, inflight{seq: uint64(step)})
+					ref[k] = uint64(step)
 				}
 				if tab.live != len(ref) {
 					t.Fatalf("step %d: live %d, want %d", step, tab.live, len(ref))
 				}
 				if step%97 == 0 {
-					for k, ent := range ref {
+					for k, seq := range ref {
 						i := tab.find(k)
-						if i < 0 || tab.slots[i].ent != ent {
+						if i < 0 || tab.slots[i].r.seq != seq {
 							t.Fatalf("step %d: key %d lost or stale", step, k)
 						}
 					}
@@ -126,8 +126,8 @@ func TestPendingSetMatchesModel(t *testing.T) {
 					t.Errorf("get(%d) = %+v %v, want %+v", q.corr, got, ok, q.r)
 				}
 			}
-			if len(p.ents) > tt.max+1 {
-				t.Errorf("%d entries for a cap of %d", len(p.ents), tt.max)
+			if len(p.ring) > max(16, 2*tt.max) {
+				t.Errorf("a ring of %d for a cap of %d", len(p.ring), tt.max)
 			}
 		})
 	}
