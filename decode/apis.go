@@ -3,6 +3,7 @@ package decode
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -31,8 +32,12 @@ const versionSlack = 2
 var apiTable [kmsg.MaxKey + 1]apiEntry
 
 type apiEntry struct {
-	once sync.Once
-	info apiInfo
+	// ready is set once info is: the per-frame check is one load, where
+	// once.Do with its closure cost about ten instructions a look-up, two
+	// or three look-ups a request.
+	ready atomic.Bool
+	once  sync.Once
+	info  apiInfo
 }
 
 // apiInfoFor asks kmsg about key; kmsg.RequestForKey allocates, so it must
@@ -57,11 +62,21 @@ func lookupAPI(key int16) *apiInfo {
 		return nil
 	}
 	e := &apiTable[key]
-	e.once.Do(func() { e.info = apiInfoFor(key) })
+	if !e.ready.Load() {
+		e.load(key)
+	}
 	if !e.info.known {
 		return nil
 	}
 	return &e.info
+}
+
+// load works out e's info, once whatever the goroutines asking.
+func (e *apiEntry) load(key int16) {
+	e.once.Do(func() {
+		e.info = apiInfoFor(key)
+		e.ready.Store(true)
+	})
 }
 
 // versionOK reports whether v is a version kwatch accepts for the API.
@@ -145,13 +160,19 @@ func RequestHeaderVersion(key, ver int16) (int8, bool) {
 	if a == nil {
 		return 0, false
 	}
+	return a.requestHeaderVersion(key, ver), true
+}
+
+// requestHeaderVersion is RequestHeaderVersion for a known key's a, for a
+// caller that has looked a up already (each look-up is a sync.Once).
+func (a *apiInfo) requestHeaderVersion(key, ver int16) int8 {
 	switch {
 	case key == keyControlledShutdown && ver == 0:
-		return 0, true
+		return 0
 	case a.isFlexible(ver):
-		return 2, true
+		return 2
 	}
-	return 1, true
+	return 1
 }
 
 // ResponseHeaderVersion returns the response header version (0 or 1) that

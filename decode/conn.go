@@ -229,6 +229,14 @@ func (c *Conn) halfFor(dir Dir) *half { return &c.halves[int(dir)^c.swapped] }
 // Feed decodes bytes that arrived on dir; at is the packet that carried
 // them. p is only read during the call.
 func (c *Conn) Feed(dir Dir, p []byte, at Meta) {
+	if c.state == StateKafka && !c.closed && len(p) > 0 {
+		// The steady state, first: none of the tests below applies to a
+		// connection already recognised.
+		h := c.halfFor(dir)
+		h.seen += int64(len(p))
+		c.process(h, p, at)
+		return
+	}
 	if c.closed || len(p) == 0 || c.state == StateTLS || c.state == StateNotKafka {
 		return
 	}
@@ -460,6 +468,9 @@ func (c *Conn) emit() {
 
 // process runs p through h's state machine.
 func (c *Conn) process(h *half, p []byte, at Meta) {
+	if h.st == stSize && h.sizeN == 0 {
+		p = c.wholeFrames(h, p, at)
+	}
 	for len(p) > 0 {
 		switch h.st {
 		case stDead:
@@ -583,7 +594,18 @@ func (c *Conn) startFrame(h *half, p []byte, at Meta) []byte {
 		c.scanFeed(h, again[:], at) // 3 bytes are never a whole candidate: h stays in stScan
 		return p
 	}
-	h.size = int(size)
+	h.begin(int(size))
+	if h.size == 0 { // an empty raw token
+		h.kind = frRawToken
+		h.st = stSkip
+	}
+	return p
+}
+
+// begin starts a frame of size bytes (after the int32 size, which is
+// good) in stHead.
+func (h *half) begin(size int) {
+	h.size = size
 	h.got = 0
 	h.walking = false
 	h.buf = h.buf[:0]
@@ -596,9 +618,29 @@ func (c *Conn) startFrame(h *half, p []byte, at Meta) []byte {
 	} else {
 		h.need = min(4, h.size) // less only for raw SASL tokens
 	}
-	if h.size == 0 { // an empty raw token
-		h.kind = frRawToken
-		h.st = stSkip
+}
+
+// wholeFrames decodes the frames that lie whole in p, h being at a frame's
+// start, while the connection is Kafka's and h not in raw SASL mode: the
+// steady state of small requests and responses, one or a few a packet. It
+// does what process's stSize then stHead steps do for such a frame (read
+// the size, startFrame, wholeFrame) without their generic tests, and
+// returns the rest of p, a frame's start still.
+func (c *Conn) wholeFrames(h *half, p []byte, at Meta) []byte {
+	lo := 8
+	if h.role == respHalf {
+		lo = 4
+	}
+	for len(p) >= 4 && h.st == stSize && h.sizeN == 0 && c.state == StateKafka && !h.raw {
+		size := int32(binary.BigEndian.Uint32(p))
+		if size < int32(lo) || size > c.opts.MaxFrame || size > maxHeader || int(size) > len(p)-4 {
+			break // startFrame judges it, or it lies in more than p
+		}
+		h.sizeBuf = [4]byte(p)
+		h.begin(int(size))
+		n := 4 + int(size)
+		c.wholeFrame(h, p[4:n:n], at)
+		p = p[n:]
 	}
 	return p
 }

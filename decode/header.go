@@ -93,7 +93,7 @@ func parseReqHeader(b []byte, frameLen int, h *RequestHeader, v3 func(key, versi
 	if !a.versionOK(h.APIVersion) {
 		return 0, ErrBadVersion
 	}
-	h.HeaderVersion, _ = RequestHeaderVersion(h.APIKey, h.APIVersion)
+	h.HeaderVersion = a.requestHeaderVersion(h.APIKey, h.APIVersion)
 	if v3 != nil && h.HeaderVersion > 0 && v3(h.APIKey, h.APIVersion) {
 		h.HeaderVersion = 3
 	}

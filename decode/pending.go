@@ -100,14 +100,20 @@ func (p *pendingSet) push(e ringEntry) {
 	// near the number of requests really in flight (growing it on each
 	// doubling would allocate in steady state).
 	if p.n == len(p.ring) {
-		if 2*(p.n-p.byID.live) >= p.n && p.n > 0 {
-			p.compact()
-		} else {
-			p.grow()
-		}
+		p.makeRoom()
 	}
 	p.ring[p.at(p.n)] = e
 	p.n++
+}
+
+// makeRoom compacts a full ring or grows it (see push); apart so that
+// push, run once a request, is inlined.
+func (p *pendingSet) makeRoom() {
+	if 2*(p.n-p.byID.live) >= p.n && p.n > 0 {
+		p.compact()
+	} else {
+		p.grow()
+	}
 }
 
 // grow doubles the ring, up to 2*max.
@@ -200,7 +206,8 @@ func (t *idTable) put(corr int32, r inflight) {
 	for i := t.home(corr); ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if !s.used {
-			*s = idSlot{corr: corr, used: true, r: r}
+			// Field by field: a composite literal is built then copied.
+			s.corr, s.used, s.r = corr, true, r
 			t.live++
 			return
 		}
