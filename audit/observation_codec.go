@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/internal/wire"
 )
 
 // observationVersion is the first byte of an encoded Observation. A new
@@ -70,7 +71,7 @@ func (o *Observation) flags() uint {
 
 // UnmarshalBinary reads what AppendBinary wrote; strings are copied.
 func (o *Observation) UnmarshalBinary(data []byte) error {
-	r := obsReader{b: data}
+	r := obsReader{wire.Reader{B: data}}
 	if r.byte() != observationVersion {
 		return ErrObservation
 	}
@@ -91,7 +92,7 @@ func (o *Observation) UnmarshalBinary(data []byte) error {
 	o.Assigned = r.string()
 	o.Telemetry = r.uuid()
 	o.Software, o.SwVersion = r.string(), r.string()
-	if r.bad || len(r.b) != 0 {
+	if r.Bad || len(r.B) != 0 {
 		return ErrObservation
 	}
 	return nil
@@ -108,46 +109,36 @@ func appendAddrPort(b []byte, ap netip.AddrPort) []byte {
 	return append(b, a...)
 }
 
-// obsReader reads an encoded Observation; bad records the first failure,
+// obsReader reads an encoded Observation; Bad records the first failure,
 // checked once at the end (as kbin does), and every read after it yields
 // zero values.
-type obsReader struct {
-	b   []byte
-	bad bool
-}
+type obsReader struct{ wire.Reader }
 
 func (r *obsReader) take(n uint64) []byte {
-	if r.bad || n > uint64(len(r.b)) {
-		r.bad = true
+	if n > uint64(len(r.B)) {
+		r.Bad, r.B = true, nil
 		return nil
 	}
-	p := r.b[:n]
-	r.b = r.b[n:]
-	return p
+	return r.Take(int(n))
 }
 
-func (r *obsReader) byte() byte {
-	if p := r.take(1); p != nil {
-		return p[0]
-	}
-	return 0
-}
+func (r *obsReader) byte() byte { return byte(r.U8()) }
 
-func (r *obsReader) uvarint() uint64 { return r.advance(binary.Uvarint(r.b)) }
+func (r *obsReader) uvarint() uint64 { return r.advance(binary.Uvarint(r.B)) }
 
 func (r *obsReader) varint() int64 {
-	v, n := binary.Varint(r.b)
+	v, n := binary.Varint(r.B)
 	return int64(r.advance(uint64(v), n))
 }
 
 // advance steps over the n bytes a varint of value v took (n <= 0: none
 // could be read).
 func (r *obsReader) advance(v uint64, n int) uint64 {
-	if r.bad || n <= 0 {
-		r.bad = true
+	if r.Bad || n <= 0 {
+		r.Bad = true
 		return 0
 	}
-	r.b = r.b[n:]
+	r.B = r.B[n:]
 	return v
 }
 
@@ -161,7 +152,7 @@ func (r *obsReader) uuid() (u decode.UUID) {
 func (r *obsReader) addrPort() netip.AddrPort {
 	var ap netip.AddrPort
 	if err := ap.UnmarshalBinary(r.take(r.uvarint())); err != nil {
-		r.bad = true
+		r.Bad = true
 	}
 	return ap
 }

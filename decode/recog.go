@@ -1,6 +1,10 @@
 package decode
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/kwatch/kwatch/internal/wire"
+)
 
 // Recognition of a connection seen from its start (or joined mid-stream at
 // a TLS handshake record), without --port (docs/recognition.md; scan.go
@@ -435,68 +439,30 @@ func judgeTLS(b []byte, final bool) judgement {
 // offersHTTP reports whether hs, a TLS handshake message (as far as held),
 // is a ClientHello whose ALPN extension names an HTTP protocol.
 func offersHTTP(hs []byte) bool {
-	r := tlsReader{b: hs}
-	if r.u8() != 1 { // client_hello
+	r := wire.Reader{B: hs}
+	if r.U8() != 1 { // client_hello
 		return false
 	}
-	r.skip(3 + 2 + 32)    // length, legacy_version, random
-	r.skip(r.u8())        // legacy_session_id
-	r.skip(r.u16())       // cipher_suites
-	r.skip(r.u8())        // legacy_compression_methods
-	ext := r.sub(r.u16()) // extensions
-	for !ext.bad && len(ext.b) > 0 {
-		typ := ext.u16()
-		data := ext.sub(ext.u16())
+	r.Skip(3 + 2 + 32)    // length, legacy_version, random
+	r.Skip(r.U8())        // legacy_session_id
+	r.Skip(r.U16())       // cipher_suites
+	r.Skip(r.U8())        // legacy_compression_methods
+	ext := r.Sub(r.U16()) // extensions
+	for !ext.Bad && len(ext.B) > 0 {
+		typ := ext.U16()
+		data := ext.Sub(ext.U16())
 		if typ != 16 { // application_layer_protocol_negotiation
 			continue
 		}
-		list := data.sub(data.u16())
-		for !list.bad && len(list.b) > 0 {
-			switch string(list.sub(list.u8()).b) {
+		list := data.Sub(data.U16())
+		for !list.Bad && len(list.B) > 0 {
+			switch string(list.Sub(list.U8()).B) {
 			case "h2", "h2c", "http/1.1", "http/1.0":
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// tlsReader reads TLS vectors; a read past the end sets bad and returns
-// zeros from then on.
-type tlsReader struct {
-	b   []byte
-	bad bool
-}
-
-func (r *tlsReader) take(n int) []byte {
-	if r.bad || n > len(r.b) {
-		r.bad, r.b = true, nil
-		return nil
-	}
-	v := r.b[:n]
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *tlsReader) u8() int {
-	if v := r.take(1); v != nil {
-		return int(v[0])
-	}
-	return 0
-}
-
-func (r *tlsReader) u16() int {
-	if v := r.take(2); v != nil {
-		return int(binary.BigEndian.Uint16(v))
-	}
-	return 0
-}
-
-func (r *tlsReader) skip(n int) { r.take(n) }
-
-func (r *tlsReader) sub(n int) tlsReader {
-	v := r.take(n)
-	return tlsReader{b: v, bad: r.bad}
 }
 
 // judgeCutRequest judges a first request whose header the snap length cut

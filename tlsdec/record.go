@@ -3,6 +3,8 @@ package tlsdec
 import (
 	"encoding/binary"
 	"errors"
+
+	"github.com/kwatch/kwatch/internal/wire"
 )
 
 // TLS record layer (RFC 5246 section 6.2, RFC 8446 section 5): a 5-byte
@@ -161,67 +163,37 @@ var helloRetry = [32]byte{
 	0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
 }
 
-// reader reads big-endian fields, remembering the first overrun (ok false).
-type reader struct {
-	b  []byte
-	ok bool
-}
-
-func (r *reader) take(n int) []byte {
-	if !r.ok || n > len(r.b) {
-		r.ok = false
-		return nil
-	}
-	v := r.b[:n]
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) u8() int {
-	if v := r.take(1); v != nil {
-		return int(v[0])
-	}
-	return 0
-}
-
-func (r *reader) u16() int {
-	if v := r.take(2); v != nil {
-		return int(binary.BigEndian.Uint16(v))
-	}
-	return 0
-}
-
 // parseClientHello reads the random of a ClientHello body.
 func parseClientHello(b []byte) (hello, bool) {
 	var h hello
-	r := reader{b: b, ok: true}
-	h.version = uint16(r.u16())
-	copy(h.random[:], r.take(32))
-	return h, r.ok
+	r := wire.Reader{B: b}
+	h.version = uint16(r.U16())
+	copy(h.random[:], r.Take(32))
+	return h, !r.Bad
 }
 
 // parseServerHello reads random, suite and version of a ServerHello body,
 // the version from the supported_versions extension (43) when present.
 func parseServerHello(b []byte) (hello, bool) {
 	var h hello
-	r := reader{b: b, ok: true}
-	h.version = uint16(r.u16())
-	copy(h.random[:], r.take(32))
-	r.take(r.u8()) // legacy_session_id_echo
-	h.suite = uint16(r.u16())
-	r.take(1) // compression method
-	if !r.ok {
+	r := wire.Reader{B: b}
+	h.version = uint16(r.U16())
+	copy(h.random[:], r.Take(32))
+	r.Skip(r.U8()) // legacy_session_id_echo
+	h.suite = uint16(r.U16())
+	r.Skip(1) // compression method
+	if r.Bad {
 		return h, false
 	}
-	if len(r.b) == 0 {
+	if len(r.B) == 0 {
 		return h, true // no extensions
 	}
-	ext := reader{b: r.take(r.u16()), ok: r.ok}
-	for ext.ok && len(ext.b) >= 4 {
-		typ, body := ext.u16(), ext.take(ext.u16())
+	ext := r.Sub(r.U16())
+	for !ext.Bad && len(ext.B) >= 4 {
+		typ, body := ext.U16(), ext.Take(ext.U16())
 		if typ == 43 && len(body) == 2 {
 			h.version = binary.BigEndian.Uint16(body)
 		}
 	}
-	return h, r.ok && ext.ok
+	return h, !r.Bad && !ext.Bad
 }
