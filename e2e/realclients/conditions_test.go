@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kwatch/kwatch/internal/pcapgen"
@@ -68,6 +69,26 @@ func checkConditions(t *testing.T, out outcome) {
 			if !maps.Equal(got.reqs, want.reqs) || !maps.Equal(got.resps, want.resps) {
 				t.Errorf("requests %s, responses %s; want %s, %s", keyCounts(got.reqs), keyCounts(got.resps), keyCounts(want.reqs), keyCounts(want.resps))
 			}
+			keepFailed(t, out.pcap, path)
 		})
+	}
+}
+
+// keepFailed copies a failed condition's clean and rewritten captures to
+// $KWATCH_E2E_KEEP, when set: the recordings differ from run to run, so a
+// failure is reproducible only from its files.
+func keepFailed(t *testing.T, files ...string) {
+	dir := os.Getenv("KWATCH_E2E_KEEP")
+	if !t.Failed() || dir == "" {
+		return
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+"-"+filepath.Base(f)), b, 0o644)
+		}
+		if err != nil {
+			t.Logf("keeping %s: %v", f, err)
+		}
 	}
 }
