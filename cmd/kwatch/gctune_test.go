@@ -9,9 +9,11 @@ func TestMemoryLimitFollowsLiveHeap(t *testing.T) {
 	}{
 		{0, offlineMemoryLimit},
 		{offlineMemoryLimit / 2, offlineMemoryLimit},
-		{offlineMemoryLimit, offlineMemoryLimit * 3 / 2},
-		{500 << 20, 750 << 20},
-		{1 << 63, 3 << 60},
+		{offlineMemoryLimit, offlineMemoryLimit * 5 / 4},
+		{largeHeap - 4, (largeHeap - 4) * 5 / 4},
+		{largeHeap, largeHeap * 3 / 2},
+		{400 << 20, 600 << 20},
+		{1 << 63, 3 << 57},
 	} {
 		if got := memoryLimitFor(tc.live); got != tc.want {
 			t.Errorf("memoryLimitFor(%d) = %d, want %d", tc.live, got, tc.want)
