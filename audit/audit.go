@@ -46,7 +46,7 @@ type Options struct {
 	MaxFindings int
 	// MaxFindingBytes caps the estimated memory of kept findings (the
 	// Finding struct and the strings it owns); beyond it findings are
-	// counted, passed to OnFinding, not kept. Default 16 MiB.
+	// counted, passed to OnFinding, not kept. Default DefaultMaxFindingBytes.
 	MaxFindingBytes int
 	// ClosedGrace is how long, in packet time, a closed connection's state
 	// is kept (late responses, member-ID collisions). Default 2 minutes.
