@@ -241,6 +241,22 @@ func TestRealTrafficLossSeenByAck(t *testing.T) {
 	if !slices.Equal(got.findings, wantFindings) {
 		t.Errorf("findings differ (%d turned partial):\n got %q\nwant %q", partial, got.findings, wantFindings)
 	}
+	keepFailed(t, map[string][]byte{"clean.pcap": clean, "lossy.pcap": lossy})
+}
+
+// keepFailed writes a failed test's captures to $KWATCH_E2E_KEEP, when
+// set: the recording differs from run to run, so a failure can be
+// reproduced only from its files.
+func keepFailed(t *testing.T, files map[string][]byte) {
+	dir := os.Getenv("KWATCH_E2E_KEEP")
+	if !t.Failed() || dir == "" {
+		return
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, t.Name()+"-"+name), b, 0o644); err != nil {
+			t.Logf("keeping %s: %v", name, err)
+		}
+	}
 }
 
 // TestRealTrafficLossSeenByAckAtReset: a lost last response that only
