@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kwatch/kwatch/internal/pcapgen"
@@ -94,6 +95,7 @@ func TestRealTrafficUnderCaptureConditions(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := auditConditions(t, path)
+			defer keepFailed(t, map[string][]byte{"clean.pcap": clean, "condition.pcap": b})
 			if !slices.Equal(got.findings, want.findings) {
 				t.Errorf("findings differ:\n got %q\nwant %q", got.findings, want.findings)
 			}
@@ -253,7 +255,7 @@ func keepFailed(t *testing.T, files map[string][]byte) {
 		return
 	}
 	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(dir, t.Name()+"-"+name), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+"-"+name), b, 0o644); err != nil {
 			t.Logf("keeping %s: %v", name, err)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/kwatch/kwatch/capture"
 )
 
 // Loss seen by acknowledgement (SPEC.md 2.1): bytes that the other side
@@ -97,15 +99,23 @@ func (r *Reassembler) checkAcks(c *conn, now time.Time, all bool) bool {
 // buffered after it is delivered.
 func (r *Reassembler) forceTo(c *conn, side Side, to seq) {
 	h := &c.half[side]
+	var at *capture.Segment
 	if i := c.deferredFrom(side); i >= 0 {
 		if d := &c.x().deferred[i]; seq(d.TCP.Seq).Difference(to) >= 0 {
 			// The bytes from there are deferred, not lost. The gap is
 			// said at the packet of the data after it, as always.
-			to = seq(d.TCP.Seq)
-			saved := r.cur
-			r.cur.meta = Meta{Frame: d.Frame, Time: d.Time}
-			defer func() { r.cur = saved }()
+			to, at = seq(d.TCP.Seq), d
 		}
+	}
+	if at == nil {
+		// Nothing of side follows the hole; a RST that acknowledged it
+		// and waits for it is where the loss shows.
+		at = c.deferredRST(side.Other())
+	}
+	if at != nil {
+		saved := r.cur
+		r.cur.meta = Meta{Frame: at.Frame, Time: at.Time}
+		defer func() { r.cur = saved }()
 	}
 	for range maxRounds {
 		if c.ended || h.closed || h.pos.Difference(to) <= 0 {
@@ -184,6 +194,17 @@ func (c *conn) deferredFrom(side Side) int {
 		}
 	}
 	return first
+}
+
+// deferredRST returns side's deferred RST, or nil.
+func (c *conn) deferredRST(side Side) *capture.Segment {
+	src := c.sender(side)
+	for i := range c.x().deferred {
+		if d := &c.x().deferred[i]; d.Src == src && d.TCP.RST {
+			return d
+		}
+	}
+	return nil
 }
 
 // mayHaveLost reports whether bytes of o that the other side acknowledged

@@ -228,7 +228,10 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 	}
 	// Data that acknowledges bytes of the other side not delivered yet
 	// waits for them (acked.go): an answer never comes before its request.
-	if ahead && (n > 0 || t.FIN) && !t.SYN && !t.RST && c.mayDefer(side, t) {
+	// So does a RST: reordered ahead of the peer's last bytes or FIN, it
+	// would end the connection with them still to come, a stream-gap of
+	// bytes the capture holds.
+	if ahead && (n > 0 || t.FIN || t.RST) && !t.SYN && c.mayDefer(side, t) {
 		c.deferSeg(t)
 		return false
 	}

@@ -240,6 +240,27 @@ func TestReassembly(t *testing.T) {
 			flows: []Flow{fromStart},
 		},
 		{
+			name: "a RST reordered ahead of the peer's last bytes and FIN waits for them",
+			pkts: with(handshake, []pkt{
+				{from: "c", seq: 1001, ack: 5001, flags: "A", data: "hel"},
+				{from: "b", seq: 5001, ack: 1007, flags: "RA"}, // acknowledges "lo" and the FIN
+				{from: "c", seq: 1004, ack: 5001, flags: "A", data: "lo"},
+				{from: "c", seq: 1006, ack: 5001, flags: "FA"},
+			}),
+			want:  []string{`0 data client "hello" @4`, `0 end @7`},
+			flows: []Flow{fromStart},
+		},
+		{
+			name: "a RST acknowledging bytes the capture lost ends the connection with a gap",
+			pkts: with(handshake, []pkt{
+				{from: "c", seq: 1001, ack: 5001, flags: "A", data: "hel"},
+				{from: "b", seq: 5001, ack: 1006, flags: "RA"}, // "lo" never captured
+			}),
+			close: true,
+			want:  []string{`0 data client "hel" @4`, `0 gap client 2 @5`, `0 end @5`},
+			flows: []Flow{fromStart},
+		},
+		{
 			name: "a hole acknowledged only in part waits for its retransmission",
 			pkts: with(handshake, []pkt{
 				{from: "c", seq: 1001, ack: 5001, flags: "A", data: "hel"},
