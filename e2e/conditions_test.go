@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -381,18 +382,33 @@ func lostRequestsAnswered(segs []pcapgen.Segment, lost map[int]bool) uint64 {
 	var n uint64
 	for _, i := range slices.Sorted(maps.Keys(lost)) {
 		q := segs[i]
-		if len(q.Payload) < 12 {
-			continue
-		}
-		corr := string(q.Payload[8:12])
-		for _, s := range segs[i+1:] {
-			if s.TCP && !lost[s.Index] && s.Src == q.Dst && s.Dst == q.Src && len(s.Payload) >= 8 && string(s.Payload[4:8]) == corr {
-				n++
-				break
+		for _, corr := range framesCorrelations(q.Payload, 8) {
+			for _, s := range segs[i+1:] {
+				if s.TCP && !lost[s.Index] && s.Src == q.Dst && s.Dst == q.Src && slices.Contains(framesCorrelations(s.Payload, 4), corr) {
+					n++
+					break
+				}
 			}
 		}
 	}
 	return n
+}
+
+// framesCorrelations returns the correlation IDs (at offset at of each
+// frame: 8 in a request, 4 in a response) of the frames that start in a
+// segment beginning at a frame: a client under load writes several
+// pipelined requests in one segment, and losing it loses them all.
+func framesCorrelations(p []byte, at int) []string {
+	var corrs []string
+	for len(p) >= at+4 {
+		corrs = append(corrs, string(p[at:at+4]))
+		size := int(binary.BigEndian.Uint32(p))
+		if size < at || size > len(p)-4 {
+			break
+		}
+		p = p[4+size:]
+	}
+	return corrs
 }
 
 // lostOn reports whether the connection of the client endpoint lost a
