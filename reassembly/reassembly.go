@@ -193,7 +193,10 @@ type Options struct {
 	// ExternalIdleFlush: Add never flushes idle connections; the caller
 	// calls IdleFlush, driven by an IdleClock over all segments (sharding).
 	ExternalIdleFlush bool
-	Logger            zerolog.Logger
+	// Logger is for debug logging. Nothing logs at present: the one line
+	// there was said that our copy of a position had gone out of step with
+	// tcpasm's, and tcpasm now holds the only one.
+	Logger zerolog.Logger
 }
 
 // Stats counts what the Reassembler saw. Connection counts exclude
@@ -252,7 +255,6 @@ const flushEvery = time.Second
 type Reassembler struct {
 	opts Options
 	op   Opener
-	log  zerolog.Logger
 	asm  *tcpasm.Assembler
 
 	cur     pktCtx           // the packet (or flush) being handled
@@ -340,7 +342,7 @@ func New(opts Options, op Opener) *Reassembler {
 	if opts.MaxHeldBytes == 0 {
 		opts.MaxHeldBytes = DefaultMaxHeldBytes
 	}
-	r := &Reassembler{opts: opts, op: op, log: opts.Logger, emb: newEmbTable(), promoting: -1}
+	r := &Reassembler{opts: opts, op: op, emb: newEmbTable(), promoting: -1}
 	switch {
 	case opts.MaxConnections == 0:
 		r.perPart = DefaultMaxConnections / Partitions

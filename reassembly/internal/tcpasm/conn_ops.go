@@ -32,6 +32,25 @@ func (a *Assembler) half(src, dst netip.AddrPort, ts time.Time) (*connection, *h
 	return conn, half
 }
 
+// NextSeq returns the sequence number of the next in-order byte of the
+// direction from src to dst: negative if it has not started or the
+// connection is not pooled. The Assembler is the one owner of the position
+// (see Stream.Accept for it per packet); unlike the operations below, it may
+// be called from inside a Stream call, where it reads the position past
+// the bytes being delivered.
+func (a *Assembler) NextSeq(src, dst netip.AddrPort) Sequence {
+	var k key
+	srcIsLo := k.set(addrEndpoint(src), addrEndpoint(dst))
+	conn := a.last
+	if conn == nil || conn.removed || !conn.key.eq(&k) {
+		if conn = a.connPool.conns.get(&k); conn == nil {
+			return invalidSequence
+		}
+	}
+	half, _ := conn.halves(srcIsLo)
+	return half.nextSeq
+}
+
 // StartAt starts the direction from src at sequence number at, unless it
 // has started (or closed): as a segment at at with start set would, it
 // delivers nothing yet.
@@ -90,9 +109,7 @@ func (a *Assembler) sendEmpty(conn *connection, half *halfconnection, seq Sequen
 	lp := &a.cacheLP
 	lp.bytes, lp.start, lp.end, lp.seq, lp.ac, lp.frame = nil, false, end, seq, ac, 0
 	a.ret = append(a.ret[:0], lp)
-	if next := a.sendToConnection(conn, half, ac); next != invalidSequence {
-		half.nextSeq = next
-	}
+	a.sendToConnection(conn, half, ac)
 }
 
 // dropBefore drops the queued bytes of half before to.

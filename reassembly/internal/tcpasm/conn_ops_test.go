@@ -16,7 +16,7 @@ import (
 type opsStream struct{ got []string }
 
 func (s *opsStream) New(_, _ gopacket.Flow, _ *layers.TCP, _ AssemblerContext) Stream { return s }
-func (s *opsStream) Accept(*layers.TCP, gopacket.CaptureInfo, TCPFlowDirection, Sequence, *bool, AssemblerContext) bool {
+func (s *opsStream) Accept(*layers.TCP, gopacket.CaptureInfo, TCPFlowDirection, Sequence, Sequence, *bool, AssemblerContext) bool {
 	return true
 }
 func (s *opsStream) ReassembledSG(sg ScatterGather, _ AssemblerContext) {
@@ -114,7 +114,7 @@ func TestConnOps(t *testing.T) {
 type frameStream struct{ got []string }
 
 func (s *frameStream) New(_, _ gopacket.Flow, _ *layers.TCP, _ AssemblerContext) Stream { return s }
-func (s *frameStream) Accept(_ *layers.TCP, _ gopacket.CaptureInfo, _ TCPFlowDirection, _ Sequence, start *bool, _ AssemblerContext) bool {
+func (s *frameStream) Accept(_ *layers.TCP, _ gopacket.CaptureInfo, _ TCPFlowDirection, _, _ Sequence, start *bool, _ AssemblerContext) bool {
 	*start = true
 	return true
 }

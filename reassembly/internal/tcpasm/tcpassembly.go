@@ -406,13 +406,20 @@ func (lp *livePacket) release(*pageCache) int {
 //  2. Call ReassembledSG 0 or more times, passing in reassembled TCP data in order
 //  3. Call ReassemblyComplete one time, after which the stream is dereferenced by assembly.
 type Stream interface {
-	// Tell whether the TCP packet should be accepted, start could be modified to force a start even if no SYN have been seen
-	Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, nextSeq Sequence, start *bool, ac AssemblerContext) bool
+	// Tell whether the TCP packet should be accepted, start could be modified to force a start even if no SYN have been seen.
+	// nextSeq is the sequence number of the next in-order byte of the
+	// packet's direction, revSeq that of the reverse direction (kwatch:
+	// upstream passes nextSeq only); either is negative before its
+	// direction started.
+	Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, nextSeq, revSeq Sequence, start *bool, ac AssemblerContext) bool
 
 	// ReassembledSG is called zero or more times.
 	// ScatterGather is reused after each Reassembled call,
 	// so it's important to copy anything you need out of it,
 	// especially bytes (or use KeepFrom())
+	// During the call, and the ReassemblyComplete it may lead to, the
+	// direction's next sequence number (Assembler.NextSeq) is already
+	// past the bytes delivered, not yet past a FIN (kwatch).
 	ReassembledSG(sg ScatterGather, ac AssemblerContext)
 
 	// ReassemblyComplete is called when assembly decides there is
@@ -803,12 +810,12 @@ func (a *Assembler) AssembleWithContext(netFlow gopacket.Flow, t *layers.TCP, ac
 	}
 	a.ret = a.ret[:0]
 	a.connPool.lower(ci.Timestamp)
-	half, _ := conn.halves(srcIsLo)
+	half, rev := conn.halves(srcIsLo)
 	if half.lastSeen.Before(ci.Timestamp) {
 		half.lastSeen = ci.Timestamp
 	}
 	a.start = half.nextSeq == invalidSequence && t.SYN
-	if half.stream.Accept(t, ci, half.dir, half.nextSeq, &a.start, ac) {
+	if half.stream.Accept(t, ci, half.dir, half.nextSeq, rev.nextSeq, &a.start, ac) {
 		a.accepted(conn, half, t, ac)
 	}
 }
@@ -856,7 +863,7 @@ func (a *Assembler) AssembleAddrs(src, dst netip.AddrPort, t *layers.TCP, ts tim
 		half.lastSeen = ts
 	}
 	a.start = half.nextSeq == invalidSequence && t.SYN
-	if half.stream.Accept(t, ci, half.dir, half.nextSeq, &a.start, ac) {
+	if half.stream.Accept(t, ci, half.dir, half.nextSeq, rev.nextSeq, &a.start, ac) {
 		a.accepted(conn, half, t, ac)
 	}
 }
@@ -941,6 +948,9 @@ func (a *Assembler) accepted(conn *connection, half *halfconnection, t *layers.T
 	sg.saved = 0
 	sg.toKeep = -1
 	a.setStatsToSG(half)
+	// Past the bytes before the Stream hears of them, as in
+	// sendToConnection.
+	half.nextSeq = seq.Add(len(bytes))
 	half.stream.ReassembledSG(sg, ac)
 	if sg.toKeep >= 0 {
 		// The Stream keeps bytes: they go to pages as usual.
@@ -948,9 +958,6 @@ func (a *Assembler) accepted(conn *connection, half *halfconnection, t *layers.T
 	}
 	if fin {
 		a.closeHalfConnection(conn, half)
-	}
-	half.nextSeq = seq.Add(len(bytes))
-	if fin {
 		half.nextSeq = half.nextSeq.Add(1)
 	}
 }
@@ -1292,8 +1299,16 @@ func (a *Assembler) cleanSG(half *halfconnection, ac AssemblerContext) {
 
 // sendToConnection sends the current values in a.ret to the connection, closing
 // the connection if the last thing sent had End set.
+//
+// The half's nextSeq moves past the bytes sent before the Stream hears of
+// them, so that the Stream reads where its direction stands from the one
+// owner of the position (NextSeq), not from a copy it keeps; a FIN's
+// sequence number is the caller's to add.
 func (a *Assembler) sendToConnection(conn *connection, half *halfconnection, ac AssemblerContext) Sequence {
 	end, nextSeq := a.buildSG(half)
+	if nextSeq != invalidSequence {
+		half.nextSeq = nextSeq
+	}
 	half.stream.ReassembledSG(&a.cacheSG, ac)
 	a.cleanSG(half, ac)
 	if end {
@@ -1364,10 +1379,7 @@ func (a *Assembler) skipFlush(conn *connection, half *halfconnection) {
 	}
 	a.ret = a.ret[:0]
 	a.addNextFromConn(half)
-	nextSeq := a.sendToConnection(conn, half, a.ret[0].assemblerContext())
-	if nextSeq != invalidSequence {
-		half.nextSeq = nextSeq
-	}
+	a.sendToConnection(conn, half, a.ret[0].assemblerContext())
 }
 
 func (a *Assembler) closeHalfConnection(conn *connection, half *halfconnection) {
