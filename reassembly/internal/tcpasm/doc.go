@@ -95,6 +95,12 @@
 //     StreamPool.OnRemove (told of each connection dropped), and page
 //     groups (Assembler.PageGroup: the out-of-order cap per group of
 //     connections, each connection's pages taken from its group's cache).
+//   - One owner of positions: Stream.Accept is given the reverse
+//     direction's next sequence number too (revSeq), a direction's nextSeq
+//     moves past the bytes of a ScatterGather before ReassembledSG is
+//     called (a FIN's sequence number after, as before), and
+//     Assembler.NextSeq reads it, also from inside a Stream call. kwatch's
+//     reassembly keeps no copy of a position.
 //   - A page keeps its packet's CaptureInfo by value (ci), taken when it is
 //     cut: gopacket asks the packet's AssemblerContext again when the page
 //     is delivered, which for a caller that reuses one context (kwatch
