@@ -9,6 +9,7 @@ import (
 
 	"github.com/kwatch/kwatch/capture"
 
+	"github.com/kwatch/kwatch/reassembly/internal/dlist"
 	"github.com/kwatch/kwatch/reassembly/internal/tcpasm"
 )
 
@@ -39,10 +40,10 @@ type conn struct {
 	id   uint64 // creation order, the last tie-break of replay order
 	flow Flow
 	// Its place in the connection table (table.go).
-	prev, next *conn
-	part       uint8
-	on         uint8
-	active     bool // a packet came since it was last put at its list's back
+	dlist.Links[conn]
+	part   uint8
+	on     uint8
+	active bool // a packet came since it was last put at its list's back
 	// Rarely used, allocated when first needed: only when packets are
 	// out of order or lost.
 	rare *connRare

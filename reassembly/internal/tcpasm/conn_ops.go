@@ -3,6 +3,8 @@ package tcpasm
 import (
 	"net/netip"
 	"time"
+
+	"github.com/kwatch/kwatch/reassembly/internal/dlist"
 )
 
 // Operations on one direction of one connection, for a caller that knows
@@ -119,12 +121,7 @@ func (a *Assembler) dropBefore(half *halfconnection, to Sequence) {
 			p.bytes, p.seq = p.bytes[d:], to
 			return
 		}
-		half.first = p.next
-		if p.next != nil {
-			p.next.prev = nil
-		} else {
-			half.last = nil
-		}
+		dlist.Unlink(&half.first, &half.last, p)
 		half.pages -= p.release(a.pc)
 	}
 }

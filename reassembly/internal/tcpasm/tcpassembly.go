@@ -14,6 +14,8 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/kwatch/kwatch/reassembly/internal/dlist"
 )
 
 const invalidSequence = -1
@@ -262,9 +264,9 @@ func (dir TCPFlowDirection) Reverse() TCPFlowDirection {
 // avoids memory allocation.  Used pages are stored in a doubly-linked list in
 // a connection.
 type page struct {
-	bytes      []byte
-	seq        Sequence
-	prev, next *page
+	bytes []byte
+	seq   Sequence
+	dlist.Links[page]
 	owner      *pageCache // the pageCache whose used count includes this page
 	buf        [pageBytes]byte
 	ac         AssemblerContext     // context of the packet this page was cut from
@@ -292,7 +294,7 @@ func (p *page) convertToPages(pc *pageCache, skip int, ac AssemblerContext) (*pa
 		p.bytes = p.bytes[skip:]
 		p.seq = p.seq.Add(skip)
 	}
-	p.prev, p.next = nil, nil
+	p.Prev, p.Next = nil, nil
 	return p, p, 1
 }
 func (p *page) length() int {
@@ -315,7 +317,7 @@ func (p *page) isPacket() bool {
 	return p.first
 }
 func (p *page) String() string {
-	return fmt.Sprintf("page@%p{seq: %v, bytes:%d, -> nextSeq:%v} (prev:%p, next:%p)", p, p.seq, len(p.bytes), p.seq+Sequence(len(p.bytes)), p.prev, p.next)
+	return fmt.Sprintf("page@%p{seq: %v, bytes:%d, -> nextSeq:%v} (prev:%p, next:%p)", p, p.seq, len(p.bytes), p.seq+Sequence(len(p.bytes)), p.Prev, p.Next)
 }
 
 /* livePacket: implements a byteContainer */
@@ -363,7 +365,7 @@ func (lp *livePacket) convertToPages(pc *pageCache, skip int, ac AssemblerContex
 	ts := ci.Timestamp
 	first := pc.next(ts)
 	current := first
-	current.prev = nil
+	current.Prev = nil
 	first.ac, first.ci, first.frame = ac, ci, lp.frame
 	first.first = true
 	numPages := 1
@@ -376,13 +378,13 @@ func (lp *livePacket) convertToPages(pc *pageCache, skip int, ac AssemblerContex
 		bytes = bytes[length:]
 		if len(bytes) == 0 {
 			current.end = lp.isEnd()
-			current.next = nil
+			current.Next = nil
 			break
 		}
 		seq = seq.Add(length)
-		current.next = pc.next(ts)
-		current.next.prev = current
-		current = current.next
+		current.Next = pc.next(ts)
+		current.Next.Prev = current
+		current = current.Next
 		current.ac, current.ci, current.frame = ac, ci, lp.frame
 		current.first = false
 		numPages++
@@ -560,7 +562,7 @@ func (half *halfconnection) Dump() string {
 		"Seen :  %s\n"+
 		"dir:    %s\n", half.pages, half.nextSeq, half.ackSeq, half.lastSeen, half.dir)
 	nb := 0
-	for p := half.first; p != nil; p = p.next {
+	for p := half.first; p != nil; p = p.Next {
 		s += fmt.Sprintf("	Page[%d] %s len: %d\n", nb, p, len(p.bytes))
 		nb++
 	}
@@ -1043,7 +1045,7 @@ func (a *Assembler) checkOverlap(half *halfconnection, queue bool, ac AssemblerC
 		// end < cur.start: continue (5)
 		if end.Difference(cur.seq) > 0 {
 			next = cur
-			cur = cur.prev
+			cur = cur.Prev
 			continue
 		}
 
@@ -1062,18 +1064,8 @@ func (a *Assembler) checkOverlap(half *halfconnection, queue bool, ac AssemblerC
 				half.overlapPackets++
 			}
 			half.overlapBytes += len(cur.bytes)
-			// update links
-			if cur.prev != nil {
-				cur.prev.next = cur.next
-			} else {
-				half.first = cur.next
-			}
-			if cur.next != nil {
-				cur.next.prev = cur.prev
-			} else {
-				half.last = cur.prev
-			}
-			tmp := cur.prev
+			dlist.Unlink(&half.first, &half.last, cur)
+			tmp := cur.Prev
 			half.pages -= cur.release(a.pc)
 			cur = tmp
 			continue
@@ -1099,7 +1091,7 @@ func (a *Assembler) checkOverlap(half *halfconnection, queue bool, ac AssemblerC
 		} else {
 			next = cur
 		}
-		cur = cur.prev
+		cur = cur.Prev
 	}
 
 	// Split bytes into pages, and insert in queue
@@ -1111,14 +1103,14 @@ func (a *Assembler) checkOverlap(half *halfconnection, queue bool, ac AssemblerC
 		half.queuedBytes += len(bytes)
 		half.pages += numPages
 		if cur != nil {
-			cur.next = p
-			p.prev = cur
+			cur.Next = p
+			p.Prev = cur
 		} else {
 			half.first = p
 		}
 		if next != nil {
-			p2.next = next
-			next.prev = p2
+			p2.Next = next
+			next.Prev = p2
 		} else {
 			half.last = p2
 		}
@@ -1256,19 +1248,12 @@ func (a *Assembler) cleanSG(half *halfconnection, ac AssemblerContext) {
 	// Release consumed pages
 	for _, r := range a.cacheSG.all[:ndx] {
 		if r == half.saved {
-			if half.saved.next != nil {
-				half.saved.next.prev = nil
+			if half.saved.Next != nil {
+				half.saved.Next.Prev = nil
 			}
-			half.saved = half.saved.next
+			half.saved = half.saved.Next
 		} else if r == half.first {
-			if half.first.next != nil {
-				half.first.next.prev = nil
-			}
-			if half.first == half.last {
-				half.first, half.last = nil, nil
-			} else {
-				half.first = half.first.next
-			}
+			dlist.Unlink(&half.first, &half.last, half.first)
 		}
 		half.pages -= r.release(a.pc)
 	}
@@ -1290,8 +1275,8 @@ func (a *Assembler) cleanSG(half *halfconnection, ac AssemblerContext) {
 		if half.saved == nil {
 			half.saved = first
 		} else {
-			saved.next = first
-			first.prev = saved
+			saved.Next = first
+			first.Prev = saved
 		}
 		saved = last
 	}
@@ -1323,7 +1308,7 @@ func (a *Assembler) addPending(half *halfconnection, firstSeq Sequence) int {
 	}
 	s := 0
 	ret := []byteContainer{}
-	for p := half.saved; p != nil; p = p.next {
+	for p := half.saved; p != nil; p = p.Next {
 		ret = append(ret, p)
 		s += len(p.bytes)
 	}
@@ -1331,7 +1316,7 @@ func (a *Assembler) addPending(half *halfconnection, firstSeq Sequence) int {
 		// non-continuous saved: drop them
 		var next *page
 		for p := half.saved; p != nil; p = next {
-			next = p.next
+			next = p.Next
 			half.pages -= p.release(a.pc)
 		}
 		half.saved = nil
@@ -1355,14 +1340,8 @@ func (a *Assembler) addContiguous(half *halfconnection, lastSeq Sequence) Sequen
 	for page != nil && lastSeq.Difference(page.seq) == 0 {
 		lastSeq = lastSeq.Add(len(page.bytes))
 		a.ret = append(a.ret, page)
-		half.first = page.next
-		if half.first == nil {
-			half.last = nil
-		}
-		if page.next != nil {
-			page.next.prev = nil
-		}
-		page = page.next
+		dlist.Unlink(&half.first, &half.last, page)
+		page = page.Next
 	}
 	return lastSeq
 }
@@ -1388,14 +1367,14 @@ func (a *Assembler) closeHalfConnection(conn *connection, half *halfconnection) 
 	var next *page
 	for p := half.first; p != nil; p = next {
 		// FIXME: it should be already empty
-		next = p.next
+		next = p.Next
 		a.pc.replace(p)
 		half.pages--
 	}
 
 	// Pages kept for the Stream are of no use once the half is closed.
 	for p := half.saved; p != nil; p = next {
-		next = p.next
+		next = p.Next
 		half.pages -= p.release(a.pc)
 	}
 	half.saved = nil
@@ -1414,12 +1393,7 @@ func (a *Assembler) addNextFromConn(conn *halfconnection) {
 		return
 	}
 	a.ret = append(a.ret, conn.first)
-	conn.first = conn.first.next
-	if conn.first != nil {
-		conn.first.prev = nil
-	} else {
-		conn.last = nil
-	}
+	dlist.Unlink(&conn.first, &conn.last, conn.first)
 }
 
 // FlushOptions provide options for flushing connections.
@@ -1513,7 +1487,7 @@ var farFuture = time.Unix(1<<40, 0)
 // its oldest page's seen.
 func (half *halfconnection) floor() time.Time {
 	t := half.lastSeen
-	for p := half.first; p != nil; p = p.next {
+	for p := half.first; p != nil; p = p.Next {
 		t = minTime(t, p.seen)
 	}
 	return t
@@ -1541,9 +1515,9 @@ func (a *Assembler) flushClose(conn *connection, half *halfconnection, t time.Ti
 	}
 	// Pages are sorted by sequence number, not by age, and can only be pushed
 	// in that order: a page must not wait longer than the ones queued behind it.
-	for p := half.last; p != nil && p.prev != nil; p = p.prev {
-		if p.seen.Before(p.prev.seen) {
-			p.prev.seen = p.seen
+	for p := half.last; p != nil && p.Prev != nil; p = p.Prev {
+		if p.seen.Before(p.Prev.seen) {
+			p.Prev.seen = p.seen
 		}
 	}
 	for half.first != nil && half.first.seen.Before(t) {
