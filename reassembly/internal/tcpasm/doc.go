@@ -101,6 +101,10 @@
 //     called (a FIN's sequence number after, as before), and
 //     Assembler.NextSeq reads it, also from inside a Stream call. kwatch's
 //     reassembly keeps no copy of a position.
+//   - page and livePacket share their fields and getters (chunk); pages
+//     link through dlist.Links and leave a queue by dlist.Unlink, which
+//     kwatch's connection table uses too, rather than by five unlinks
+//     written out.
 //   - A page keeps its packet's CaptureInfo by value (ci), taken when it is
 //     cut: gopacket asks the packet's AssemblerContext again when the page
 //     is delivered, which for a caller that reuses one context (kwatch

@@ -264,30 +264,37 @@ func (dir TCPFlowDirection) Reverse() TCPFlowDirection {
 // avoids memory allocation.  Used pages are stored in a doubly-linked list in
 // a connection.
 type page struct {
-	bytes []byte
-	seq   Sequence
+	chunk // ac and frame: of the packet the page was cut from
 	dlist.Links[page]
-	owner      *pageCache // the pageCache whose used count includes this page
-	buf        [pageBytes]byte
-	ac         AssemblerContext     // context of the packet this page was cut from
-	ci         gopacket.CaptureInfo // ac's CaptureInfo when the page was cut: a context may be reused
-	frame      uint64               // the frame number of that packet (AssembleAddrs)
-	seen       time.Time
-	start, end bool
-	first      bool // only set for the first page of a packet
+	owner *pageCache // the pageCache whose used count includes this page
+	buf   [pageBytes]byte
+	ci    gopacket.CaptureInfo // ac's CaptureInfo when the page was cut: a context may be reused
+	seen  time.Time
+	first bool // only set for the first page of a packet
 }
 
-func (p *page) getBytes() []byte {
-	return p.bytes
+// chunk is what a page and a livePacket both are, and the byteContainer
+// methods they share: bytes at a sequence number, from the packet of
+// context ac and frame number frame (AssembleAddrs), which may start or
+// end the stream.
+type chunk struct {
+	bytes      []byte
+	seq        Sequence
+	ac         AssemblerContext
+	frame      uint64
+	start, end bool
 }
+
+func (c *chunk) getBytes() []byte                   { return c.bytes }
+func (c *chunk) length() int                        { return len(c.bytes) }
+func (c *chunk) frameNumber() uint64                { return c.frame }
+func (c *chunk) assemblerContext() AssemblerContext { return c.ac }
+func (c *chunk) isStart() bool                      { return c.start }
+func (c *chunk) isEnd() bool                        { return c.end }
+func (c *chunk) getSeq() Sequence                   { return c.seq }
+
 func (p *page) captureInfo() gopacket.CaptureInfo {
 	return p.ci
-}
-func (p *page) frameNumber() uint64 {
-	return p.frame
-}
-func (p *page) assemblerContext() AssemblerContext {
-	return p.ac
 }
 func (p *page) convertToPages(pc *pageCache, skip int, ac AssemblerContext) (*page, *page, int) {
 	if skip != 0 {
@@ -297,21 +304,9 @@ func (p *page) convertToPages(pc *pageCache, skip int, ac AssemblerContext) (*pa
 	p.Prev, p.Next = nil, nil
 	return p, p, 1
 }
-func (p *page) length() int {
-	return len(p.bytes)
-}
 func (p *page) release(pc *pageCache) int {
 	pc.replace(p)
 	return 1
-}
-func (p *page) isStart() bool {
-	return p.start
-}
-func (p *page) isEnd() bool {
-	return p.end
-}
-func (p *page) getSeq() Sequence {
-	return p.seq
 }
 func (p *page) isPacket() bool {
 	return p.first
@@ -321,38 +316,10 @@ func (p *page) String() string {
 }
 
 /* livePacket: implements a byteContainer */
-type livePacket struct {
-	bytes []byte
-	start bool
-	end   bool
-	ac    AssemblerContext
-	seq   Sequence
-	frame uint64
-}
+type livePacket struct{ chunk }
 
-func (lp *livePacket) getBytes() []byte {
-	return lp.bytes
-}
 func (lp *livePacket) captureInfo() gopacket.CaptureInfo {
 	return lp.ac.GetCaptureInfo()
-}
-func (lp *livePacket) frameNumber() uint64 {
-	return lp.frame
-}
-func (lp *livePacket) assemblerContext() AssemblerContext {
-	return lp.ac
-}
-func (lp *livePacket) length() int {
-	return len(lp.bytes)
-}
-func (lp *livePacket) isStart() bool {
-	return lp.start
-}
-func (lp *livePacket) isEnd() bool {
-	return lp.end
-}
-func (lp *livePacket) getSeq() Sequence {
-	return lp.seq
 }
 func (lp *livePacket) isPacket() bool {
 	return true

@@ -2400,14 +2400,10 @@ func TestReassemblyObjectCaptureInfo(t *testing.T) {
 	// Add 20 bytes worth of data into a reassemblyObject.
 	all := []byteContainer{
 		&page{
-			bytes: bytes.Repeat([]byte("1"), 10),
-			ac:    testCustomContext(1203),
+			chunk: chunk{bytes: bytes.Repeat([]byte("1"), 10), ac: testCustomContext(1203)},
 			ci:    testCustomContext(1203).GetCaptureInfo(), // as convertToPages sets it
 		},
-		&livePacket{
-			bytes: bytes.Repeat([]byte("1"), 10),
-			ac:    testCustomContext(794598214),
-		},
+		&livePacket{chunk{bytes: bytes.Repeat([]byte("1"), 10), ac: testCustomContext(794598214)}},
 	}
 	ro := &reassemblyObject{all: all}
 
