@@ -94,7 +94,7 @@ func (r *Reassembler) forceTruncHoles(c *conn) {
 			}
 			c.prune(side)
 			before := c.pos(side)
-			to, cut, ok := h.forcedEnd(before)
+			to, cut, ok := c.forcedEnd(side, before)
 			if !ok {
 				break
 			}
@@ -121,7 +121,7 @@ func (r *Reassembler) abort(c *conn, side Side) {
 			break
 		}
 		c.prune(side)
-		to, ok := h.aheadMin()
+		to, ok := c.queued(side)
 		if !ok {
 			break
 		}
@@ -169,7 +169,7 @@ func (r *Reassembler) fill(c *conn, side Side, to seq, cut bool) {
 	if c.ended {
 		return // its 4-tuple may be another connection's now
 	}
-	if m, ok := h.aheadMin(); ok && m.Difference(to) > 0 {
+	if m, ok := c.queued(side); ok && m.Difference(to) > 0 {
 		to = m
 	}
 	if n := c.pos(side).Difference(to); n <= 0 || n > maxFill {

@@ -89,10 +89,6 @@ type half struct {
 	captured bool
 	gap      int // lost bytes not reported yet
 	cut      int // cut bytes not reported yet
-	// ahead holds the ranges of segments gopacket buffered beyond the
-	// position (a superset of its queue; pruned as the position passes
-	// them): a hole may be forced out only up to the first of them.
-	ahead []span
 	// trunc holds where snaplen-cut segments of unknown length end: a
 	// hole starting there will never be filled.
 	trunc []seq
@@ -114,15 +110,13 @@ func (c *conn) pos(side Side) seq {
 // that it inlines: the lists are empty for in-order traffic, and the
 // position is not looked up.
 func (c *conn) prune(side Side) {
-	if h := &c.half[side]; len(h.ahead) > 0 || len(h.trunc) > 0 || len(h.cuts) > 0 {
+	if h := &c.half[side]; len(h.trunc) > 0 || len(h.cuts) > 0 {
 		h.pruneLists(c.pos(side))
 	}
 }
 
 func (h *half) pruneLists(pos seq) {
-	passed := func(s span) bool { return pos.Difference(s.to) <= 0 }
-	h.ahead = slices.DeleteFunc(h.ahead, passed)
-	h.cuts = slices.DeleteFunc(h.cuts, passed)
+	h.cuts = slices.DeleteFunc(h.cuts, func(s span) bool { return pos.Difference(s.to) <= 0 })
 	h.trunc = slices.DeleteFunc(h.trunc, func(t seq) bool { return pos.Difference(t) < 0 })
 }
 
@@ -136,15 +130,16 @@ func (h *half) cutAt(pos seq) (seq, bool) {
 	return 0, false
 }
 
-// forcedEnd says where the hole at pos ends when it is one that will never
-// be filled: a snaplen cut of known length (cut), or one of unknown length
-// up to the first buffered data.
-func (h *half) forcedEnd(pos seq) (to seq, cut, ok bool) {
+// forcedEnd says where the hole at side's position pos ends when it is one
+// that will never be filled: a snaplen cut of known length (cut), or one of
+// unknown length up to the first buffered data.
+func (c *conn) forcedEnd(side Side, pos seq) (to seq, cut, ok bool) {
+	h := &c.half[side]
 	if to, ok := h.cutAt(pos); ok {
 		return to, true, true
 	}
 	if h.truncHole(pos) {
-		to, ok := h.aheadMin()
+		to, ok := c.queued(side)
 		return to, false, ok
 	}
 	return 0, false, false
@@ -168,17 +163,10 @@ func (h *half) truncHole(pos seq) bool {
 	return false
 }
 
-// aheadMin returns where the first buffered data beyond the position
-// starts.
-func (h *half) aheadMin() (seq, bool) {
-	var m seq
-	ok := false
-	for _, s := range h.ahead {
-		if !ok || m.Difference(s.from) < 0 {
-			m, ok = s.from, true
-		}
-	}
-	return m, ok
+// queued returns where the first data tcpasm buffered beyond side's
+// position starts: a hole may be forced out only up to it.
+func (c *conn) queued(side Side) (seq, bool) {
+	return c.r.asm.Queued(c.sender(side), c.sender(side.Other()))
 }
 
 // side maps gopacket's direction (relative to the first packet) to a Side.
@@ -348,8 +336,8 @@ func (c *conn) noteStarts(side Side, t *layers.TCP, sq seq) {
 	}
 }
 
-// noteBuffered records the data gopacket will buffer ahead of the
-// position pos, and where a snaplen-cut segment lost bytes.
+// noteBuffered counts the data gopacket will buffer ahead of the position
+// pos, and records where a snaplen-cut segment lost bytes.
 func (c *conn) noteBuffered(side Side, t *layers.TCP, first, pos seq, nextSeq tcpasm.Sequence) {
 	r := c.r
 	h := &c.half[side]
@@ -357,7 +345,6 @@ func (c *conn) noteBuffered(side Side, t *layers.TCP, first, pos seq, nextSeq tc
 	// gopacket buffers data ahead of pos, except a RST's and that of a SYN
 	// on a started half, which it drops.
 	if n > 0 && pos.Difference(first) > 0 && !t.RST && !(t.SYN && nextSeq >= 0) {
-		h.ahead = append(h.ahead, span{first, first.Add(n)})
 		r.stats.OutOfOrder++
 	}
 	if !r.cur.truncated {

@@ -41,16 +41,38 @@ func (a *Assembler) half(src, dst netip.AddrPort, ts time.Time) (*connection, *h
 // be called from inside a Stream call, where it reads the position past
 // the bytes being delivered.
 func (a *Assembler) NextSeq(src, dst netip.AddrPort) Sequence {
+	half := a.peek(src, dst)
+	if half == nil {
+		return invalidSequence
+	}
+	return half.nextSeq
+}
+
+// Queued returns where the first byte queued ahead of a hole in the
+// direction from src to dst starts, if any: how far a hole may be given up
+// (SkipTo) without skipping data that is there. It may be called from
+// inside a Stream call.
+func (a *Assembler) Queued(src, dst netip.AddrPort) (Sequence, bool) {
+	half := a.peek(src, dst)
+	if half == nil || half.first == nil {
+		return invalidSequence, false
+	}
+	return half.first.seq, true
+}
+
+// peek returns the half of the pooled connection of src and dst that src
+// sends, or nil, and changes nothing.
+func (a *Assembler) peek(src, dst netip.AddrPort) *halfconnection {
 	var k key
 	srcIsLo := k.set(addrEndpoint(src), addrEndpoint(dst))
 	conn := a.last
 	if conn == nil || conn.removed || !conn.key.eq(&k) {
 		if conn = a.connPool.conns.get(&k); conn == nil {
-			return invalidSequence
+			return nil
 		}
 	}
 	half, _ := conn.halves(srcIsLo)
-	return half.nextSeq
+	return half
 }
 
 // StartAt starts the direction from src at sequence number at, unless it
