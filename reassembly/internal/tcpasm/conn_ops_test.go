@@ -180,6 +180,13 @@ func (s *posStream) Accept(_ *layers.TCP, _ gopacket.CaptureInfo, _ TCPFlowDirec
 	s.got = append(s.got, fmt.Sprintf("accept %d %d", next, rev))
 	return true
 }
+
+// queued records where the client's queue starts, after a segment.
+func (s *posStream) queued() {
+	if q, ok := s.a.Queued(s.cli, s.brk); ok {
+		s.got = append(s.got, fmt.Sprintf("queued %d", q))
+	}
+}
 func (s *posStream) ReassembledSG(sg ScatterGather, _ AssemblerContext) {
 	dir, _, end, _ := sg.Info()
 	src, dst := s.cli, s.brk
@@ -191,9 +198,11 @@ func (s *posStream) ReassembledSG(sg ScatterGather, _ AssemblerContext) {
 func (s *posStream) ReassemblyComplete(AssemblerContext) bool { return false }
 
 // TestNextSeqOwned: the Assembler is the one owner of each direction's
-// position. Accept is given both directions' (negative before a start);
-// during ReassembledSG NextSeq is past the bytes delivered, in order or
-// from the queue, and not yet past a FIN, which counts once it is handled.
+// position and queue. Accept is given both directions' positions (negative
+// before a start); during ReassembledSG NextSeq is past the bytes
+// delivered, in order or from the queue, and not yet past a FIN, which
+// counts once it is handled; Queued is where the first data queued ahead
+// of a hole starts.
 func TestNextSeqOwned(t *testing.T) {
 	cli, brk := netip.MustParseAddrPort("10.0.0.1:5000"), netip.MustParseAddrPort("10.0.0.2:9092")
 	type seg struct {
@@ -211,7 +220,9 @@ func TestNextSeqOwned(t *testing.T) {
 		{"in order", []seg{{syn: true, seq: 99}, {seq: 100, data: "ab"}, {seq: 102, data: "c"}},
 			[]string{"accept -1 -1", "sg 100 end=false", "accept 100 -1", "sg 102 end=false", "accept 102 -1", "sg 103 end=false"}},
 		{"queued data delivered with the late segment", []seg{{syn: true, seq: 99}, {seq: 105, data: "x"}, {seq: 100, data: "abcde"}},
-			[]string{"accept -1 -1", "sg 100 end=false", "accept 100 -1", "accept 100 -1", "sg 106 end=false"}},
+			[]string{"accept -1 -1", "sg 100 end=false", "accept 100 -1", "queued 105", "accept 100 -1", "sg 106 end=false"}},
+		{"the queue starts at its first segment", []seg{{syn: true, seq: 99}, {seq: 110, data: "y"}, {seq: 105, data: "x"}, {seq: 100, data: "ab"}},
+			[]string{"accept -1 -1", "sg 100 end=false", "accept 100 -1", "queued 110", "accept 100 -1", "queued 105", "accept 100 -1", "sg 102 end=false", "queued 105"}},
 		{"a FIN counts after it is delivered", []seg{{syn: true, seq: 99}, {seq: 100, data: "ab", fin: true}, {fromBroker: true, syn: true, seq: 499}},
 			[]string{"accept -1 -1", "sg 100 end=false", "accept 100 -1", "sg 102 end=true", "accept -1 103", "sg 500 end=false"}},
 	}
@@ -228,6 +239,7 @@ func TestNextSeqOwned(t *testing.T) {
 					BaseLayer: layers.BaseLayer{Payload: []byte(g.data)}}
 				ts := time.Unix(int64(i+1), 0)
 				s.a.AssembleAddrs(src, dst, tcp, ts, uint64(i+1), &eqCtx{ci: gopacket.CaptureInfo{Timestamp: ts}})
+				s.queued()
 			}
 			if !slices.Equal(s.got, c.want) {
 				t.Errorf("positions\n%q\nwant\n%q", s.got, c.want)
