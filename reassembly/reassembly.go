@@ -3,8 +3,11 @@
 //
 // It is a thin layer over gopacket's reassembly package, forked into
 // internal/tcpasm to make in-order segments cheap ("gopacket" in this
-// package means that code): gopacket keeps the out-of-order buffer and the
-// sequence arithmetic; this package decides which side of a connection is
+// package means that code): gopacket keeps the out-of-order buffer, the
+// sequence arithmetic and each direction's position, which this package
+// reads from it (Accept's arguments, Assembler.NextSeq and Queued) and moves
+// only through its per-connection operations (actions.go), never keeping a
+// copy; this package decides which side of a connection is
 // the client, waits a little for a late SYN before taking a connection as
 // joined mid-stream (hold.go), turns every byte gopacket skips and every
 // hole the other side acknowledged into an explicit Gap (acked.go), hands
