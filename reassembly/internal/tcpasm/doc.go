@@ -98,9 +98,10 @@
 //   - One owner of positions: Stream.Accept is given the reverse
 //     direction's next sequence number too (revSeq), a direction's nextSeq
 //     moves past the bytes of a ScatterGather before ReassembledSG is
-//     called (a FIN's sequence number after, as before), and
-//     Assembler.NextSeq reads it, also from inside a Stream call. kwatch's
-//     reassembly keeps no copy of a position.
+//     called (a FIN's sequence number after, as before),
+//     Assembler.NextSeq reads it and Assembler.Queued where the queue
+//     ahead of a hole starts, also from inside a Stream call. kwatch's
+//     reassembly keeps no copy of either.
 //   - page and livePacket share their fields and getters (chunk); pages
 //     link through dlist.Links and leave a queue by dlist.Unlink, which
 //     kwatch's connection table uses too, rather than by five unlinks
