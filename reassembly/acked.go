@@ -25,7 +25,7 @@ import (
 // the request it answers, which a reordered capture may hold after it.
 
 // ackState is a side's hole acknowledged: the other side acknowledged
-// bytes beyond pos, up to to; first is what it had acknowledged at since,
+// bytes beyond its position, up to to; first is what it had acknowledged at since,
 // when the connection had seen pkts segments.
 type ackState struct {
 	pending   bool
@@ -60,11 +60,11 @@ func (r *Reassembler) checkAcks(c *conn, now time.Time, all bool) bool {
 		if !a.pending {
 			continue
 		}
-		if c.ended || h.closed || h.pos.Difference(a.to) <= 0 {
+		if c.ended || h.closed || c.pos(side).Difference(a.to) <= 0 {
 			a.pending = false
 			continue
 		}
-		if h.pos.Difference(a.first) <= 0 {
+		if c.pos(side).Difference(a.first) <= 0 {
 			// What was acknowledged first came; the rest is timed anew.
 			a.first, a.since, a.pkts = a.to, now, c.pkts
 		}
@@ -82,7 +82,7 @@ func (r *Reassembler) checkAcks(c *conn, now time.Time, all bool) bool {
 			r.stats.AckedHoles++
 			r.forceTo(c, side, a.first)
 			a.first, a.since, a.pkts = a.to, now, c.pkts
-			if all || h.closed || h.pos.Difference(a.to) <= 0 {
+			if all || h.closed || c.pos(side).Difference(a.to) <= 0 {
 				a.pending = false
 				continue
 			}
@@ -118,13 +118,13 @@ func (r *Reassembler) forceTo(c *conn, side Side, to seq) {
 		defer func() { r.cur = saved }()
 	}
 	for range maxRounds {
-		if c.ended || h.closed || h.pos.Difference(to) <= 0 {
+		if c.ended || h.closed || c.pos(side).Difference(to) <= 0 {
 			return
 		}
-		h.prune()
-		before := h.pos
+		c.prune(side)
+		before := c.pos(side)
 		r.fill(c, side, to, false)
-		if h.pos == before {
+		if c.pos(side) == before {
 			return
 		}
 	}
@@ -168,7 +168,7 @@ func (c *conn) mayDefer(side Side, t *layers.TCP) bool {
 // deferredAt reports whether a deferred segment of side holds its next
 // byte.
 func (c *conn) deferredAt(side Side) bool {
-	pos, src := c.half[side].pos, c.sender(side)
+	pos, src := c.pos(side), c.sender(side)
 	for i := range c.x().deferred {
 		d := &c.x().deferred[i]
 		n := len(d.TCP.Payload)
@@ -185,7 +185,7 @@ func (c *conn) deferredAt(side Side) bool {
 // deferredFrom returns the index of the deferred segment of side that
 // starts first at or after its next byte, or -1.
 func (c *conn) deferredFrom(side Side) int {
-	pos, src := c.half[side].pos, c.sender(side)
+	pos, src := c.pos(side), c.sender(side)
 	first := -1
 	for i := range c.x().deferred {
 		d := &c.x().deferred[i]
@@ -251,7 +251,7 @@ func (r *Reassembler) redeliver(c *conn) {
 		o := &c.half[side.Other()]
 		// A segment deferred longer than the reordering window goes on
 		// whatever it waits for.
-		if !r.noDefer && !c.ended && !o.closed && c.mayHaveLost(o) && o.pos.Difference(seq(s.TCP.Ack)) > 0 && r.cur.meta.Time.Sub(s.Time) <= holdTime {
+		if !r.noDefer && !c.ended && !o.closed && c.mayHaveLost(o) && c.pos(side.Other()).Difference(seq(s.TCP.Ack)) > 0 && r.cur.meta.Time.Sub(s.Time) <= holdTime {
 			i++
 			continue
 		}

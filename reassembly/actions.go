@@ -10,7 +10,7 @@ import "github.com/kwatch/kwatch/reassembly/internal/tcpasm"
 type actKind uint8
 
 const (
-	actFill    actKind = iota // force the hole at pos out, up to to
+	actFill    actKind = iota // force the hole at the position out, up to to
 	actStart                  // start side at to (SYN-ACK seen, no SYN)
 	actAbort                  // a RST ended the other side: end side too
 	actRestart                // a new SYN on the 4-tuple: end c, replay seg
@@ -43,7 +43,7 @@ func (r *Reassembler) runPost() {
 		switch a.kind {
 		case actFill:
 			h := &a.c.half[a.side]
-			if h.closed || !h.truncHole() {
+			if h.closed || !h.truncHole(a.c.pos(a.side)) {
 				continue
 			}
 			r.stats.TruncFills++
@@ -92,15 +92,15 @@ func (r *Reassembler) forceTruncHoles(c *conn) {
 			if c.ended || h.closed {
 				break
 			}
-			h.prune()
-			to, cut, ok := h.forcedEnd()
+			c.prune(side)
+			before := c.pos(side)
+			to, cut, ok := c.forcedEnd(side, before)
 			if !ok {
 				break
 			}
-			before := h.pos
 			r.stats.TruncFills++
 			r.fill(c, side, to, cut)
-			if h.pos == before {
+			if c.pos(side) == before {
 				break
 			}
 		}
@@ -120,25 +120,30 @@ func (r *Reassembler) abort(c *conn, side Side) {
 		if c.ended || h.closed || !h.started {
 			break
 		}
-		h.prune()
-		to, ok := h.aheadMin()
+		c.prune(side)
+		to, ok := c.queued(side)
 		if !ok {
 			break
 		}
-		before := h.pos
+		before := c.pos(side)
 		r.fill(c, side, to, false)
-		if h.pos == before {
+		if c.pos(side) == before {
 			break
 		}
 	}
 	if c.ended || h.closed {
 		return
 	}
+	// A side not started is closed at its start, which is zero: where
+	// it would have started is not known.
 	r.forcing = true
-	ok := r.asm.Close(c.sender(side), c.sender(side.Other()), h.pos, r.cur.meta.Time, &r.cur)
+	ok := r.asm.Close(c.sender(side), c.sender(side.Other()), h.start, r.cur.meta.Time, &r.cur)
 	r.forcing = false
 	if ok && !h.started {
-		h.started, h.start = true, h.pos
+		h.started = true
+		if p := c.pos(side); p >= 0 {
+			h.start = p
+		}
 	}
 	h.closed = true
 }
@@ -151,23 +156,26 @@ func (r *Reassembler) startAt(c *conn, side Side, to seq) {
 		return
 	}
 	if r.asm.StartAt(c.sender(side), c.sender(side.Other()), to, r.cur.meta.Time) {
-		h.started, h.pos, h.start = true, to, to
+		h.started, h.start = true, to
 	}
 }
 
-// fill gives up the hole of side from pos to to, so that gopacket moves
-// past it rather than wait for it; ReassembledSG reports it as one Gap, or
-// as one Cut if cut. It stops at buffered data, which gopacket then
-// delivers.
+// fill gives up the hole of side from its position to to, so that
+// gopacket moves past it rather than wait for it; ReassembledSG reports it
+// as one Gap, or as one Cut if cut. It stops at buffered data, which
+// gopacket then delivers.
 func (r *Reassembler) fill(c *conn, side Side, to seq, cut bool) {
 	h := &c.half[side]
-	if m, ok := h.aheadMin(); ok && m.Difference(to) > 0 {
+	if c.ended {
+		return // its 4-tuple may be another connection's now
+	}
+	if m, ok := c.queued(side); ok && m.Difference(to) > 0 {
 		to = m
 	}
-	if n := h.pos.Difference(to); n <= 0 || n > maxFill {
+	if n := c.pos(side).Difference(to); n <= 0 || n > maxFill {
 		return
 	}
-	if !c.ended && !h.closed {
+	if !h.closed {
 		reason := tcpasm.SkipLost
 		if cut {
 			reason = tcpasm.SkipCut

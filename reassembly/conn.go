@@ -9,6 +9,7 @@ import (
 
 	"github.com/kwatch/kwatch/capture"
 
+	"github.com/kwatch/kwatch/reassembly/internal/dlist"
 	"github.com/kwatch/kwatch/reassembly/internal/tcpasm"
 )
 
@@ -39,10 +40,10 @@ type conn struct {
 	id   uint64 // creation order, the last tie-break of replay order
 	flow Flow
 	// Its place in the connection table (table.go).
-	prev, next *conn
-	part       uint8
-	on         uint8
-	active     bool // a packet came since it was last put at its list's back
+	dlist.Links[conn]
+	part   uint8
+	on     uint8
+	active bool // a packet came since it was last put at its list's back
 	// Rarely used, allocated when first needed: only when packets are
 	// out of order or lost.
 	rare *connRare
@@ -75,8 +76,9 @@ func (c *conn) x() *connRare {
 // span is a sequence range [from, to).
 type span struct{ from, to seq }
 
-// half is our view of one direction. pos mirrors gopacket's nextSeq: the
-// sequence number of the next in-order byte.
+// half is our view of one direction, beside the position tcpasm holds for
+// it (conn.pos): the sequence number of the next in-order byte, which only
+// tcpasm keeps and moves.
 type half struct {
 	started bool
 	closed  bool
@@ -85,57 +87,59 @@ type half struct {
 	// (asymmetric routing, a mirror of one direction) loses nothing the
 	// other acknowledges: nothing of it was to be had.
 	captured bool
-	pos      seq
 	gap      int // lost bytes not reported yet
 	cut      int // cut bytes not reported yet
-	// ahead holds the ranges of segments gopacket buffered beyond pos
-	// (a superset of its queue; pruned as pos passes them): a hole may be
-	// forced out only up to the first of them.
-	ahead []span
 	// trunc holds where snaplen-cut segments of unknown length end: a
 	// hole starting there will never be filled.
 	trunc []seq
 	// cuts holds the bytes snaplen-cut segments lost, by their IP length:
-	// when pos reaches one, it is delivered as a Cut.
+	// when the position reaches one, it is delivered as a Cut.
 	cuts  []span
-	start seq // pos when the half started
+	start seq // the position when the half started
 	isn   seq // sequence number of its SYN, if synSeen
 }
 
-// prune drops the ranges pos has passed. The check is apart so that it
-// inlines: both lists are empty for in-order traffic.
-func (h *half) prune() {
-	if len(h.ahead) > 0 || len(h.trunc) > 0 || len(h.cuts) > 0 {
-		h.pruneLists()
+// pos returns side's position: the sequence number of its next in-order
+// byte, as tcpasm holds it; negative before the side started. During
+// ReassembledSG it is already past the bytes delivered.
+func (c *conn) pos(side Side) seq {
+	return c.r.asm.NextSeq(c.sender(side), c.sender(side.Other()))
+}
+
+// prune drops the ranges side's position has passed. The check is apart so
+// that it inlines: the lists are empty for in-order traffic, and the
+// position is not looked up.
+func (c *conn) prune(side Side) {
+	if h := &c.half[side]; len(h.trunc) > 0 || len(h.cuts) > 0 {
+		h.pruneLists(c.pos(side))
 	}
 }
 
-func (h *half) pruneLists() {
-	passed := func(s span) bool { return h.pos.Difference(s.to) <= 0 }
-	h.ahead = slices.DeleteFunc(h.ahead, passed)
-	h.cuts = slices.DeleteFunc(h.cuts, passed)
-	h.trunc = slices.DeleteFunc(h.trunc, func(t seq) bool { return h.pos.Difference(t) < 0 })
+func (h *half) pruneLists(pos seq) {
+	h.cuts = slices.DeleteFunc(h.cuts, func(s span) bool { return pos.Difference(s.to) <= 0 })
+	h.trunc = slices.DeleteFunc(h.trunc, func(t seq) bool { return pos.Difference(t) < 0 })
 }
 
-// cutAt returns where the snaplen cut that holds the next byte ends.
-func (h *half) cutAt() (seq, bool) {
+// cutAt returns where the snaplen cut that holds the byte at pos ends.
+func (h *half) cutAt(pos seq) (seq, bool) {
 	for _, s := range h.cuts {
-		if s.from.Difference(h.pos) >= 0 && h.pos.Difference(s.to) > 0 {
+		if s.from.Difference(pos) >= 0 && pos.Difference(s.to) > 0 {
 			return s.to, true
 		}
 	}
 	return 0, false
 }
 
-// forcedEnd says where the hole at pos ends when it is one that will never
-// be filled: a snaplen cut of known length (cut), or one of unknown length
-// up to the first buffered data.
-func (h *half) forcedEnd() (to seq, cut, ok bool) {
-	if to, ok := h.cutAt(); ok {
+// forcedEnd says where the hole at side's position pos ends when it is one
+// that will never be filled: a snaplen cut of known length (cut), or one of
+// unknown length up to the first buffered data.
+func (c *conn) forcedEnd(side Side, pos seq) (to seq, cut, ok bool) {
+	h := &c.half[side]
+	if to, ok := h.cutAt(pos); ok {
 		return to, true, true
 	}
-	if h.truncHole() {
-		to, ok := h.aheadMin()
+	if h.truncHole(pos) {
+		to, ok := c.queued(side)
 		return to, false, ok
 	}
 	return 0, false, false
@@ -148,27 +152,21 @@ func (c *conn) holesToForce() bool {
 	return len(c.half[Client].trunc)|len(c.half[Broker].trunc)|len(c.half[Client].cuts)|len(c.half[Broker].cuts) != 0
 }
 
-// truncHole reports whether the next byte is the first byte a snaplen cut
-// took away.
-func (h *half) truncHole() bool {
+// truncHole reports whether the byte at pos is the first byte a snaplen
+// cut took away.
+func (h *half) truncHole(pos seq) bool {
 	for _, t := range h.trunc {
-		if t == h.pos {
+		if t == pos {
 			return true
 		}
 	}
 	return false
 }
 
-// aheadMin returns where the first buffered data beyond pos starts.
-func (h *half) aheadMin() (seq, bool) {
-	var m seq
-	ok := false
-	for _, s := range h.ahead {
-		if !ok || m.Difference(s.from) < 0 {
-			m, ok = s.from, true
-		}
-	}
-	return m, ok
+// queued returns where the first data tcpasm buffered beyond side's
+// position starts: a hole may be forced out only up to it.
+func (c *conn) queued(side Side) (seq, bool) {
+	return c.r.asm.Queued(c.sender(side), c.sender(side.Other()))
 }
 
 // side maps gopacket's direction (relative to the first packet) to a Side.
@@ -180,9 +178,11 @@ func (c *conn) side(dir tcpasm.TCPFlowDirection) Side {
 }
 
 // Accept is called by gopacket for every segment of the connection before
-// it handles it. It orients and starts halves, records what gopacket will
-// buffer, and schedules the actions that run after it (actions.go).
-func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowDirection, nextSeq tcpasm.Sequence, start *bool, _ tcpasm.AssemblerContext) bool {
+// it handles it, with the positions of the segment's side (nextSeq) and of
+// the other (revSeq), negative before a side started. It orients and
+// starts halves, records what gopacket will buffer, and schedules the
+// actions that run after it (actions.go).
+func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowDirection, nextSeq, revSeq tcpasm.Sequence, start *bool, _ tcpasm.AssemblerContext) bool {
 	r := c.r
 	r.touch(c)
 	if c.holding {
@@ -212,14 +212,14 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 	}
 	// ahead: t acknowledges bytes of the other side not delivered yet,
 	// reordered or lost (acked.go). Rare: the check is one comparison.
-	ahead := t.ACK && o.pos.Difference(seq(t.Ack)) > 0 && o.started && !o.closed && c.mayHaveLost(o)
+	ahead := t.ACK && revSeq.Difference(seq(t.Ack)) > 0 && o.started && !o.closed && c.mayHaveLost(o)
 	if !r.replaying {
 		c.pkts++
 		h.captured = true
 		if ahead {
 			c.noteAck(side.Other(), seq(t.Ack))
 		}
-		if c.holesToForce() && c.fillFirst(side, t, first) {
+		if c.holesToForce() && c.fillFirst(side, t, first, nextSeq, revSeq) {
 			return false
 		}
 	}
@@ -235,22 +235,23 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 		c.deferSeg(t)
 		return false
 	}
-	if !c.startHalf(h, t, sq, nextSeq, start) {
+	pos, ok := c.startHalf(h, t, sq, nextSeq, start)
+	if !ok {
 		return false
 	}
 	if t.SYN || side == Client && h.synSeen && !o.started {
 		c.noteStarts(side, t, sq)
 	}
-	if n > 0 && h.pos.Difference(first) > 0 || r.cur.truncated {
-		c.noteBuffered(side, t, first, nextSeq)
+	if n > 0 && pos.Difference(first) > 0 || r.cur.truncated {
+		c.noteBuffered(side, t, first, pos, nextSeq)
 	}
 	// A capture written by hand may number the first data byte as the
 	// SYN (no real stack does: the SYN takes a sequence number). gopacket
 	// would drop that byte as old, the first byte of a Kafka frame's size,
 	// and the connection would never be recognised: it goes out here,
 	// the rest of the segment after it as usual.
-	if sq == h.isn && n > 0 && !t.SYN && h.synSeen && h.pos == h.isn.Add(1) && h.pos == h.start &&
-		!h.closed && !r.replaying && nextSeq == h.pos {
+	if sq == h.isn && n > 0 && !t.SYN && h.synSeen && nextSeq == h.isn.Add(1) && nextSeq == h.start &&
+		!h.closed && !r.replaying {
 		c.data(side, t.Payload[:1])
 	}
 	return true
@@ -259,19 +260,20 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 // fillFirst reports whether a segment, seen for the first time, must be
 // refused now: holes left by a snaplen cut are forced out before it is
 // handled, so that calls come in sequence order, and it is handed to
-// gopacket again afterwards (actReplay).
-func (c *conn) fillFirst(side Side, t *layers.TCP, first seq) bool {
+// gopacket again afterwards (actReplay). pos and opos are the positions of
+// side and the other.
+func (c *conn) fillFirst(side Side, t *layers.TCP, first, pos, opos seq) bool {
 	r := c.r
 	h, o := &c.half[side], &c.half[side.Other()]
 	pre := false
 	// The peer acknowledged bytes of the hole: they exist, and were
 	// not captured.
-	if t.ACK && o.started && !o.closed && o.truncHole() && o.pos.Difference(seq(t.Ack)) > 0 {
+	if t.ACK && o.started && !o.closed && o.truncHole(opos) && opos.Difference(seq(t.Ack)) > 0 {
 		r.post = append(r.post, action{kind: actFill, c: c, side: side.Other(), to: seq(t.Ack)})
 		pre = true
 	}
 	// A later segment shows where the hole ends.
-	if !h.closed && h.truncHole() && h.pos.Difference(first) > 0 {
+	if !h.closed && h.truncHole(pos) && pos.Difference(first) > 0 {
 		r.post = append(r.post, action{kind: actFill, c: c, side: side, to: first})
 		pre = true
 	}
@@ -282,37 +284,33 @@ func (c *conn) fillFirst(side Side, t *layers.TCP, first seq) bool {
 }
 
 // startHalf starts h at its first segment, and reports false for a
-// segment that must not start it. Once started, h follows gopacket's
-// position, which only gopacket moves.
-func (c *conn) startHalf(h *half, t *layers.TCP, sq seq, nextSeq tcpasm.Sequence, start *bool) bool {
+// segment that must not start it. It returns h's position: tcpasm's
+// (nextSeq) once started, else where the segment starts h, which tcpasm
+// takes up when it handles the segment.
+func (c *conn) startHalf(h *half, t *layers.TCP, sq seq, nextSeq tcpasm.Sequence, start *bool) (seq, bool) {
 	if h.started {
-		if nextSeq >= 0 && nextSeq != h.pos {
-			c.r.log.Debug().Uint64("frame", c.r.cur.meta.Frame).Int64("ours", int64(h.pos)).Int64("gopacket", int64(nextSeq)).Msg("reassembly: position out of step, following gopacket")
-			h.pos = nextSeq
-		}
-		return true
+		return nextSeq, true
 	}
 	if nextSeq < 0 && !t.SYN && len(t.Payload) == 0 && !t.FIN && !t.RST {
 		// Mid-stream, an empty segment does not tell where the stream
 		// is: a keepalive probe carries the sequence number before
 		// the next byte, and starting there would make that byte a
 		// hole. The first data or FIN starts the half.
-		return false
+		return 0, false
 	}
 	h.started = true
 	switch {
 	case nextSeq >= 0:
-		h.pos = nextSeq // cannot happen: gopacket started without us
+		h.start = nextSeq // cannot happen: gopacket started without us
 	case t.SYN:
-		h.synSeen, h.isn, h.pos = true, sq, sq.Add(1)
+		h.synSeen, h.isn, h.start = true, sq, sq.Add(1)
 	default:
 		// Mid-stream: start at once rather than buffer, waiting
 		// for a SYN that will not come.
 		*start = true
-		h.pos = sq
+		h.start = sq
 	}
-	h.start = h.pos
-	return true
+	return h.start, true
 }
 
 // noteStarts schedules the start of the other half where a SYN-ACK or the
@@ -338,16 +336,15 @@ func (c *conn) noteStarts(side Side, t *layers.TCP, sq seq) {
 	}
 }
 
-// noteBuffered records the data gopacket will buffer ahead of the
-// position, and where a snaplen-cut segment lost bytes.
-func (c *conn) noteBuffered(side Side, t *layers.TCP, first seq, nextSeq tcpasm.Sequence) {
+// noteBuffered counts the data gopacket will buffer ahead of the position
+// pos, and records where a snaplen-cut segment lost bytes.
+func (c *conn) noteBuffered(side Side, t *layers.TCP, first, pos seq, nextSeq tcpasm.Sequence) {
 	r := c.r
 	h := &c.half[side]
 	n := len(t.Payload)
 	// gopacket buffers data ahead of pos, except a RST's and that of a SYN
 	// on a started half, which it drops.
-	if n > 0 && h.pos.Difference(first) > 0 && !t.RST && !(t.SYN && nextSeq >= 0) {
-		h.ahead = append(h.ahead, span{first, first.Add(n)})
+	if n > 0 && pos.Difference(first) > 0 && !t.RST && !(t.SYN && nextSeq >= 0) {
 		r.stats.OutOfOrder++
 	}
 	if !r.cur.truncated {
@@ -361,16 +358,16 @@ func (c *conn) noteBuffered(side Side, t *layers.TCP, first seq, nextSeq tcpasm.
 	end := first.Add(n)
 	switch cut := r.cur.cut; {
 	case cut > 0 && cut <= maxFill:
-		if to := end.Add(cut); h.pos.Difference(to) > 0 {
+		if to := end.Add(cut); pos.Difference(to) > 0 {
 			h.cuts = append(h.cuts, span{end, to})
 		}
-	case h.pos.Difference(end) >= 0:
+	case pos.Difference(end) >= 0:
 		h.trunc = append(h.trunc, end)
 	}
 }
 
 // ReassembledSG receives in-order data from gopacket: bytes it skipped
-// (skip), lost or cut, then bytes.
+// (skip), lost or cut, then bytes. tcpasm's position is already past them.
 func (c *conn) ReassembledSG(sg tcpasm.ScatterGather, _ tcpasm.AssemblerContext) {
 	r := c.r
 	dir, _, end, skip := sg.Info()
@@ -387,12 +384,10 @@ func (c *conn) ReassembledSG(sg tcpasm.ScatterGather, _ tcpasm.AssemblerContext)
 		// with earlier packets, whose frames its PDUs carry, as Wireshark
 		// shows them; the gap before it, at the first of them.
 		c.pieces(side, sg)
-		h.pos = h.pos.Add(length)
 	} else if length > 0 {
 		c.data(side, sg.Fetch(length))
-		h.pos = h.pos.Add(length)
 	}
-	h.prune()
+	c.prune(side)
 	if end {
 		h.closed = true
 		// A RST aborts both directions.
@@ -412,7 +407,6 @@ func (c *conn) skipped(h *half, n int, why tcpasm.SkipReason) {
 	} else {
 		h.gap += n
 	}
-	h.pos = h.pos.Add(n)
 	if !c.r.flushing && why == tcpasm.SkipGivenUp {
 		c.r.stats.Overflow++
 	}

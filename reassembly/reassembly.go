@@ -3,8 +3,11 @@
 //
 // It is a thin layer over gopacket's reassembly package, forked into
 // internal/tcpasm to make in-order segments cheap ("gopacket" in this
-// package means that code): gopacket keeps the out-of-order buffer and the
-// sequence arithmetic; this package decides which side of a connection is
+// package means that code): gopacket keeps the out-of-order buffer, the
+// sequence arithmetic and each direction's position, which this package
+// reads from it (Accept's arguments, Assembler.NextSeq and Queued) and moves
+// only through its per-connection operations (actions.go), never keeping a
+// copy; this package decides which side of a connection is
 // the client, waits a little for a late SYN before taking a connection as
 // joined mid-stream (hold.go), turns every byte gopacket skips and every
 // hole the other side acknowledged into an explicit Gap (acked.go), hands
@@ -193,7 +196,10 @@ type Options struct {
 	// ExternalIdleFlush: Add never flushes idle connections; the caller
 	// calls IdleFlush, driven by an IdleClock over all segments (sharding).
 	ExternalIdleFlush bool
-	Logger            zerolog.Logger
+	// Logger is for debug logging. Nothing logs at present: the one line
+	// there was said that our copy of a position had gone out of step with
+	// tcpasm's, and tcpasm now holds the only one.
+	Logger zerolog.Logger
 }
 
 // Stats counts what the Reassembler saw. Connection counts exclude
@@ -252,7 +258,6 @@ const flushEvery = time.Second
 type Reassembler struct {
 	opts Options
 	op   Opener
-	log  zerolog.Logger
 	asm  *tcpasm.Assembler
 
 	cur     pktCtx           // the packet (or flush) being handled
@@ -340,7 +345,7 @@ func New(opts Options, op Opener) *Reassembler {
 	if opts.MaxHeldBytes == 0 {
 		opts.MaxHeldBytes = DefaultMaxHeldBytes
 	}
-	r := &Reassembler{opts: opts, op: op, log: opts.Logger, emb: newEmbTable(), promoting: -1}
+	r := &Reassembler{opts: opts, op: op, emb: newEmbTable(), promoting: -1}
 	switch {
 	case opts.MaxConnections == 0:
 		r.perPart = DefaultMaxConnections / Partitions

@@ -2,6 +2,8 @@ package reassembly
 
 import (
 	"net/netip"
+
+	"github.com/kwatch/kwatch/reassembly/internal/dlist"
 )
 
 // The connection table's cap (Options.MaxConnections, issue 12): the table
@@ -78,9 +80,9 @@ type part struct {
 type connList struct{ head, tail *conn }
 
 func (l *connList) pushBack(c *conn) {
-	c.prev, c.next = l.tail, nil
+	c.Prev, c.Next = l.tail, nil
 	if l.tail != nil {
-		l.tail.next = c
+		l.tail.Next = c
 	} else {
 		l.head = c
 	}
@@ -88,17 +90,8 @@ func (l *connList) pushBack(c *conn) {
 }
 
 func (l *connList) remove(c *conn) {
-	if c.prev != nil {
-		c.prev.next = c.next
-	} else {
-		l.head = c.next
-	}
-	if c.next != nil {
-		c.next.prev = c.prev
-	} else {
-		l.tail = c.prev
-	}
-	c.prev, c.next = nil, nil
+	dlist.Unlink(&l.head, &l.tail, c)
+	c.Prev, c.Next = nil, nil
 }
 
 // Which list of its part a conn is on.

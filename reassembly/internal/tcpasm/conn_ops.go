@@ -3,6 +3,8 @@ package tcpasm
 import (
 	"net/netip"
 	"time"
+
+	"github.com/kwatch/kwatch/reassembly/internal/dlist"
 )
 
 // Operations on one direction of one connection, for a caller that knows
@@ -30,6 +32,47 @@ func (a *Assembler) half(src, dst netip.AddrPort, ts time.Time) (*connection, *h
 		half.lastSeen = ts
 	}
 	return conn, half
+}
+
+// NextSeq returns the sequence number of the next in-order byte of the
+// direction from src to dst: negative if it has not started or the
+// connection is not pooled. The Assembler is the one owner of the position
+// (see Stream.Accept for it per packet); unlike the operations below, it may
+// be called from inside a Stream call, where it reads the position past
+// the bytes being delivered.
+func (a *Assembler) NextSeq(src, dst netip.AddrPort) Sequence {
+	half := a.peek(src, dst)
+	if half == nil {
+		return invalidSequence
+	}
+	return half.nextSeq
+}
+
+// Queued returns where the first byte queued ahead of a hole in the
+// direction from src to dst starts, if any: how far a hole may be given up
+// (SkipTo) without skipping data that is there. It may be called from
+// inside a Stream call.
+func (a *Assembler) Queued(src, dst netip.AddrPort) (Sequence, bool) {
+	half := a.peek(src, dst)
+	if half == nil || half.first == nil {
+		return invalidSequence, false
+	}
+	return half.first.seq, true
+}
+
+// peek returns the half of the pooled connection of src and dst that src
+// sends, or nil, and changes nothing.
+func (a *Assembler) peek(src, dst netip.AddrPort) *halfconnection {
+	var k key
+	srcIsLo := k.set(addrEndpoint(src), addrEndpoint(dst))
+	conn := a.last
+	if conn == nil || conn.removed || !conn.key.eq(&k) {
+		if conn = a.connPool.conns.get(&k); conn == nil {
+			return nil
+		}
+	}
+	half, _ := conn.halves(srcIsLo)
+	return half
 }
 
 // StartAt starts the direction from src at sequence number at, unless it
@@ -90,9 +133,7 @@ func (a *Assembler) sendEmpty(conn *connection, half *halfconnection, seq Sequen
 	lp := &a.cacheLP
 	lp.bytes, lp.start, lp.end, lp.seq, lp.ac, lp.frame = nil, false, end, seq, ac, 0
 	a.ret = append(a.ret[:0], lp)
-	if next := a.sendToConnection(conn, half, ac); next != invalidSequence {
-		half.nextSeq = next
-	}
+	a.sendToConnection(conn, half, ac)
 }
 
 // dropBefore drops the queued bytes of half before to.
@@ -102,12 +143,7 @@ func (a *Assembler) dropBefore(half *halfconnection, to Sequence) {
 			p.bytes, p.seq = p.bytes[d:], to
 			return
 		}
-		half.first = p.next
-		if p.next != nil {
-			p.next.prev = nil
-		} else {
-			half.last = nil
-		}
+		dlist.Unlink(&half.first, &half.last, p)
 		half.pages -= p.release(a.pc)
 	}
 }

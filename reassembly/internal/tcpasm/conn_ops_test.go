@@ -16,7 +16,7 @@ import (
 type opsStream struct{ got []string }
 
 func (s *opsStream) New(_, _ gopacket.Flow, _ *layers.TCP, _ AssemblerContext) Stream { return s }
-func (s *opsStream) Accept(*layers.TCP, gopacket.CaptureInfo, TCPFlowDirection, Sequence, *bool, AssemblerContext) bool {
+func (s *opsStream) Accept(*layers.TCP, gopacket.CaptureInfo, TCPFlowDirection, Sequence, Sequence, *bool, AssemblerContext) bool {
 	return true
 }
 func (s *opsStream) ReassembledSG(sg ScatterGather, _ AssemblerContext) {
@@ -114,7 +114,7 @@ func TestConnOps(t *testing.T) {
 type frameStream struct{ got []string }
 
 func (s *frameStream) New(_, _ gopacket.Flow, _ *layers.TCP, _ AssemblerContext) Stream { return s }
-func (s *frameStream) Accept(_ *layers.TCP, _ gopacket.CaptureInfo, _ TCPFlowDirection, _ Sequence, start *bool, _ AssemblerContext) bool {
+func (s *frameStream) Accept(_ *layers.TCP, _ gopacket.CaptureInfo, _ TCPFlowDirection, _, _ Sequence, start *bool, _ AssemblerContext) bool {
 	*start = true
 	return true
 }
@@ -162,6 +162,90 @@ func TestPiecesCarryFrames(t *testing.T) {
 			}
 			if !slices.Equal(s.got, c.want) {
 				t.Errorf("pieces %v, want %v", s.got, c.want)
+			}
+		})
+	}
+}
+
+// posStream records the positions a Stream reads: those Accept is given,
+// and NextSeq of its direction during ReassembledSG.
+type posStream struct {
+	a        *Assembler
+	cli, brk netip.AddrPort
+	got      []string
+}
+
+func (s *posStream) New(_, _ gopacket.Flow, _ *layers.TCP, _ AssemblerContext) Stream { return s }
+func (s *posStream) Accept(_ *layers.TCP, _ gopacket.CaptureInfo, _ TCPFlowDirection, next, rev Sequence, _ *bool, _ AssemblerContext) bool {
+	s.got = append(s.got, fmt.Sprintf("accept %d %d", next, rev))
+	return true
+}
+
+// queued records where the client's queue starts, after a segment.
+func (s *posStream) queued() {
+	if q, ok := s.a.Queued(s.cli, s.brk); ok {
+		s.got = append(s.got, fmt.Sprintf("queued %d", q))
+	}
+}
+func (s *posStream) ReassembledSG(sg ScatterGather, _ AssemblerContext) {
+	dir, _, end, _ := sg.Info()
+	src, dst := s.cli, s.brk
+	if dir == TCPDirServerToClient {
+		src, dst = dst, src
+	}
+	s.got = append(s.got, fmt.Sprintf("sg %d end=%v", s.a.NextSeq(src, dst), end))
+}
+func (s *posStream) ReassemblyComplete(AssemblerContext) bool { return false }
+
+// TestNextSeqOwned: the Assembler is the one owner of each direction's
+// position and queue. Accept is given both directions' positions (negative
+// before a start); during ReassembledSG NextSeq is past the bytes
+// delivered, in order or from the queue, and not yet past a FIN, which
+// counts once it is handled; Queued is where the first data queued ahead
+// of a hole starts.
+func TestNextSeqOwned(t *testing.T) {
+	cli, brk := netip.MustParseAddrPort("10.0.0.1:5000"), netip.MustParseAddrPort("10.0.0.2:9092")
+	type seg struct {
+		fromBroker, syn, fin bool
+		seq                  uint32
+		data                 string
+	}
+	cases := []struct {
+		name string
+		segs []seg
+		want []string
+	}{
+		{"handshake", []seg{{syn: true, seq: 99}, {fromBroker: true, syn: true, seq: 499}},
+			[]string{"accept -1 -1", "sg 100 end=false", "accept -1 100", "sg 500 end=false"}},
+		{"in order", []seg{{syn: true, seq: 99}, {seq: 100, data: "ab"}, {seq: 102, data: "c"}},
+			[]string{"accept -1 -1", "sg 100 end=false", "accept 100 -1", "sg 102 end=false", "accept 102 -1", "sg 103 end=false"}},
+		{"queued data delivered with the late segment", []seg{{syn: true, seq: 99}, {seq: 105, data: "x"}, {seq: 100, data: "abcde"}},
+			[]string{"accept -1 -1", "sg 100 end=false", "accept 100 -1", "queued 105", "accept 100 -1", "sg 106 end=false"}},
+		{"the queue starts at its first segment", []seg{{syn: true, seq: 99}, {seq: 110, data: "y"}, {seq: 105, data: "x"}, {seq: 100, data: "ab"}},
+			[]string{"accept -1 -1", "sg 100 end=false", "accept 100 -1", "queued 110", "accept 100 -1", "queued 105", "accept 100 -1", "sg 102 end=false", "queued 105"}},
+		{"a FIN counts after it is delivered", []seg{{syn: true, seq: 99}, {seq: 100, data: "ab", fin: true}, {fromBroker: true, syn: true, seq: 499}},
+			[]string{"accept -1 -1", "sg 100 end=false", "accept 100 -1", "sg 102 end=true", "accept -1 103", "sg 500 end=false"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := &posStream{cli: cli, brk: brk}
+			s.a = NewAssembler(NewStreamPool(s))
+			for i, g := range c.segs {
+				src, dst := cli, brk
+				if g.fromBroker {
+					src, dst = brk, cli
+				}
+				tcp := &layers.TCP{SrcPort: layers.TCPPort(src.Port()), DstPort: layers.TCPPort(dst.Port()), Seq: g.seq, SYN: g.syn, FIN: g.fin,
+					BaseLayer: layers.BaseLayer{Payload: []byte(g.data)}}
+				ts := time.Unix(int64(i+1), 0)
+				s.a.AssembleAddrs(src, dst, tcp, ts, uint64(i+1), &eqCtx{ci: gopacket.CaptureInfo{Timestamp: ts}})
+				s.queued()
+			}
+			if !slices.Equal(s.got, c.want) {
+				t.Errorf("positions\n%q\nwant\n%q", s.got, c.want)
+			}
+			if n := s.a.NextSeq(cli, netip.MustParseAddrPort("10.0.0.3:9092")); n >= 0 {
+				t.Errorf("NextSeq of a connection not pooled: %d, want negative", n)
 			}
 		})
 	}

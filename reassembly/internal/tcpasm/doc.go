@@ -95,6 +95,17 @@
 //     StreamPool.OnRemove (told of each connection dropped), and page
 //     groups (Assembler.PageGroup: the out-of-order cap per group of
 //     connections, each connection's pages taken from its group's cache).
+//   - One owner of positions: Stream.Accept is given the reverse
+//     direction's next sequence number too (revSeq), a direction's nextSeq
+//     moves past the bytes of a ScatterGather before ReassembledSG is
+//     called (a FIN's sequence number after, as before),
+//     Assembler.NextSeq reads it and Assembler.Queued where the queue
+//     ahead of a hole starts, also from inside a Stream call. kwatch's
+//     reassembly keeps no copy of either.
+//   - page and livePacket share their fields and getters (chunk); pages
+//     link through dlist.Links and leave a queue by dlist.Unlink, which
+//     kwatch's connection table uses too, rather than by five unlinks
+//     written out.
 //   - A page keeps its packet's CaptureInfo by value (ci), taken when it is
 //     cut: gopacket asks the packet's AssemblerContext again when the page
 //     is delivered, which for a caller that reuses one context (kwatch

@@ -83,7 +83,7 @@ func (f *eqFactory) New(netFlow, tcpFlow gopacket.Flow, t *layers.TCP, ac Assemb
 	return &eqStream{log: f.log, i: len(f.log.streams) - 1}
 }
 
-func (s *eqStream) Accept(t *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, nextSeq Sequence, start *bool, ac AssemblerContext) bool {
+func (s *eqStream) Accept(t *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, nextSeq, _ Sequence, start *bool, ac AssemblerContext) bool {
 	s.log.add(s.i, "accept %s ci=%d ac=%d dir=%v next=%d start=%v", eqPkt(t), frameOf(ci), frameOf(ac.GetCaptureInfo()), bool(dir), nextSeq, *start)
 	if nextSeq < 0 && eqForceStart(t) {
 		*start = true

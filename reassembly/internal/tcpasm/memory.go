@@ -55,8 +55,8 @@ func (c *pageCache) next(ts time.Time) (p *page) {
 // replace replaces a page into the pageCache.
 func (c *pageCache) replace(p *page) {
 	p.owner.used--
-	p.prev = nil
-	p.next = nil
+	p.Prev = nil
+	p.Next = nil
 	c.pagePool.Put(p)
 }
 

@@ -14,6 +14,8 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/kwatch/kwatch/reassembly/internal/dlist"
 )
 
 const invalidSequence = -1
@@ -262,95 +264,62 @@ func (dir TCPFlowDirection) Reverse() TCPFlowDirection {
 // avoids memory allocation.  Used pages are stored in a doubly-linked list in
 // a connection.
 type page struct {
-	bytes      []byte
-	seq        Sequence
-	prev, next *page
-	owner      *pageCache // the pageCache whose used count includes this page
-	buf        [pageBytes]byte
-	ac         AssemblerContext     // context of the packet this page was cut from
-	ci         gopacket.CaptureInfo // ac's CaptureInfo when the page was cut: a context may be reused
-	frame      uint64               // the frame number of that packet (AssembleAddrs)
-	seen       time.Time
-	start, end bool
-	first      bool // only set for the first page of a packet
+	chunk // ac and frame: of the packet the page was cut from
+	dlist.Links[page]
+	owner *pageCache // the pageCache whose used count includes this page
+	buf   [pageBytes]byte
+	ci    gopacket.CaptureInfo // ac's CaptureInfo when the page was cut: a context may be reused
+	seen  time.Time
+	first bool // only set for the first page of a packet
 }
 
-func (p *page) getBytes() []byte {
-	return p.bytes
+// chunk is what a page and a livePacket both are, and the byteContainer
+// methods they share: bytes at a sequence number, from the packet of
+// context ac and frame number frame (AssembleAddrs), which may start or
+// end the stream.
+type chunk struct {
+	bytes      []byte
+	seq        Sequence
+	ac         AssemblerContext
+	frame      uint64
+	start, end bool
 }
+
+func (c *chunk) getBytes() []byte                   { return c.bytes }
+func (c *chunk) length() int                        { return len(c.bytes) }
+func (c *chunk) frameNumber() uint64                { return c.frame }
+func (c *chunk) assemblerContext() AssemblerContext { return c.ac }
+func (c *chunk) isStart() bool                      { return c.start }
+func (c *chunk) isEnd() bool                        { return c.end }
+func (c *chunk) getSeq() Sequence                   { return c.seq }
+
 func (p *page) captureInfo() gopacket.CaptureInfo {
 	return p.ci
-}
-func (p *page) frameNumber() uint64 {
-	return p.frame
-}
-func (p *page) assemblerContext() AssemblerContext {
-	return p.ac
 }
 func (p *page) convertToPages(pc *pageCache, skip int, ac AssemblerContext) (*page, *page, int) {
 	if skip != 0 {
 		p.bytes = p.bytes[skip:]
 		p.seq = p.seq.Add(skip)
 	}
-	p.prev, p.next = nil, nil
+	p.Prev, p.Next = nil, nil
 	return p, p, 1
-}
-func (p *page) length() int {
-	return len(p.bytes)
 }
 func (p *page) release(pc *pageCache) int {
 	pc.replace(p)
 	return 1
 }
-func (p *page) isStart() bool {
-	return p.start
-}
-func (p *page) isEnd() bool {
-	return p.end
-}
-func (p *page) getSeq() Sequence {
-	return p.seq
-}
 func (p *page) isPacket() bool {
 	return p.first
 }
 func (p *page) String() string {
-	return fmt.Sprintf("page@%p{seq: %v, bytes:%d, -> nextSeq:%v} (prev:%p, next:%p)", p, p.seq, len(p.bytes), p.seq+Sequence(len(p.bytes)), p.prev, p.next)
+	return fmt.Sprintf("page@%p{seq: %v, bytes:%d, -> nextSeq:%v} (prev:%p, next:%p)", p, p.seq, len(p.bytes), p.seq+Sequence(len(p.bytes)), p.Prev, p.Next)
 }
 
 /* livePacket: implements a byteContainer */
-type livePacket struct {
-	bytes []byte
-	start bool
-	end   bool
-	ac    AssemblerContext
-	seq   Sequence
-	frame uint64
-}
+type livePacket struct{ chunk }
 
-func (lp *livePacket) getBytes() []byte {
-	return lp.bytes
-}
 func (lp *livePacket) captureInfo() gopacket.CaptureInfo {
 	return lp.ac.GetCaptureInfo()
-}
-func (lp *livePacket) frameNumber() uint64 {
-	return lp.frame
-}
-func (lp *livePacket) assemblerContext() AssemblerContext {
-	return lp.ac
-}
-func (lp *livePacket) length() int {
-	return len(lp.bytes)
-}
-func (lp *livePacket) isStart() bool {
-	return lp.start
-}
-func (lp *livePacket) isEnd() bool {
-	return lp.end
-}
-func (lp *livePacket) getSeq() Sequence {
-	return lp.seq
 }
 func (lp *livePacket) isPacket() bool {
 	return true
@@ -363,7 +332,7 @@ func (lp *livePacket) convertToPages(pc *pageCache, skip int, ac AssemblerContex
 	ts := ci.Timestamp
 	first := pc.next(ts)
 	current := first
-	current.prev = nil
+	current.Prev = nil
 	first.ac, first.ci, first.frame = ac, ci, lp.frame
 	first.first = true
 	numPages := 1
@@ -376,13 +345,13 @@ func (lp *livePacket) convertToPages(pc *pageCache, skip int, ac AssemblerContex
 		bytes = bytes[length:]
 		if len(bytes) == 0 {
 			current.end = lp.isEnd()
-			current.next = nil
+			current.Next = nil
 			break
 		}
 		seq = seq.Add(length)
-		current.next = pc.next(ts)
-		current.next.prev = current
-		current = current.next
+		current.Next = pc.next(ts)
+		current.Next.Prev = current
+		current = current.Next
 		current.ac, current.ci, current.frame = ac, ci, lp.frame
 		current.first = false
 		numPages++
@@ -406,13 +375,20 @@ func (lp *livePacket) release(*pageCache) int {
 //  2. Call ReassembledSG 0 or more times, passing in reassembled TCP data in order
 //  3. Call ReassemblyComplete one time, after which the stream is dereferenced by assembly.
 type Stream interface {
-	// Tell whether the TCP packet should be accepted, start could be modified to force a start even if no SYN have been seen
-	Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, nextSeq Sequence, start *bool, ac AssemblerContext) bool
+	// Tell whether the TCP packet should be accepted, start could be modified to force a start even if no SYN have been seen.
+	// nextSeq is the sequence number of the next in-order byte of the
+	// packet's direction, revSeq that of the reverse direction (kwatch:
+	// upstream passes nextSeq only); either is negative before its
+	// direction started.
+	Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, nextSeq, revSeq Sequence, start *bool, ac AssemblerContext) bool
 
 	// ReassembledSG is called zero or more times.
 	// ScatterGather is reused after each Reassembled call,
 	// so it's important to copy anything you need out of it,
 	// especially bytes (or use KeepFrom())
+	// During the call, and the ReassemblyComplete it may lead to, the
+	// direction's next sequence number (Assembler.NextSeq) is already
+	// past the bytes delivered, not yet past a FIN (kwatch).
 	ReassembledSG(sg ScatterGather, ac AssemblerContext)
 
 	// ReassemblyComplete is called when assembly decides there is
@@ -553,7 +529,7 @@ func (half *halfconnection) Dump() string {
 		"Seen :  %s\n"+
 		"dir:    %s\n", half.pages, half.nextSeq, half.ackSeq, half.lastSeen, half.dir)
 	nb := 0
-	for p := half.first; p != nil; p = p.next {
+	for p := half.first; p != nil; p = p.Next {
 		s += fmt.Sprintf("	Page[%d] %s len: %d\n", nb, p, len(p.bytes))
 		nb++
 	}
@@ -803,12 +779,12 @@ func (a *Assembler) AssembleWithContext(netFlow gopacket.Flow, t *layers.TCP, ac
 	}
 	a.ret = a.ret[:0]
 	a.connPool.lower(ci.Timestamp)
-	half, _ := conn.halves(srcIsLo)
+	half, rev := conn.halves(srcIsLo)
 	if half.lastSeen.Before(ci.Timestamp) {
 		half.lastSeen = ci.Timestamp
 	}
 	a.start = half.nextSeq == invalidSequence && t.SYN
-	if half.stream.Accept(t, ci, half.dir, half.nextSeq, &a.start, ac) {
+	if half.stream.Accept(t, ci, half.dir, half.nextSeq, rev.nextSeq, &a.start, ac) {
 		a.accepted(conn, half, t, ac)
 	}
 }
@@ -856,7 +832,7 @@ func (a *Assembler) AssembleAddrs(src, dst netip.AddrPort, t *layers.TCP, ts tim
 		half.lastSeen = ts
 	}
 	a.start = half.nextSeq == invalidSequence && t.SYN
-	if half.stream.Accept(t, ci, half.dir, half.nextSeq, &a.start, ac) {
+	if half.stream.Accept(t, ci, half.dir, half.nextSeq, rev.nextSeq, &a.start, ac) {
 		a.accepted(conn, half, t, ac)
 	}
 }
@@ -941,6 +917,9 @@ func (a *Assembler) accepted(conn *connection, half *halfconnection, t *layers.T
 	sg.saved = 0
 	sg.toKeep = -1
 	a.setStatsToSG(half)
+	// Past the bytes before the Stream hears of them, as in
+	// sendToConnection.
+	half.nextSeq = seq.Add(len(bytes))
 	half.stream.ReassembledSG(sg, ac)
 	if sg.toKeep >= 0 {
 		// The Stream keeps bytes: they go to pages as usual.
@@ -948,9 +927,6 @@ func (a *Assembler) accepted(conn *connection, half *halfconnection, t *layers.T
 	}
 	if fin {
 		a.closeHalfConnection(conn, half)
-	}
-	half.nextSeq = seq.Add(len(bytes))
-	if fin {
 		half.nextSeq = half.nextSeq.Add(1)
 	}
 }
@@ -1036,7 +1012,7 @@ func (a *Assembler) checkOverlap(half *halfconnection, queue bool, ac AssemblerC
 		// end < cur.start: continue (5)
 		if end.Difference(cur.seq) > 0 {
 			next = cur
-			cur = cur.prev
+			cur = cur.Prev
 			continue
 		}
 
@@ -1055,18 +1031,8 @@ func (a *Assembler) checkOverlap(half *halfconnection, queue bool, ac AssemblerC
 				half.overlapPackets++
 			}
 			half.overlapBytes += len(cur.bytes)
-			// update links
-			if cur.prev != nil {
-				cur.prev.next = cur.next
-			} else {
-				half.first = cur.next
-			}
-			if cur.next != nil {
-				cur.next.prev = cur.prev
-			} else {
-				half.last = cur.prev
-			}
-			tmp := cur.prev
+			dlist.Unlink(&half.first, &half.last, cur)
+			tmp := cur.Prev
 			half.pages -= cur.release(a.pc)
 			cur = tmp
 			continue
@@ -1092,7 +1058,7 @@ func (a *Assembler) checkOverlap(half *halfconnection, queue bool, ac AssemblerC
 		} else {
 			next = cur
 		}
-		cur = cur.prev
+		cur = cur.Prev
 	}
 
 	// Split bytes into pages, and insert in queue
@@ -1104,14 +1070,14 @@ func (a *Assembler) checkOverlap(half *halfconnection, queue bool, ac AssemblerC
 		half.queuedBytes += len(bytes)
 		half.pages += numPages
 		if cur != nil {
-			cur.next = p
-			p.prev = cur
+			cur.Next = p
+			p.Prev = cur
 		} else {
 			half.first = p
 		}
 		if next != nil {
-			p2.next = next
-			next.prev = p2
+			p2.Next = next
+			next.Prev = p2
 		} else {
 			half.last = p2
 		}
@@ -1249,19 +1215,12 @@ func (a *Assembler) cleanSG(half *halfconnection, ac AssemblerContext) {
 	// Release consumed pages
 	for _, r := range a.cacheSG.all[:ndx] {
 		if r == half.saved {
-			if half.saved.next != nil {
-				half.saved.next.prev = nil
+			if half.saved.Next != nil {
+				half.saved.Next.Prev = nil
 			}
-			half.saved = half.saved.next
+			half.saved = half.saved.Next
 		} else if r == half.first {
-			if half.first.next != nil {
-				half.first.next.prev = nil
-			}
-			if half.first == half.last {
-				half.first, half.last = nil, nil
-			} else {
-				half.first = half.first.next
-			}
+			dlist.Unlink(&half.first, &half.last, half.first)
 		}
 		half.pages -= r.release(a.pc)
 	}
@@ -1283,8 +1242,8 @@ func (a *Assembler) cleanSG(half *halfconnection, ac AssemblerContext) {
 		if half.saved == nil {
 			half.saved = first
 		} else {
-			saved.next = first
-			first.prev = saved
+			saved.Next = first
+			first.Prev = saved
 		}
 		saved = last
 	}
@@ -1292,8 +1251,16 @@ func (a *Assembler) cleanSG(half *halfconnection, ac AssemblerContext) {
 
 // sendToConnection sends the current values in a.ret to the connection, closing
 // the connection if the last thing sent had End set.
+//
+// The half's nextSeq moves past the bytes sent before the Stream hears of
+// them, so that the Stream reads where its direction stands from the one
+// owner of the position (NextSeq), not from a copy it keeps; a FIN's
+// sequence number is the caller's to add.
 func (a *Assembler) sendToConnection(conn *connection, half *halfconnection, ac AssemblerContext) Sequence {
 	end, nextSeq := a.buildSG(half)
+	if nextSeq != invalidSequence {
+		half.nextSeq = nextSeq
+	}
 	half.stream.ReassembledSG(&a.cacheSG, ac)
 	a.cleanSG(half, ac)
 	if end {
@@ -1308,7 +1275,7 @@ func (a *Assembler) addPending(half *halfconnection, firstSeq Sequence) int {
 	}
 	s := 0
 	ret := []byteContainer{}
-	for p := half.saved; p != nil; p = p.next {
+	for p := half.saved; p != nil; p = p.Next {
 		ret = append(ret, p)
 		s += len(p.bytes)
 	}
@@ -1316,7 +1283,7 @@ func (a *Assembler) addPending(half *halfconnection, firstSeq Sequence) int {
 		// non-continuous saved: drop them
 		var next *page
 		for p := half.saved; p != nil; p = next {
-			next = p.next
+			next = p.Next
 			half.pages -= p.release(a.pc)
 		}
 		half.saved = nil
@@ -1340,14 +1307,8 @@ func (a *Assembler) addContiguous(half *halfconnection, lastSeq Sequence) Sequen
 	for page != nil && lastSeq.Difference(page.seq) == 0 {
 		lastSeq = lastSeq.Add(len(page.bytes))
 		a.ret = append(a.ret, page)
-		half.first = page.next
-		if half.first == nil {
-			half.last = nil
-		}
-		if page.next != nil {
-			page.next.prev = nil
-		}
-		page = page.next
+		dlist.Unlink(&half.first, &half.last, page)
+		page = page.Next
 	}
 	return lastSeq
 }
@@ -1364,10 +1325,7 @@ func (a *Assembler) skipFlush(conn *connection, half *halfconnection) {
 	}
 	a.ret = a.ret[:0]
 	a.addNextFromConn(half)
-	nextSeq := a.sendToConnection(conn, half, a.ret[0].assemblerContext())
-	if nextSeq != invalidSequence {
-		half.nextSeq = nextSeq
-	}
+	a.sendToConnection(conn, half, a.ret[0].assemblerContext())
 }
 
 func (a *Assembler) closeHalfConnection(conn *connection, half *halfconnection) {
@@ -1376,14 +1334,14 @@ func (a *Assembler) closeHalfConnection(conn *connection, half *halfconnection) 
 	var next *page
 	for p := half.first; p != nil; p = next {
 		// FIXME: it should be already empty
-		next = p.next
+		next = p.Next
 		a.pc.replace(p)
 		half.pages--
 	}
 
 	// Pages kept for the Stream are of no use once the half is closed.
 	for p := half.saved; p != nil; p = next {
-		next = p.next
+		next = p.Next
 		half.pages -= p.release(a.pc)
 	}
 	half.saved = nil
@@ -1402,12 +1360,7 @@ func (a *Assembler) addNextFromConn(conn *halfconnection) {
 		return
 	}
 	a.ret = append(a.ret, conn.first)
-	conn.first = conn.first.next
-	if conn.first != nil {
-		conn.first.prev = nil
-	} else {
-		conn.last = nil
-	}
+	dlist.Unlink(&conn.first, &conn.last, conn.first)
 }
 
 // FlushOptions provide options for flushing connections.
@@ -1501,7 +1454,7 @@ var farFuture = time.Unix(1<<40, 0)
 // its oldest page's seen.
 func (half *halfconnection) floor() time.Time {
 	t := half.lastSeen
-	for p := half.first; p != nil; p = p.next {
+	for p := half.first; p != nil; p = p.Next {
 		t = minTime(t, p.seen)
 	}
 	return t
@@ -1529,9 +1482,9 @@ func (a *Assembler) flushClose(conn *connection, half *halfconnection, t time.Ti
 	}
 	// Pages are sorted by sequence number, not by age, and can only be pushed
 	// in that order: a page must not wait longer than the ones queued behind it.
-	for p := half.last; p != nil && p.prev != nil; p = p.prev {
-		if p.seen.Before(p.prev.seen) {
-			p.prev.seen = p.seen
+	for p := half.last; p != nil && p.Prev != nil; p = p.Prev {
+		if p.seen.Before(p.Prev.seen) {
+			p.Prev.seen = p.seen
 		}
 	}
 	for half.first != nil && half.first.seen.Before(t) {

@@ -50,7 +50,7 @@ type testFactoryBench struct {
 func (t *testFactoryBench) New(a, b gopacket.Flow, tcp *layers.TCP, ac AssemblerContext) Stream {
 	return t
 }
-func (t *testFactoryBench) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, seq Sequence, start *bool, ac AssemblerContext) bool {
+func (t *testFactoryBench) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, seq, _ Sequence, start *bool, ac AssemblerContext) bool {
 	return true
 }
 func (t *testFactoryBench) ReassembledSG(sg ScatterGather, ac AssemblerContext) {
@@ -88,7 +88,7 @@ func (t *testFactory) ReassemblyComplete(ac AssemblerContext) bool {
 	return true
 }
 
-func (t *testFactory) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, seq Sequence, start *bool, ac AssemblerContext) bool {
+func (t *testFactory) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, seq, _ Sequence, start *bool, ac AssemblerContext) bool {
 	return true
 }
 
@@ -100,7 +100,7 @@ type testMemoryFactory struct {
 func (tf *testMemoryFactory) New(a, b gopacket.Flow, tcp *layers.TCP, ac AssemblerContext) Stream {
 	return tf
 }
-func (tf *testMemoryFactory) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, seq Sequence, start *bool, ac AssemblerContext) bool {
+func (tf *testMemoryFactory) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, seq, _ Sequence, start *bool, ac AssemblerContext) bool {
 	return true
 }
 func (tf *testMemoryFactory) ReassembledSG(sg ScatterGather, ac AssemblerContext) {
@@ -1284,7 +1284,7 @@ func (tkf *testKeepFactory) ReassemblyComplete(ac AssemblerContext) bool {
 	return true
 }
 
-func (tkf *testKeepFactory) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, seq Sequence, start *bool, ac AssemblerContext) bool {
+func (tkf *testKeepFactory) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, seq, _ Sequence, start *bool, ac AssemblerContext) bool {
 	return true
 }
 
@@ -1725,7 +1725,7 @@ func (t *testFSMFactory) ReassemblyComplete(ac AssemblerContext) bool {
 	return false
 }
 
-func (t *testFSMFactory) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, seq Sequence, start *bool, ac AssemblerContext) bool {
+func (t *testFSMFactory) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, seq, _ Sequence, start *bool, ac AssemblerContext) bool {
 	ok := t.fsm.CheckState(tcp, dir)
 	if ok {
 		t.nb++
@@ -2400,14 +2400,10 @@ func TestReassemblyObjectCaptureInfo(t *testing.T) {
 	// Add 20 bytes worth of data into a reassemblyObject.
 	all := []byteContainer{
 		&page{
-			bytes: bytes.Repeat([]byte("1"), 10),
-			ac:    testCustomContext(1203),
+			chunk: chunk{bytes: bytes.Repeat([]byte("1"), 10), ac: testCustomContext(1203)},
 			ci:    testCustomContext(1203).GetCaptureInfo(), // as convertToPages sets it
 		},
-		&livePacket{
-			bytes: bytes.Repeat([]byte("1"), 10),
-			ac:    testCustomContext(794598214),
-		},
+		&livePacket{chunk{bytes: bytes.Repeat([]byte("1"), 10), ac: testCustomContext(794598214)}},
 	}
 	ro := &reassemblyObject{all: all}
 
@@ -2461,7 +2457,7 @@ type testContextFactory struct {
 func (t *testContextFactory) New(a, b gopacket.Flow, tcp *layers.TCP, ac AssemblerContext) Stream {
 	return t
 }
-func (t *testContextFactory) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, seq Sequence, start *bool, ac AssemblerContext) bool {
+func (t *testContextFactory) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, seq, _ Sequence, start *bool, ac AssemblerContext) bool {
 	return true
 }
 func (t *testContextFactory) ReassembledSG(sg ScatterGather, ac AssemblerContext) {
@@ -2543,7 +2539,7 @@ func (t *testRaceFactory) New(a, b gopacket.Flow, tcp *layers.TCP, ac AssemblerC
 	}
 	return t
 }
-func (t *testRaceFactory) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, seq Sequence, start *bool, ac AssemblerContext) bool {
+func (t *testRaceFactory) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, seq, _ Sequence, start *bool, ac AssemblerContext) bool {
 	t.dirs = append(t.dirs, dir)
 	return true
 }
@@ -2627,7 +2623,7 @@ func (t *testPortReuseFactory) New(a, b gopacket.Flow, tcp *layers.TCP, ac Assem
 	t.streams++
 	return t
 }
-func (t *testPortReuseFactory) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, seq Sequence, start *bool, ac AssemblerContext) bool {
+func (t *testPortReuseFactory) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir TCPFlowDirection, seq, _ Sequence, start *bool, ac AssemblerContext) bool {
 	return true
 }
 func (t *testPortReuseFactory) ReassembledSG(sg ScatterGather, ac AssemblerContext) {
