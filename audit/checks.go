@@ -271,7 +271,7 @@ func (q *reqCheck) instanceID() {
 		// it changes to shows in the findings, not as a client of its own.
 		if q.c.inst != idSet || q.c.instID == q.id {
 			// Called, not dispatched by observe: it is most requests' step.
-			o := q.a.instanceObservation(q.c, q.e, q.id)
+			o := q.a.lazyObservation(q.c, q.e, StepInstance)
 			q.a.touchInstance(o.book, o)
 		}
 	}
@@ -425,9 +425,9 @@ func (q *reqCheck) heartbeat() {
 		q.remember(p)
 		return
 	}
-	o := q.a.observation(q.c, q.e, StepHeartbeat)
+	o := q.a.lazyObservation(q.c, q.e, StepHeartbeat)
 	o.Group, o.MemberID, o.MemberEpoch = group, member, epoch
-	q.a.observe(o)
+	q.a.memberHeartbeat(o.book, o) // called, not dispatched by observe: a common step
 	q.remember(p)
 }
 
@@ -484,14 +484,14 @@ func (a *Auditor) answeredAt(e *decode.Event) string {
 
 func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
 	b := &e.Body
-	o := a.observation(c, e, StepHeartbeatAnswer)
+	o := a.lazyObservation(c, e, StepHeartbeatAnswer)
 	o.Group, o.MemberID, o.Join = p.group, p.member, p.join
 	o.OK = !b.HasErrorCode || b.ErrorCode == 0
 	o.Assigned = ""
 	if o.OK && b.HasMemberID && b.MemberID != "" && b.MemberID != p.member {
 		o.Assigned = b.MemberID
 	}
-	a.observe(o)
+	a.heartbeatAnswer(o.book, o) // called, not dispatched by observe: a common step
 	if o.Assigned != "" && p.emptyRequired {
 		a.fire(c, e, rBrokerGeneratedMember, &detail{reqFrame: p.frame, reqTime: p.time, group: p.group, member: b.MemberID,
 			expected: errName(errInvalidRequest), observed: b.MemberID,

@@ -37,6 +37,7 @@ func (a *Auditor) observe(o *Observation) {
 			g.joinState = joinAnswered
 		}
 	case StepConnEnd:
+		o.complete()
 		if o.Kafka && b.row == nil {
 			a.ensureRow(b, o, o.Time, o.Frame)
 		}
@@ -81,6 +82,7 @@ func (a *Auditor) touchInstance(c *connBook, o *Observation) {
 	newHost, newCID := a.register(c, o, r)
 	if (newHost || newCID) && !r.sharedFired {
 		r.sharedFired = true
+		o.complete() // done by register already, which found the new host or ID
 		what := "client host " + o.Conn.Client.Addr().String()
 		if !newHost {
 			what = "client ID " + strconv.Quote(o.ClientID)
@@ -157,10 +159,13 @@ func (a *Auditor) memberHeartbeat(c *connBook, o *Observation) {
 		// A join after a leave is a rejoin, not a retry of this join.
 		g.join, g.joinState = "", joinNone
 	}
-	if !assigned && !a.brokerAssigned(group, member) {
+	// One lookup of the member ID's claims for both: it was a tenth of a
+	// heartbeat's time twice.
+	cs := a.claimSet(group, member)
+	if !assigned && (cs == nil || !cs.brokerAssigned) {
 		a.memberProperties(c, o)
 	}
-	a.collision(c, o)
+	a.collision(c, o, cs)
 	for i := 0; i < c.nTouched; i++ {
 		c.touched[i].addMemberID(group, member, epoch)
 	}

@@ -22,6 +22,7 @@ const maxProcesses = 16
 // is: r itself, unless r is a legacy row that learned another telemetry ID
 // from a connection still open, when c moves to the row of its own process.
 func (a *Auditor) telemetryOwner(c *connBook, o *Observation, r *row, id decode.UUID) *row {
+	o.complete()
 	if !r.legacy || r.telemetry.IsZero() || r.telemetry == id || r.telemetryBy == o.Conn || !a.open(r.telemetryBy) {
 		r.telemetryBy = o.Conn
 		return r

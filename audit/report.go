@@ -105,8 +105,8 @@ type Instance struct {
 	Capture    string `json:"capture,omitempty"`
 	FirstFrame uint64 `json:"first_frame"`
 
-	firstSeq  uint64           // orders rows across captures (Finding.seq)
-	epochs    map[string]int32 // the last epoch of each member ID (row.memberEpochs)
+	firstSeq  uint64             // orders rows across captures (Finding.seq)
+	epochs    map[string][]int32 // epochs[g][i]: the last epoch of MemberIDs[g][i]
 	firstTime time.Time
 }
 
@@ -312,10 +312,12 @@ func (r *row) export(o *Options) Instance {
 	if in.ConnectionList == nil {
 		in.ConnectionList = []ConnSummary{}
 	}
-	for g, ids := range r.memberIDs {
-		in.MemberIDs[g] = slices.Clone(ids)
+	if len(r.memberIDs) > 0 {
+		in.epochs = make(map[string][]int32, len(r.memberIDs))
 	}
-	in.epochs = maps.Clone(r.memberEpochs)
+	for g, m := range r.memberIDs {
+		in.MemberIDs[g], in.epochs[g] = slices.Clone(m.ids), slices.Clone(m.epochs)
+	}
 	if !r.telemetry.IsZero() {
 		in.TelemetryID = JavaString(r.telemetry)
 	}

@@ -310,11 +310,8 @@ type row struct {
 	conns     int
 	open      int // connections registered with the row and not yet ended
 	connList  []decode.ConnID
-	memberIDs map[string][]string
-	// memberEpochs: the last epoch of each member ID in memberIDs, keyed
-	// group NUL member.
-	memberEpochs map[string]int32
-	telemetry    decode.UUID
+	memberIDs map[string]*rowMembers
+	telemetry decode.UUID
 	// telemetryBy is the connection that set telemetry (legacy.go).
 	telemetryBy decode.ConnID
 	findings    [numRules]uint64
@@ -326,24 +323,36 @@ type row struct {
 	reservedFired, sharedFired bool
 }
 
+// rowMembers are the member IDs a row used in one group, each with its
+// last epoch (the groups view shows it). The epochs sit beside the IDs so
+// that a heartbeat updates one in place: a map keyed group NUL member cost
+// a heartbeat a string concatenation, an allocation and a map write.
+type rowMembers struct {
+	ids    []string
+	epochs []int32 // epochs[i] is the last epoch of ids[i]
+}
+
 // addMemberID records that the row used member in group, last with
-// epoch (the groups view shows it).
+// epoch.
 func (r *row) addMemberID(group, member string, epoch int32) {
 	if r.memberIDs == nil {
-		r.memberIDs = make(map[string][]string)
-		r.memberEpochs = make(map[string]int32)
+		r.memberIDs = make(map[string]*rowMembers)
 	}
-	ids, ok := r.memberIDs[group]
-	if !ok && len(r.memberIDs) >= maxGroups {
-		return
-	}
-	if !slices.Contains(ids, member) {
-		if len(ids) >= maxRowMemberIDs {
+	m := r.memberIDs[group]
+	if m == nil {
+		if len(r.memberIDs) >= maxGroups {
 			return
 		}
-		r.memberIDs[group] = append(ids, member)
+		m = &rowMembers{}
+		r.memberIDs[group] = m
 	}
-	r.memberEpochs[group+"\x00"+member] = epoch
+	if i := slices.Index(m.ids, member); i >= 0 {
+		m.epochs[i] = epoch
+		return
+	}
+	if len(m.ids) < maxRowMemberIDs {
+		m.ids, m.epochs = append(m.ids, member), append(m.epochs, epoch)
+	}
 }
 
 // telemetryCase is the row of SPEC.md 3.3's GetTelemetrySubscriptions
