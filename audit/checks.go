@@ -271,7 +271,7 @@ func (q *reqCheck) instanceID() {
 		// it changes to shows in the findings, not as a client of its own.
 		if q.c.inst != idSet || q.c.instID == q.id {
 			// Called, not dispatched by observe: it is most requests' step.
-			o := q.a.lazyObservation(q.c, q.e, StepInstance)
+			o := q.a.instanceObservation(q.c, q.e, q.id)
 			q.a.touchInstance(o.book, o)
 		}
 	}

@@ -102,10 +102,12 @@ type Observation struct {
 	// from elsewhere would keep books in a map by Conn.
 	book *connBook
 	// connOf: the connection Conn was filled for (fillRest).
-	// lazyConn and lazyEvent: what complete fills the rest from.
-	connOf    *connBook
-	lazyConn  *connState
-	lazyEvent *decode.Event
+	// lazyConn and lazyEvent: what complete fills the rest from;
+	// lazyIdentity: the instance-ID fields too (instanceObservation).
+	connOf       *connBook
+	lazyConn     *connState
+	lazyEvent    *decode.Event
+	lazyIdentity bool
 }
 
 // Payload is what a step says beyond the event and the connection's
@@ -133,6 +135,7 @@ type Payload struct {
 // it cost a fifth of an ordinary event), valid until the next step.
 func (a *Auditor) observation(c *connState, e *decode.Event, step Step) *Observation {
 	o := a.begin(c, step)
+	o.lazyConn, o.lazyEvent = nil, nil
 	fillIdentity(o, c, e)
 	fillRest(o, c, e)
 	return o
@@ -149,7 +152,17 @@ func (a *Auditor) observation(c *connState, e *decode.Event, step Step) *Observa
 func (a *Auditor) lazyObservation(c *connState, e *decode.Event, step Step) *Observation {
 	o := a.begin(c, step)
 	fillIdentity(o, c, e)
-	o.lazyConn, o.lazyEvent = c, e
+	o.lazyConn, o.lazyEvent, o.lazyIdentity = c, e, false
+	return o
+}
+
+// instanceObservation is lazyObservation for StepInstance, the step of
+// most requests, lazier still (and inlined): touchInstance's common case
+// reads only Frame, Time, HeaderID (id) and NoInstance.
+func (a *Auditor) instanceObservation(c *connState, e *decode.Event, id decode.UUID) *Observation {
+	o := a.begin(c, StepInstance)
+	o.Frame, o.Time, o.HeaderID, o.NoInstance = e.Frame, e.Time, id, c.inst == idNone
+	o.lazyConn, o.lazyEvent, o.lazyIdentity = c, e, true
 	return o
 }
 
@@ -158,15 +171,18 @@ func (o *Observation) complete() {
 	if o.lazyConn != nil {
 		c, e := o.lazyConn, o.lazyEvent
 		o.lazyConn, o.lazyEvent = nil, nil
+		if o.lazyIdentity {
+			fillIdentity(o, c, e)
+		}
 		fillRest(o, c, e)
 	}
 }
 
-// begin starts the Auditor's Observation for a step on c.
+// begin starts the Auditor's Observation for a step on c; the caller
+// sets lazyConn and lazyEvent (pointer writes are not free).
 func (a *Auditor) begin(c *connState, step Step) *Observation {
 	o := &a.obs
-	o.book = &c.book
-	o.Step, o.lazyConn, o.lazyEvent = step, nil, nil
+	o.book, o.Step = &c.book, step
 	return o
 }
 
