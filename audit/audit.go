@@ -670,6 +670,9 @@ func (a *Auditor) record(o *Observation, f *Finding) {
 func (a *Auditor) count(r *row, rule ruleID, sev Severity) {
 	a.t.byRule[rule]++
 	a.t.bySeverity[sev]++
+	if r.findings == nil {
+		r.findings = new([numRules]uint64)
+	}
 	r.findings[rule]++
 }
 

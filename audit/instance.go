@@ -25,7 +25,8 @@ func (a *Auditor) observe(o *Observation) {
 	case StepTelemetryAssigned:
 		b.assignedB, b.hasAssigned = o.Telemetry, true
 		r := a.telemetryOwner(b, o, a.ensureRow(b, o, o.Time, o.Frame), o.Telemetry)
-		r.assignedB, r.hasAssigned, r.telemetry = o.Telemetry, true, o.Telemetry
+		t := r.telemetry()
+		t.assigned, t.hasAssigned, t.id = o.Telemetry, true, o.Telemetry
 	case StepHeartbeat:
 		a.memberHeartbeat(b, o)
 	case StepHeartbeatAnswer:
@@ -97,8 +98,8 @@ func (c *connBook) telemetryB() (decode.UUID, bool) {
 	if c.hasAssigned {
 		return c.assignedB, true
 	}
-	if r := c.instRow(); r != nil && r.hasAssigned {
-		return r.assignedB, true
+	if r := c.instRow(); r != nil && r.tel != nil && r.tel.hasAssigned {
+		return r.tel.assigned, true
 	}
 	return decode.UUID{}, false
 }
@@ -127,7 +128,7 @@ func (a *Auditor) telemetryUse(c *connBook, o *Observation) {
 	if r.legacy {
 		r = a.telemetryOwner(c, o, r, id)
 	}
-	r.telemetry = id
+	r.telemetry().id = id
 }
 
 // memberHeartbeat applies the member rules that span connections to a

@@ -23,8 +23,8 @@ const maxProcesses = 16
 // from a connection still open, when c moves to the row of its own process.
 func (a *Auditor) telemetryOwner(c *connBook, o *Observation, r *row, id decode.UUID) *row {
 	o.complete()
-	if !r.legacy || r.telemetry.IsZero() || r.telemetry == id || r.telemetryBy == o.Conn || !a.open(r.telemetryBy) {
-		r.telemetryBy = o.Conn
+	if t := r.tel; !r.legacy || t == nil || t.id.IsZero() || t.id == id || t.by == o.Conn || !a.open(t.by) {
+		r.telemetry().by = o.Conn
 		return r
 	}
 	for p := uint16(1); p < maxProcesses; p++ {
@@ -35,13 +35,13 @@ func (a *Auditor) telemetryOwner(c *connBook, o *Observation, r *row, id decode.
 			other = &row{legacy: true, lkey: k, firstFrame: o.Conn.StartFrame, firstSeen: r.firstSeen, lastSeen: r.lastSeen}
 			a.legacy[k] = other
 			a.addRow(other)
-		} else if !other.telemetry.IsZero() && other.telemetry != id {
+		} else if t := other.telemetryID(); !t.IsZero() && t != id {
 			continue
 		}
 		c.leave(r)
 		c.row = other
 		a.register(c, o, other)
-		other.telemetryBy = o.Conn
+		other.telemetry().by = o.Conn
 		return other
 	}
 	a.t.stateLimited++

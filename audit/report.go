@@ -318,12 +318,14 @@ func (r *row) export(o *Options) Instance {
 	for g, m := range r.memberIDs {
 		in.MemberIDs[g], in.epochs[g] = slices.Clone(m.ids), slices.Clone(m.epochs)
 	}
-	if !r.telemetry.IsZero() {
-		in.TelemetryID = JavaString(r.telemetry)
+	if t := r.telemetryID(); !t.IsZero() {
+		in.TelemetryID = JavaString(t)
 	}
-	for i, n := range r.findings {
-		if n > 0 {
-			in.Findings[ruleTable[i].ID] = n
+	if r.findings != nil {
+		for i, n := range r.findings {
+			if n > 0 {
+				in.Findings[ruleTable[i].ID] = n
+			}
 		}
 	}
 	return in

@@ -311,16 +311,40 @@ type row struct {
 	open      int // connections registered with the row and not yet ended
 	connList  []decode.ConnID
 	memberIDs map[string]*rowMembers
-	telemetry decode.UUID
-	// telemetryBy is the connection that set telemetry (legacy.go).
-	telemetryBy decode.ConnID
-	findings    [numRules]uint64
-
-	assignedB   decode.UUID
-	hasAssigned bool
-	members     memberTrack
+	// findings counts the row's findings by rule, allocated with its
+	// first: most rows have none, and the counts were a third of a row.
+	findings *[numRules]uint64
+	tel      *rowTelemetry // nil until the row meets a telemetry ID
+	members  memberTrack
 
 	reservedFired, sharedFired bool
+}
+
+// rowTelemetry is what a row knows of telemetry IDs (SPEC.md 3.3), apart
+// from the row: most clients never send GetTelemetrySubscriptions, and
+// with 100k open connections a row per client is most of the audit's
+// memory.
+type rowTelemetry struct {
+	id          decode.UUID   // the client's telemetry ID
+	by          decode.ConnID // the connection that set id (legacy.go)
+	assigned    decode.UUID   // the ID the broker assigned, if hasAssigned
+	hasAssigned bool
+}
+
+// telemetry is r's telemetry state, made on first use.
+func (r *row) telemetry() *rowTelemetry {
+	if r.tel == nil {
+		r.tel = new(rowTelemetry)
+	}
+	return r.tel
+}
+
+// telemetryID is r's telemetry ID (zero: none).
+func (r *row) telemetryID() decode.UUID {
+	if r.tel == nil {
+		return decode.UUID{}
+	}
+	return r.tel.id
 }
 
 // rowMembers are the member IDs a row used in one group, each with its
