@@ -290,7 +290,7 @@ func (q *reqCheck) seedConsistency() {
 	switch c.inst {
 	case idUnknown:
 		if q.hasID {
-			c.inst, c.instID = idSet, q.id
+			c.setInstance(q.id)
 		} else {
 			c.inst = idNone
 		}
@@ -320,10 +320,10 @@ func (q *reqCheck) acceptedConsistency() {
 			q.a.t.unobservable++
 			c.inst = idUnobservable
 			if q.hasID {
-				c.inst, c.instID = idSet, q.id
+				c.setInstance(q.id)
 			}
 		case q.hasID:
-			c.inst, c.instID = idSet, q.id
+			c.setInstance(q.id)
 		default:
 			c.inst = idNone
 			q.fire(rInstanceMissingFirst, &detail{expected: "an instance ID", observed: "none",
@@ -331,7 +331,7 @@ func (q *reqCheck) acceptedConsistency() {
 		}
 	case idUnobservable:
 		if q.hasID {
-			c.inst, c.instID = idSet, q.id
+			c.setInstance(q.id)
 		}
 	case idSet:
 		if !q.hasID {

@@ -49,17 +49,17 @@ func TestOpenConnMemory(t *testing.T) {
 		events func(i int, id decode.ConnID, slot *any, a *Auditor)
 		max    float64 // bytes per connection
 	}{
-		{name: "start only", max: 400, events: func(i int, id decode.ConnID, slot *any, a *Auditor) { start(id, slot, a) }},
-		{name: "one ApiVersions request", max: 1100, events: func(i int, id decode.ConnID, slot *any, a *Auditor) {
+		{name: "start only", max: 480, events: func(i int, id decode.ConnID, slot *any, a *Auditor) { start(id, slot, a) }},
+		{name: "one ApiVersions request", max: 480, events: func(i int, id decode.ConnID, slot *any, a *Auditor) {
 			start(id, slot, a)
 			request(i, id, slot, a, decode.KeyAPIVersions, 3, decode.Body{Decoded: true, ClientSoftwareName: "open", ClientSoftwareVersion: "1.0"})
 		}},
-		{name: "one ApiVersions request, ended", max: 1800, events: func(i int, id decode.ConnID, slot *any, a *Auditor) {
+		{name: "one ApiVersions request, ended", max: 1200, events: func(i int, id decode.ConnID, slot *any, a *Auditor) {
 			start(id, slot, a)
 			request(i, id, slot, a, decode.KeyAPIVersions, 3, decode.Body{Decoded: true, ClientSoftwareName: "open", ClientSoftwareVersion: "1.0"})
 			a.Event(&decode.Event{Kind: decode.KindConnEnd, Conn: id, FromStart: true, Time: t0, Frame: uint64(4*i + 4), Slot: slot})
 		}},
-		{name: "one heartbeat", max: 2600, events: func(i int, id decode.ConnID, slot *any, a *Auditor) {
+		{name: "one heartbeat", max: 2900, events: func(i int, id decode.ConnID, slot *any, a *Auditor) {
 			start(id, slot, a)
 			request(i, id, slot, a, decode.KeyConsumerGroupHeartbeat, 1, decode.Body{Decoded: true, Group: "g", MemberID: JavaString(benchInstance(i)), HasMemberID: true})
 		}},

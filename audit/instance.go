@@ -16,14 +16,15 @@ func (a *Auditor) observe(o *Observation) {
 	case StepInstance:
 		a.touchInstance(b, o)
 	case StepSoftware:
-		b.software, b.softwareVersion = o.Software, o.SwVersion
-		for i := 0; i < b.nTouched; i++ {
-			b.touched[i].software, b.touched[i].swVersion = o.Software, o.SwVersion
+		b.software = a.softwareOf(o.Software, o.SwVersion)
+		for i := 0; i < int(b.nTouched); i++ {
+			b.touched[i].software = b.software
 		}
 	case StepTelemetry:
 		a.telemetryUse(b, o)
 	case StepTelemetryAssigned:
-		b.assignedB, b.hasAssigned = o.Telemetry, true
+		id := o.Telemetry
+		b.assignedB = &id
 		r := a.telemetryOwner(b, o, a.ensureRow(b, o, o.Time, o.Frame), o.Telemetry)
 		t := r.telemetry()
 		t.assigned, t.hasAssigned, t.id = o.Telemetry, true, o.Telemetry
@@ -95,8 +96,8 @@ func (a *Auditor) touchInstance(c *connBook, o *Observation) {
 
 // telemetryB is the broker-assigned telemetry ID the client must use, if any.
 func (c *connBook) telemetryB() (decode.UUID, bool) {
-	if c.hasAssigned {
-		return c.assignedB, true
+	if c.assignedB != nil {
+		return *c.assignedB, true
 	}
 	if r := c.instRow(); r != nil && r.tel != nil && r.tel.hasAssigned {
 		return r.tel.assigned, true
@@ -107,7 +108,7 @@ func (c *connBook) telemetryB() (decode.UUID, bool) {
 // telemetryUse: telemetry-id-not-adopted, then the ID becomes the client's.
 func (a *Auditor) telemetryUse(c *connBook, o *Observation) {
 	id := o.Telemetry
-	if !o.AdoptedHere || c.hasAssigned {
+	if !o.AdoptedHere || c.assignedB != nil {
 		if b, ok := c.telemetryB(); ok && id != b {
 			a.fireAt(o, rTelemetryNotAdopted, detail{expected: JavaString(b), observed: JavaString(id),
 				msg: "the broker assigned telemetry ID " + uuidText(b) + " but the client uses another"})
@@ -167,7 +168,7 @@ func (a *Auditor) memberHeartbeat(c *connBook, o *Observation) {
 		a.memberProperties(c, o)
 	}
 	a.collision(c, o, cs)
-	for i := 0; i < c.nTouched; i++ {
+	for i := range int(c.nTouched) {
 		c.touched[i].addMemberID(group, member, epoch)
 	}
 	if c.nTouched == 0 {

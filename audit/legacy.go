@@ -51,7 +51,7 @@ func (a *Auditor) telemetryOwner(c *connBook, o *Observation, r *row, id decode.
 // leave takes c off r's books: r no longer counts it among its
 // connections (what c's requests already added to r stays).
 func (c *connBook) leave(r *row) {
-	for i := 0; i < c.nTouched; i++ {
+	for i := range int(c.nTouched) {
 		if c.touched[i] != r {
 			continue
 		}
@@ -63,7 +63,7 @@ func (c *connBook) leave(r *row) {
 		break
 	}
 	r.conns--
-	r.connList = slices.DeleteFunc(r.connList, func(id decode.ConnID) bool { return id == c.id })
+	r.connList = slices.DeleteFunc(r.connList, func(id decode.ConnID) bool { return id == *c.id })
 }
 
 // open reports whether the connection id is known and not ended. In one

@@ -283,7 +283,7 @@ func compareFindings(x, y *Finding) int {
 
 func (r *row) export(o *Options) Instance {
 	in := Instance{
-		Legacy: r.legacy, ClientIDs: slices.Clone(r.clientIDs), SoftwareName: r.software, SoftwareVersion: r.swVersion,
+		Legacy: r.legacy, ClientIDs: slices.Clone(r.clientIDs), SoftwareName: r.software.nameOr(), SoftwareVersion: r.software.versionOr(),
 		Connections: r.conns, MemberIDs: map[string][]string{}, Findings: map[string]uint64{}, firstSeq: r.firstFrame, firstTime: r.firstSeen,
 	}
 	in.Capture, in.FirstFrame = o.nameFrame(r.firstFrame)
