@@ -116,10 +116,9 @@ func TestGroupAndBrokerViews(t *testing.T) {
 // epoch a heartbeat carried with it, member IDs of one row apart.
 func TestGroupViewEpochs(t *testing.T) {
 	tests := []struct {
-		name   string
-		beats  []opt
-		member string
-		want   int32
+		name, member string
+		beats        []opt
+		want         int32 // member's epoch
 	}{
 		{name: "join only", beats: []opt{hb("g", "m1", 0)}, member: "m1", want: 0},
 		{name: "join then heartbeats", beats: []opt{hb("g", "m1", 0), hb("g", "m1", 4), hb("g", "m1", 7)}, member: "m1", want: 7},
