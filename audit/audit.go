@@ -87,7 +87,7 @@ type Auditor struct {
 
 	// What every event touches comes first, to share few cache lines.
 	mu       sync.Mutex
-	closedQ  []*connState
+	closedQ  []closedConn
 	closedAt int       // index of the first live entry of closedQ
 	outbox   []Finding // findings of the current event, for OnFinding
 	t        totals
@@ -97,6 +97,7 @@ type Auditor struct {
 	instances map[decode.UUID]*row
 	legacy    map[legacyKey]*row
 	lru       *list.List // rows, most recently seen at the front
+	software  map[clientSoftware]*clientSoftware
 
 	claims map[memberKey]*claimSet
 	cases  map[caseKey]*caseState
@@ -173,6 +174,7 @@ func New(o Options) *Auditor {
 		conns:     make(map[decode.ConnID]*connState),
 		instances: make(map[decode.UUID]*row),
 		legacy:    make(map[legacyKey]*row),
+		software:  make(map[clientSoftware]*clientSoftware),
 		lru:       list.New(),
 		claims:    make(map[memberKey]*claimSet),
 	}
@@ -341,7 +343,7 @@ func (a *Auditor) connByID(e *decode.Event) *connState {
 		return c
 	}
 	c = &connState{id: e.Conn, owner: a, fromStart: e.FromStart, gap: e.Partial}
-	c.book.id = e.Conn
+	c.book.id = &c.id
 	a.conns[e.Conn] = c
 	*slot = c
 	a.t.connections++
@@ -369,16 +371,23 @@ func (a *Auditor) endConn(c *connState, at time.Time, frame uint64) {
 		a.fireConnEnd(c, at, frame)
 	}
 	a.observe(a.observation(c, &end, StepConnClosed))
-	c.closed, c.closedAt = true, at
-	a.closedQ = append(a.closedQ, c)
+	c.closed = true
+	a.closedQ = append(a.closedQ, closedConn{c, at})
+}
+
+// closedConn is a closed connection and when it closed; the time is kept
+// here rather than in every connection's state, most of which stay open.
+type closedConn struct {
+	c  *connState
+	at time.Time
 }
 
 // sweep drops closed connections older than ClosedGrace. The caller checks
 // that closedQ is not empty, which it mostly is.
 func (a *Auditor) sweep(now time.Time) {
 	for a.closedAt < len(a.closedQ) {
-		c := a.closedQ[a.closedAt]
-		if now.Sub(c.closedAt) <= a.o.ClosedGrace {
+		c := a.closedQ[a.closedAt].c
+		if now.Sub(a.closedQ[a.closedAt].at) <= a.o.ClosedGrace {
 			break
 		}
 		if a.conns[c.id] == c {
@@ -388,7 +397,7 @@ func (a *Auditor) sweep(now time.Time) {
 		if slot := &a.connCache[connSlot(&c.id)]; *slot == c {
 			*slot = nil
 		}
-		a.closedQ[a.closedAt] = nil
+		a.closedQ[a.closedAt] = closedConn{}
 		a.closedAt++
 	}
 	if a.closedAt > 1024 && a.closedAt*2 > len(a.closedQ) {
@@ -509,7 +518,7 @@ func (a *Auditor) ensureRow(c *connBook, o *Observation, at time.Time, frame uin
 // register records c on r once: host, broker, client ID, software.
 // It reports whether r gained a second host or client ID.
 func (a *Auditor) register(c *connBook, o *Observation, r *row) (newHost, newCID bool) {
-	for i := 0; i < c.nTouched; i++ {
+	for i := range int(c.nTouched) {
 		if c.touched[i] == r {
 			return false, false
 		}
@@ -531,8 +540,8 @@ func (a *Auditor) register(c *connBook, o *Observation, r *row) (newHost, newCID
 	if o.HasClientID {
 		newCID = addUnique(&r.clientIDs, o.ClientID) && len(r.clientIDs) > 1
 	}
-	if c.software != "" && r.software == "" {
-		r.software, r.swVersion = c.software, c.softwareVersion
+	if c.software.named() && !r.software.named() {
+		r.software = c.software
 	}
 	return newHost, newCID
 }
@@ -651,9 +660,13 @@ func (a *Auditor) record(o *Observation, f *Finding) {
 	}
 	a.count(r, f.rule, f.Severity)
 	cs := a.addCase(&a.cases, r, f)
-	o.book.last = repeatCache{}
 	if cs != nil && flt == nil && (f.InstanceID.IsZero() && r == o.book.row || !r.legacy && r.id == f.InstanceID) {
-		o.book.last = repeatCache{rule: f.rule, inst: f.InstanceID, row: r, cs: cs}
+		if o.book.last == nil {
+			o.book.last = new(repeatCache)
+		}
+		*o.book.last = repeatCache{rule: f.rule, inst: f.InstanceID, row: r, cs: cs}
+	} else if o.book.last != nil {
+		*o.book.last = repeatCache{}
 	}
 	switch sz := findingSize(f); {
 	case a.keeps(sz):
@@ -670,6 +683,9 @@ func (a *Auditor) record(o *Observation, f *Finding) {
 func (a *Auditor) count(r *row, rule ruleID, sev Severity) {
 	a.t.byRule[rule]++
 	a.t.bySeverity[sev]++
+	if r.findings == nil {
+		r.findings = new([numRules]uint64)
+	}
 	r.findings[rule]++
 }
 
@@ -697,8 +713,8 @@ type repeatCache struct {
 // them, and its case is the connection's last (repeatCache). It reports
 // whether it did (or r does not run under the profile).
 func (a *Auditor) repeat(c *connState, e *decode.Event, r ruleID, d *detail) bool {
-	last := &c.book.last
-	if last.cs == nil || last.rule != r || a.o.OnFinding != nil || a.o.Filter != nil || last.row.evicted {
+	last := c.book.last
+	if last == nil || last.cs == nil || last.rule != r || a.o.OnFinding != nil || a.o.Filter != nil || last.row.evicted {
 		return false
 	}
 	inst := d.inst

@@ -14,9 +14,11 @@ import (
 // state kept anything per request.
 func connSize(c *connState) int {
 	n := len(c.book.judged) + len(c.book.members)
-	for _, p := range c.pending {
-		if p.used {
-			n++
+	if c.pending != nil {
+		for _, p := range c.pending.entries {
+			if p.used {
+				n++
+			}
 		}
 	}
 	return n

@@ -112,6 +112,38 @@ func TestGroupAndBrokerViews(t *testing.T) {
 	}
 }
 
+// TestGroupViewEpochs: each member ID in the groups view shows the last
+// epoch a heartbeat carried with it, member IDs of one row apart.
+func TestGroupViewEpochs(t *testing.T) {
+	tests := []struct {
+		name, member string
+		beats        []opt
+		want         int32 // member's epoch
+	}{
+		{name: "join only", beats: []opt{hb("g", "m1", 0)}, member: "m1", want: 0},
+		{name: "join then heartbeats", beats: []opt{hb("g", "m1", 0), hb("g", "m1", 4), hb("g", "m1", 7)}, member: "m1", want: 7},
+		{name: "leave last", beats: []opt{hb("g", "m1", 0), hb("g", "m1", 3), hb("g", "m1", -1)}, member: "m1", want: -1},
+		{name: "second member keeps its own", beats: []opt{hb("g", "m1", 5), hb("g", "m2", 9), hb("g", "m1", 6)}, member: "m2", want: 9},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSC(Options{})
+			s.start(connA, true)
+			for _, beat := range tt.beats {
+				s.req(connA, 68, 1, inst(v4A), beat)
+			}
+			rep := s.finish()
+			if len(rep.Groups) != 1 {
+				t.Fatalf("groups %+v", rep.Groups)
+			}
+			i := slices.IndexFunc(rep.Groups[0].Members, func(m GroupMember) bool { return m.MemberID == tt.member })
+			if i < 0 || rep.Groups[0].Members[i].Epoch != tt.want {
+				t.Errorf("members %+v, want %s at epoch %d", rep.Groups[0].Members, tt.member, tt.want)
+			}
+		})
+	}
+}
+
 // TestLegacyRowsSplitByTelemetry: two processes on one host with one
 // client ID and no instance IDs (two consumer handles) get their own
 // telemetry IDs from the broker: while both connections are open they are

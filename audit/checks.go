@@ -290,7 +290,7 @@ func (q *reqCheck) seedConsistency() {
 	switch c.inst {
 	case idUnknown:
 		if q.hasID {
-			c.inst, c.instID = idSet, q.id
+			c.setInstance(q.id)
 		} else {
 			c.inst = idNone
 		}
@@ -320,10 +320,10 @@ func (q *reqCheck) acceptedConsistency() {
 			q.a.t.unobservable++
 			c.inst = idUnobservable
 			if q.hasID {
-				c.inst, c.instID = idSet, q.id
+				c.setInstance(q.id)
 			}
 		case q.hasID:
-			c.inst, c.instID = idSet, q.id
+			c.setInstance(q.id)
 		default:
 			c.inst = idNone
 			q.fire(rInstanceMissingFirst, &detail{expected: "an instance ID", observed: "none",
@@ -331,7 +331,7 @@ func (q *reqCheck) acceptedConsistency() {
 		}
 	case idUnobservable:
 		if q.hasID {
-			c.inst, c.instID = idSet, q.id
+			c.setInstance(q.id)
 		}
 	case idSet:
 		if !q.hasID {
@@ -425,9 +425,9 @@ func (q *reqCheck) heartbeat() {
 		q.remember(p)
 		return
 	}
-	o := q.a.observation(q.c, q.e, StepHeartbeat)
+	o := q.a.lazyObservation(q.c, q.e, StepHeartbeat)
 	o.Group, o.MemberID, o.MemberEpoch = group, member, epoch
-	q.a.observe(o)
+	q.a.memberHeartbeat(o.book, o) // called, not dispatched by observe: a common step
 	q.remember(p)
 }
 
@@ -484,14 +484,14 @@ func (a *Auditor) answeredAt(e *decode.Event) string {
 
 func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
 	b := &e.Body
-	o := a.observation(c, e, StepHeartbeatAnswer)
+	o := a.lazyObservation(c, e, StepHeartbeatAnswer)
 	o.Group, o.MemberID, o.Join = p.group, p.member, p.join
 	o.OK = !b.HasErrorCode || b.ErrorCode == 0
 	o.Assigned = ""
 	if o.OK && b.HasMemberID && b.MemberID != "" && b.MemberID != p.member {
 		o.Assigned = b.MemberID
 	}
-	a.observe(o)
+	a.heartbeatAnswer(o.book, o) // called, not dispatched by observe: a common step
 	if o.Assigned != "" && p.emptyRequired {
 		a.fire(c, e, rBrokerGeneratedMember, &detail{reqFrame: p.frame, reqTime: p.time, group: p.group, member: b.MemberID,
 			expected: errName(errInvalidRequest), observed: b.MemberID,

@@ -69,12 +69,6 @@ func (a *Auditor) claimSet(group, member string) *claimSet {
 	return cs
 }
 
-// brokerAssigned tells whether a broker gave member to a client in group.
-func (a *Auditor) brokerAssigned(group, member string) bool {
-	cs := a.claims[memberKey{group, member}]
-	return cs != nil && cs.brokerAssigned
-}
-
 // markLapsed: claimant cl takes the member ID on connection c; every other
 // claimant that is gone now will be back, should it use the ID again.
 func (a *Auditor) markLapsed(cs *claimSet, cl *claim, c *connBook) {
@@ -134,16 +128,19 @@ func (a *Auditor) pruneClaims() {
 	}
 }
 
-// collision: member-id-collision once per (group, member ID, second claimant).
-func (a *Auditor) collision(c *connBook, o *Observation) {
-	group, member := o.Group, o.MemberID
-	who := claimant{addr: o.Conn.Client}
-	if o.InstanceFixed {
+// collision: member-id-collision once per (group, member ID, second claimant);
+// cs is the claims of o.MemberID in o.Group (nil: none could be kept).
+func (a *Auditor) collision(c *connBook, o *Observation, cs *claimSet) {
+	var who claimant
+	switch {
+	case o.InstanceFixed:
 		who = claimant{inst: o.Instance}
-	} else if !o.HeaderID.IsZero() {
+	case !o.HeaderID.IsZero():
 		who = claimant{inst: o.HeaderID}
+	default:
+		o.complete()
+		who = claimant{addr: o.Conn.Client}
 	}
-	cs := a.claimSet(group, member)
 	if cs == nil {
 		return
 	}

@@ -16,16 +16,18 @@ func (a *Auditor) observe(o *Observation) {
 	case StepInstance:
 		a.touchInstance(b, o)
 	case StepSoftware:
-		b.software, b.softwareVersion = o.Software, o.SwVersion
-		for i := 0; i < b.nTouched; i++ {
-			b.touched[i].software, b.touched[i].swVersion = o.Software, o.SwVersion
+		b.software = a.softwareOf(o.Software, o.SwVersion)
+		for i := 0; i < int(b.nTouched); i++ {
+			b.touched[i].software = b.software
 		}
 	case StepTelemetry:
 		a.telemetryUse(b, o)
 	case StepTelemetryAssigned:
-		b.assignedB, b.hasAssigned = o.Telemetry, true
+		id := o.Telemetry
+		b.assignedB = &id
 		r := a.telemetryOwner(b, o, a.ensureRow(b, o, o.Time, o.Frame), o.Telemetry)
-		r.assignedB, r.hasAssigned, r.telemetry = o.Telemetry, true, o.Telemetry
+		t := r.telemetry()
+		t.assigned, t.hasAssigned, t.id = o.Telemetry, true, o.Telemetry
 	case StepHeartbeat:
 		a.memberHeartbeat(b, o)
 	case StepHeartbeatAnswer:
@@ -37,6 +39,7 @@ func (a *Auditor) observe(o *Observation) {
 			g.joinState = joinAnswered
 		}
 	case StepConnEnd:
+		o.complete()
 		if o.Kafka && b.row == nil {
 			a.ensureRow(b, o, o.Time, o.Frame)
 		}
@@ -81,6 +84,7 @@ func (a *Auditor) touchInstance(c *connBook, o *Observation) {
 	newHost, newCID := a.register(c, o, r)
 	if (newHost || newCID) && !r.sharedFired {
 		r.sharedFired = true
+		o.complete() // done by register already, which found the new host or ID
 		what := "client host " + o.Conn.Client.Addr().String()
 		if !newHost {
 			what = "client ID " + strconv.Quote(o.ClientID)
@@ -92,11 +96,11 @@ func (a *Auditor) touchInstance(c *connBook, o *Observation) {
 
 // telemetryB is the broker-assigned telemetry ID the client must use, if any.
 func (c *connBook) telemetryB() (decode.UUID, bool) {
-	if c.hasAssigned {
-		return c.assignedB, true
+	if c.assignedB != nil {
+		return *c.assignedB, true
 	}
-	if r := c.instRow(); r != nil && r.hasAssigned {
-		return r.assignedB, true
+	if r := c.instRow(); r != nil && r.tel != nil && r.tel.hasAssigned {
+		return r.tel.assigned, true
 	}
 	return decode.UUID{}, false
 }
@@ -104,7 +108,7 @@ func (c *connBook) telemetryB() (decode.UUID, bool) {
 // telemetryUse: telemetry-id-not-adopted, then the ID becomes the client's.
 func (a *Auditor) telemetryUse(c *connBook, o *Observation) {
 	id := o.Telemetry
-	if !o.AdoptedHere || c.hasAssigned {
+	if !o.AdoptedHere || c.assignedB != nil {
 		if b, ok := c.telemetryB(); ok && id != b {
 			a.fireAt(o, rTelemetryNotAdopted, detail{expected: JavaString(b), observed: JavaString(id),
 				msg: "the broker assigned telemetry ID " + uuidText(b) + " but the client uses another"})
@@ -125,7 +129,7 @@ func (a *Auditor) telemetryUse(c *connBook, o *Observation) {
 	if r.legacy {
 		r = a.telemetryOwner(c, o, r, id)
 	}
-	r.telemetry = id
+	r.telemetry().id = id
 }
 
 // memberHeartbeat applies the member rules that span connections to a
@@ -157,11 +161,14 @@ func (a *Auditor) memberHeartbeat(c *connBook, o *Observation) {
 		// A join after a leave is a rejoin, not a retry of this join.
 		g.join, g.joinState = "", joinNone
 	}
-	if !assigned && !a.brokerAssigned(group, member) {
+	// One lookup of the member ID's claims for both: it was a tenth of a
+	// heartbeat's time twice.
+	cs := a.claimSet(group, member)
+	if !assigned && (cs == nil || !cs.brokerAssigned) {
 		a.memberProperties(c, o)
 	}
-	a.collision(c, o)
-	for i := 0; i < c.nTouched; i++ {
+	a.collision(c, o, cs)
+	for i := range int(c.nTouched) {
 		c.touched[i].addMemberID(group, member, epoch)
 	}
 	if c.nTouched == 0 {

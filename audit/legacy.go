@@ -22,8 +22,9 @@ const maxProcesses = 16
 // is: r itself, unless r is a legacy row that learned another telemetry ID
 // from a connection still open, when c moves to the row of its own process.
 func (a *Auditor) telemetryOwner(c *connBook, o *Observation, r *row, id decode.UUID) *row {
-	if !r.legacy || r.telemetry.IsZero() || r.telemetry == id || r.telemetryBy == o.Conn || !a.open(r.telemetryBy) {
-		r.telemetryBy = o.Conn
+	o.complete()
+	if t := r.tel; !r.legacy || t == nil || t.id.IsZero() || t.id == id || t.by == o.Conn || !a.open(t.by) {
+		r.telemetry().by = o.Conn
 		return r
 	}
 	for p := uint16(1); p < maxProcesses; p++ {
@@ -34,13 +35,13 @@ func (a *Auditor) telemetryOwner(c *connBook, o *Observation, r *row, id decode.
 			other = &row{legacy: true, lkey: k, firstFrame: o.Conn.StartFrame, firstSeen: r.firstSeen, lastSeen: r.lastSeen}
 			a.legacy[k] = other
 			a.addRow(other)
-		} else if !other.telemetry.IsZero() && other.telemetry != id {
+		} else if t := other.telemetryID(); !t.IsZero() && t != id {
 			continue
 		}
 		c.leave(r)
 		c.row = other
 		a.register(c, o, other)
-		other.telemetryBy = o.Conn
+		other.telemetry().by = o.Conn
 		return other
 	}
 	a.t.stateLimited++
@@ -50,7 +51,7 @@ func (a *Auditor) telemetryOwner(c *connBook, o *Observation, r *row, id decode.
 // leave takes c off r's books: r no longer counts it among its
 // connections (what c's requests already added to r stays).
 func (c *connBook) leave(r *row) {
-	for i := 0; i < c.nTouched; i++ {
+	for i := range int(c.nTouched) {
 		if c.touched[i] != r {
 			continue
 		}
@@ -62,7 +63,7 @@ func (c *connBook) leave(r *row) {
 		break
 	}
 	r.conns--
-	r.connList = slices.DeleteFunc(r.connList, func(id decode.ConnID) bool { return id == c.id })
+	r.connList = slices.DeleteFunc(r.connList, func(id decode.ConnID) bool { return id == *c.id })
 }
 
 // open reports whether the connection id is known and not ended. In one

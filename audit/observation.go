@@ -101,11 +101,13 @@ type Observation struct {
 	// state (one allocation, no lookup per event); a per-instance part fed
 	// from elsewhere would keep books in a map by Conn.
 	book *connBook
-	// connOf: the connection Conn was filled for (fillObservation).
-	// lazyConn and lazyEvent: what complete fills the rest from.
-	connOf    *connBook
-	lazyConn  *connState
-	lazyEvent *decode.Event
+	// connOf: the connection Conn was filled for (fillRest).
+	// lazyConn and lazyEvent: what complete fills the rest from;
+	// lazyIdentity: the instance-ID fields too (instanceObservation).
+	connOf       *connBook
+	lazyConn     *connState
+	lazyEvent    *decode.Event
+	lazyIdentity bool
 }
 
 // Payload is what a step says beyond the event and the connection's
@@ -133,50 +135,61 @@ type Payload struct {
 // it cost a fifth of an ordinary event), valid until the next step.
 func (a *Auditor) observation(c *connState, e *decode.Event, step Step) *Observation {
 	o := a.begin(c, step)
-	fillObservation(o, c, e)
+	o.lazyConn, o.lazyEvent = nil, nil
+	fillIdentity(o, c, e)
+	fillRest(o, c, e)
 	return o
 }
 
-// instanceObservation is observation for StepInstance, the step of most
-// requests, filled lazily: the fields its common case reads (Frame,
-// Time, HeaderID id, NoInstance) now, the rest when the per-instance
-// part first needs them (complete). An Observation from elsewhere is
+// lazyObservation is observation for the steps of most requests and
+// answers (StepInstance, StepHeartbeat, StepHeartbeatAnswer), filled
+// lazily: the fields their common case reads (Frame, Time, the instance
+// IDs) now, the rest when the per-instance part first needs them
+// (complete): filling all of it cost a heartbeat a tenth of its time. It
+// keeps e until the next step, so e must outlive the call (an event on
+// the caller's stack would escape). An Observation from elsewhere is
 // always complete.
+func (a *Auditor) lazyObservation(c *connState, e *decode.Event, step Step) *Observation {
+	o := a.begin(c, step)
+	fillIdentity(o, c, e)
+	o.lazyConn, o.lazyEvent, o.lazyIdentity = c, e, false
+	return o
+}
+
+// instanceObservation is lazyObservation for StepInstance, the step of
+// most requests, lazier still (and inlined): touchInstance's common case
+// reads only Frame, Time, HeaderID (id) and NoInstance.
 func (a *Auditor) instanceObservation(c *connState, e *decode.Event, id decode.UUID) *Observation {
 	o := a.begin(c, StepInstance)
 	o.Frame, o.Time, o.HeaderID, o.NoInstance = e.Frame, e.Time, id, c.inst == idNone
-	o.lazyConn, o.lazyEvent = c, e
+	o.lazyConn, o.lazyEvent, o.lazyIdentity = c, e, true
 	return o
 }
 
-// complete fills what instanceObservation left out (a no-op otherwise).
+// complete fills what lazyObservation left out (a no-op otherwise).
 func (o *Observation) complete() {
 	if o.lazyConn != nil {
 		c, e := o.lazyConn, o.lazyEvent
 		o.lazyConn, o.lazyEvent = nil, nil
-		fillObservation(o, c, e)
+		if o.lazyIdentity {
+			fillIdentity(o, c, e)
+		}
+		fillRest(o, c, e)
 	}
 }
 
-// begin starts the Auditor's Observation for a step on c.
+// begin starts the Auditor's Observation for a step on c; the caller
+// sets lazyConn and lazyEvent (pointer writes are not free).
 func (a *Auditor) begin(c *connState, step Step) *Observation {
 	o := &a.obs
-	o.book = &c.book
-	o.Step, o.lazyConn, o.lazyEvent = step, nil, nil
+	o.book, o.Step = &c.book, step
 	return o
 }
 
-// fillObservation sets o's event and identity fields from e on c.
-func fillObservation(o *Observation, c *connState, e *decode.Event) {
-	if o.connOf != &c.book {
-		// o.connOf keeps the last connection's state alive, so no other
-		// connection's can be at its address: the same book is the same
-		// connection, whose ID does not change.
-		o.Conn, o.connOf = c.id, &c.book
-	}
-	o.Frame, o.Time, o.PDU = e.Frame, e.Time, e.Kind
-	o.APIKey, o.APIVersion, o.CorrelationID = e.APIKey, e.APIVersion, e.CorrelationID
-	o.ClientID, o.HasClientID = c.firstCID, c.cid == cidSet
+// fillIdentity sets o's packet and instance-ID fields from e on c: what
+// the per-instance part reads on every step.
+func fillIdentity(o *Observation, c *connState, e *decode.Event) {
+	o.Frame, o.Time = e.Frame, e.Time
 	o.InstanceFixed, o.NoInstance = c.inst == idSet, c.inst == idNone
 	o.Instance = decode.UUID{}
 	if o.InstanceFixed {
@@ -186,6 +199,19 @@ func fillObservation(o *Observation, c *connState, e *decode.Event) {
 	if e.Kind == decode.KindRequest && e.HasInstanceID && e.TagProblem == decode.TagOK {
 		o.HeaderID = e.InstanceID
 	}
+}
+
+// fillRest sets the rest of o's event and identity fields from e on c.
+func fillRest(o *Observation, c *connState, e *decode.Event) {
+	if o.connOf != &c.book {
+		// o.connOf keeps the last connection's state alive, so no other
+		// connection's can be at its address: the same book is the same
+		// connection, whose ID does not change.
+		o.Conn, o.connOf = c.id, &c.book
+	}
+	o.PDU = e.Kind
+	o.APIKey, o.APIVersion, o.CorrelationID = e.APIKey, e.APIVersion, e.CorrelationID
+	o.ClientID, o.HasClientID = c.firstCID, c.cid == cidSet
 	o.FromStart, o.Partial, o.Kafka = c.fromStart, e.Partial || c.gap, c.kafka
 }
 

@@ -105,8 +105,8 @@ type Instance struct {
 	Capture    string `json:"capture,omitempty"`
 	FirstFrame uint64 `json:"first_frame"`
 
-	firstSeq  uint64           // orders rows across captures (Finding.seq)
-	epochs    map[string]int32 // the last epoch of each member ID (row.memberEpochs)
+	firstSeq  uint64             // orders rows across captures (Finding.seq)
+	epochs    map[string][]int32 // epochs[g][i]: the last epoch of MemberIDs[g][i]
 	firstTime time.Time
 }
 
@@ -283,7 +283,7 @@ func compareFindings(x, y *Finding) int {
 
 func (r *row) export(o *Options) Instance {
 	in := Instance{
-		Legacy: r.legacy, ClientIDs: slices.Clone(r.clientIDs), SoftwareName: r.software, SoftwareVersion: r.swVersion,
+		Legacy: r.legacy, ClientIDs: slices.Clone(r.clientIDs), SoftwareName: r.software.nameOr(), SoftwareVersion: r.software.versionOr(),
 		Connections: r.conns, MemberIDs: map[string][]string{}, Findings: map[string]uint64{}, firstSeq: r.firstFrame, firstTime: r.firstSeen,
 	}
 	in.Capture, in.FirstFrame = o.nameFrame(r.firstFrame)
@@ -312,16 +312,20 @@ func (r *row) export(o *Options) Instance {
 	if in.ConnectionList == nil {
 		in.ConnectionList = []ConnSummary{}
 	}
-	for g, ids := range r.memberIDs {
-		in.MemberIDs[g] = slices.Clone(ids)
+	if len(r.memberIDs) > 0 {
+		in.epochs = make(map[string][]int32, len(r.memberIDs))
 	}
-	in.epochs = maps.Clone(r.memberEpochs)
-	if !r.telemetry.IsZero() {
-		in.TelemetryID = JavaString(r.telemetry)
+	for g, m := range r.memberIDs {
+		in.MemberIDs[g], in.epochs[g] = slices.Clone(m.ids), slices.Clone(m.epochs)
 	}
-	for i, n := range r.findings {
-		if n > 0 {
-			in.Findings[ruleTable[i].ID] = n
+	if t := r.telemetryID(); !t.IsZero() {
+		in.TelemetryID = JavaString(t)
+	}
+	if r.findings != nil {
+		for i, n := range r.findings {
+			if n > 0 {
+				in.Findings[ruleTable[i].ID] = n
+			}
 		}
 	}
 	return in

@@ -13,7 +13,7 @@ import (
 // Bounds on per-connection and per-row state, so that memory does not grow
 // with the number of requests (only with connections and client instances).
 const (
-	maxPending       = 16  // requests of interest awaiting a response, per connection (<= 16: pendUsed)
+	maxPending       = 16  // requests of interest awaiting a response, per connection (<= 16: pendingTable.used)
 	maxJudged        = 256 // (group, member ID) pairs judged by property rules, per connection
 	maxGroups        = 128 // groups tracked per member tracker (least recently used dropped)
 	maxAssigned      = 4   // broker-assigned member IDs remembered per group
@@ -25,7 +25,7 @@ const (
 	claimsPerInstCap = 4   // claims map cap = claimsPerInstCap * MaxInstances
 )
 
-// allPending is pendUsed with every pending slot in use.
+// allPending is pendingTable.used with every slot in use.
 const allPending = 1<<maxPending - 1
 
 type idState uint8
@@ -144,41 +144,33 @@ type connState struct {
 
 	// owner tells the Auditor's states from another's in an Event.Slot;
 	// swept says the state left conns (a new one is made on a next event).
-	owner     *Auditor
-	swept     bool
-	fromStart bool
-	gap       bool // a stream gap was seen: later findings are partial
-	kafka     bool
-	closed    bool
-	inst      idState
-	cid       cidState
-	claimed   bool // sent a non-zero header instance ID (claims KIP-1313)
-	lastFrame uint64
-	instID    decode.UUID
-	// instText is JavaString(instText's UUID) once asked: a client that
-	// drops its ID drops it on every request, and each finding names it.
-	instText   string
-	instTextOf decode.UUID
-
-	// pendUsed has bit i set when pending[i] is in use; pendCorr[i] is its
-	// correlation ID. Responses scan these, not the large pending entries.
-	pendUsed uint16
-	pendCorr [maxPending]int32
+	owner      *Auditor
+	swept      bool
+	fromStart  bool
+	gap        bool // a stream gap was seen: later findings are partial
+	kafka      bool
+	closed     bool
+	inst       idState
+	cid        cidState
+	claimed    bool // sent a non-zero header instance ID (claims KIP-1313)
+	instRepeat bool // accepted-2026: instance-id-repeated fired
+	lastFrame  uint64
+	instID     decode.UUID // set with setInstance
+	// instText is JavaString(instID) once asked (setInstance clears it):
+	// a client that drops its ID drops it on every request, and each
+	// finding names it.
+	instText string
 
 	firstCID       string
 	cidRepeats     uint64 // later requests repeating a client ID
 	cidRepeatBytes uint64
 
-	id         decode.ConnID
-	closedAt   time.Time
-	instRepeat bool // accepted-2026: instance-id-repeated fired
-
-	seq uint64
+	id decode.ConnID
 	// pending is allocated with the first request of interest: most
 	// connections (producers, fetchers) never have one, and the table is
 	// four fifths of the state, whose first-touch page faults were a
 	// visible part of a run's start (200 connections: ~80 faults).
-	pending *[maxPending]pending
+	pending *pendingTable
 
 	// book is the per-instance part's state of the connection, kept here
 	// in one process (Observation.book); the per-connection part never
@@ -186,25 +178,43 @@ type connState struct {
 	book connBook
 }
 
+// pendingTable is a connection's requests of interest awaiting answers.
+type pendingTable struct {
+	// used has bit i set when entries[i] is in use; corr[i] is its
+	// correlation ID. Responses scan these, not the large entries.
+	used uint16
+	corr [maxPending]int32
+	seq  uint64 // of the last entry added
+	// entries grows as slots are first needed: most connections have one
+	// or two requests of interest in flight, and the whole table was
+	// three quarters of a heartbeating connection's memory.
+	entries []pending
+}
+
 // addPending takes the first free slot, else evicts the oldest request.
 func (c *connState) addPending(p pending) (evicted bool) {
-	c.seq++
-	p.used, p.seq = true, c.seq
-	if c.pending == nil {
-		c.pending = new([maxPending]pending)
+	t := c.pending
+	if t == nil {
+		t = new(pendingTable)
+		c.pending = t
 	}
-	slot := bits.TrailingZeros16(^c.pendUsed)
-	if c.pendUsed == allPending {
+	t.seq++
+	p.used, p.seq = true, t.seq
+	slot := bits.TrailingZeros16(^t.used)
+	switch {
+	case t.used == allPending:
 		slot, evicted = 0, true
-		for i := range c.pending {
-			if c.pending[i].seq < c.pending[slot].seq {
+		for i := range t.entries {
+			if t.entries[i].seq < t.entries[slot].seq {
 				slot = i
 			}
 		}
+	case slot == len(t.entries):
+		t.entries = append(t.entries, pending{})
 	}
-	c.pending[slot] = p
-	c.pendUsed |= 1 << slot
-	c.pendCorr[slot] = p.corr
+	t.entries[slot] = p
+	t.used |= 1 << slot
+	t.corr[slot] = p.corr
 	return evicted
 }
 
@@ -212,11 +222,15 @@ func (c *connState) addPending(p pending) (evicted bool) {
 // the lowest slot, should two share it) and frees its slot; the caller
 // clears the entry when done with it, before the next addPending.
 func (c *connState) takePending(corr int32) (*pending, bool) {
-	for m := c.pendUsed; m != 0; m &= m - 1 {
+	t := c.pending
+	if t == nil {
+		return nil, false
+	}
+	for m := t.used; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros16(m)
-		if c.pendCorr[i] == corr {
-			c.pendUsed &^= 1 << i
-			return &c.pending[i], true
+		if t.corr[i] == corr {
+			t.used &^= 1 << i
+			return &t.entries[i], true
 		}
 	}
 	return nil, false
@@ -225,7 +239,7 @@ func (c *connState) takePending(corr int32) (*pending, bool) {
 // unregister forgets the rows c registered with, which no longer count it
 // as open.
 func (c *connBook) unregister() {
-	for i := 0; i < c.nTouched; i++ {
+	for i := range int(c.nTouched) {
 		c.touched[i].open--
 		c.touched[i] = nil
 	}
@@ -234,7 +248,7 @@ func (c *connBook) unregister() {
 
 // registered tells whether c counts as one of r's open connections.
 func (c *connBook) registered(r *row) bool {
-	for i := 0; i < c.nTouched; i++ {
+	for i := range int(c.nTouched) {
 		if c.touched[i] == r {
 			return true
 		}
@@ -261,23 +275,65 @@ func (c *connBook) tracker(o *Observation) *memberTrack {
 
 // connBook is what the per-instance part of the audit keeps of one
 // connection, from its Observations.
+//
+// Its size is what every open connection costs beside its own state (100k
+// open connections: issue 12), so what few connections use sits behind
+// pointers, allocated when first used.
 type connBook struct {
-	id       decode.ConnID
+	// id is the connection's: in one process, its connState's.
+	id       *decode.ConnID
 	closed   bool
+	nTouched uint8
 	row      *row // primary row: first instance row, else legacy row
 	lastInst *row // cache of the last instance row touched
-	nTouched int
 	touched  [maxTouched]*row
 
-	software, softwareVersion string
+	software *clientSoftware // ApiVersions' client software name and version
 
 	members memberTrack // used when the connection has no instance row
 	judged  map[memberKey]struct{}
 
-	assignedB   decode.UUID // broker-assigned telemetry ID (legacy flow)
-	hasAssigned bool
+	assignedB *decode.UUID // broker-assigned telemetry ID (legacy flow)
 
-	last repeatCache // the connection's last finding (Auditor.repeat)
+	last *repeatCache // the connection's last finding (Auditor.repeat)
+}
+
+// clientSoftware is a client's software name and version (ApiVersions), one
+// for all the connections and rows that name it (Auditor.softwareOf).
+type clientSoftware struct{ name, version string }
+
+// named tells whether s has a name.
+func (s *clientSoftware) named() bool { return s != nil && s.name != "" }
+
+func (s *clientSoftware) nameOr() string {
+	if s == nil {
+		return ""
+	}
+	return s.name
+}
+
+func (s *clientSoftware) versionOr() string {
+	if s == nil {
+		return ""
+	}
+	return s.version
+}
+
+// maxSoftware bounds the distinct software names and versions shared;
+// past it each connection keeps its own.
+const maxSoftware = 1024
+
+// softwareOf is the shared software of that name and version.
+func (a *Auditor) softwareOf(name, version string) *clientSoftware {
+	k := clientSoftware{name, version}
+	if s := a.software[k]; s != nil {
+		return s
+	}
+	s := &k
+	if len(a.software) < maxSoftware {
+		a.software[k] = s
+	}
+	return s
 }
 
 type legacyKey struct {
@@ -305,45 +361,77 @@ type row struct {
 	hosts     []netip.Addr
 	clientIDs []string
 	brokers   []netip.AddrPort
-	software  string
-	swVersion string
+	software  *clientSoftware
 	conns     int
 	open      int // connections registered with the row and not yet ended
 	connList  []decode.ConnID
-	memberIDs map[string][]string
-	// memberEpochs: the last epoch of each member ID in memberIDs, keyed
-	// group NUL member.
-	memberEpochs map[string]int32
-	telemetry    decode.UUID
-	// telemetryBy is the connection that set telemetry (legacy.go).
-	telemetryBy decode.ConnID
-	findings    [numRules]uint64
-
-	assignedB   decode.UUID
-	hasAssigned bool
-	members     memberTrack
+	memberIDs map[string]*rowMembers
+	// findings counts the row's findings by rule, allocated with its
+	// first: most rows have none, and the counts were a third of a row.
+	findings *[numRules]uint64
+	tel      *rowTelemetry // nil until the row meets a telemetry ID
+	members  memberTrack
 
 	reservedFired, sharedFired bool
 }
 
+// rowTelemetry is what a row knows of telemetry IDs (SPEC.md 3.3), apart
+// from the row: most clients never send GetTelemetrySubscriptions, and
+// with 100k open connections a row per client is most of the audit's
+// memory.
+type rowTelemetry struct {
+	id          decode.UUID   // the client's telemetry ID
+	by          decode.ConnID // the connection that set id (legacy.go)
+	assigned    decode.UUID   // the ID the broker assigned, if hasAssigned
+	hasAssigned bool
+}
+
+// telemetry is r's telemetry state, made on first use.
+func (r *row) telemetry() *rowTelemetry {
+	if r.tel == nil {
+		r.tel = new(rowTelemetry)
+	}
+	return r.tel
+}
+
+// telemetryID is r's telemetry ID (zero: none).
+func (r *row) telemetryID() decode.UUID {
+	if r.tel == nil {
+		return decode.UUID{}
+	}
+	return r.tel.id
+}
+
+// rowMembers are the member IDs a row used in one group, each with its
+// last epoch (the groups view shows it). The epochs sit beside the IDs so
+// that a heartbeat updates one in place: a map keyed group NUL member cost
+// a heartbeat a string concatenation, an allocation and a map write.
+type rowMembers struct {
+	ids    []string
+	epochs []int32 // epochs[i] is the last epoch of ids[i]
+}
+
 // addMemberID records that the row used member in group, last with
-// epoch (the groups view shows it).
+// epoch.
 func (r *row) addMemberID(group, member string, epoch int32) {
 	if r.memberIDs == nil {
-		r.memberIDs = make(map[string][]string)
-		r.memberEpochs = make(map[string]int32)
+		r.memberIDs = make(map[string]*rowMembers)
 	}
-	ids, ok := r.memberIDs[group]
-	if !ok && len(r.memberIDs) >= maxGroups {
-		return
-	}
-	if !slices.Contains(ids, member) {
-		if len(ids) >= maxRowMemberIDs {
+	m := r.memberIDs[group]
+	if m == nil {
+		if len(r.memberIDs) >= maxGroups {
 			return
 		}
-		r.memberIDs[group] = append(ids, member)
+		m = &rowMembers{}
+		r.memberIDs[group] = m
 	}
-	r.memberEpochs[group+"\x00"+member] = epoch
+	if i := slices.Index(m.ids, member); i >= 0 {
+		m.epochs[i] = epoch
+		return
+	}
+	if len(m.ids) < maxRowMemberIDs {
+		m.ids, m.epochs = append(m.ids, member), append(m.epochs, epoch)
+	}
 }
 
 // telemetryCase is the row of SPEC.md 3.3's GetTelemetrySubscriptions
@@ -365,10 +453,15 @@ func (t telemetryCase) bodyIDSet() bool {
 	return t == telemetryLegacyLater || t == telemetryAligned || t == telemetryMismatch
 }
 
+// setInstance fixes the connection's instance ID.
+func (c *connState) setInstance(id decode.UUID) {
+	c.inst, c.instID, c.instText = idSet, id, ""
+}
+
 // instIDText is JavaString(c.instID), spelled once per ID.
 func (c *connState) instIDText() string {
-	if c.instText == "" || c.instTextOf != c.instID {
-		c.instText, c.instTextOf = JavaString(c.instID), c.instID
+	if c.instText == "" {
+		c.instText = JavaString(c.instID)
 	}
 	return c.instText
 }

@@ -63,10 +63,11 @@ func groupViews(rows []Instance) []GroupView {
 			if holders[g] == nil {
 				holders[g] = map[string][]string{}
 			}
-			for _, m := range ids {
+			es := rows[i].epochs[g]
+			for j, m := range ids {
 				holders[g][m] = append(holders[g][m], rowName(&rows[i]))
-				if e, ok := rows[i].epochs[g+"\x00"+m]; ok {
-					epochs[g+"\x00"+m] = e
+				if j < len(es) {
+					epochs[g+"\x00"+m] = es[j]
 				}
 			}
 		}
