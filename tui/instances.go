@@ -37,12 +37,6 @@ var instanceColumns = []column{
 // numericColumn says which columns sort by number (most first by default).
 func numericColumn(c int) bool { return c == icConns || c == icMembers || c == icFindings }
 
-// timelineMsg carries an instance's timeline fetched from a Detailer.
-type timelineMsg struct {
-	key  string
-	rows Excerpt
-}
-
 // showFindingsMsg asks the root to open the findings pane filtered to one
 // instance.
 type showFindingsMsg struct{ key string }
@@ -52,8 +46,7 @@ type instances struct {
 	listState
 	data     *Data
 	rows     []*InstanceRow // filtered and sorted, parallel to tbl.rows
-	fetched  Excerpt        // from a Detailer, for openKey
-	haveTime bool
+	timeline fetched        // of the open instance
 }
 
 func newInstances(c *common) *instances {
@@ -157,9 +150,8 @@ func instanceSearchText(r *InstanceRow) string {
 
 func (p *instances) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
-	case timelineMsg:
-		if p.open && msg.key == p.openKey {
-			p.fetched, p.haveTime = msg.rows, true
+	case fetchedMsg[*instances]:
+		if take(&p.timeline, p.open, p.openKey, msg) {
 			p.refreshDetail()
 		}
 		return nil
@@ -210,14 +202,14 @@ func (p *instances) openSelected() tea.Cmd {
 		return nil
 	}
 	p.open, p.openKey = true, r.key
-	p.fetched, p.haveTime = Excerpt{}, false
+	p.timeline = fetched{}
 	p.det.vp.GotoTop()
 	p.refreshDetail()
 	if p.c.detailer == nil {
 		return nil
 	}
 	det, instKey := p.c.detailer, r.key
-	return func() tea.Msg { return timelineMsg{key: instKey, rows: det.Timeline(instKey)} }
+	return fetchCmd[*instances](instKey, func() Excerpt { return det.Timeline(instKey) })
 }
 
 // current returns the open instance in the latest data.
@@ -242,11 +234,7 @@ func (p *instances) refreshDetail() {
 		p.det.setContent(p.c.styles.Dim.Render("instance " + p.openKey + " is no longer reported"))
 		return
 	}
-	timeline := Excerpt{Rows: r.Timeline}
-	if p.haveTime {
-		timeline = p.fetched
-	}
-	p.det.setContent(instanceDetail(p.c.styles, r, timeline, p.width))
+	p.det.setContent(instanceDetail(p.c.styles, r, p.timeline.or(r.Timeline), p.width))
 }
 
 // instanceDetail renders one instance: identity, connections, timeline.
