@@ -258,14 +258,16 @@ type fetched struct {
 	have bool
 }
 
-// take keeps msg's rows when they are for the row still open (openKey
-// when open), and reports whether it did.
-func take[P any](f *fetched, open bool, openKey string, msg fetchedMsg[P]) bool {
-	if !open || msg.key != openKey {
-		return false
+// take keeps the rows of msg when it is pane P's answer for the row
+// still open (openKey when open), refreshes the screen with them, and
+// reports whether msg was P's answer, which needs nothing more.
+func take[P any](f *fetched, open bool, openKey string, msg tea.Msg, refresh func()) bool {
+	m, ok := msg.(fetchedMsg[P])
+	if ok && open && m.key == openKey {
+		f.rows, f.have = m.rows, true
+		refresh()
 	}
-	f.rows, f.have = msg.rows, true
-	return true
+	return ok
 }
 
 // or returns the fetched rows, else the snapshot's.

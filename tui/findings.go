@@ -289,12 +289,10 @@ func cycle(cur string, values []string) string {
 }
 
 func (p *findings) Update(msg tea.Msg) tea.Cmd {
-	switch msg := msg.(type) {
-	case fetchedMsg[*findings]:
-		if take(&p.around, p.open, p.openKey, msg) {
-			p.refreshDetail()
-		}
+	if take[*findings](&p.around, p.open, p.openKey, msg, p.refreshDetail) {
 		return nil
+	}
+	switch msg := msg.(type) {
 	case exportedMsg:
 		if msg.err != nil {
 			p.exported = "export failed: " + msg.err.Error()

@@ -149,12 +149,10 @@ func instanceSearchText(r *InstanceRow) string {
 }
 
 func (p *instances) Update(msg tea.Msg) tea.Cmd {
-	switch msg := msg.(type) {
-	case fetchedMsg[*instances]:
-		if take(&p.timeline, p.open, p.openKey, msg) {
-			p.refreshDetail()
-		}
+	if take[*instances](&p.timeline, p.open, p.openKey, msg, p.refreshDetail) {
 		return nil
+	}
+	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
 		switch {
 		case p.filtering:
