@@ -28,14 +28,11 @@ var instanceColumns = []column{
 	icSoftware:  {title: "SOFTWARE", min: 10, max: 28, prio: 3},
 	icHosts:     {title: "HOSTS", min: 9, max: 32, prio: 4},
 	icBrokers:   {title: "BROKERS", min: 9, max: 32, prio: 7},
-	icConns:     {title: "CONNS", min: 7, prio: 2, right: true},
-	icMembers:   {title: "MEMBER IDS", min: 10, max: 26, prio: 6},
+	icConns:     {title: "CONNS", min: 7, prio: 2, right: true, num: true},
+	icMembers:   {title: "MEMBER IDS", min: 10, max: 26, prio: 6, num: true},
 	icTelemetry: {title: "TELEMETRY ID", min: 12, max: 22, prio: 8},
-	icFindings:  {title: "FINDINGS", min: 10, prio: 1, right: true},
+	icFindings:  {title: "FINDINGS", min: 10, prio: 1, right: true, num: true},
 }
-
-// numericColumn says which columns sort by number (most first by default).
-func numericColumn(c int) bool { return c == icConns || c == icMembers || c == icFindings }
 
 // showFindingsMsg asks the root to open the findings pane filtered to one
 // instance.
@@ -50,7 +47,7 @@ type instances struct {
 }
 
 func newInstances(c *common) *instances {
-	return &instances{listState: newListState(c, instanceColumns, numericColumn, icFindings, "instances")}
+	return &instances{listState: newListState(c, instanceColumns, icFindings, "instances")}
 }
 
 func (p *instances) SetSize(w, h int) {
