@@ -555,3 +555,31 @@ func BenchmarkWriteJSON(b *testing.B) {
 		})
 	}
 }
+
+// TestJSONFieldBitsAt holds the plan's integer reads to their Go values,
+// negative ones included (an epoch of -1 is common on the wire).
+func TestJSONFieldBitsAt(t *testing.T) {
+	i8, i16, i32, i64 := int8(-1), int16(-300), int32(-70000), int64(-1<<40)
+	u8, u16, u32, u64 := uint8(255), uint16(65535), uint32(1<<31), uint64(1<<63)
+	tests := []struct {
+		name string
+		v    any // a pointer to the integer
+		want string
+	}{
+		{"int8", &i8, "-1"}, {"int16", &i16, "-300"}, {"int32", &i32, "-70000"}, {"int64", &i64, "-1099511627776"},
+		{"uint8", &u8, "255"}, {"uint16", &u16, "65535"}, {"uint32", &u32, "2147483648"}, {"uint64", &u64, "9223372036854775808"},
+	}
+	for _, tt := range tests {
+		rv := reflect.ValueOf(tt.v)
+		f := planValue(rv.Type().Elem())
+		var w jsonWriter
+		if f.kind == jsonInt {
+			w.int(int64(f.bitsAt(rv.UnsafePointer())))
+		} else {
+			w.uint(f.bitsAt(rv.UnsafePointer()))
+		}
+		if string(w.buf) != tt.want {
+			t.Errorf("%s: wrote %s, want %s", tt.name, w.buf, tt.want)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package decode
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/kwatch/kwatch/internal/enum"
 )
 
 // ConnState is what the decoder has concluded about a connection.
@@ -21,7 +23,7 @@ const (
 
 var stateNames = [...]string{StateProbing: "probing", StateKafka: "kafka", StateTLS: "tls", StateNotKafka: "not-kafka"}
 
-func (s ConnState) String() string { return enumName(stateNames[:], int(s)) }
+func (s ConnState) String() string { return enum.Name(stateNames[:], s, "unknown") }
 
 // stage is where a half (one direction) is in its byte stream.
 type stage uint8

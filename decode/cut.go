@@ -1,5 +1,7 @@
 package decode
 
+import "github.com/kwatch/kwatch/internal/enum"
+
 // Bytes cut by the capture's snap length (SPEC.md 2.1 "Snap length"). The
 // reassembler knows how many bytes a cut packet lost and where, from its IP
 // length, and says so with Skip. Unlike a Gap this loses no framing while
@@ -29,7 +31,7 @@ const (
 
 var cutNames = [...]string{"none", "body", "tags", "client-id"}
 
-func (c Cut) String() string { return enumName(cutNames[:], int(c)) }
+func (c Cut) String() string { return enum.Name(cutNames[:], c, "unknown") }
 
 // zeros stands in for cut bytes; never written.
 var zeros [4096]byte

@@ -69,7 +69,7 @@ const (
 
 var kindNames = [...]string{KindRequest: "request", KindResponse: "response", KindCoverage: "event", KindConnStart: "conn-start", KindConnEnd: "conn-end"}
 
-func (k Kind) String() string { return enumName(kindNames[:], int(k)) }
+func (k Kind) String() string { return enum.Name(kindNames[:], k, "unknown") }
 
 // Coverage names what a coverage event says could not be seen.
 type Coverage uint8
@@ -111,16 +111,7 @@ var coverageNames = [...]string{
 }
 
 // String returns the event name used in reports and JSON.
-func (c Coverage) String() string { return enumName(coverageNames[:], int(c)) }
-
-// enumName is the String of the enumerations here: names[i], or "unknown"
-// for a value with no name.
-func enumName(names []string, i int) string {
-	if i >= 0 && i < len(names) && names[i] != "" {
-		return names[i]
-	}
-	return "unknown"
-}
+func (c Coverage) String() string { return enum.Name(coverageNames[:], c, "unknown") }
 
 // Coverages lists every coverage event, in report order.
 func Coverages() []Coverage {
@@ -146,7 +137,7 @@ const (
 var tagProblemNames = [...]string{TagOK: "ok", TagBadSize: "tag 0 size is not 16", TagDuplicate: "duplicate tag",
 	TagDescending: "tags not ascending", TagOverrun: "tagged fields overrun the header"}
 
-func (t TagProblem) String() string { return enumName(tagProblemNames[:], int(t)) }
+func (t TagProblem) String() string { return enum.Name(tagProblemNames[:], t, "unknown") }
 
 // UUID is a 16-byte Kafka Uuid.
 type UUID [16]byte

@@ -21,11 +21,10 @@ var brokersSpec = rollupSpec{
 	noun: "brokers",
 	cols: []column{
 		bcBroker:   {title: "BROKER", min: 15, max: 40, prio: 0},
-		bcClients:  {title: "CLIENTS", min: 9, prio: 1, right: true},
-		bcFindings: {title: "FINDINGS", min: 10, prio: 1, right: true},
+		bcClients:  {title: "CLIENTS", min: 9, prio: 1, right: true, num: true},
+		bcFindings: {title: "FINDINGS", min: 10, prio: 1, right: true, num: true},
 		bcRules:    {title: "RULES BROKEN", min: 12, max: 80, prio: 2},
 	},
-	numeric: func(c int) bool { return c == bcClients || c == bcFindings },
 	sortCol: bcFindings,
 	build:   buildBrokers,
 	empty:   "no broker seen yet",

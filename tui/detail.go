@@ -236,3 +236,44 @@ func omittedLine(ex Excerpt, i int) string {
 	}
 	return fmt.Sprintf("  … %s more not kept (the first %d and the latest %d are)", count(ex.Omitted), ex.Gap, len(ex.Rows)-ex.Gap)
 }
+
+// fetchedMsg carries the rows a Detailer fetched for the detail screen of
+// the row key of pane P (the requests around a finding, an instance's
+// timeline). P keeps one pane from taking another's: every pane hears
+// every message.
+type fetchedMsg[P any] struct {
+	key  string
+	rows Excerpt
+}
+
+// fetchCmd asks a Detailer for key's rows on a command goroutine.
+func fetchCmd[P any](key string, fetch func() Excerpt) tea.Cmd {
+	return func() tea.Msg { return fetchedMsg[P]{key: key, rows: fetch()} }
+}
+
+// fetched is what a Detailer returned for the open detail screen; until
+// it answers, the screen shows the snapshot's rows.
+type fetched struct {
+	rows Excerpt
+	have bool
+}
+
+// take keeps the rows of msg when it is pane P's answer for the row
+// still open (openKey when open), refreshes the screen with them, and
+// reports whether msg was P's answer, which needs nothing more.
+func take[P any](f *fetched, open bool, openKey string, msg tea.Msg, refresh func()) bool {
+	m, ok := msg.(fetchedMsg[P])
+	if ok && open && m.key == openKey {
+		f.rows, f.have = m.rows, true
+		refresh()
+	}
+	return ok
+}
+
+// or returns the fetched rows, else the snapshot's.
+func (f *fetched) or(snapshot []TimelineRow) Excerpt {
+	if f.have {
+		return f.rows
+	}
+	return Excerpt{Rows: snapshot}
+}

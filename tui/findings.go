@@ -35,12 +35,6 @@ var findingColumns = []column{
 	fcMessage:  {title: "MESSAGE", min: 12, max: 90, prio: 6},
 }
 
-// aroundMsg carries the requests around a finding, from a Detailer.
-type aroundMsg struct {
-	key  string
-	rows Excerpt
-}
-
 // exportedMsg reports an export of the shown findings.
 type exportedMsg struct {
 	path string
@@ -73,12 +67,11 @@ type findings struct {
 	search    input
 	searching bool
 
-	open      bool
-	openKey   string
-	openRow   FindingRow // a copy: findings never change once made
-	det       detail
-	around    Excerpt
-	haveAroun bool
+	open    bool
+	openKey string
+	openRow FindingRow // a copy: findings never change once made
+	det     detail
+	around  fetched // the requests around the open finding
 }
 
 func newFindings(c *common) *findings {
@@ -296,13 +289,10 @@ func cycle(cur string, values []string) string {
 }
 
 func (p *findings) Update(msg tea.Msg) tea.Cmd {
-	switch msg := msg.(type) {
-	case aroundMsg:
-		if p.open && msg.key == p.openKey {
-			p.around, p.haveAroun = msg.rows, true
-			p.refreshDetail()
-		}
+	if take[*findings](&p.around, p.open, p.openKey, msg, p.refreshDetail) {
 		return nil
+	}
+	switch msg := msg.(type) {
 	case exportedMsg:
 		if msg.err != nil {
 			p.exported = "export failed: " + msg.err.Error()
@@ -417,14 +407,14 @@ func (p *findings) openSelected() tea.Cmd {
 	}
 	f := p.data.Findings[p.shown[p.tbl.cursor]]
 	p.open, p.openKey, p.openRow = true, findingKey(&f), f
-	p.around, p.haveAroun = Excerpt{}, false
+	p.around = fetched{}
 	p.det.vp.GotoTop()
 	p.refreshDetail()
 	if p.c.detailer == nil || f.Around != nil {
 		return nil
 	}
-	det, key := p.c.detailer, p.openKey
-	return func() tea.Msg { return aroundMsg{key: key, rows: det.Around(f)} }
+	det := p.c.detailer
+	return fetchCmd[*findings](p.openKey, func() Excerpt { return det.Around(f) })
 }
 
 func (p *findings) refreshDetail() {
@@ -432,12 +422,8 @@ func (p *findings) refreshDetail() {
 		return
 	}
 	f := &p.openRow
-	around := Excerpt{Rows: f.Around}
-	if p.haveAroun {
-		around = p.around
-	}
 	title, explanation := p.c.ruleText(f.Rule)
-	p.det.setContent(findingDetail(p.c.styles, f, title, explanation, around, p.width))
+	p.det.setContent(findingDetail(p.c.styles, f, title, explanation, p.around.or(f.Around), p.width))
 }
 
 // findingDetail renders one finding with its rule's explanation and the

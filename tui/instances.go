@@ -28,19 +28,10 @@ var instanceColumns = []column{
 	icSoftware:  {title: "SOFTWARE", min: 10, max: 28, prio: 3},
 	icHosts:     {title: "HOSTS", min: 9, max: 32, prio: 4},
 	icBrokers:   {title: "BROKERS", min: 9, max: 32, prio: 7},
-	icConns:     {title: "CONNS", min: 7, prio: 2, right: true},
-	icMembers:   {title: "MEMBER IDS", min: 10, max: 26, prio: 6},
+	icConns:     {title: "CONNS", min: 7, prio: 2, right: true, num: true},
+	icMembers:   {title: "MEMBER IDS", min: 10, max: 26, prio: 6, num: true},
 	icTelemetry: {title: "TELEMETRY ID", min: 12, max: 22, prio: 8},
-	icFindings:  {title: "FINDINGS", min: 10, prio: 1, right: true},
-}
-
-// numericColumn says which columns sort by number (most first by default).
-func numericColumn(c int) bool { return c == icConns || c == icMembers || c == icFindings }
-
-// timelineMsg carries an instance's timeline fetched from a Detailer.
-type timelineMsg struct {
-	key  string
-	rows Excerpt
+	icFindings:  {title: "FINDINGS", min: 10, prio: 1, right: true, num: true},
 }
 
 // showFindingsMsg asks the root to open the findings pane filtered to one
@@ -52,12 +43,11 @@ type instances struct {
 	listState
 	data     *Data
 	rows     []*InstanceRow // filtered and sorted, parallel to tbl.rows
-	fetched  Excerpt        // from a Detailer, for openKey
-	haveTime bool
+	timeline fetched        // of the open instance
 }
 
 func newInstances(c *common) *instances {
-	return &instances{listState: newListState(c, instanceColumns, numericColumn, icFindings, "instances")}
+	return &instances{listState: newListState(c, instanceColumns, icFindings, "instances")}
 }
 
 func (p *instances) SetSize(w, h int) {
@@ -156,13 +146,10 @@ func instanceSearchText(r *InstanceRow) string {
 }
 
 func (p *instances) Update(msg tea.Msg) tea.Cmd {
-	switch msg := msg.(type) {
-	case timelineMsg:
-		if p.open && msg.key == p.openKey {
-			p.fetched, p.haveTime = msg.rows, true
-			p.refreshDetail()
-		}
+	if take[*instances](&p.timeline, p.open, p.openKey, msg, p.refreshDetail) {
 		return nil
+	}
+	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
 		switch {
 		case p.filtering:
@@ -210,14 +197,14 @@ func (p *instances) openSelected() tea.Cmd {
 		return nil
 	}
 	p.open, p.openKey = true, r.key
-	p.fetched, p.haveTime = Excerpt{}, false
+	p.timeline = fetched{}
 	p.det.vp.GotoTop()
 	p.refreshDetail()
 	if p.c.detailer == nil {
 		return nil
 	}
 	det, instKey := p.c.detailer, r.key
-	return func() tea.Msg { return timelineMsg{key: instKey, rows: det.Timeline(instKey)} }
+	return fetchCmd[*instances](instKey, func() Excerpt { return det.Timeline(instKey) })
 }
 
 // current returns the open instance in the latest data.
@@ -242,11 +229,7 @@ func (p *instances) refreshDetail() {
 		p.det.setContent(p.c.styles.Dim.Render("instance " + p.openKey + " is no longer reported"))
 		return
 	}
-	timeline := Excerpt{Rows: r.Timeline}
-	if p.haveTime {
-		timeline = p.fetched
-	}
-	p.det.setContent(instanceDetail(p.c.styles, r, timeline, p.width))
+	p.det.setContent(instanceDetail(p.c.styles, r, p.timeline.or(r.Timeline), p.width))
 }
 
 // instanceDetail renders one instance: identity, connections, timeline.

@@ -18,7 +18,6 @@ type listState struct {
 	width, height int
 	tbl           *table
 	cols          []column
-	numeric       func(col int) bool
 	sortCol       int
 	desc          bool
 	filter        input
@@ -29,10 +28,10 @@ type listState struct {
 	det     detail
 }
 
-func newListState(c *common, cols []column, numeric func(int) bool, sortCol int, noun string) listState {
+func newListState(c *common, cols []column, sortCol int, noun string) listState {
 	return listState{
-		c: c, tbl: newTable(c.styles, cols), cols: cols, numeric: numeric,
-		sortCol: sortCol, desc: numeric(sortCol),
+		c: c, tbl: newTable(c.styles, cols), cols: cols,
+		sortCol: sortCol, desc: cols[sortCol].num,
 		filter: input{prompt: "/", placeholder: "filter " + noun},
 		det:    newDetail(c),
 	}
@@ -69,7 +68,7 @@ func (l *listState) listKey(msg tea.KeyPressMsg) (handled, rebuild bool) {
 	switch {
 	case key.Matches(msg, k.Sort):
 		l.sortCol = (l.sortCol + 1) % len(l.cols)
-		l.desc = l.numeric(l.sortCol)
+		l.desc = l.cols[l.sortCol].num
 	case key.Matches(msg, k.SortReverse):
 		l.desc = !l.desc
 	case key.Matches(msg, k.Search):
@@ -114,7 +113,7 @@ func (l *listState) listStatus(shown, total int, noun string) string {
 // gives a row's) in a numeric column, by text otherwise, reversed when
 // descending, and rows that tie by key.
 func sortRows[R any](l *listState, rows []R, key func(R) string, number func(R) int, text func(R) string) {
-	numeric, desc := l.numeric(l.sortCol), l.desc
+	numeric, desc := l.cols[l.sortCol].num, l.desc
 	slices.SortStableFunc(rows, func(a, b R) int {
 		var c int
 		if numeric {

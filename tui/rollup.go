@@ -23,7 +23,6 @@ type rollupRow struct {
 type rollupSpec struct {
 	noun    string // "groups"
 	cols    []column
-	numeric func(col int) bool
 	sortCol int
 	build   func(d *Data) []rollupRow
 	empty   string
@@ -39,7 +38,7 @@ type rollup struct {
 }
 
 func newRollup(c *common, spec rollupSpec) *rollup {
-	return &rollup{listState: newListState(c, spec.cols, spec.numeric, spec.sortCol, spec.noun), spec: spec}
+	return &rollup{listState: newListState(c, spec.cols, spec.sortCol, spec.noun), spec: spec}
 }
 
 func (p *rollup) SetSize(w, h int) {

@@ -18,6 +18,9 @@ type column struct {
 	max   int  // widest worth giving (0: no limit)
 	prio  int  // lower = kept longer when narrow
 	right bool // right-aligned (numbers)
+	// num: the column sorts by number (most first by default), which
+	// a right-aligned column need not (MEMBER IDS lists IDs, sorts by count).
+	num bool
 }
 
 // row is one table line. key identifies it across updates so the

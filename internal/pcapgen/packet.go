@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"net/netip"
-	"strconv"
 
 	"github.com/gopacket/gopacket/layers"
+	"github.com/kwatch/kwatch/internal/enum"
 )
 
 // Link is the link layer written under IP.
@@ -31,15 +31,7 @@ const (
 
 var linkNames = [...]string{"ethernet", "vlan", "sll", "sll2", "null", "raw"}
 
-func (l Link) String() string { return enumString(linkNames[:], int(l), "link") }
-
-// enumString names v from names, or writes kind(v) past their end.
-func enumString(names []string, v int, kind string) string {
-	if v >= 0 && v < len(names) {
-		return names[v]
-	}
-	return kind + "(" + strconv.Itoa(v) + ")"
-}
+func (l Link) String() string { return enum.Name(linkNames[:], l, "unknown link") }
 
 // LinkType is the pcap link type written for l.
 func (l Link) LinkType() layers.LinkType {

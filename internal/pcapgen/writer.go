@@ -12,6 +12,7 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/kwatch/kwatch/internal/enum"
 )
 
 // Format is the capture file format.
@@ -35,7 +36,7 @@ const (
 
 var formatNames = [...]string{"auto", "pcap", "pcap-ns", "pcap-be", "pcap-ns-be", "pcapng"}
 
-func (f Format) String() string { return enumString(formatNames[:], int(f), "format") }
+func (f Format) String() string { return enum.Name(formatNames[:], f, "unknown format") }
 
 // ParseFormat reads a Format name as String spells it.
 func ParseFormat(s string) (Format, error) {
