@@ -66,7 +66,12 @@ type Options struct {
 	// none (its totals and cases count them all), for a run whose findings
 	// are written as they come (NDJSON) and whose report is a summary.
 	StreamFindings bool
-	Logger         zerolog.Logger
+	// Observer, when set, makes the Auditor the per-connection part only
+	// (a fleet agent, split.go): every step it would hand the
+	// per-instance part, verdicts included, goes to Observer instead, and
+	// its report holds no rows or findings (ConnTotals holds its counts).
+	Observer Observer
+	Logger   zerolog.Logger
 }
 
 // nameFrame names frame for a person; see Options.NameFrame.
@@ -242,29 +247,31 @@ func (a *Auditor) Event(e *decode.Event) {
 	if !a.o.SingleGoroutine {
 		a.mu.Unlock()
 	}
-	if a.o.OnFinding != nil {
-		for i := range out {
-			a.o.OnFinding(out[i])
+	a.deliver(out)
+}
+
+// clock takes the time of an event: the report's first and last, and the
+// sweep of closed connections.
+func (a *Auditor) clock(at time.Time) {
+	// Packet time mostly grows: one comparison for most events (first
+	// <= last once set, so a later time is not an earlier one).
+	switch {
+	case at.After(a.t.last):
+		a.t.last = at
+		if a.t.first.IsZero() {
+			a.t.first = at
 		}
+	case a.t.first.IsZero() || at.Before(a.t.first):
+		a.t.first = at
+	}
+	if a.closedAt < len(a.closedQ) {
+		a.sweep(at)
 	}
 }
 
 func (a *Auditor) event(e *decode.Event) {
 	if !e.Time.IsZero() {
-		// Packet time mostly grows: one comparison for most events (first
-		// <= last once set, so a later time is not an earlier one).
-		switch {
-		case e.Time.After(a.t.last):
-			a.t.last = e.Time
-			if a.t.first.IsZero() {
-				a.t.first = e.Time
-			}
-		case a.t.first.IsZero() || e.Time.Before(a.t.first):
-			a.t.first = e.Time
-		}
-		if a.closedAt < len(a.closedQ) {
-			a.sweep(e.Time)
-		}
+		a.clock(e.Time)
 	}
 	c := a.conn(e)
 	if e.Frame > c.lastFrame {
@@ -293,9 +300,7 @@ func (a *Auditor) event(e *decode.Event) {
 		a.t.responses++
 		a.response(c, e)
 	}
-	if len(a.outbox) > 1 {
-		slices.SortStableFunc(a.outbox, func(x, y Finding) int { return int(x.rule) - int(y.rule) })
-	}
+	a.sortOutbox()
 }
 
 func (a *Auditor) markKafka(c *connState) {
@@ -420,11 +425,7 @@ func (a *Auditor) Finish(at time.Time) *Report {
 	r.Findings = a.findings.final()
 	a.mu.Unlock()
 	r.sort()
-	if a.o.OnFinding != nil {
-		for i := range out {
-			a.o.OnFinding(out[i])
-		}
-	}
+	a.deliver(out)
 	return r
 }
 
@@ -582,6 +583,10 @@ type detail struct {
 // part's findings reach their row through a StepVerdict, unless the
 // finding repeats the connection's last one (repeat).
 func (a *Auditor) fire(c *connState, e *decode.Event, r ruleID, d *detail) {
+	if a.o.Observer != nil {
+		a.handVerdict(a.observation(c, e, StepVerdict), r, d)
+		return
+	}
 	if a.repeat(c, e, r, d) {
 		return
 	}
