@@ -68,6 +68,9 @@ type Aggregator struct {
 	// record below it.
 	mu        sync.Mutex
 	committed map[int32]int64
+	// owned: the partitions the group gave this member (nil: no group,
+	// every partition); revoked ones are dropped at the next merge.
+	owned     map[int32]bool
 	replaying bool
 	// Read by metrics scrapes on other goroutines.
 	records, invalid, waiting atomic.Uint64
@@ -78,6 +81,9 @@ type Aggregator struct {
 type agentState struct {
 	name  string
 	parts map[int32]*agentQueue
+	// counted: the agent's totals were added (its end record comes on
+	// every partition).
+	counted bool
 }
 
 type agentQueue struct {
@@ -92,9 +98,11 @@ func NewAggregator(t Target, o AggregatorOptions, sink Sink) (*Aggregator, error
 		kgo.ConsumeTopics(t.Topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 	}
-	a := &Aggregator{o: o, sink: sink, topic: t.Topic, agents: map[string]*agentState{}, captures: map[string]int{}, committed: map[int32]int64{}}
+	a := newAggregator(o, sink, t.Topic)
 	if o.Group != "" {
-		opts = append(opts, kgo.ConsumerGroup(o.Group), kgo.DisableAutoCommit(), kgo.AdjustFetchOffsetsFn(a.fromStart))
+		a.owned = map[int32]bool{}
+		opts = append(opts, kgo.ConsumerGroup(o.Group), kgo.DisableAutoCommit(), kgo.AdjustFetchOffsetsFn(a.fromStart),
+			kgo.OnPartitionsRevoked(a.revoked), kgo.OnPartitionsLost(a.revoked))
 	}
 	client, err := kgo.NewClient(opts...)
 	if err != nil {
@@ -102,6 +110,10 @@ func NewAggregator(t Target, o AggregatorOptions, sink Sink) (*Aggregator, error
 	}
 	a.client = client
 	return a, nil
+}
+
+func newAggregator(o AggregatorOptions, sink Sink, topic string) *Aggregator {
+	return &Aggregator{o: o, sink: sink, topic: topic, agents: map[string]*agentState{}, captures: map[string]int{}, committed: map[int32]int64{}}
 }
 
 // fromStart remembers the group's committed offsets and starts every
@@ -115,9 +127,40 @@ func (a *Aggregator) fromStart(_ context.Context, offsets map[string]map[int32]k
 				a.committed[p] = at
 			}
 			offsets[t][p] = kgo.NewOffset().AtStart().WithEpoch(-1)
+			a.owned[p] = true
 		}
 	}
 	return offsets, nil
+}
+
+// revoked forgets partitions the group took from this member.
+func (a *Aggregator) revoked(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, parts := range lost {
+		for _, p := range parts {
+			delete(a.owned, p)
+		}
+	}
+}
+
+// owns reports whether this member consumes partition p.
+func (a *Aggregator) owns(p int32) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.owned == nil || a.owned[p]
+}
+
+// dropRevoked drops the queues of partitions another member now has.
+func (a *Aggregator) dropRevoked() {
+	for _, ag := range a.agents {
+		for p, q := range ag.parts {
+			if !a.owns(p) {
+				a.waiting.Add(-uint64(len(q.recs)))
+				delete(ag.parts, p)
+			}
+		}
+	}
 }
 
 // Replaying reports whether the event being handed on is one the group had
@@ -169,29 +212,39 @@ func (a *Aggregator) take(fetches kgo.Fetches) error {
 			fatal = err
 		}
 	})
-	fetches.EachRecord(func(kr *kgo.Record) {
-		a.records.Add(1)
-		r, err := ParseRecord(kr.Value)
-		if err != nil {
-			a.invalid.Add(1)
-			a.o.Logger.Warn().Err(err).Int64("offset", kr.Offset).Msg("fleet: record skipped")
-			return
-		}
-		ag := a.agents[r.Agent]
-		if ag == nil {
-			ag = &agentState{name: r.Agent, parts: map[int32]*agentQueue{}}
-			a.agents[r.Agent] = ag
-		}
-		q := ag.parts[kr.Partition]
-		if q == nil {
-			q = &agentQueue{}
-			ag.parts[kr.Partition] = q
-		}
-		r.partition, r.offset = kr.Partition, kr.Offset
-		q.recs = append(q.recs, r)
-		a.waiting.Add(1)
-	})
+	fetches.EachRecord(a.add)
 	return fatal
+}
+
+// add queues one consumed record by agent and partition.
+func (a *Aggregator) add(kr *kgo.Record) {
+	a.records.Add(1)
+	r, err := ParseRecord(kr.Value)
+	if err != nil {
+		a.invalid.Add(1)
+		a.o.Logger.Warn().Err(err).Int64("offset", kr.Offset).Msg("fleet: record skipped")
+		return
+	}
+	ag := a.agents[r.Agent]
+	if ag == nil {
+		ag = &agentState{name: r.Agent, parts: map[int32]*agentQueue{}}
+		a.agents[r.Agent] = ag
+	}
+	q := ag.parts[kr.Partition]
+	if q == nil {
+		q = &agentQueue{}
+		ag.parts[kr.Partition] = q
+	}
+	// The agent's queues of every partition it writes to that this
+	// member consumes: one still empty holds the merge back.
+	for p := int32(0); p < r.Parts && p < maxPartitions && len(ag.parts) < int(r.Parts); p++ {
+		if ag.parts[p] == nil && a.owns(p) {
+			ag.parts[p] = &agentQueue{}
+		}
+	}
+	r.partition, r.offset = kr.Partition, kr.Offset
+	q.recs = append(q.recs, r)
+	a.waiting.Add(1)
 }
 
 // merge hands on records in capture-time order for as long as every agent
@@ -200,6 +253,7 @@ func (a *Aggregator) take(fetches kgo.Fetches) error {
 // say how far it got); at the end (final) every agent is taken as done.
 // Once every agent has ended (or at the end), the deferred records follow.
 func (a *Aggregator) merge(ctx context.Context, final bool) {
+	a.dropRevoked()
 	for ctx.Err() == nil {
 		var next *agentState
 		var nq *agentQueue
@@ -316,8 +370,11 @@ func (a *Aggregator) applyDeferred() {
 	var finals []final
 	for _, r := range a.deferred {
 		if r.Kind == KindEnd {
-			a.totals.add(r.Totals)
-			a.sink.AddConnTotals(r.Totals.Audit)
+			if ag := a.agents[r.Agent]; !ag.counted {
+				ag.counted = true
+				a.totals.add(r.Totals)
+				a.sink.AddConnTotals(r.Totals.Audit)
+			}
 			a.done(r)
 			continue
 		}

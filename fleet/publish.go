@@ -81,12 +81,14 @@ const markEvery = int64(time.Second)
 type Publisher struct {
 	o      PublisherOptions
 	client *kgo.Client
-	topic  string
-	parts  int32 // the topic's partitions
-	aud    *audit.Auditor
-	seq    uint64
-	at     int64 // capture time of the packet being analyzed
-	markAt int64 // At of the last watermark
+	// produce sends a record (through client; tests keep them).
+	produce func(*kgo.Record)
+	topic   string
+	parts   int32 // the topic's partitions
+	aud     *audit.Auditor
+	seq     uint64
+	at      int64 // capture time of the packet being analyzed
+	markAt  int64 // At of the last watermark
 
 	// rec gathers the steps of one event on one connection (conn), to go
 	// as one record keyed key; final: the steps of the agent's Finish.
@@ -131,11 +133,24 @@ func NewPublisher(ctx context.Context, t Target, o PublisherOptions) (*Publisher
 		return nil, err
 	}
 	p.client = client
-	ao := o.Audit
+	p.start(func(rec *kgo.Record) {
+		if o.Lossy {
+			client.TryProduce(context.Background(), rec, p.done)
+			return
+		}
+		client.Produce(context.Background(), rec, p.done)
+	})
+	return p, nil
+}
+
+// start makes p's auditor, the per-connection part, whose steps p
+// publishes through produce.
+func (p *Publisher) start(produce func(*kgo.Record)) {
+	p.produce = produce
+	ao := p.o.Audit
 	ao.Observer, ao.NameFrame = p.observe, p.split
 	ao.OnFinding, ao.Filter, ao.StreamFindings = nil, nil, false
 	p.aud = audit.New(ao)
-	return p, nil
 }
 
 // dial connects to a broker and remembers the connection's local address.
@@ -280,18 +295,13 @@ func (p *Publisher) split(f uint64) (string, uint64) {
 
 func (p *Publisher) publish(r *Record, key []byte, partition int32) {
 	p.seq++
-	r.V, r.Agent, r.Seq, r.At = RecordVersion, p.o.Agent, p.seq, p.at
+	r.V, r.Agent, r.Seq, r.At, r.Parts = RecordVersion, p.o.Agent, p.seq, p.at, p.parts
 	b, err := json.Marshal(r)
 	if err != nil {
 		p.fail(err)
 		return
 	}
-	rec := &kgo.Record{Key: key, Value: b, Partition: partition}
-	if p.o.Lossy {
-		p.client.TryProduce(context.Background(), rec, p.done)
-		return
-	}
-	p.client.Produce(context.Background(), rec, p.done)
+	p.produce(&kgo.Record{Key: key, Value: b, Partition: partition})
 }
 
 func (p *Publisher) done(_ *kgo.Record, err error) {
@@ -321,11 +331,7 @@ func (p *Publisher) Dropped() uint64 { return p.dropped.Load() }
 // publishes the end record with the agent's totals to every partition,
 // waits until every record is acknowledged (or ctx ends), and disconnects.
 func (p *Publisher) Close(ctx context.Context, t Totals) error {
-	p.final = true
-	p.aud.Finish(time.Time{}) // the aggregator sets the time (Record.Final)
-	p.flush()
-	t.Audit = p.aud.ConnTotals()
-	p.broadcast(Record{Kind: KindEnd, Totals: &t})
+	p.end(t)
 	err := p.client.Flush(ctx)
 	p.client.Close()
 	p.errMu.Lock()
@@ -337,6 +343,15 @@ func (p *Publisher) Close(ctx context.Context, t Totals) error {
 		return fmt.Errorf("fleet: flushing: %w", err)
 	}
 	return nil
+}
+
+// end ends the connections still open and publishes the end record.
+func (p *Publisher) end(t Totals) {
+	p.final = true
+	p.aud.Finish(time.Time{}) // the aggregator sets the time (Record.Final)
+	p.flush()
+	t.Audit = p.aud.ConnTotals()
+	p.broadcast(Record{Kind: KindEnd, Totals: &t})
 }
 
 // Tap returns src with every packet's capture time told to p before the

@@ -23,11 +23,15 @@ import (
 
 	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/capture"
+	"github.com/kwatch/kwatch/pipeline"
 )
 
 // RecordVersion is the version of Record this package writes and reads.
 // Version 1 carried decoded events; version 2 carries observations.
 const RecordVersion = 2
+
+// maxPartitions bounds the partitions an aggregator waits on per agent.
+const maxPartitions = 4096
 
 // Record kinds.
 const (
@@ -53,6 +57,9 @@ type Record struct {
 	// was analyzing when it made the record: the order in which kwatch read
 	// over merged captures would have made it. The aggregator merges by it.
 	At int64 `json:"at"`
+	// Parts is how many partitions the agent writes to: an aggregator
+	// waits for its records (or watermarks) on each it consumes.
+	Parts int32 `json:"parts"`
 	// Capture names the capture file (or the agent) the steps' frames are
 	// numbered in.
 	Capture string `json:"capture,omitempty"`
@@ -91,6 +98,15 @@ type Totals struct {
 	Unwrapped map[string]uint64 `json:"unwrapped,omitempty"`
 	// Audit: what the agent's per-connection audit counted.
 	Audit audit.ConnTotals `json:"audit"`
+}
+
+// TotalsOf is what an agent's pipeline counted, for its end record: what
+// kwatch read gives its auditor after the run.
+func TotalsOf(st pipeline.Stats) Totals {
+	unwrapped := st.Tunnels.Named()
+	maps.Copy(unwrapped, st.Fragments.Named())
+	return Totals{Packets: st.Packets, Bytes: st.Bytes, Connections: st.Connections, Last: st.LastTime.UnixNano(),
+		NotKafka: st.Decoders.NotKafka, Evicted: st.Reassembly.Evicted, Unwrapped: unwrapped}
 }
 
 // add sums o's pipeline counts into t (the audit's go to the auditor).

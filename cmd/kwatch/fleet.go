@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"maps"
 	"os"
 	"time"
 
@@ -55,7 +54,7 @@ func (e *env) publishRead(ctx context.Context, pf *publishFlags, files []string,
 	// One worker: records must leave in the order one pipeline makes them.
 	popts.Workers = 1
 	st, runErr := pipeline.Run(ctx, pub.Tap(src), popts, pub)
-	closeErr := pub.Close(ctx, agentTotals(st))
+	closeErr := pub.Close(ctx, fleet.TotalsOf(st))
 	if err := inputResult(st, runErr, e); err != nil {
 		return err
 	}
@@ -64,15 +63,6 @@ func (e *env) publishRead(ctx context.Context, pf *publishFlags, files []string,
 	}
 	fmt.Fprintf(e.stderr, "kwatch: agent %s published %d packets' observations to %s\n", agent, st.Packets, pf.publish)
 	return nil
-}
-
-// agentTotals is what an agent's pipeline counted, for its end record:
-// what kwatch read gives its auditor after the run (addCaptureStats).
-func agentTotals(st pipeline.Stats) fleet.Totals {
-	unwrapped := st.Tunnels.Named()
-	maps.Copy(unwrapped, st.Fragments.Named())
-	return fleet.Totals{Packets: st.Packets, Bytes: st.Bytes, Connections: st.Connections, Last: st.LastTime.UnixNano(),
-		NotKafka: st.Decoders.NotKafka, Evicted: st.Reassembly.Evicted, Unwrapped: unwrapped}
 }
 
 // aggregate is kwatch aggregate: the fleet's auditor (SPEC.md section 7).

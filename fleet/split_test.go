@@ -1,0 +1,197 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kwatch/kwatch/audit"
+	"github.com/kwatch/kwatch/capture"
+	"github.com/kwatch/kwatch/internal/pcapgen"
+	"github.com/kwatch/kwatch/pipeline"
+)
+
+// agentRecords replays capture data as agent name over parts partitions,
+// without Kafka, and returns what it published, by partition.
+func agentRecords(t *testing.T, src capture.Source, name string, parts int32, ao audit.Options) [][]*kgo.Record {
+	t.Helper()
+	out := make([][]*kgo.Record, parts)
+	p := &Publisher{o: PublisherOptions{Agent: name, Audit: ao}, parts: parts}
+	p.start(func(r *kgo.Record) {
+		r.Offset = int64(len(out[r.Partition]))
+		out[r.Partition] = append(out[r.Partition], r)
+	})
+	st, err := pipeline.Run(context.Background(), p.Tap(src), pipeline.Options{HeaderV3: audit.HeaderV3(ao.Profile)}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.end(TotalsOf(st))
+	return out
+}
+
+// aggregated runs the per-instance part over records as an aggregator
+// that gets the partitions one after the other, last first, and merges
+// after each (an agent's records of several partitions arrive apart).
+func aggregated(t *testing.T, parts [][]*kgo.Record, ao audit.Options) *audit.Report {
+	t.Helper()
+	var a *Aggregator
+	ao.SingleGoroutine = true
+	ao.NameFrame = func(f uint64) (string, uint64) { return a.NameFrame(f) }
+	aud := audit.New(ao)
+	a = newAggregator(AggregatorOptions{}, aud, "t")
+	for i := len(parts) - 1; i >= 0; i-- {
+		for _, r := range parts[i] {
+			a.add(r)
+		}
+		a.merge(context.Background(), false)
+	}
+	a.merge(context.Background(), true)
+	if _, bad, waiting := a.Stats(); bad != 0 || waiting != 0 {
+		t.Fatalf("%d records unreadable, %d not merged", bad, waiting)
+	}
+	a.totals.AddTo(aud)
+	return aud.Finish(a.totals.LastTime())
+}
+
+// read is kwatch read over one capture, its frames named as an agent of
+// that name names them.
+func read(t *testing.T, src capture.Source, name string, ao audit.Options) *audit.Report {
+	t.Helper()
+	ao.SingleGoroutine = true
+	ao.NameFrame = func(f uint64) (string, uint64) { _, n := capture.SplitFrame(f); return name, n }
+	aud := audit.New(ao)
+	st, err := pipeline.Run(context.Background(), src, pipeline.Options{HeaderV3: audit.HeaderV3(ao.Profile)}, aud)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := TotalsOf(st)
+	tot.AddTo(aud)
+	return aud.Finish(st.LastTime)
+}
+
+// firstDiff names the first line where got differs from want.
+func firstDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := range min(len(w), len(g)) {
+		if w[i] != g[i] {
+			return fmt.Sprintf("line %d:\n got %s\nwant %s", i+1, g[i], w[i])
+		}
+	}
+	return fmt.Sprintf("the end: %d lines, want %d", len(g), len(w))
+}
+
+func reportJSON(t *testing.T, r *audit.Report) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := r.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestSplitEqualsOneAuditor: on every shipped capture, under both
+// profiles, an agent's per-connection audit published over three
+// partitions and an aggregator's per-instance audit over the records make
+// the report one auditor makes over the capture, byte for byte.
+func TestSplitEqualsOneAuditor(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join("..", "testdata", "pcaps", "*.pcap*"))
+	if len(paths) < 50 {
+		t.Fatalf("%d shipped captures", len(paths))
+	}
+	open := func(p string) capture.Source {
+		src, err := capture.Open(p, capture.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { src.Close() })
+		return src
+	}
+	findings := 0
+	for _, prof := range []audit.Profile{audit.ProfileSeed, audit.ProfileAccepted2026} {
+		for _, p := range paths {
+			ao := audit.Options{Profile: prof}
+			name := filepath.Base(p)
+			want := read(t, open(p), name, ao)
+			got := aggregated(t, agentRecords(t, open(p), name, 3, ao), ao)
+			findings += len(want.Findings)
+			if w, g := reportJSON(t, want), reportJSON(t, got); w != g {
+				t.Errorf("%s, %s: the split differs from one auditor at %s", name, prof, firstDiff(w, g))
+			}
+		}
+	}
+	if findings < 100 {
+		t.Errorf("only %d findings over the shipped captures", findings)
+	}
+}
+
+// TestRecordsCarryNoSecretsOrPayload: SPEC.md 7, an agent publishes
+// identity observations, never packet bytes or SASL bytes: neither a SASL
+// PLAIN password (raw tokens after SaslHandshake v0) nor a Produce
+// payload appears in any record, while the connection's findings do.
+func TestRecordsCarryNoSecretsOrPayload(t *testing.T) {
+	c := pcapgen.New(pcapgen.Options{})
+	cn := c.Conn(pcapgen.ConnOptions{})
+	s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("sasl-app"), CorrelationID: 1})
+	s.RoundTrip(pcapgen.SaslHandshake(0, "PLAIN"), pcapgen.SaslHandshakeResponse(0, "PLAIN"))
+	cn.Send(pcapgen.SASLToken([]byte("\x00alice\x00hunter2-secret")))
+	cn.Reply(pcapgen.SASLToken(nil))
+	s.RoundTrip(pcapgen.Produce(9, "t", [16]byte{}, []byte("payload-marker-0123456789")), pcapgen.ProduceResponse(9, "t", [16]byte{}))
+	s.Header.ClientID = pcapgen.Ptr("renamed")
+	s.RoundTrip(pcapgen.Metadata(9, "t"), pcapgen.MetadataResponse(9, "h", 9092))
+	cn.Close()
+	path := filepath.Join(t.TempDir(), "sasl.pcap")
+	data, err := c.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src, err := capture.Open(path, capture.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var all []byte
+	var text []string
+	for _, part := range agentRecords(t, src, "a", 2, audit.Options{}) {
+		for _, r := range part {
+			all = append(append(all, r.Key...), r.Value...)
+			text = append(text, stepStrings(t, r.Value)...)
+		}
+	}
+	if !slices.Contains(text, "client-id-changed") {
+		t.Fatalf("the records hold no verdict: %q", text)
+	}
+	for _, secret := range []string{"hunter2", "alice", "payload-marker"} {
+		if bytes.Contains(all, []byte(secret)) || strings.Contains(strings.Join(text, "\n"), secret) {
+			t.Errorf("a record carries %q", secret)
+		}
+	}
+}
+
+// stepStrings is every string a record's steps hold.
+func stepStrings(t *testing.T, value []byte) []string {
+	t.Helper()
+	r, err := ParseRecord(value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, ok := r.decodeSteps(nil, 0)
+	if !ok {
+		t.Fatalf("malformed steps: %s", value)
+	}
+	var out []string
+	for _, s := range steps {
+		v := &s.Verdict
+		out = append(out, s.ClientID, s.Group, s.MemberID, s.Software, s.SwVersion, v.Rule, v.Expected, v.Observed, v.Message, v.Group, v.MemberID)
+	}
+	return out
+}
