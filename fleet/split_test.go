@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -177,8 +179,8 @@ func TestRecordsCarryNoSecretsOrPayload(t *testing.T) {
 	}
 }
 
-// stepStrings is every string a record's steps hold.
-func stepStrings(t *testing.T, value []byte) []string {
+// decodedRecord is the steps of a record.
+func decodedRecord(t *testing.T, value []byte) []audit.Observed {
 	t.Helper()
 	r, err := ParseRecord(value)
 	if err != nil {
@@ -188,10 +190,74 @@ func stepStrings(t *testing.T, value []byte) []string {
 	if !ok {
 		t.Fatalf("malformed steps: %s", value)
 	}
+	return steps
+}
+
+// stepStrings is every string a record's steps hold.
+func stepStrings(t *testing.T, value []byte) []string {
+	t.Helper()
 	var out []string
-	for _, s := range steps {
+	for _, s := range decodedRecord(t, value) {
 		v := &s.Verdict
 		out = append(out, s.ClientID, s.Group, s.MemberID, s.Software, s.SwVersion, v.Rule, v.Expected, v.Observed, v.Message, v.Group, v.MemberID)
 	}
 	return out
+}
+
+// TestRecordsKeyedByClient: SPEC.md 7, every observation of one client
+// meets in one partition. Eight clients (four with instance IDs, four
+// without), each with three connections from other ports to other
+// brokers, published over three partitions: each client's steps are in one
+// partition, and the clients spread over more than one.
+func TestRecordsKeyedByClient(t *testing.T) {
+	c := pcapgen.New(pcapgen.Options{})
+	for i := range 8 {
+		host := netip.AddrFrom4([4]byte{10, 1, 9, byte(i + 1)})
+		h := pcapgen.RequestHeader{ClientID: pcapgen.Ptr(fmt.Sprint("app-", i)), CorrelationID: 1}
+		if i%2 == 0 {
+			h.InstanceID = &[16]byte{0: byte(i + 1), 6: 0x40, 8: 0x80}
+		}
+		for j := range 3 {
+			cn := c.Conn(pcapgen.ConnOptions{Client: netip.AddrPortFrom(host, uint16(40000+j)),
+				Broker: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, byte(j + 1)}), 9092)})
+			s := cn.Session(h)
+			s.RoundTrip(pcapgen.Metadata(12, "t"), pcapgen.MetadataResponse(12, "h", 9092))
+			cn.Close()
+		}
+	}
+	path := filepath.Join(t.TempDir(), "clients.pcap")
+	data, err := c.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src, err := capture.Open(path, capture.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	partOf := map[netip.Addr]map[int]bool{} // client host: partitions of its steps
+	for p, recs := range agentRecords(t, src, "a", 3, audit.Options{}) {
+		for _, r := range recs {
+			for _, s := range decodedRecord(t, r.Value) {
+				host := s.Conn.Client.Addr()
+				if partOf[host] == nil {
+					partOf[host] = map[int]bool{}
+				}
+				partOf[host][p] = true
+			}
+		}
+	}
+	used := map[int]bool{}
+	for host, parts := range partOf {
+		if len(parts) != 1 {
+			t.Errorf("client %s: steps in partitions %v", host, parts)
+		}
+		maps.Copy(used, parts)
+	}
+	if len(partOf) != 8 || len(used) < 2 {
+		t.Errorf("%d clients in %d partitions: nothing shown", len(partOf), len(used))
+	}
 }

@@ -10,10 +10,15 @@ import (
 // TestFleetEqualsMergedRead: SPEC.md section 7. One agent per capture
 // file (one file per broker host) publishes into one topic of a Kafka
 // (kfake); kwatch aggregate gives, byte for byte, the report that kwatch
-// read gives over the same files merged by time.
+// read gives over the same files merged by time, with the records of
+// every client in one of one or three partitions.
 func TestFleetEqualsMergedRead(t *testing.T) {
-	for _, name := range []string{"quickstart.pcap", "fleet-mixed.pcapng"} {
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		partitions string
+	}{{"quickstart.pcap", "1"}, {"fleet-mixed.pcapng", "1"}, {"fleet-mixed.pcapng", "3"}} {
+		name := tc.name
+		t.Run(name+"/partitions="+tc.partitions, func(t *testing.T) {
 			whole := shipped(name)
 			files, _ := splitCapture(t, whole, t.TempDir(), brokerOf)
 			if len(files) < 2 {
@@ -26,7 +31,7 @@ func TestFleetEqualsMergedRead(t *testing.T) {
 			defer cluster.Close()
 			target := strings.Join(cluster.ListenAddrs(), ",") + "/kwatch-observations"
 			for _, f := range files {
-				if code, _, stderr := runKwatch("read", "--publish", target, f); code != 0 {
+				if code, _, stderr := runKwatch("read", "--publish", target, "--partitions", tc.partitions, f); code != 0 {
 					t.Fatalf("agent for %s: exit %d: %s", f, code, stderr)
 				}
 			}
