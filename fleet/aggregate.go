@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kwatch/kwatch/audit"
@@ -70,8 +71,11 @@ type Aggregator struct {
 	committed map[int32]int64
 	// owned: the partitions the group gave this member (nil: no group,
 	// every partition); revoked ones are dropped at the next merge.
-	owned     map[int32]bool
-	replaying bool
+	owned map[int32]bool
+	// topicParts: the topic's partitions when the aggregator started (0:
+	// unknown); an agent's record cannot make it wait on others.
+	topicParts int32
+	replaying  bool
 	// Read by metrics scrapes on other goroutines.
 	records, invalid, waiting atomic.Uint64
 }
@@ -109,6 +113,9 @@ func NewAggregator(t Target, o AggregatorOptions, sink Sink) (*Aggregator, error
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
 	a.client = client
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a.topicParts, _ = partitionCount(ctx, kadm.NewClient(client), t.Topic) // unknown: the topic is not made yet
 	return a, nil
 }
 
@@ -148,6 +155,9 @@ func (a *Aggregator) revoked(_ context.Context, _ *kgo.Client, lost map[string][
 func (a *Aggregator) owns(p int32) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.topicParts > 0 && p >= a.topicParts {
+		return false
+	}
 	return a.owned == nil || a.owned[p]
 }
 

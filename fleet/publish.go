@@ -203,6 +203,11 @@ func ensureTopic(ctx context.Context, client *kgo.Client, topic string, partitio
 	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return 0, fmt.Errorf("fleet: creating topic %s: %w", topic, err)
 	}
+	return partitionCount(ctx, adm, topic)
+}
+
+// partitionCount is how many partitions topic has.
+func partitionCount(ctx context.Context, adm *kadm.Client, topic string) (int32, error) {
 	topics, err := adm.ListTopics(ctx, topic)
 	if err == nil {
 		err = topics[topic].Err
