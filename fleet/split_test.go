@@ -78,6 +78,31 @@ func read(t *testing.T, src capture.Source, name string, ao audit.Options) *audi
 	return aud.Finish(st.LastTime)
 }
 
+// openCapture opens a capture file, closed when the test ends.
+func openCapture(t *testing.T, path string) capture.Source {
+	t.Helper()
+	src, err := capture.Open(path, capture.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	return src
+}
+
+// generated writes c to a file and opens it.
+func generated(t *testing.T, c *pcapgen.Capture) capture.Source {
+	t.Helper()
+	data, err := c.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "generated.pcap")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return openCapture(t, path)
+}
+
 // firstDiff names the first line where got differs from want.
 func firstDiff(want, got string) string {
 	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
@@ -107,21 +132,13 @@ func TestSplitEqualsOneAuditor(t *testing.T) {
 	if len(paths) < 50 {
 		t.Fatalf("%d shipped captures", len(paths))
 	}
-	open := func(p string) capture.Source {
-		src, err := capture.Open(p, capture.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { src.Close() })
-		return src
-	}
 	findings := 0
 	for _, prof := range []audit.Profile{audit.ProfileSeed, audit.ProfileAccepted2026} {
 		for _, p := range paths {
 			ao := audit.Options{Profile: prof}
 			name := filepath.Base(p)
-			want := read(t, open(p), name, ao)
-			got := aggregated(t, agentRecords(t, open(p), name, 3, ao), ao)
+			want := read(t, openCapture(t, p), name, ao)
+			got := aggregated(t, agentRecords(t, openCapture(t, p), name, 3, ao), ao)
 			findings += len(want.Findings)
 			if w, g := reportJSON(t, want), reportJSON(t, got); w != g {
 				t.Errorf("%s, %s: the split differs from one auditor at %s", name, prof, firstDiff(w, g))
@@ -148,19 +165,7 @@ func TestRecordsCarryNoSecretsOrPayload(t *testing.T) {
 	s.Header.ClientID = pcapgen.Ptr("renamed")
 	s.RoundTrip(pcapgen.Metadata(9, "t"), pcapgen.MetadataResponse(9, "h", 9092))
 	cn.Close()
-	path := filepath.Join(t.TempDir(), "sasl.pcap")
-	data, err := c.Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	src, err := capture.Open(path, capture.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src := generated(t, c)
 	var all []byte
 	var text []string
 	for _, part := range agentRecords(t, src, "a", 2, audit.Options{}) {
@@ -225,19 +230,7 @@ func TestRecordsKeyedByClient(t *testing.T) {
 			cn.Close()
 		}
 	}
-	path := filepath.Join(t.TempDir(), "clients.pcap")
-	data, err := c.Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	src, err := capture.Open(path, capture.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src := generated(t, c)
 	partOf := map[netip.Addr]map[int]bool{} // client host: partitions of its steps
 	for p, recs := range agentRecords(t, src, "a", 3, audit.Options{}) {
 		for _, r := range recs {
