@@ -128,7 +128,9 @@ func (a *Auditor) Observe(event []Observed) {
 	for i := range event {
 		a.observed(&event[i])
 	}
-	a.sortOutbox()
+	if len(a.outbox) > 1 {
+		a.sortOutbox()
+	}
 	out := a.outbox
 	a.outbox = a.outbox[:0]
 	if !a.o.SingleGoroutine {
@@ -258,11 +260,24 @@ func (a *Auditor) AddConnTotals(c ConnTotals) {
 	}
 }
 
+// clock takes the time of a step from elsewhere, as event takes an
+// event's: the report's first and last, and the sweep of closed
+// connections.
+func (a *Auditor) clock(at time.Time) {
+	if a.t.first.IsZero() || at.Before(a.t.first) {
+		a.t.first = at
+	}
+	if at.After(a.t.last) {
+		a.t.last = at
+	}
+	if a.closedAt < len(a.closedQ) {
+		a.sweep(at)
+	}
+}
+
 // sortOutbox puts the findings of one event in rule order.
 func (a *Auditor) sortOutbox() {
-	if len(a.outbox) > 1 {
-		slices.SortStableFunc(a.outbox, func(x, y Finding) int { return int(x.rule) - int(y.rule) })
-	}
+	slices.SortStableFunc(a.outbox, func(x, y Finding) int { return int(x.rule) - int(y.rule) })
 }
 
 // deliver hands findings to OnFinding, outside the lock.
