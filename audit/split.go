@@ -235,6 +235,33 @@ func (a *Auditor) ConnTotals() ConnTotals {
 	return out
 }
 
+// Since is what c counts beyond prev, an earlier ConnTotals of the same
+// Auditor (its First and Last are c's): what an aggregator adds of an
+// agent's running counts.
+func (c ConnTotals) Since(prev ConnTotals) ConnTotals {
+	d := c
+	for i := range d.Requests {
+		d.Requests[i] -= prev.Requests[i]
+	}
+	d.Responses -= prev.Responses
+	d.Connections -= prev.Connections
+	d.Kafka -= prev.Kafka
+	d.CIDRepeats -= prev.CIDRepeats
+	d.CIDBytes -= prev.CIDBytes
+	d.Unobservable -= prev.Unobservable
+	d.StateLimited -= prev.StateLimited
+	d.Coverage = nil
+	for k, n := range c.Coverage {
+		if n > prev.Coverage[k] {
+			if d.Coverage == nil {
+				d.Coverage = map[string]uint64{}
+			}
+			d.Coverage[k] = n - prev.Coverage[k]
+		}
+	}
+	return d
+}
+
 // AddConnTotals adds what an agent's per-connection part counted (its
 // ConnTotals); a coverage event this kwatch does not name is left out.
 func (a *Auditor) AddConnTotals(c ConnTotals) {

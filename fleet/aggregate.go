@@ -88,6 +88,20 @@ type agentState struct {
 	// counted: the agent's totals were added (its end record comes on
 	// every partition).
 	counted bool
+	// audit: the agent's per-connection counts added so far, from the
+	// record seq carried (watermarks carry them as they grow).
+	audit    audit.ConnTotals
+	auditSeq uint64
+}
+
+// counts adds what r's per-connection counts hold beyond those added.
+func (a *Aggregator) counts(r *Record) {
+	ag := a.agents[r.Agent]
+	if r.Totals == nil || r.Seq <= ag.auditSeq {
+		return
+	}
+	a.sink.AddConnTotals(r.Totals.Audit.Since(ag.audit))
+	ag.audit, ag.auditSeq = r.Totals.Audit, r.Seq
 }
 
 type agentQueue struct {
@@ -336,8 +350,11 @@ func (a *Aggregator) allEnded() bool {
 	return true
 }
 
-// apply hands on the steps of an obs record (marks only tell progress).
+// apply hands on the steps of an obs record, or the counts of a mark.
 func (a *Aggregator) apply(r *Record) {
+	if r.Kind == KindMark {
+		a.counts(r)
+	}
 	if r.Kind == KindObs {
 		steps, ok := r.decodeSteps(a.steps, a.captureIndex(r.Capture))
 		a.steps = steps
@@ -383,8 +400,8 @@ func (a *Aggregator) applyDeferred() {
 			if ag := a.agents[r.Agent]; !ag.counted {
 				ag.counted = true
 				a.totals.add(r.Totals)
-				a.sink.AddConnTotals(r.Totals.Audit)
 			}
+			a.counts(r)
 			a.done(r)
 			continue
 		}

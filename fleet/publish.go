@@ -89,6 +89,8 @@ type Publisher struct {
 	seq     uint64
 	at      int64 // capture time of the packet being analyzed
 	markAt  int64 // At of the last watermark
+	// markEvery is the capture time between watermarks (markEvery).
+	markEvery int64
 
 	// rec gathers the steps of one event on one connection (conn), to go
 	// as one record keyed key; final: the steps of the agent's Finish.
@@ -146,7 +148,7 @@ func NewPublisher(ctx context.Context, t Target, o PublisherOptions) (*Publisher
 // start makes p's auditor, the per-connection part, whose steps p
 // publishes through produce.
 func (p *Publisher) start(produce func(*kgo.Record)) {
-	p.produce = produce
+	p.produce, p.markEvery = produce, markEvery
 	ao := p.o.Audit
 	ao.Observer, ao.NameFrame = p.observe, p.split
 	ao.OnFinding, ao.Filter, ao.StreamFindings = nil, nil, false
@@ -387,9 +389,9 @@ func (t *tap) NextInto(pk *capture.Packet) error {
 func (t *tap) note(pk *capture.Packet, err error) {
 	if err == nil {
 		t.p.at = pk.Time.UnixNano()
-		if t.p.at-t.p.markAt >= markEvery {
+		if t.p.at-t.p.markAt >= t.p.markEvery {
 			t.p.markAt = t.p.at
-			t.p.broadcast(Record{Kind: KindMark})
+			t.p.broadcast(Record{Kind: KindMark, Totals: &Totals{Audit: t.p.aud.ConnTotals()}})
 		}
 		return
 	}

@@ -39,7 +39,8 @@ const (
 	// one event (or of ending one connection).
 	KindObs = "obs"
 	// KindMark is a watermark: the agent has published, to every
-	// partition, every record made before At.
+	// partition, every record made before At. Its Totals.Audit holds the
+	// agent's per-connection counts so far.
 	KindMark = "mark"
 	// KindEnd says an agent's capture ended and carries its totals.
 	KindEnd = "end"
@@ -83,7 +84,8 @@ type Step struct {
 	Verdict []byte `json:"d,omitempty"`
 }
 
-// Totals is what an agent read, sent with its end record.
+// Totals is what an agent read, sent with its end record (with a
+// watermark, Audit only).
 type Totals struct {
 	Packets     uint64 `json:"packets"`
 	Bytes       uint64 `json:"bytes"`

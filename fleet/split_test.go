@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -21,7 +22,9 @@ import (
 )
 
 // agentRecords replays capture data as agent name over parts partitions,
-// without Kafka, and returns what it published, by partition.
+// without Kafka, and returns what it published, by partition. Its
+// watermarks come every 5 ms of capture time, so that the counts they
+// carry reach the aggregator before the end.
 func agentRecords(t *testing.T, src capture.Source, name string, parts int32, ao audit.Options) [][]*kgo.Record {
 	t.Helper()
 	out := make([][]*kgo.Record, parts)
@@ -30,6 +33,7 @@ func agentRecords(t *testing.T, src capture.Source, name string, parts int32, ao
 		r.Offset = int64(len(out[r.Partition]))
 		out[r.Partition] = append(out[r.Partition], r)
 	})
+	p.markEvery = int64(5 * time.Millisecond)
 	st, err := pipeline.Run(context.Background(), p.Tap(src), pipeline.Options{HeaderV3: audit.HeaderV3(ao.Profile)}, p)
 	if err != nil {
 		t.Fatal(err)
