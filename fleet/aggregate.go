@@ -62,7 +62,7 @@ type Aggregator struct {
 	topic    string
 	merged   []*kgo.Record // merged, not yet committed (group mode)
 	// deferred: merged records whose steps wait for every agent's end
-	// (end records, and the Final steps whose time is the last of all).
+	// (the Final steps, whose time is the last packet of all).
 	deferred []*Record
 	// committed: per partition, the offset the group had committed when
 	// this aggregator got it; replaying is true while the merge hands on a
@@ -297,14 +297,15 @@ func (a *Aggregator) merge(ctx context.Context, final bool) {
 		nq.recs[0] = nil
 		nq.recs = nq.recs[1:]
 		a.waiting.Add(^uint64(0))
-		if r.Kind == KindEnd {
-			nq.ended = true
-		}
-		if r.Kind == KindEnd || r.Final {
+		switch {
+		case r.Final:
 			a.deferred = append(a.deferred, r)
-			continue
+		case r.Kind == KindEnd:
+			nq.ended = true
+			a.end(r)
+		default:
+			a.apply(r)
 		}
-		a.apply(r)
 	}
 	if len(a.deferred) > 0 && (final || a.allEnded()) {
 		a.applyDeferred()
@@ -386,9 +387,20 @@ func (a *Aggregator) done(r *Record) {
 	}
 }
 
-// applyDeferred applies the agents' end records, then the steps each agent
-// made as its capture ended, at the end of every capture and in the order
-// kwatch read ends its open connections (by connection).
+// end takes an agent's end record: its totals (once: it comes on every
+// partition) and its last counts.
+func (a *Aggregator) end(r *Record) {
+	if ag := a.agents[r.Agent]; !ag.counted {
+		ag.counted = true
+		a.totals.add(r.Totals)
+	}
+	a.counts(r)
+	a.done(r)
+}
+
+// applyDeferred applies the steps each replaying agent made as its capture
+// ended (Final), once every agent has ended: at the end of every capture
+// and in the order kwatch read ends its open connections (by connection).
 func (a *Aggregator) applyDeferred() {
 	type final struct {
 		r     *Record
@@ -396,15 +408,6 @@ func (a *Aggregator) applyDeferred() {
 	}
 	var finals []final
 	for _, r := range a.deferred {
-		if r.Kind == KindEnd {
-			if ag := a.agents[r.Agent]; !ag.counted {
-				ag.counted = true
-				a.totals.add(r.Totals)
-			}
-			a.counts(r)
-			a.done(r)
-			continue
-		}
 		steps, ok := r.decodeSteps(nil, a.captureIndex(r.Capture))
 		if !ok {
 			a.invalid.Add(1)

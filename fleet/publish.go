@@ -62,6 +62,11 @@ type PublisherOptions struct {
 	// live capture must not stall while Kafka is unreachable. Offline
 	// replays wait.
 	Lossy bool
+	// Live: the agent captures live. Its end is a stop: the connections
+	// still open end at its last packet, as live's own report ends them,
+	// and their steps go as any other (a replay's wait for every agent's
+	// end: Record.Final).
+	Live bool
 	// MaxBuffered bounds the records held while Kafka is slow or away.
 	MaxBuffered int
 	// Audit steers the agent's per-connection audit (Profile,
@@ -354,8 +359,13 @@ func (p *Publisher) Close(ctx context.Context, t Totals) error {
 
 // end ends the connections still open and publishes the end record.
 func (p *Publisher) end(t Totals) {
-	p.final = true
-	p.aud.Finish(time.Time{}) // the aggregator sets the time (Record.Final)
+	var at time.Time // a replay's: the aggregator sets it (Record.Final)
+	if p.o.Live {
+		at = time.Unix(0, t.Last).UTC()
+	} else {
+		p.final = true
+	}
+	p.aud.Finish(at)
 	p.flush()
 	t.Audit = p.aud.ConnTotals()
 	p.broadcast(Record{Kind: KindEnd, Totals: &t})
@@ -397,8 +407,12 @@ func (t *tap) note(pk *capture.Packet, err error) {
 	}
 	// The end of the input: what the pipeline's final flush makes comes
 	// after every packet of every capture, as it does when kwatch read
-	// merges the captures.
-	t.p.at = math.MaxInt64
+	// merges the captures. A live agent stopped: what it makes now
+	// belongs at its last packet, among the other agents' records, which
+	// do not end.
+	if !t.p.o.Live {
+		t.p.at = math.MaxInt64
+	}
 }
 
 func (t *tap) Next() (capture.Packet, error) {

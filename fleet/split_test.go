@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -25,10 +26,11 @@ import (
 // without Kafka, and returns what it published, by partition. Its
 // watermarks come every 5 ms of capture time, so that the counts they
 // carry reach the aggregator before the end.
-func agentRecords(t *testing.T, src capture.Source, name string, parts int32, ao audit.Options) [][]*kgo.Record {
+func agentRecords(t *testing.T, src capture.Source, o PublisherOptions, parts int32) [][]*kgo.Record {
 	t.Helper()
 	out := make([][]*kgo.Record, parts)
-	p := &Publisher{o: PublisherOptions{Agent: name, Audit: ao}, parts: parts}
+	ao := o.Audit
+	p := &Publisher{o: o, parts: parts}
 	p.start(func(r *kgo.Record) {
 		r.Offset = int64(len(out[r.Partition]))
 		out[r.Partition] = append(out[r.Partition], r)
@@ -142,7 +144,7 @@ func TestSplitEqualsOneAuditor(t *testing.T) {
 			ao := audit.Options{Profile: prof}
 			name := filepath.Base(p)
 			want := read(t, openCapture(t, p), name, ao)
-			got := aggregated(t, agentRecords(t, openCapture(t, p), name, 3, ao), ao)
+			got := aggregated(t, agentRecords(t, openCapture(t, p), PublisherOptions{Agent: name, Audit: ao}, 3), ao)
 			findings += len(want.Findings)
 			if w, g := reportJSON(t, want), reportJSON(t, got); w != g {
 				t.Errorf("%s, %s: the split differs from one auditor at %s", name, prof, firstDiff(w, g))
@@ -172,7 +174,7 @@ func TestRecordsCarryNoSecretsOrPayload(t *testing.T) {
 	src := generated(t, c)
 	var all []byte
 	var text []string
-	for _, part := range agentRecords(t, src, "a", 2, audit.Options{}) {
+	for _, part := range agentRecords(t, src, PublisherOptions{Agent: "a"}, 2) {
 		for _, r := range part {
 			all = append(append(all, r.Key...), r.Value...)
 			text = append(text, stepStrings(t, r.Value)...)
@@ -236,7 +238,7 @@ func TestRecordsKeyedByClient(t *testing.T) {
 	}
 	src := generated(t, c)
 	partOf := map[netip.Addr]map[int]bool{} // client host: partitions of its steps
-	for p, recs := range agentRecords(t, src, "a", 3, audit.Options{}) {
+	for p, recs := range agentRecords(t, src, PublisherOptions{Agent: "a"}, 3) {
 		for _, r := range recs {
 			for _, s := range decodedRecord(t, r.Value) {
 				host := s.Conn.Client.Addr()
@@ -256,5 +258,38 @@ func TestRecordsKeyedByClient(t *testing.T) {
 	}
 	if len(partOf) != 8 || len(used) < 2 {
 		t.Errorf("%d clients in %d partitions: nothing shown", len(partOf), len(used))
+	}
+}
+
+// TestLiveAgentStopEndsItsConnections: a live agent that stops ends the
+// connections still open at its last packet, and an aggregator streaming
+// beside another agent that goes on applies that at once; a replay's end
+// (the end of its input) waits behind the other agent, which could still
+// send an earlier record.
+func TestLiveAgentStopEndsItsConnections(t *testing.T) {
+	for _, live := range []bool{true, false} {
+		c := pcapgen.New(pcapgen.Options{})
+		cn := c.Conn(pcapgen.ConnOptions{})
+		s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("still-open"), InstanceID: &[16]byte{1, 6: 0x40, 8: 0x80}, CorrelationID: 1})
+		s.RoundTrip(pcapgen.Metadata(12, "t"), pcapgen.MetadataResponse(12, "h", 9092))
+		recs := agentRecords(t, generated(t, c), PublisherOptions{Agent: "a", Live: live}, 1)[0]
+		aud := audit.New(audit.Options{SingleGoroutine: true})
+		a := newAggregator(AggregatorOptions{}, aud, "t")
+		for _, r := range recs {
+			a.add(r)
+		}
+		// Another agent, still capturing, a minute later.
+		later, _ := json.Marshal(&Record{V: RecordVersion, Kind: KindMark, Agent: "b", Seq: 1, Parts: 1,
+			At: pcapgen.BaseTime().Add(time.Minute).UnixNano()})
+		a.add(&kgo.Record{Value: later, Offset: int64(len(recs))})
+		a.merge(context.Background(), false)
+		open := aud.Snapshot().Totals.OpenConnections
+		_, _, waiting := a.Stats()
+		if live && (open != 0 || waiting != 0 || a.totals.Packets == 0) {
+			t.Errorf("live agent stopped: %d connections open, %d records waiting, %d packets counted", open, waiting, a.totals.Packets)
+		}
+		if !live && (open != 1 || waiting == 0) {
+			t.Errorf("replay: %d connections open, %d records waiting; want its end to wait", open, waiting)
+		}
 	}
 }

@@ -149,7 +149,7 @@ func (e *env) liveAgent(ctx context.Context, pf *publishFlags, aopts audit.Optio
 		agent, _ = os.Hostname()
 	}
 	return fleet.NewPublisher(ctx, target, fleet.PublisherOptions{
-		Agent: agent, Partitions: int32(pf.partitions), Retention: pf.retention, Lossy: true, Audit: aopts, Logger: e.log,
+		Agent: agent, Partitions: int32(pf.partitions), Retention: pf.retention, Lossy: true, Live: true, Audit: aopts, Logger: e.log,
 	})
 }
 
