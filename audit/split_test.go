@@ -2,6 +2,8 @@ package audit
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -22,18 +24,9 @@ func TestVerdictEncoding(t *testing.T) {
 			Instance: v4B, RequestFrame: 1 << 40, RequestTime: at}},
 	}
 	for _, tt := range tests {
-		b, err := tt.v.AppendBinary([]byte("prefix"))
-		if err != nil || !bytes.HasPrefix(b, []byte("prefix")) {
-			t.Fatalf("%s: AppendBinary = %v, %v", tt.name, b, err)
-		}
 		var got Verdict
-		if err := got.UnmarshalBinary(b[len("prefix"):]); err != nil || !reflect.DeepEqual(got, tt.v) {
-			t.Errorf("%s: round trip %+v, %v\nwant %+v", tt.name, got, err, tt.v)
-		}
-		for n := range len(b) - len("prefix") {
-			if err := got.UnmarshalBinary(b[len("prefix") : len("prefix")+n]); err == nil {
-				t.Errorf("%s: %d of its bytes decoded", tt.name, n)
-			}
+		if err := decodesOnlyWhole(tt.v.AppendBinary, got.UnmarshalBinary); err != nil || !reflect.DeepEqual(got, tt.v) {
+			t.Errorf("%s: %v; round trip %+v\nwant %+v", tt.name, err, got, tt.v)
 		}
 		if _, _, ok := tt.v.detail(); !ok {
 			t.Errorf("%s: rule %q not known", tt.name, tt.v.Rule)
@@ -44,6 +37,26 @@ func TestVerdictEncoding(t *testing.T) {
 			t.Errorf("%+v taken", bad)
 		}
 	}
+}
+
+// decodesOnlyWhole encodes with appendTo after a prefix, and checks that
+// decode takes the encoding, but none of its truncations, nor another
+// version; decode is left holding the whole encoding's value.
+func decodesOnlyWhole(appendTo func([]byte) ([]byte, error), decode func([]byte) error) error {
+	b, err := appendTo([]byte("prefix"))
+	if err != nil || !bytes.HasPrefix(b, []byte("prefix")) {
+		return fmt.Errorf("appending: %q, %v", b, err)
+	}
+	enc := b[len("prefix"):]
+	for n := range len(enc) {
+		if decode(enc[:n]) == nil {
+			return fmt.Errorf("%d of its %d bytes decoded", n, len(enc))
+		}
+	}
+	if decode(append([]byte{enc[0] + 1}, enc[1:]...)) == nil {
+		return errors.New("an unknown version decoded")
+	}
+	return decode(enc)
 }
 
 // FuzzVerdict: UnmarshalBinary never panics, and what it accepts encodes
