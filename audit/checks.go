@@ -271,8 +271,11 @@ func (q *reqCheck) instanceID() {
 		// it changes to shows in the findings, not as a client of its own.
 		if q.c.inst != idSet || q.c.instID == q.id {
 			// Called, not dispatched by observe: it is most requests' step.
-			o := q.a.instanceObservation(q.c, q.e, q.id)
-			q.a.touchInstance(o.book, o)
+			if o := q.a.instanceObservation(q.c, q.e, q.id); q.a.o.Observer != nil {
+				q.a.handOut(o, nil)
+			} else {
+				q.a.touchInstance(o.book, o)
+			}
 		}
 	}
 	if q.a.o.Profile == ProfileAccepted2026 {

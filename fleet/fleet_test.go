@@ -13,7 +13,6 @@ import (
 
 	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/capture"
-	"github.com/kwatch/kwatch/decode"
 	"github.com/kwatch/kwatch/pipeline"
 )
 
@@ -39,27 +38,40 @@ func publishFile(t *testing.T, target Target, path, agent string) {
 	}
 }
 
+// countingSink is an auditor that calls after with each record's steps.
+type countingSink struct {
+	*audit.Auditor
+	after func()
+}
+
+func (s countingSink) Observe(event []audit.Observed) {
+	s.Auditor.Observe(event)
+	s.after()
+}
+
 // streamed runs one aggregator of group over target and returns the
 // findings it streamed (not those it replayed); stopAfter > 0 cancels it
-// after that many events, as a crash mid-stream would.
-func streamed(t *testing.T, target Target, group string, stopAfter int) []string {
+// after that many records, as a crash mid-stream would. It returns too,
+// for each finding, how many records it had taken before.
+func streamed(t *testing.T, target Target, group string, stopAfter int) ([]string, []int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var agg *Aggregator
 	var out []string
+	var at []int
+	events := 0
 	aud := audit.New(audit.Options{StreamFindings: true, OnFinding: func(f audit.Finding) {
 		if !agg.Replaying() {
 			out = append(out, f.Rule+"@"+f.Time.String())
+			at = append(at, events)
 		}
 	}})
-	events := 0
-	sink := decode.SinkFunc(func(e *decode.Event) {
-		aud.Event(e)
+	sink := countingSink{aud, func() {
 		if events++; stopAfter > 0 && events == stopAfter {
 			cancel()
 		}
-	})
+	}}
 	var err error
 	if agg, err = NewAggregator(target, AggregatorOptions{Group: group, UntilIdle: time.Second}, sink); err != nil {
 		t.Fatal(err)
@@ -68,7 +80,7 @@ func streamed(t *testing.T, target Target, group string, stopAfter int) []string
 		t.Fatal(err)
 	}
 	aud.Finish(time.Time{})
-	return out
+	return out, at
 }
 
 // TestAggregatorRestartLosesAndDoublesNothing: an aggregator of a group
@@ -87,12 +99,13 @@ func TestAggregatorRestartLosesAndDoublesNothing(t *testing.T) {
 	}
 	publishFile(t, target, path, "agent-a")
 
-	whole := streamed(t, target, "one-run", 0)
+	whole, at := streamed(t, target, "one-run", 0)
 	if len(whole) < 5 {
 		t.Fatalf("only %d findings: nothing to lose", len(whole))
 	}
-	first := streamed(t, target, "restarted", 150)
-	second := streamed(t, target, "restarted", 0)
+	// Stopped right after the record of the middle finding.
+	first, _ := streamed(t, target, "restarted", at[len(at)/2]+1)
+	second, _ := streamed(t, target, "restarted", 0)
 	if len(first) == 0 || len(second) == 0 {
 		t.Errorf("the stop did not fall mid-stream: %d then %d findings", len(first), len(second))
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"net"
 	"net/netip"
@@ -18,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/decode"
 )
@@ -60,21 +62,47 @@ type PublisherOptions struct {
 	// live capture must not stall while Kafka is unreachable. Offline
 	// replays wait.
 	Lossy bool
+	// Live: the agent captures live. Its end is a stop: the connections
+	// still open end at its last packet, as live's own report ends them,
+	// and their steps go as any other (a replay's wait for every agent's
+	// end: Record.Final).
+	Live bool
 	// MaxBuffered bounds the records held while Kafka is slow or away.
 	MaxBuffered int
-	Logger      zerolog.Logger
+	// Audit steers the agent's per-connection audit (Profile,
+	// MemberIDRequiredFrom, ClosedGrace, as kwatch read's); the publisher
+	// sets its Observer and NameFrame, and findings go to the aggregator.
+	Audit  audit.Options
+	Logger zerolog.Logger
 }
 
-// Publisher is an agent: a decode.Sink that publishes every event it is
-// given, and a capture.Source wrapper (Tap) that tells it which packet the
-// events belong to.
+// markEvery is the capture time between an agent's watermarks.
+const markEvery = int64(time.Second)
+
+// Publisher is an agent: a decode.Sink that runs the per-connection part
+// of the audit over the events it is given and publishes its steps, and a
+// capture.Source wrapper (Tap) that tells it which packet the events
+// belong to.
 type Publisher struct {
 	o      PublisherOptions
 	client *kgo.Client
-	topic  string
-	seq    uint64
-	at     int64 // capture time of the packet being analyzed
-	buf    []byte
+	// produce sends a record (through client; tests keep them).
+	produce func(*kgo.Record)
+	topic   string
+	parts   int32 // the topic's partitions
+	aud     *audit.Auditor
+	seq     uint64
+	at      int64 // capture time of the packet being analyzed
+	markAt  int64 // At of the last watermark
+	// markEvery is the capture time between watermarks (markEvery).
+	markEvery int64
+
+	// rec gathers the steps of one event on one connection (conn), to go
+	// as one record keyed key; final: the steps of the agent's Finish.
+	rec   Record
+	conn  decode.ConnID
+	key   []byte
+	final bool
 
 	dropped  atomic.Uint64
 	errMu    sync.Mutex
@@ -101,18 +129,35 @@ func NewPublisher(ctx context.Context, t Target, o PublisherOptions) (*Publisher
 		kgo.SeedBrokers(t.Brokers...),
 		kgo.DefaultProduceTopic(t.Topic),
 		kgo.MaxBufferedRecords(o.MaxBuffered),
-		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerLinger(5*time.Millisecond),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
-	if err := ensureTopic(ctx, client, t.Topic, o.Partitions, o.Retention); err != nil {
+	if p.parts, err = ensureTopic(ctx, client, t.Topic, o.Partitions, o.Retention); err != nil {
 		client.Close()
 		return nil, err
 	}
 	p.client = client
+	p.start(func(rec *kgo.Record) {
+		if o.Lossy {
+			client.TryProduce(context.Background(), rec, p.done)
+			return
+		}
+		client.Produce(context.Background(), rec, p.done)
+	})
 	return p, nil
+}
+
+// start makes p's auditor, the per-connection part, whose steps p
+// publishes through produce.
+func (p *Publisher) start(produce func(*kgo.Record)) {
+	p.produce, p.markEvery = produce, markEvery
+	ao := p.o.Audit
+	ao.Observer, ao.NameFrame = p.observe, p.split
+	ao.OnFinding, ao.Filter, ao.StreamFindings = nil, nil, false
+	p.aud = audit.New(ao)
 }
 
 // dial connects to a broker and remembers the connection's local address.
@@ -149,8 +194,9 @@ func (p *Publisher) WithoutOwnTraffic(next decode.Sink) decode.Sink {
 	})
 }
 
-// ensureTopic creates topic unless it exists.
-func ensureTopic(ctx context.Context, client *kgo.Client, topic string, partitions int32, retention time.Duration) error {
+// ensureTopic creates topic unless it exists, and returns its number of
+// partitions.
+func ensureTopic(ctx context.Context, client *kgo.Client, topic string, partitions int32, retention time.Duration) (int32, error) {
 	adm := kadm.NewClient(client)
 	var configs map[string]*string
 	if retention > 0 {
@@ -162,16 +208,92 @@ func ensureTopic(ctx context.Context, client *kgo.Client, topic string, partitio
 		err = resp.Err
 	}
 	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-		return fmt.Errorf("fleet: creating topic %s: %w", topic, err)
+		return 0, fmt.Errorf("fleet: creating topic %s: %w", topic, err)
 	}
-	return nil
+	return partitionCount(ctx, adm, topic)
 }
 
-// Event publishes e (decode.Sink).
+// partitionCount is how many partitions topic has.
+func partitionCount(ctx context.Context, adm *kadm.Client, topic string) (int32, error) {
+	topics, err := adm.ListTopics(ctx, topic)
+	if err == nil {
+		err = topics[topic].Err
+	}
+	if err != nil || len(topics[topic].Partitions) == 0 {
+		return 0, fmt.Errorf("fleet: topic %s: no partitions (%v)", topic, err)
+	}
+	return int32(len(topics[topic].Partitions)), nil
+}
+
+// Event runs the per-connection audit over e (decode.Sink) and publishes
+// the steps it made.
 func (p *Publisher) Event(e *decode.Event) {
-	capture, _ := p.split(e.Frame)
-	ev := fromDecode(e, func(f uint64) uint64 { _, n := p.split(f); return n })
-	p.publish(&Record{Kind: KindEvent, Capture: capture, Event: ev})
+	p.aud.Event(e)
+	p.flush()
+}
+
+// observe takes a step of the agent's per-connection audit
+// (audit.Observer): the steps of one event, or of ending one connection,
+// make one record.
+func (p *Publisher) observe(o *audit.Observation, v *audit.Verdict) {
+	if len(p.rec.Steps) > 0 && o.Conn != p.conn {
+		p.flush()
+	}
+	if len(p.rec.Steps) == 0 {
+		f := o.Frame
+		if f == 0 {
+			f = o.Conn.StartFrame
+		}
+		p.rec.Capture, _ = p.split(f)
+		p.conn, p.key = o.Conn, clientKey(o)
+	}
+	// Copies: o is the auditor's, refilled for its next step.
+	oc, vc := *o, audit.Verdict{}
+	if v != nil {
+		vc = *v
+	}
+	frames(&oc, &vc, func(f uint64) uint64 { _, n := p.split(f); return n })
+	var s Step
+	s.Obs, _ = oc.AppendBinary(nil)
+	if v != nil {
+		s.Verdict, _ = vc.AppendBinary(nil)
+	}
+	p.rec.Steps = append(p.rec.Steps, s)
+}
+
+// clientKey is a record's key: its client's identity (SPEC.md 7), the
+// header instance ID, else the client host and first client ID, so that
+// every observation of one client meets in one partition. A connection
+// whose first request carried no instance ID stays keyed by host and
+// client ID.
+func clientKey(o *audit.Observation) []byte {
+	switch {
+	case o.InstanceFixed:
+		return []byte("instance " + audit.JavaString(o.Instance))
+	case !o.NoInstance && !o.HeaderID.IsZero():
+		return []byte("instance " + audit.JavaString(o.HeaderID))
+	}
+	return []byte("client " + o.Conn.Client.Addr().String() + " " + o.ClientID)
+}
+
+// flush publishes the steps gathered, if any.
+func (p *Publisher) flush() {
+	if len(p.rec.Steps) == 0 {
+		return
+	}
+	p.rec.Kind, p.rec.Final = KindObs, p.final
+	h := fnv.New32a()
+	h.Write(p.key)
+	p.publish(&p.rec, p.key, int32(h.Sum32()%uint32(p.parts)))
+	p.rec = Record{Steps: p.rec.Steps[:0]}
+}
+
+// broadcast publishes r (a watermark or the end) to every partition: the
+// aggregator of each must know how far the agent got.
+func (p *Publisher) broadcast(r Record) {
+	for i := range p.parts {
+		p.publish(&r, []byte(p.o.Agent), i)
+	}
 }
 
 // split names the capture of a pipeline frame and its number there.
@@ -183,21 +305,15 @@ func (p *Publisher) split(f uint64) (string, uint64) {
 	return p.o.Agent, n
 }
 
-func (p *Publisher) publish(r *Record) {
+func (p *Publisher) publish(r *Record, key []byte, partition int32) {
 	p.seq++
-	r.V, r.Agent, r.Seq, r.At = RecordVersion, p.o.Agent, p.seq, p.at
+	r.V, r.Agent, r.Seq, r.At, r.Parts = RecordVersion, p.o.Agent, p.seq, p.at, p.parts
 	b, err := json.Marshal(r)
 	if err != nil {
 		p.fail(err)
 		return
 	}
-	// The key is the agent: its records stay in one partition, in order.
-	rec := &kgo.Record{Key: []byte(p.o.Agent), Value: b}
-	if p.o.Lossy {
-		p.client.TryProduce(context.Background(), rec, p.done)
-		return
-	}
-	p.client.Produce(context.Background(), rec, p.done)
+	p.produce(&kgo.Record{Key: key, Value: b, Partition: partition})
 }
 
 func (p *Publisher) done(_ *kgo.Record, err error) {
@@ -223,10 +339,11 @@ func (p *Publisher) fail(err error) {
 // Dropped counts records dropped because the buffer was full (Lossy).
 func (p *Publisher) Dropped() uint64 { return p.dropped.Load() }
 
-// Close publishes the end record with the agent's totals, waits until
-// every record is acknowledged (or ctx ends), and disconnects.
+// Close ends the connections still open (their steps are Final),
+// publishes the end record with the agent's totals to every partition,
+// waits until every record is acknowledged (or ctx ends), and disconnects.
 func (p *Publisher) Close(ctx context.Context, t Totals) error {
-	p.publish(&Record{Kind: KindEnd, Totals: &t})
+	p.end(t)
 	err := p.client.Flush(ctx)
 	p.client.Close()
 	p.errMu.Lock()
@@ -238,6 +355,20 @@ func (p *Publisher) Close(ctx context.Context, t Totals) error {
 		return fmt.Errorf("fleet: flushing: %w", err)
 	}
 	return nil
+}
+
+// end ends the connections still open and publishes the end record.
+func (p *Publisher) end(t Totals) {
+	var at time.Time // a replay's: the aggregator sets it (Record.Final)
+	if p.o.Live {
+		at = time.Unix(0, t.Last).UTC()
+	} else {
+		p.final = true
+	}
+	p.aud.Finish(at)
+	p.flush()
+	t.Audit = p.aud.ConnTotals()
+	p.broadcast(Record{Kind: KindEnd, Totals: &t})
 }
 
 // Tap returns src with every packet's capture time told to p before the
@@ -268,12 +399,20 @@ func (t *tap) NextInto(pk *capture.Packet) error {
 func (t *tap) note(pk *capture.Packet, err error) {
 	if err == nil {
 		t.p.at = pk.Time.UnixNano()
+		if t.p.at-t.p.markAt >= t.p.markEvery {
+			t.p.markAt = t.p.at
+			t.p.broadcast(Record{Kind: KindMark, Totals: &Totals{Audit: t.p.aud.ConnTotals()}})
+		}
 		return
 	}
 	// The end of the input: what the pipeline's final flush makes comes
 	// after every packet of every capture, as it does when kwatch read
-	// merges the captures.
-	t.p.at = math.MaxInt64
+	// merges the captures. A live agent stopped: what it makes now
+	// belongs at its last packet, among the other agents' records, which
+	// do not end.
+	if !t.p.o.Live {
+		t.p.at = math.MaxInt64
+	}
 }
 
 func (t *tap) Next() (capture.Packet, error) {

@@ -108,8 +108,10 @@ var (
 	// agentOnly: the topic and name of an agent, for --publish.
 	agentOnly = []string{"agent", "partitions", "retention"}
 	// auditOnly: what steers a local auditor and its report, which an
-	// agent (--publish) does not run: kwatch aggregate takes them.
-	auditOnly = []string{"format", "fail-on", "member-id-required-from", "rule", "min-severity", "client", "baseline", "show-suppressed"}
+	// agent (--publish) does not run: kwatch aggregate takes them. (An
+	// agent judges what one connection shows, --member-id-required-from's
+	// rules among them, and so takes --profile and that flag.)
+	auditOnly = []string{"format", "fail-on", "rule", "min-severity", "client", "baseline", "show-suppressed"}
 	// oneWorker: an agent's records leave in the order one pipeline makes
 	// them, so --publish runs one worker whatever --workers says.
 	oneWorker = []string{"workers"}

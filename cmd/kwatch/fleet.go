@@ -30,9 +30,10 @@ func (p *publishFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&p.retention, "retention", 0, "retention of the fleet topic when kwatch creates it (0: the broker's default)")
 }
 
-// publishRead replays capture files as an agent: every decoded event goes
-// to the fleet topic instead of a local auditor (kwatch aggregate audits).
-func (e *env) publishRead(ctx context.Context, pf *publishFlags, files []string, popts pipeline.Options, src capture.Source) error {
+// publishRead replays capture files as an agent: the per-connection part
+// of the audit runs here and its steps go to the fleet topic (kwatch
+// aggregate runs the per-instance part and reports).
+func (e *env) publishRead(ctx context.Context, pf *publishFlags, files []string, popts pipeline.Options, aopts audit.Options, src capture.Source) error {
 	target, err := fleet.ParseTarget(pf.publish)
 	if err != nil {
 		return usageError{"--publish " + err.Error()}
@@ -45,7 +46,7 @@ func (e *env) publishRead(ctx context.Context, pf *publishFlags, files []string,
 		}
 	}
 	pub, err := fleet.NewPublisher(ctx, target, fleet.PublisherOptions{
-		Agent: agent, Captures: files, Partitions: int32(pf.partitions), Retention: pf.retention, Logger: e.log,
+		Agent: agent, Captures: files, Partitions: int32(pf.partitions), Retention: pf.retention, Audit: aopts, Logger: e.log,
 	})
 	if err != nil {
 		return err
@@ -53,7 +54,7 @@ func (e *env) publishRead(ctx context.Context, pf *publishFlags, files []string,
 	// One worker: records must leave in the order one pipeline makes them.
 	popts.Workers = 1
 	st, runErr := pipeline.Run(ctx, pub.Tap(src), popts, pub)
-	closeErr := pub.Close(ctx, fleet.Totals{Packets: st.Packets, Bytes: st.Bytes, Connections: st.Connections, Last: st.LastTime.UnixNano()})
+	closeErr := pub.Close(ctx, fleet.TotalsOf(st))
 	if err := inputResult(st, runErr, e); err != nil {
 		return err
 	}
@@ -106,7 +107,7 @@ func (e *env) aggregate(ctx context.Context, args []string) error {
 		defer srv.Close()
 	}
 	totals, runErr := agg.Run(ctx)
-	aud.AddCapture(totals.Packets, totals.Bytes, totals.Connections)
+	totals.AddTo(aud)
 	rep := aud.Finish(totals.LastTime())
 	if runErr != nil {
 		rep.Incomplete(fmt.Sprintf("consuming %s broke off: %v", *from, runErr))
@@ -135,7 +136,7 @@ func aggregatorMetrics(agg *fleet.Aggregator) []metrics.Extra {
 // liveAgent connects a live capture's publisher (--publish), nil without
 // one. A live agent never waits for Kafka: when its buffer is full it
 // drops records and counts them.
-func (e *env) liveAgent(ctx context.Context, pf *publishFlags) (*fleet.Publisher, error) {
+func (e *env) liveAgent(ctx context.Context, pf *publishFlags, aopts audit.Options) (*fleet.Publisher, error) {
 	if pf.publish == "" {
 		return nil, nil
 	}
@@ -148,13 +149,14 @@ func (e *env) liveAgent(ctx context.Context, pf *publishFlags) (*fleet.Publisher
 		agent, _ = os.Hostname()
 	}
 	return fleet.NewPublisher(ctx, target, fleet.PublisherOptions{
-		Agent: agent, Partitions: int32(pf.partitions), Retention: pf.retention, Lossy: true, Logger: e.log,
+		Agent: agent, Partitions: int32(pf.partitions), Retention: pf.retention, Lossy: true, Live: true, Audit: aopts, Logger: e.log,
 	})
 }
 
 // closeAgent publishes a live agent's end record and says what it dropped.
 func (e *env) closeAgent(ctx context.Context, agent *fleet.Publisher, rep *audit.Report) {
-	t := fleet.Totals{Packets: rep.Totals.Packets, Bytes: rep.Totals.Bytes, Connections: rep.Totals.Connections}
+	t := fleet.Totals{Packets: rep.Totals.Packets, Bytes: rep.Totals.Bytes, Connections: rep.Totals.Connections,
+		NotKafka: rep.Totals.NotKafkaConnections, Evicted: rep.Totals.EvictedConnections, Unwrapped: rep.Totals.Unwrapped}
 	if end, err := time.Parse(audit.TimeFormat, rep.End); err == nil {
 		t.Last = end.UnixNano()
 	}

@@ -229,7 +229,7 @@ func (e *env) wireLive(ctx context.Context, r *liveRun, aopts audit.Options, for
 		r.sink = r.rec
 		r.prog = new(progress)
 	}
-	agent, err := e.liveAgent(ctx, pf)
+	agent, err := e.liveAgent(ctx, pf, aopts)
 	if err != nil {
 		return err
 	}

@@ -95,7 +95,7 @@ func (e *env) readAs(ctx context.Context, args []string, command string) error {
 	}
 	defer src.Close()
 	if pf.publish != "" {
-		return e.publishRead(ctx, &pf, files, popts, src)
+		return e.publishRead(ctx, &pf, files, popts, aopts, src)
 	}
 
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
