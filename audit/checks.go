@@ -430,7 +430,11 @@ func (q *reqCheck) heartbeat() {
 	}
 	o := q.a.lazyObservation(q.c, q.e, StepHeartbeat)
 	o.Group, o.MemberID, o.MemberEpoch = group, member, epoch
-	q.a.memberHeartbeat(o.book, o) // called, not dispatched by observe: a common step
+	if q.a.o.Observer != nil {
+		q.a.handOut(o, nil) // the per-instance part is elsewhere (split.go)
+	} else {
+		q.a.memberHeartbeat(o.book, o) // called, not dispatched by observe: a common step
+	}
 	q.remember(p)
 }
 
@@ -494,7 +498,11 @@ func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
 	if o.OK && b.HasMemberID && b.MemberID != "" && b.MemberID != p.member {
 		o.Assigned = b.MemberID
 	}
-	a.heartbeatAnswer(o.book, o) // called, not dispatched by observe: a common step
+	if a.o.Observer != nil {
+		a.handOut(o, nil) // the per-instance part is elsewhere (split.go)
+	} else {
+		a.heartbeatAnswer(o.book, o) // called, not dispatched by observe: a common step
+	}
 	if o.Assigned != "" && p.emptyRequired {
 		a.fire(c, e, rBrokerGeneratedMember, &detail{reqFrame: p.frame, reqTime: p.time, group: p.group, member: b.MemberID,
 			expected: errName(errInvalidRequest), observed: b.MemberID,

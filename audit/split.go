@@ -157,8 +157,8 @@ func (a *Auditor) observed(s *Observed) {
 	case StepConnClosed:
 		a.observe(o)
 		if !c.closed {
-			c.closed, c.closedAt = true, o.Time
-			a.closedQ = append(a.closedQ, c)
+			c.closed = true
+			a.closedQ = append(a.closedQ, closedConn{c, o.Time})
 		}
 	default:
 		a.observe(o)
@@ -174,7 +174,7 @@ func (a *Auditor) bookOf(o *Observation) *connState {
 	c := a.conns[o.Conn]
 	if c == nil || c.swept {
 		c = &connState{id: o.Conn, owner: a}
-		c.book.id = o.Conn
+		c.book.id = &c.id
 		a.conns[o.Conn] = c
 	}
 	if o.Frame > c.lastFrame {
