@@ -145,13 +145,12 @@ type Conn struct {
 	earlyGapBytes int64
 	earlyCuts     [2]int
 	fromStart     bool
-	// evPDU: c.ev's fields other than those beginPDU writes are zero, or
-	// Conn, Slot and FromStart (which do not change while it is set), so a
-	// request or response event need not clear the whole Event again.
-	evPDU   bool
-	swapped int // 1 when Client and Broker of id were swapped
-	sink    Sink
-	seq     uint64
+	swapped       int // 1 when Client and Broker of id were swapped
+	// d holds what the Conns of one goroutine share: the options and the
+	// Event handed to the sinks.
+	d    *Decoder
+	sink Sink
+	seq  uint64
 	// lastCorr is the correlation ID of the last request (haveCorr once
 	// there was one): clients number a connection's requests upwards, so
 	// after a gap it tells a real request header from bytes that look like
@@ -162,11 +161,9 @@ type Conn struct {
 	// of minNamed bytes or more (see accept).
 	named    bool
 	rawBytes int64 // of raw SASL tokens skipped, not yet reported
-	opts     Options
 
 	pending pendingSet
 	halves  [2]half
-	ev      Event
 
 	id ConnID
 
@@ -190,17 +187,37 @@ type Conn struct {
 	quietAt Meta
 }
 
-// NewConn returns a decoder for one connection. fromStart says whether the
-// SYN or SYN-ACK was seen: the streams then start on frame boundaries.
-func NewConn(id ConnID, fromStart bool, opts Options, sink Sink) *Conn {
+// Decoder is what the Conns used by one goroutine share: their Options,
+// and the one Event they hand to their sinks in turn (a connection's
+// decoder holds no Event of its own: at a hundred thousand connections
+// that was a third of its memory). Its Conns must all be used by the same
+// goroutine, as their sinks are called while the Event is filled.
+type Decoder struct {
+	opts Options
+	ev   Event
+	// evPDU: the Conn whose request or response ev last was, while ev's
+	// fields other than those beginPDU writes are zero, or Conn, Slot and
+	// FromStart, which do not change while it is set: its next request or
+	// response event need not clear the whole Event again (see beginPDU).
+	evPDU *Conn
+}
+
+// NewDecoder returns a Decoder whose Conns decode with opts.
+func NewDecoder(opts Options) *Decoder {
 	if opts.MaxFrame <= 0 {
 		opts.MaxFrame = DefaultMaxFrame
 	}
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = DefaultMaxInFlight
 	}
-	c := &Conn{id: id, fromStart: fromStart, opts: opts, sink: sink}
-	c.pending.init(opts.MaxInFlight)
+	return &Decoder{opts: opts}
+}
+
+// NewConn returns a decoder for one connection. fromStart says whether the
+// SYN or SYN-ACK was seen: the streams then start on frame boundaries.
+func (d *Decoder) NewConn(id ConnID, fromStart bool, sink Sink) *Conn {
+	c := &Conn{id: id, fromStart: fromStart, d: d, sink: sink}
+	c.pending.init(d.opts.MaxInFlight)
 	c.halves[reqHalf].role = reqHalf
 	c.halves[respHalf].role = respHalf
 	if !fromStart {
@@ -211,6 +228,12 @@ func NewConn(id ConnID, fromStart bool, opts Options, sink Sink) *Conn {
 		c.halves[respHalf].st = stSize
 	}
 	return c
+}
+
+// NewConn returns a decoder for one connection with a Decoder of its own
+// (see Decoder.NewConn).
+func NewConn(id ConnID, fromStart bool, opts Options, sink Sink) *Conn {
+	return NewDecoder(opts).NewConn(id, fromStart, sink)
 }
 
 // ID returns the connection's ID, with Client and Broker swapped when the
@@ -244,7 +267,7 @@ func (c *Conn) Feed(dir Dir, p []byte, at Meta) {
 		c.holdFeed(dir, p, at)
 		return
 	}
-	if c.state == StateProbing && c.opts.AssumeKafka && !c.mayBeTLS(dir, p) {
+	if c.state == StateProbing && c.d.opts.AssumeKafka && !c.mayBeTLS(dir, p) {
 		c.recognise(at)
 	}
 	h := c.halfFor(dir)
@@ -252,8 +275,8 @@ func (c *Conn) Feed(dir Dir, p []byte, at Meta) {
 		c.state = StateTLS
 		c.halves[reqHalf].st, c.halves[respHalf].st = stDead, stDead
 		c.begin(KindCoverage, at)
-		c.ev.Coverage = TLSConnection
-		c.ev.Detail = "client's first bytes are a TLS record"
+		c.d.ev.Coverage = TLSConnection
+		c.d.ev.Detail = "client's first bytes are a TLS record"
 		c.emit()
 		return
 	}
@@ -320,7 +343,7 @@ func (c *Conn) Gap(dir Dir, lost int, at Meta) {
 		c.holdGap(dir, lost, at)
 		return
 	}
-	if c.state == StateProbing && c.opts.AssumeKafka && (c.fromStart || c.halfFor(ClientToBroker).seen >= 3) {
+	if c.state == StateProbing && c.d.opts.AssumeKafka && (c.fromStart || c.halfFor(ClientToBroker).seen >= 3) {
 		c.recognise(at)
 	}
 	h := c.halfFor(dir)
@@ -358,8 +381,8 @@ func (c *Conn) Truncated(dir Dir, at Meta) {
 
 func (c *Conn) truncated(dir Dir, at Meta) {
 	c.begin(KindCoverage, at)
-	c.ev.Coverage = TruncatedPacket
-	c.ev.Detail = "packet cut by the capture's snap length on " + dir.String()
+	c.d.ev.Coverage = TruncatedPacket
+	c.d.ev.Detail = "packet cut by the capture's snap length on " + dir.String()
 	c.emit()
 }
 
@@ -377,7 +400,7 @@ func (c *Conn) Close(at Meta) {
 		c.settle()
 	}
 	c.closed = true
-	if c.quiet || c.state == StateProbing && !c.opts.AssumeKafka && c.halves[reqHalf].seen+c.halves[respHalf].seen > 0 {
+	if c.quiet || c.state == StateProbing && !c.d.opts.AssumeKafka && c.halves[reqHalf].seen+c.halves[respHalf].seen > 0 {
 		// Bytes came and none was found to be Kafka's.
 		c.giveUp()
 	}
@@ -403,17 +426,17 @@ func (c *Conn) recognise(at Meta) {
 	c.emit()
 	if !c.fromStart {
 		c.begin(KindCoverage, at)
-		c.ev.Coverage = MidstreamJoin
-		c.ev.Detail = "connection joined mid-stream"
+		c.d.ev.Coverage = MidstreamJoin
+		c.d.ev.Detail = "connection joined mid-stream"
 		c.emit()
 	}
 	if c.earlyGaps > 0 {
 		// Lost before the first request was found (the first request
 		// itself, perhaps): one gap for all of them.
 		c.begin(KindCoverage, at)
-		c.ev.Coverage = StreamGap
-		c.ev.Bytes = c.earlyGapBytes
-		c.ev.Detail = "bytes lost before the connection was recognised as Kafka"
+		c.d.ev.Coverage = StreamGap
+		c.d.ev.Bytes = c.earlyGapBytes
+		c.d.ev.Detail = "bytes lost before the connection was recognised as Kafka"
 		c.emit()
 	}
 	c.flushEarlyCuts(at)
@@ -431,8 +454,8 @@ func (c *Conn) resync(h *half) {
 
 // begin starts a new event with the fields every event carries.
 func (c *Conn) begin(k Kind, at Meta) {
-	c.ev = Event{Kind: k, Conn: c.id, Slot: &c.slot, Frame: at.Frame, Time: at.Time, FromStart: c.fromStart, Partial: c.partial}
-	c.evPDU = false
+	c.d.ev = Event{Kind: k, Conn: c.id, Slot: &c.slot, Frame: at.Frame, Time: at.Time, FromStart: c.fromStart, Partial: c.partial}
+	c.d.evPDU = nil
 }
 
 // beginPDU starts a request or response event. It is begin without
@@ -442,11 +465,11 @@ func (c *Conn) begin(k Kind, at Meta) {
 // zero when evPDU is set (a decoded body clears evPDU), and Conn, Slot and
 // FromStart as begin wrote them (a swap of client and broker clears it).
 func (c *Conn) beginPDU(k Kind, at Meta) {
-	if !c.evPDU {
-		c.ev = Event{Conn: c.id, Slot: &c.slot, FromStart: c.fromStart}
-		c.evPDU = true
+	if c.d.evPDU != c {
+		c.d.ev = Event{Conn: c.id, Slot: &c.slot, FromStart: c.fromStart}
+		c.d.evPDU = c
 	}
-	e := &c.ev
+	e := &c.d.ev
 	e.Kind, e.Frame, e.Time, e.Partial = k, at.Frame, at.Time, c.partial
 	e.APIKey, e.APIVersion, e.HeaderVersion, e.CorrelationID, e.Size = 0, 0, 0, 0, 0
 	e.ClientID, e.ClientIDNull = nil, false
@@ -458,11 +481,11 @@ func (c *Conn) beginPDU(k Kind, at Meta) {
 // emit hands the event to the sink. Nothing is said about a connection
 // before it is recognised as Kafka, except that it is TLS.
 func (c *Conn) emit() {
-	if c.state != StateKafka && !(c.state == StateTLS && c.ev.Coverage == TLSConnection) {
+	if c.state != StateKafka && !(c.state == StateTLS && c.d.ev.Coverage == TLSConnection) {
 		return
 	}
 	if c.sink != nil {
-		c.sink.Event(&c.ev)
+		c.sink.Event(&c.d.ev)
 	}
 }
 
@@ -574,16 +597,16 @@ func (c *Conn) startFrame(h *half, p []byte, at Meta) []byte {
 	if h.raw {
 		lo = 0 // SASL tokens may be empty
 	}
-	if size < lo || size > c.opts.MaxFrame {
-		if c.state == StateProbing && !c.opts.AssumeKafka && h.role == reqHalf {
+	if size < lo || size > c.d.opts.MaxFrame {
+		if c.state == StateProbing && !c.d.opts.AssumeKafka && h.role == reqHalf {
 			c.giveUp()
 			return nil
 		}
 		if c.state == StateKafka {
 			c.begin(KindCoverage, at)
-			c.ev.Coverage = FramingError
-			c.ev.Size = size
-			c.ev.Detail = sizeDetail(size, h.sizeBuf, h.role)
+			c.d.ev.Coverage = FramingError
+			c.d.ev.Size = size
+			c.d.ev.Detail = sizeDetail(size, h.sizeBuf, h.role)
 			c.emit()
 		}
 		var again [3]byte
@@ -633,7 +656,7 @@ func (c *Conn) wholeFrames(h *half, p []byte, at Meta) []byte {
 	}
 	for len(p) >= 4 && h.st == stSize && h.sizeN == 0 && c.state == StateKafka && !h.raw {
 		size := int32(binary.BigEndian.Uint32(p))
-		if size < int32(lo) || size > c.opts.MaxFrame || size > maxHeader || int(size) > len(p)-4 {
+		if size < int32(lo) || size > c.d.opts.MaxFrame || size > maxHeader || int(size) > len(p)-4 {
 			break // startFrame judges it, or it lies in more than p
 		}
 		h.sizeBuf = [4]byte(p)
@@ -678,7 +701,7 @@ func (c *Conn) headDone(h *half, at Meta) {
 		}
 		w = &h.walk
 	}
-	need, err := parseReqHeader(h.buf, h.size, &h.hdr, c.opts.HeaderV3, w)
+	need, err := parseReqHeader(h.buf, h.size, &h.hdr, c.d.opts.HeaderV3, w)
 	h.walking = need > 0
 	if need > 0 && need <= maxHeader {
 		h.need = need
@@ -847,22 +870,22 @@ func (c *Conn) finish(h *half, at Meta) {
 		c.emitResponse(h, at)
 	case frUnmatched:
 		c.begin(KindCoverage, at)
-		c.ev.Coverage = UnmatchedResponse
-		c.ev.CorrelationID = h.corr
-		c.ev.Size = int32(h.size)
-		c.ev.Bytes = int64(h.size) + 4
-		c.ev.Detail = "response matches no request"
+		c.d.ev.Coverage = UnmatchedResponse
+		c.d.ev.CorrelationID = h.corr
+		c.d.ev.Size = int32(h.size)
+		c.d.ev.Bytes = int64(h.size) + 4
+		c.d.ev.Detail = "response matches no request"
 		if c.pending.dropped > 0 {
-			c.ev.Detail = fmt.Sprintf("response matches no request (%d requests forgotten past the in-flight cap of %d)", c.pending.dropped, c.opts.MaxInFlight)
+			c.d.ev.Detail = fmt.Sprintf("response matches no request (%d requests forgotten past the in-flight cap of %d)", c.pending.dropped, c.d.opts.MaxInFlight)
 		}
 		c.emit()
 	case frRawToken:
 		c.rawBytes += int64(h.size) + 4
 	case frBad:
 		c.begin(KindCoverage, at)
-		c.ev.Coverage = FramingError
-		c.ev.Size = int32(h.size)
-		c.ev.Detail = h.detail
+		c.d.ev.Coverage = FramingError
+		c.d.ev.Size = int32(h.size)
+		c.d.ev.Detail = h.detail
 		c.emit()
 	}
 	if h.role == respHalf && h.kind == frResponse && !c.halves[respHalf].raw && c.rawBytes > 0 {
@@ -883,17 +906,17 @@ func (c *Conn) emitRequest(h *half, at Meta) {
 	}
 	hd := &h.hdr
 	c.beginPDU(KindRequest, at)
-	c.ev.APIKey, c.ev.APIVersion = APIKey(hd.APIKey), hd.APIVersion
-	c.ev.HeaderVersion = hd.HeaderVersion
-	c.ev.CorrelationID = hd.CorrelationID
-	c.ev.Size = int32(h.size)
+	c.d.ev.APIKey, c.d.ev.APIVersion = APIKey(hd.APIKey), hd.APIVersion
+	c.d.ev.HeaderVersion = hd.HeaderVersion
+	c.d.ev.CorrelationID = hd.CorrelationID
+	c.d.ev.Size = int32(h.size)
 	if !hd.ClientIDNull {
 		// h.buf may have grown since the header was parsed: re-point.
-		c.ev.ClientID = h.buf[10 : 10+len(hd.ClientID) : 10+len(hd.ClientID)]
+		c.d.ev.ClientID = h.buf[10 : 10+len(hd.ClientID) : 10+len(hd.ClientID)]
 	}
-	c.ev.ClientIDNull = hd.ClientIDNull
-	c.ev.InstanceID, c.ev.HasInstanceID = hd.InstanceID, hd.HasInstanceID
-	c.ev.TagProblem = hd.TagProblem
+	c.d.ev.ClientIDNull = hd.ClientIDNull
+	c.d.ev.InstanceID, c.d.ev.HasInstanceID = hd.InstanceID, hd.HasInstanceID
+	c.d.ev.TagProblem = hd.TagProblem
 	if h.cutAt != 0 {
 		c.markCut(h)
 	}
@@ -916,15 +939,15 @@ func (c *Conn) emitResponse(h *half, at Meta) {
 	}
 	r := h.req
 	c.beginPDU(KindResponse, at)
-	c.ev.APIKey, c.ev.APIVersion = APIKey(r.key), r.ver
-	c.ev.HeaderVersion = ResponseHeaderVersion(r.key, r.ver)
-	c.ev.CorrelationID = h.corr
-	c.ev.Size = int32(h.size)
-	c.ev.RequestFrame, c.ev.RequestAmbiguous = r.frame, r.reused // (one line: default.pgo's line offsets)
+	c.d.ev.APIKey, c.d.ev.APIVersion = APIKey(r.key), r.ver
+	c.d.ev.HeaderVersion = ResponseHeaderVersion(r.key, r.ver)
+	c.d.ev.CorrelationID = h.corr
+	c.d.ev.Size = int32(h.size)
+	c.d.ev.RequestFrame, c.d.ev.RequestAmbiguous = r.frame, r.reused // (one line: default.pgo's line offsets)
 	if codecFor(r.key).response != nil {
 		c.decodeBody(h)
 	}
-	if r.key == keySASLHandshake && r.ver == 0 && c.ev.Body.Decoded && c.ev.Body.ErrorCode == 0 {
+	if r.key == keySASLHandshake && r.ver == 0 && c.d.ev.Body.Decoded && c.d.ev.Body.ErrorCode == 0 {
 		// From now on the client sends raw, length-prefixed SASL tokens.
 		c.halves[reqHalf].raw = true
 		c.halves[respHalf].raw = true
@@ -939,15 +962,15 @@ func (c *Conn) emitResponse(h *half, at Meta) {
 // parse from a cut frame may have failed on the zeros: it is cut, not in
 // error.
 func (c *Conn) decodeBody(h *half) {
-	c.evPDU = false
-	b := &c.ev.Body
+	c.d.evPDU = nil
+	b := &c.d.ev.Body
 	off, end, need, bad := c.identity(h, b)
 	failed := need > 0 || bad
 	cut := h.cutAt - 1
 	switch {
 	case h.cutAt != 0 && (failed || max(cut, off) < end):
 		*b = Body{}
-		c.ev.Cut = max(c.ev.Cut, CutBody)
+		c.d.ev.Cut = max(c.d.ev.Cut, CutBody)
 	case failed:
 		*b = Body{BodyError: true}
 	default:
@@ -980,9 +1003,9 @@ func (c *Conn) flushRaw(at Meta) {
 	}
 	c.rawEmitted = true
 	c.begin(KindCoverage, at)
-	c.ev.Coverage = SASLRawTokens
-	c.ev.Bytes = c.rawBytes
-	c.ev.Detail = "raw SASL tokens after SaslHandshake v0 (skipped, not shown)"
+	c.d.ev.Coverage = SASLRawTokens
+	c.d.ev.Bytes = c.rawBytes
+	c.d.ev.Detail = "raw SASL tokens after SaslHandshake v0 (skipped, not shown)"
 	c.emit()
 }
 

@@ -130,9 +130,9 @@ func (c *Conn) cutFraming(h *half, dir Dir, n int, at Meta) {
 // streamGap reports n bytes lost (a stream-gap).
 func (c *Conn) streamGap(n int, detail string, at Meta) {
 	c.begin(KindCoverage, at)
-	c.ev.Coverage = StreamGap
-	c.ev.Bytes = int64(n)
-	c.ev.Detail = detail
+	c.d.ev.Coverage = StreamGap
+	c.d.ev.Bytes = int64(n)
+	c.d.ev.Detail = detail
 	c.emit()
 }
 
@@ -142,9 +142,9 @@ func (c *Conn) markCut(h *half) {
 	hd := &h.hdr
 	switch {
 	case hd.HeaderVersion >= 1 && at < 10+len(hd.ClientID):
-		c.ev.Cut = CutClientID
+		c.d.ev.Cut = CutClientID
 	case at < hd.Len:
-		c.ev.Cut = CutTags
+		c.d.ev.Cut = CutTags
 	}
 }
 

@@ -13,6 +13,13 @@ type inflight struct {
 	seq    uint64 // request number on the connection, for raw-SASL and eviction
 }
 
+// minRing and minSlots are the tables' first sizes: room for the one or
+// two requests a connection most often awaits.
+const (
+	minRing  = 4
+	minSlots = 2
+)
+
 type ringEntry struct {
 	corr int32
 	seq  uint64
@@ -25,21 +32,26 @@ type ringEntry struct {
 // left in it (dead) and skipped lazily. Every operation is amortized O(1):
 // the ring holds up to 2*max entries, so when it is full at least half of
 // them are dead and a compaction pays for itself.
+//
+// Both tables are allocated at the first request and start small (a
+// connection awaits one answer at a time, most often), and the counts are
+// int32 (at most 2*max entries, max an int32 at most): a Conn is kept for
+// every open connection.
 type pendingSet struct {
-	max  int
 	byID idTable
 	ring []ringEntry // FIFO, ring[head:] then ring[:head] when wrapped
-	head int
-	n    int
+	head int32
+	n    int32
+	max  int32
 	// dropped counts live requests forgotten because max were in flight.
 	dropped uint64
 }
 
 func (p *pendingSet) init(max int) {
-	p.max = max
+	p.max = int32(min(max, 1<<30))
 }
 
-func (p *pendingSet) len() int { return p.byID.live }
+func (p *pendingSet) len() int { return int(p.byID.live) }
 
 func (p *pendingSet) get(corr int32) (inflight, bool) {
 	if i := p.byID.find(corr); i >= 0 {
@@ -99,7 +111,7 @@ func (p *pendingSet) push(e ringEntry) {
 	// half the ring each time and stay amortized O(1), and the ring stays
 	// near the number of requests really in flight (growing it on each
 	// doubling would allocate in steady state).
-	if p.n == len(p.ring) {
+	if int(p.n) == len(p.ring) {
 		p.makeRoom()
 	}
 	p.ring[p.at(p.n)] = e
@@ -118,12 +130,12 @@ func (p *pendingSet) makeRoom() {
 
 // grow doubles the ring, up to 2*max.
 func (p *pendingSet) grow() {
-	size := max(16, min(2*len(p.ring), 2*p.max))
+	size := max(minRing, min(2*len(p.ring), 2*int(p.max)))
 	if size <= len(p.ring) {
 		return
 	}
 	grown := make([]ringEntry, size)
-	for i := 0; i < p.n; i++ {
+	for i := range p.n {
 		grown[i] = p.ring[p.at(i)]
 	}
 	p.ring, p.head = grown, 0
@@ -138,18 +150,18 @@ func (p *pendingSet) pop() ringEntry {
 
 // at is the ring index of the i-th entry from the head, i <= len(p.ring)
 // (a subtraction: ring sizes follow MaxInFlight, not powers of two).
-func (p *pendingSet) at(i int) int {
+func (p *pendingSet) at(i int32) int32 {
 	j := p.head + i
-	if j >= len(p.ring) {
-		j -= len(p.ring)
+	if j >= int32(len(p.ring)) {
+		j -= int32(len(p.ring))
 	}
 	return j
 }
 
 // compact drops ring entries whose request was answered or replaced.
 func (p *pendingSet) compact() {
-	live := 0
-	for i := 0; i < p.n; i++ {
+	live := int32(0)
+	for i := range p.n {
 		e := p.ring[p.at(i)]
 		if p.isLive(e.corr, e.seq) {
 			p.ring[p.at(live)] = e
@@ -167,7 +179,7 @@ func (p *pendingSet) compact() {
 type idTable struct {
 	slots []idSlot
 	shift uint8 // 32 - log2(len(slots))
-	live  int
+	live  int32
 }
 
 type idSlot struct {
@@ -199,7 +211,7 @@ func (t *idTable) find(corr int32) int {
 
 // put sets corr's request, replacing any (and then marks it reused).
 func (t *idTable) put(corr int32, r inflight) {
-	if 2*(t.live+1) > len(t.slots) {
+	if 2*(int(t.live)+1) > len(t.slots) {
 		t.grow()
 	}
 	mask := len(t.slots) - 1
@@ -250,7 +262,7 @@ func (t *idTable) del(i int) {
 
 func (t *idTable) grow() {
 	old := t.slots
-	n := max(8, 2*len(old))
+	n := max(minSlots, 2*len(old))
 	t.slots = make([]idSlot, n)
 	t.shift = uint8(32 - bits.Len(uint(n-1)))
 	t.live = 0

@@ -40,7 +40,7 @@ func TestIDTableMatchesMap(t *testing.T) {
 					tab.put(k, inflight{seq: uint64(step)})
 					ref[k] = uint64(step)
 				}
-				if tab.live != len(ref) {
+				if int(tab.live) != len(ref) {
 					t.Fatalf("step %d: live %d, want %d", step, tab.live, len(ref))
 				}
 				if step%97 == 0 {

@@ -116,7 +116,7 @@ func (c *Conn) answersHeld(h *half, b []byte) verdict {
 		return vMore
 	}
 	size := int32(binary.BigEndian.Uint32(b))
-	if size >= 4 && size <= c.opts.MaxFrame && binary.BigEndian.Uint32(b[4:]) == binary.BigEndian.Uint32(rq.scan[8:]) {
+	if size >= 4 && size <= c.d.opts.MaxFrame && binary.BigEndian.Uint32(b[4:]) == binary.BigEndian.Uint32(rq.scan[8:]) {
 		return vYes
 	}
 	return vNo
@@ -139,7 +139,7 @@ func (c *Conn) acceptHeld() bool {
 // rejected counts a position rejected while probing; it returns false when
 // the connection is given up as not Kafka.
 func (c *Conn) rejected() bool {
-	if c.state != StateProbing || c.opts.AssumeKafka {
+	if c.state != StateProbing || c.d.opts.AssumeKafka {
 		return true
 	}
 	c.halves[reqHalf].probed++
@@ -191,7 +191,7 @@ func (c *Conn) requestCandidate(b []byte, first bool) verdict {
 		return vMore
 	}
 	size := int32(binary.BigEndian.Uint32(b))
-	if size < 10 || size > c.opts.MaxFrame {
+	if size < 10 || size > c.d.opts.MaxFrame {
 		return vNo
 	}
 	if v := quickRequestCheck(b); v != vMore {
@@ -250,7 +250,7 @@ func (c *Conn) requestCandidate(b []byte, first bool) verdict {
 // not parse, needs more than the window, or is a v0 header (too weak to
 // resync on), vYes with hd filled otherwise.
 func (c *Conn) scanHeader(b []byte, size, at int, hd *RequestHeader) verdict {
-	need, err := parseReqHeader(b, size, hd, c.opts.HeaderV3, nil)
+	need, err := parseReqHeader(b, size, hd, c.d.opts.HeaderV3, nil)
 	switch {
 	case err != nil, need > 0 && at+need > maxScanNeed, need == 0 && hd.HeaderVersion == 0:
 		return vNo
@@ -285,7 +285,7 @@ func (c *Conn) nextRequestFollows(b []byte, size int, corr int32) verdict {
 	}
 	b = b[4+size:]
 	nsize := int32(binary.BigEndian.Uint32(b))
-	if nsize < 10 || nsize > c.opts.MaxFrame {
+	if nsize < 10 || nsize > c.d.opts.MaxFrame {
 		return vNo
 	}
 	if len(b) < 12 {
@@ -348,7 +348,7 @@ func (c *Conn) responseCandidate(b []byte) verdict {
 		return vMore
 	}
 	size := int32(binary.BigEndian.Uint32(b))
-	if size < 4 || size > c.opts.MaxFrame {
+	if size < 4 || size > c.d.opts.MaxFrame {
 		return vNo
 	}
 	if len(b) < 8 {
@@ -438,7 +438,7 @@ func (c *Conn) accept(h *half, at Meta) *half {
 			}
 			c.swapped ^= 1
 			c.id.Client, c.id.Broker = c.id.Broker, c.id.Client
-			c.evPDU = false // c.ev.Conn is stale
+			c.d.evPDU = nil // c.d.ev.Conn is stale
 			c.halves[reqHalf], c.halves[respHalf] = c.halves[respHalf], c.halves[reqHalf]
 			c.halves[reqHalf].role, c.halves[respHalf].role = reqHalf, respHalf
 			h = &c.halves[reqHalf]
