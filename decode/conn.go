@@ -90,24 +90,26 @@ const (
 )
 
 // half is the decoder state of one direction. Fields used for every frame
-// come first, so that a frame touches few cache lines of it.
+// come first, so that a frame touches few cache lines of it. A half is
+// kept for each direction of every open connection: what few of them need
+// is behind x, and what only the request half (the parsed header) or the
+// response half (the request answered) needs is in the Conn.
 type half struct {
-	role int // reqHalf or respHalf
+	role uint8 // reqHalf or respHalf
 	st   stage
 	raw  bool // raw SASL tokens expected on this half
-
+	kind frameKind
+	// walking: the header's tag walk stopped short (its progress is in
+	// x.walk, when x is set; see headDone)
+	walking bool
+	sizeN   uint8
 	sizeBuf [4]byte
-	sizeN   int
+	pre     [3]byte // first bytes of the half, for the TLS tests
 
 	size int // current frame's size (bytes after the int32)
 	got  int // bytes of the current frame consumed so far
 	need int // bytes of the frame buffered before the next parse attempt
 
-	kind frameKind
-	// walking: the header's tag walk stopped short in walk (kept here,
-	// beside the fields every frame touches, so that a header parsed
-	// whole never touches walk)
-	walking bool
 	// cutAt is 1 + the offset in the frame of its first byte the snap
 	// length cut (see cut.go); 0 if none was.
 	cutAt int
@@ -115,12 +117,15 @@ type half struct {
 	// seen counts bytes fed to this half.
 	seen int64
 
-	corr int32
-	req  inflight      // frResponse: the request answered
-	hdr  RequestHeader // frRequest: parsed header (ClientID re-pointed at emission)
-	walk tagWalk       // stHead: the header's tag walk so far
+	x *halfRare // nil until needed
+}
 
-	detail string // frBad: why
+// halfRare is what a half needs only now and then, allocated the first
+// time: the resync buffers (a connection joined mid-stream, or after a
+// loss), the tag walk of a long header in pieces, a bad frame's reason.
+type halfRare struct {
+	walk   tagWalk // stHead: the header's tag walk so far
+	detail string  // frBad: why
 	// scan and spare are the resync buffers, used in turn (see scanFeed).
 	scan, spare []byte
 	// scanAt is the packet that completed the frame held in scan, once one
@@ -128,63 +133,92 @@ type half struct {
 	scanAt Meta
 	// probed counts bytes rejected by scanning while the connection is probed.
 	probed int64
+}
 
-	pre [3]byte // first bytes of the half, for the TLS tests
+// rare returns h.x, allocated if need be.
+func (h *half) rare() *halfRare {
+	if h.x == nil {
+		h.x = &halfRare{}
+	}
+	return h.x
 }
 
 // Conn decodes one TCP connection. It is not safe for concurrent use.
-// Fields used for every frame come first (see half).
+// Fields used for every frame come first (see half). One is kept for
+// every open connection: what few connections need is behind x.
 type Conn struct {
 	state   ConnState
 	closed  bool
 	partial bool
-	// earlyGaps and earlyGapBytes: losses before the connection was
-	// recognised as Kafka, reported when it is; earlyCuts likewise counts
-	// the packets the snap length cut, by Dir.
-	earlyGaps     int
-	earlyGapBytes int64
-	earlyCuts     [2]int
-	fromStart     bool
-	swapped       int // 1 when Client and Broker of id were swapped
-	// d holds what the Conns of one goroutine share: the options and the
-	// Event handed to the sinks.
-	d    *Decoder
-	sink Sink
-	seq  uint64
+	// fromStart: the SYN or SYN-ACK was seen.
+	fromStart bool
+	swapped   uint8 // 1 when Client and Broker of id were swapped
+	// named: the last request candidate found had a printable client ID
+	// of minNamed bytes or more (see accept).
+	named bool
+	// judged: a connection seen from its start without --port was judged
+	// (recog.go); cand holds its first bytes until then.
+	judged bool
+	// quiet: a connection joined mid-stream was taken for Kafka at
+	// x.quietAt (scan.go's accept) but says so only when its first request
+	// or response is whole (announce).
+	quiet bool
 	// lastCorr is the correlation ID of the last request (haveCorr once
 	// there was one): clients number a connection's requests upwards, so
 	// after a gap it tells a real request header from bytes that look like
 	// one.
 	lastCorr int32
 	haveCorr bool
-	// named: the last request candidate found had a printable client ID
-	// of minNamed bytes or more (see accept).
-	named    bool
-	rawBytes int64 // of raw SASL tokens skipped, not yet reported
+	// d holds what the Conns of one goroutine share: the options and the
+	// Event handed to the sinks.
+	d    *Decoder
+	sink Sink
+	seq  uint64
 
 	pending pendingSet
 	halves  [2]half
+	// hdr: the request half's frRequest, its parsed header (ClientID
+	// re-pointed at emission).
+	hdr RequestHeader
+	// req and corr: the response half's frResponse, the request answered,
+	// and the frame's correlation ID.
+	req  inflight
+	corr int32
 
 	id ConnID
 
-	// raw SASL (after a successful SaslHandshake v0)
-	rawSeq     uint64 // requests numbered above this were sent after raw mode began
-	rawEmitted bool
-	rawClient  []byte // client ID of the handshake request
-	rawNull    bool
-
 	// slot is the sink's (Event.Slot).
 	slot any
+	cand *cand
+	x    *connRare // nil until needed
+}
 
-	// judged: a connection seen from its start without --port was judged
-	// (recog.go); cand holds its first bytes until then.
-	judged bool
-	cand   *cand
-	// quiet: a connection joined mid-stream was taken for Kafka at quietAt
-	// (scan.go's accept) but says so only when its first request or
-	// response is whole (announce).
-	quiet   bool
-	quietAt Meta
+// connRare is what a connection needs only now and then, allocated the
+// first time: losses and cuts before it was recognised as Kafka, raw SASL
+// after a SaslHandshake v0, when a connection joined mid-stream was taken
+// for Kafka.
+type connRare struct {
+	// earlyGaps and earlyGapBytes: losses before the connection was
+	// recognised as Kafka, reported when it is; earlyCuts likewise counts
+	// the packets the snap length cut, by Dir.
+	earlyGaps     int
+	earlyGapBytes int64
+	earlyCuts     [2]int
+	// raw SASL (after a successful SaslHandshake v0)
+	rawSeq     uint64 // requests numbered above this were sent after raw mode began
+	rawBytes   int64  // of raw SASL tokens skipped, not yet reported
+	rawClient  []byte // client ID of the handshake request
+	rawNull    bool
+	rawEmitted bool
+	quietAt    Meta
+}
+
+// rare returns c.x, allocated if need be.
+func (c *Conn) rare() *connRare {
+	if c.x == nil {
+		c.x = &connRare{}
+	}
+	return c.x
 }
 
 // Decoder is what the Conns used by one goroutine share: their Options,
@@ -195,6 +229,9 @@ type Conn struct {
 type Decoder struct {
 	opts Options
 	ev   Event
+	// walk is a request header's tag walk while headDone parses it; a
+	// walk that stops short is kept in its half (halfRare).
+	walk tagWalk
 	// evPDU: the Conn whose request or response ev last was, while ev's
 	// fields other than those beginPDU writes are zero, or Conn, Slot and
 	// FromStart, which do not change while it is set: its next request or
@@ -247,7 +284,7 @@ func (c *Conn) State() ConnState { return c.state }
 // Options.MaxInFlight requests were already awaiting an answer.
 func (c *Conn) InFlightDropped() uint64 { return c.pending.dropped }
 
-func (c *Conn) halfFor(dir Dir) *half { return &c.halves[int(dir)^c.swapped] }
+func (c *Conn) halfFor(dir Dir) *half { return &c.halves[int(dir)^int(c.swapped)] }
 
 // Feed decodes bytes that arrived on dir; at is the packet that carried
 // them. p is only read during the call.
@@ -353,8 +390,9 @@ func (c *Conn) Gap(dir Dir, lost int, at Meta) {
 	} else {
 		// Nothing is reported before the connection is known to be Kafka;
 		// the loss is, once it is (recognise).
-		c.earlyGaps++
-		c.earlyGapBytes += int64(lost)
+		x := c.rare()
+		x.earlyGaps++
+		x.earlyGapBytes += int64(lost)
 	}
 	if h.st == stSkip && lost > 0 && lost < h.size-h.got {
 		// The hole is inside a body nobody reads: the frame's length still
@@ -370,7 +408,7 @@ func (c *Conn) Gap(dir Dir, lost int, at Meta) {
 // of bytes cut is unknown.
 func (c *Conn) Truncated(dir Dir, at Meta) {
 	if (c.state == StateProbing || c.quiet) && !c.closed {
-		c.earlyCuts[dir]++ // reported if and when the connection is announced as Kafka
+		c.rare().earlyCuts[dir]++ // reported if and when the connection is announced as Kafka
 		return
 	}
 	if c.closed || c.state != StateKafka {
@@ -416,7 +454,7 @@ func (c *Conn) Close(at Meta) {
 // taken for it: its first request or response is whole.
 func (c *Conn) announce() {
 	c.quiet = false
-	c.recognise(c.quietAt)
+	c.recognise(c.x.quietAt)
 }
 
 // recognise moves a probing connection to StateKafka and announces it.
@@ -430,12 +468,12 @@ func (c *Conn) recognise(at Meta) {
 		c.d.ev.Detail = "connection joined mid-stream"
 		c.emit()
 	}
-	if c.earlyGaps > 0 {
+	if c.x != nil && c.x.earlyGaps > 0 {
 		// Lost before the first request was found (the first request
 		// itself, perhaps): one gap for all of them.
 		c.begin(KindCoverage, at)
 		c.d.ev.Coverage = StreamGap
-		c.d.ev.Bytes = c.earlyGapBytes
+		c.d.ev.Bytes = c.x.earlyGapBytes
 		c.d.ev.Detail = "bytes lost before the connection was recognised as Kafka"
 		c.emit()
 	}
@@ -447,7 +485,9 @@ func (c *Conn) resync(h *half) {
 	h.st = stScan
 	h.sizeN = 0
 	h.buf = h.buf[:0]
-	h.scan = h.scan[:0]
+	if h.x != nil {
+		h.x.scan = h.x.scan[:0]
+	}
 	h.kind = frNone
 	c.partial = true
 }
@@ -507,7 +547,7 @@ func (c *Conn) process(h *half, p []byte, at Meta) {
 				p = p[4:]
 			} else {
 				n := copy(h.sizeBuf[h.sizeN:], p)
-				h.sizeN += n
+				h.sizeN += uint8(n)
 				p = p[n:]
 				if h.sizeN < 4 {
 					return
@@ -531,8 +571,8 @@ func (c *Conn) process(h *half, p []byte, at Meta) {
 				// header of many tags is parsed once a packet, not once a
 				// tag.
 				want = max(want, min(h.size, headChunk))
-				if h.walking && h.walk.on {
-					want = max(want, min(h.size, maxHeader, h.walk.off+2*int(min(h.walk.left, maxHeader))))
+				if w := h.x; h.walking && w != nil && w.walk.on {
+					want = max(want, min(h.size, maxHeader, w.walk.off+2*int(min(w.walk.left, maxHeader))))
 					if c := want; cap(h.buf) < c {
 						if c > keepBuf {
 							// A header that long: its room, once, rather
@@ -581,7 +621,9 @@ func (c *Conn) wholeFrame(h *half, f []byte, at Meta) {
 	c.finish(h, at)
 	// Keep neither the caller's bytes nor a pointer into them.
 	h.buf = own[:0]
-	h.hdr.ClientID = nil
+	if h.role == reqHalf {
+		c.hdr.ClientID = nil // the header is the request half's
+	}
 }
 
 // startFrame checks the size just read, before a byte of the frame is
@@ -634,7 +676,6 @@ func (h *half) begin(size int) {
 	h.buf = h.buf[:0]
 	h.kind = frNone
 	h.cutAt = 0
-	h.detail = ""
 	h.st = stHead
 	if h.role == reqHalf {
 		h.need = min(10, h.size)
@@ -668,7 +709,7 @@ func (c *Conn) wholeFrames(h *half, p []byte, at Meta) []byte {
 	return p
 }
 
-func sizeDetail(size int32, b [4]byte, role int) string {
+func sizeDetail(size int32, b [4]byte, role uint8) string {
 	s := string(b[:])
 	if role == reqHalf && (s == "GET " || s == "POST" || s == "HTTP" || s == "PUT " || s == "HEAD") {
 		return fmt.Sprintf("frame size %d out of range: looks like HTTP", size)
@@ -685,7 +726,7 @@ func (c *Conn) giveUp() {
 	c.halves[reqHalf].st = stDead
 	c.halves[respHalf].st = stDead
 	c.halves[reqHalf].buf, c.halves[respHalf].buf = nil, nil
-	c.halves[reqHalf].scan, c.halves[respHalf].scan = nil, nil
+	c.halves[reqHalf].x, c.halves[respHalf].x = nil, nil
 }
 
 // headDone runs when h.buf holds h.need bytes in stHead.
@@ -696,19 +737,26 @@ func (c *Conn) headDone(h *half, at Meta) {
 	}
 	var w *tagWalk // a header in pieces: its tag walk resumes (header.go)
 	if h.walking || len(h.buf) < h.size {
-		if !h.walking {
-			h.walk.on = false // this frame's first parse
+		if h.walking && h.x != nil {
+			w = &h.x.walk
+		} else {
+			// This frame's first parse, or one whose walk did not reach
+			// the tags: the Decoder's, kept in h.x only if it stops short.
+			w = &c.d.walk
+			w.on = false
 		}
-		w = &h.walk
 	}
-	need, err := parseReqHeader(h.buf, h.size, &h.hdr, c.d.opts.HeaderV3, w)
+	need, err := parseReqHeader(h.buf, h.size, &c.hdr, c.d.opts.HeaderV3, w)
 	h.walking = need > 0
+	if h.walking && w == &c.d.walk && (w.on || h.x != nil) {
+		h.rare().walk = *w
+	}
 	if need > 0 && need <= maxHeader {
 		h.need = need
 		return
 	}
 	if h.raw {
-		if need > 0 || err != nil || !c.rawExit(&h.hdr) {
+		if need > 0 || err != nil || !c.rawExit(&c.hdr) {
 			h.kind = frRawToken
 			h.st = stSkip
 			return
@@ -733,7 +781,7 @@ func (c *Conn) headDone(h *half, at Meta) {
 		return
 	}
 	h.kind = frRequest
-	c.bodyOrSkip(h, h.hdr.APIKey, false)
+	c.bodyOrSkip(h, c.hdr.APIKey, false)
 }
 
 // bodyOrSkip holds the rest of the frame, as far as its identity fields
@@ -742,7 +790,7 @@ func (c *Conn) headDone(h *half, at Meta) {
 func (c *Conn) bodyOrSkip(h *half, key int16, response bool) {
 	codec := codecFor(key)
 	decode := codec.request != nil
-	start := h.hdr.Len
+	start := c.hdr.Len
 	if response {
 		decode, start = codec.response != nil, 4
 	}
@@ -785,10 +833,10 @@ func (h *half) hold() {
 // > 0 asks for the frame's first need bytes; bad: they do not parse, or a
 // response header's tagged fields overrun the frame or pass maxHeader.
 func (c *Conn) identity(h *half, out *Body) (off, end, need int, bad bool) {
-	key, ver, off := h.hdr.APIKey, h.hdr.APIVersion, h.hdr.Len
+	key, ver, off := c.hdr.APIKey, c.hdr.APIVersion, c.hdr.Len
 	l := codecFor(key).request
 	if h.role == respHalf {
-		key, ver, off = h.req.key, h.req.ver, 4
+		key, ver, off = c.req.key, c.req.ver, 4
 		l = codecFor(key).response
 		if ResponseHeaderVersion(key, ver) == 1 {
 			tagsEnd, need, problem := parseTags(h.buf, off, h.size, nil, nil)
@@ -828,7 +876,7 @@ func headerDetail(err error, b []byte) string {
 // header is not; a FramingError is reported when it ends.
 func (c *Conn) badFrame(h *half, detail string) {
 	h.kind = frBad
-	h.detail = detail
+	h.rare().detail = detail
 	h.st = stSkip
 }
 
@@ -839,23 +887,23 @@ func (c *Conn) responseHead(h *half) {
 		h.st = stSkip
 		return
 	}
-	h.corr = int32(binary.BigEndian.Uint32(h.buf))
+	c.corr = int32(binary.BigEndian.Uint32(h.buf))
 	if h.raw {
-		r, ok := c.pending.get(h.corr)
-		if !ok || r.seq <= c.rawSeq {
+		r, ok := c.pending.get(c.corr)
+		if !ok || r.seq <= c.x.rawSeq {
 			h.kind = frRawToken
 			h.st = stSkip
 			return
 		}
 		h.raw = false
 	}
-	r, ok := c.pending.take(h.corr)
+	r, ok := c.pending.take(c.corr)
 	if !ok {
 		h.kind = frUnmatched
 		h.st = stSkip
 		return
 	}
-	h.req = r
+	c.req = r
 	h.kind = frResponse
 	c.bodyOrSkip(h, r.key, true)
 }
@@ -871,7 +919,7 @@ func (c *Conn) finish(h *half, at Meta) {
 	case frUnmatched:
 		c.begin(KindCoverage, at)
 		c.d.ev.Coverage = UnmatchedResponse
-		c.d.ev.CorrelationID = h.corr
+		c.d.ev.CorrelationID = c.corr
 		c.d.ev.Size = int32(h.size)
 		c.d.ev.Bytes = int64(h.size) + 4
 		c.d.ev.Detail = "response matches no request"
@@ -880,15 +928,15 @@ func (c *Conn) finish(h *half, at Meta) {
 		}
 		c.emit()
 	case frRawToken:
-		c.rawBytes += int64(h.size) + 4
+		c.rare().rawBytes += int64(h.size) + 4
 	case frBad:
 		c.begin(KindCoverage, at)
 		c.d.ev.Coverage = FramingError
 		c.d.ev.Size = int32(h.size)
-		c.d.ev.Detail = h.detail
+		c.d.ev.Detail = h.x.detail
 		c.emit()
 	}
-	if h.role == respHalf && h.kind == frResponse && !c.halves[respHalf].raw && c.rawBytes > 0 {
+	if h.role == respHalf && h.kind == frResponse && !c.halves[respHalf].raw && c.x != nil && c.x.rawBytes > 0 {
 		c.flushRaw(at)
 	}
 	h.kind = frNone
@@ -904,7 +952,7 @@ func (c *Conn) emitRequest(h *half, at Meta) {
 	if c.quiet {
 		c.announce()
 	}
-	hd := &h.hdr
+	hd := &c.hdr
 	c.beginPDU(KindRequest, at)
 	c.d.ev.APIKey, c.d.ev.APIVersion = APIKey(hd.APIKey), hd.APIVersion
 	c.d.ev.HeaderVersion = hd.HeaderVersion
@@ -927,8 +975,9 @@ func (c *Conn) emitRequest(h *half, at Meta) {
 	c.lastCorr, c.haveCorr = hd.CorrelationID, true
 	c.pending.add(hd.CorrelationID, inflight{key: hd.APIKey, ver: hd.APIVersion, frame: at.Frame, seq: c.seq})
 	if hd.APIKey == keySASLHandshake && hd.APIVersion == 0 {
-		c.rawNull = hd.ClientIDNull
-		c.rawClient = append(c.rawClient[:0], hd.ClientID...)
+		x := c.rare()
+		x.rawNull = hd.ClientIDNull
+		x.rawClient = append(x.rawClient[:0], hd.ClientID...)
 	}
 	c.emit()
 }
@@ -937,11 +986,11 @@ func (c *Conn) emitResponse(h *half, at Meta) {
 	if c.quiet {
 		c.announce()
 	}
-	r := h.req
+	r := c.req
 	c.beginPDU(KindResponse, at)
 	c.d.ev.APIKey, c.d.ev.APIVersion = APIKey(r.key), r.ver
 	c.d.ev.HeaderVersion = ResponseHeaderVersion(r.key, r.ver)
-	c.d.ev.CorrelationID = h.corr
+	c.d.ev.CorrelationID = c.corr
 	c.d.ev.Size = int32(h.size)
 	c.d.ev.RequestFrame, c.d.ev.RequestAmbiguous = r.frame, r.reused // (one line: default.pgo's line offsets)
 	if codecFor(r.key).response != nil {
@@ -951,7 +1000,7 @@ func (c *Conn) emitResponse(h *half, at Meta) {
 		// From now on the client sends raw, length-prefixed SASL tokens.
 		c.halves[reqHalf].raw = true
 		c.halves[respHalf].raw = true
-		c.rawSeq = c.seq
+		c.rare().rawSeq = c.seq
 	}
 	c.emit()
 }
@@ -988,9 +1037,9 @@ func (c *Conn) rawExit(hd *RequestHeader) bool {
 		return false
 	}
 	if hd.ClientIDNull {
-		return c.rawNull || hd.HeaderVersion >= 2 && hd.TagProblem == TagOK && c.haveCorr && corrFollows(c.lastCorr, hd.CorrelationID)
+		return c.x.rawNull || hd.HeaderVersion >= 2 && hd.TagProblem == TagOK && c.haveCorr && corrFollows(c.lastCorr, hd.CorrelationID)
 	}
-	if !c.rawNull && string(hd.ClientID) == string(c.rawClient) {
+	if !c.x.rawNull && string(hd.ClientID) == string(c.x.rawClient) {
 		return true
 	}
 	return printable(hd.ClientID) && len(hd.ClientID) > 0
@@ -998,13 +1047,13 @@ func (c *Conn) rawExit(hd *RequestHeader) bool {
 
 // flushRaw reports the raw SASL tokens skipped, once per connection.
 func (c *Conn) flushRaw(at Meta) {
-	if c.rawEmitted || c.rawBytes == 0 {
+	if c.x == nil || c.x.rawEmitted || c.x.rawBytes == 0 {
 		return
 	}
-	c.rawEmitted = true
+	c.x.rawEmitted = true
 	c.begin(KindCoverage, at)
 	c.d.ev.Coverage = SASLRawTokens
-	c.d.ev.Bytes = c.rawBytes
+	c.d.ev.Bytes = c.x.rawBytes
 	c.d.ev.Detail = "raw SASL tokens after SaslHandshake v0 (skipped, not shown)"
 	c.emit()
 }

@@ -68,7 +68,9 @@ func (c *Conn) Skip(dir Dir, n int, at Meta) {
 		case stScan:
 			// The position was unknown already: the scan starts again
 			// after the cut, with nothing more lost.
-			h.scan = h.scan[:0]
+			if h.x != nil {
+				h.x.scan = h.x.scan[:0]
+			}
 			return
 		default: // stSize: a frame starts in the cut
 			c.cutFraming(h, dir, n, at)
@@ -139,7 +141,7 @@ func (c *Conn) streamGap(n int, detail string, at Meta) {
 // markCut sets ev.Cut for a request whose frame the snap length cut.
 func (c *Conn) markCut(h *half) {
 	at := h.cutAt - 1
-	hd := &h.hdr
+	hd := &c.hdr
 	switch {
 	case hd.HeaderVersion >= 1 && at < 10+len(hd.ClientID):
 		c.d.ev.Cut = CutClientID
@@ -151,10 +153,13 @@ func (c *Conn) markCut(h *half) {
 // flushEarlyCuts reports the packets the snap length cut before the
 // connection was recognised as Kafka: one truncated-packet each.
 func (c *Conn) flushEarlyCuts(at Meta) {
-	for dir, n := range c.earlyCuts {
+	if c.x == nil {
+		return
+	}
+	for dir, n := range c.x.earlyCuts {
 		for range n {
 			c.truncated(Dir(dir), at)
 		}
-		c.earlyCuts[dir] = 0
+		c.x.earlyCuts[dir] = 0
 	}
 }
