@@ -62,3 +62,55 @@ func TestPartialFrameMemory(t *testing.T) {
 		t.Run(tt.Name+" on a port", func(t *testing.T) { check(t, Options{AssumeKafka: true}, first, dir, f) })
 	}
 }
+
+// openConnBytes opens n connections on one Decoder, as the pipeline does,
+// feeds each the client bytes in first (in one segment), and returns the
+// heap they hold, per connection, once collected.
+func openConnBytes(n int, opts Options, fromStart bool, first []byte) uint64 {
+	d := NewDecoder(opts)
+	sink := SinkFunc(func(*Event) {})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	conns := make([]*Conn, n)
+	for i := range conns {
+		c := d.NewConn(testID, fromStart, sink)
+		c.Feed(ClientToBroker, first, Meta{Frame: uint64(i + 1)})
+		conns[i] = c
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(conns)
+	return (after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)) / uint64(n)
+}
+
+// TestOpenConnMemory: a connection open with one request awaiting its
+// answer (issue 12's 100k open connections) holds its Conn and a small
+// in-flight table, nothing more: no Event of its own, no resync buffers,
+// no tag walk. The bound is the Conn's size class, the two tables' first
+// sizes and some slack; it was 1,930 bytes before the Event was shared.
+func TestOpenConnMemory(t *testing.T) {
+	const n = 20_000
+	apiVersions := reqFrame(t, 18, 3, 1, strp("app"), nil, apiVersionsReq())
+	produce := reqFrame(t, 0, 11, 1, nil, []tag{{0, iid[:]}}, make([]byte, 200))
+	tests := []struct {
+		name      string
+		opts      Options
+		fromStart bool
+		first     []byte
+		max       uint64
+	}{
+		{name: "ApiVersions, recognised by content", fromStart: true, first: apiVersions, max: 680},
+		{name: "ApiVersions, on a port", opts: Options{AssumeKafka: true}, fromStart: true, first: apiVersions, max: 680},
+		{name: "Produce, on a port", opts: Options{AssumeKafka: true}, fromStart: true, first: produce, max: 680},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := openConnBytes(n, tt.opts, tt.fromStart, tt.first)
+			t.Logf("%d bytes per open connection", got)
+			if got > tt.max {
+				t.Errorf("%d bytes per open connection, want at most %d", got, tt.max)
+			}
+		})
+	}
+}

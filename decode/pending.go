@@ -1,6 +1,10 @@
 package decode
 
-import "math/bits"
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+)
 
 // inflight is a request awaiting its response.
 type inflight struct {
@@ -13,10 +17,14 @@ type inflight struct {
 	seq    uint64 // request number on the connection, for raw-SASL and eviction
 }
 
-// minRing and minSlots are the tables' first sizes: room for the one or
-// two requests a connection most often awaits.
 const (
-	minRing  = 4
+	// ringFrom: the ring is made when this many requests (or max, if
+	// fewer) would await an answer at once. Until then no request can be
+	// forgotten, so arrival order is not needed: a connection that awaits
+	// one answer at a time, as most do, has no ring.
+	ringFrom = 4
+	// minRing and minSlots are the tables' first sizes.
+	minRing  = 2 * ringFrom
 	minSlots = 2
 )
 
@@ -33,9 +41,9 @@ type ringEntry struct {
 // the ring holds up to 2*max entries, so when it is full at least half of
 // them are dead and a compaction pays for itself.
 //
-// Both tables are allocated at the first request and start small (a
-// connection awaits one answer at a time, most often), and the counts are
-// int32 (at most 2*max entries, max an int32 at most): a Conn is kept for
+// The table is allocated at the first request and the ring when a few
+// await an answer at once (ringFrom), both small at first, and the counts
+// are int32 (at most 2*max entries, max below 2^30): a Conn is kept for
 // every open connection.
 type pendingSet struct {
 	byID idTable
@@ -85,10 +93,28 @@ func (p *pendingSet) isLive(corr int32, seq uint64) bool {
 // add remembers r. A request reusing a pending correlation ID replaces it.
 func (p *pendingSet) add(corr int32, r inflight) {
 	if p.byID.live >= p.max && p.byID.find(corr) < 0 {
-		p.dropOldest()
+		p.dropOldest() // the ring exists: live >= max >= min(ringFrom, max)
 	}
-	p.push(ringEntry{corr: corr, seq: r.seq})
+	if p.ring == nil && p.byID.live+1 >= min(ringFrom, p.max) {
+		p.makeRing()
+	}
+	if p.ring != nil {
+		p.push(ringEntry{corr: corr, seq: r.seq})
+	}
 	p.byID.put(corr, r)
+}
+
+// makeRing makes the ring of the requests awaiting an answer, in arrival
+// (request number) order.
+func (p *pendingSet) makeRing() {
+	p.ring = make([]ringEntry, max(minRing, 2*int(p.byID.live)))
+	for _, s := range p.byID.slots {
+		if s.used {
+			p.ring[p.n] = ringEntry{corr: s.corr, seq: s.r.seq}
+			p.n++
+		}
+	}
+	slices.SortFunc(p.ring[:p.n], func(a, b ringEntry) int { return cmp.Compare(a.seq, b.seq) })
 }
 
 // dropOldest forgets the oldest live request, popping the dead entries
