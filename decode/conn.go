@@ -185,7 +185,9 @@ type Conn struct {
 	req  inflight
 	corr int32
 
-	id ConnID
+	// id is the caller's (Decoder.NewConn): the Conn swaps its Client and
+	// Broker when it finds the requests flowing the other way.
+	id *ConnID
 
 	// slot is the sink's (Event.Slot).
 	slot any
@@ -252,7 +254,12 @@ func NewDecoder(opts Options) *Decoder {
 
 // NewConn returns a decoder for one connection. fromStart says whether the
 // SYN or SYN-ACK was seen: the streams then start on frame boundaries.
-func (d *Decoder) NewConn(id ConnID, fromStart bool, sink Sink) *Conn {
+//
+// id is kept, not copied (the caller holds the connection's ID already: a
+// copy would be 72 bytes more per open connection): the caller must not
+// change *id while the Conn is used, and the Conn swaps its Client and
+// Broker when it finds the requests flowing the other way (ID).
+func (d *Decoder) NewConn(id *ConnID, fromStart bool, sink Sink) *Conn {
 	c := &Conn{id: id, fromStart: fromStart, d: d, sink: sink}
 	c.pending.init(d.opts.MaxInFlight)
 	c.halves[reqHalf].role = reqHalf
@@ -270,12 +277,12 @@ func (d *Decoder) NewConn(id ConnID, fromStart bool, sink Sink) *Conn {
 // NewConn returns a decoder for one connection with a Decoder of its own
 // (see Decoder.NewConn).
 func NewConn(id ConnID, fromStart bool, opts Options, sink Sink) *Conn {
-	return NewDecoder(opts).NewConn(id, fromStart, sink)
+	return NewDecoder(opts).NewConn(&id, fromStart, sink)
 }
 
 // ID returns the connection's ID, with Client and Broker swapped when the
 // decoder found the requests flowing the other way.
-func (c *Conn) ID() ConnID { return c.id }
+func (c *Conn) ID() ConnID { return *c.id }
 
 // State returns what the decoder concluded about the connection so far.
 func (c *Conn) State() ConnState { return c.state }
@@ -494,7 +501,7 @@ func (c *Conn) resync(h *half) {
 
 // begin starts a new event with the fields every event carries.
 func (c *Conn) begin(k Kind, at Meta) {
-	c.d.ev = Event{Kind: k, Conn: c.id, Slot: &c.slot, Frame: at.Frame, Time: at.Time, FromStart: c.fromStart, Partial: c.partial}
+	c.d.ev = Event{Kind: k, Conn: *c.id, Slot: &c.slot, Frame: at.Frame, Time: at.Time, FromStart: c.fromStart, Partial: c.partial}
 	c.d.evPDU = nil
 }
 
@@ -506,7 +513,7 @@ func (c *Conn) begin(k Kind, at Meta) {
 // FromStart as begin wrote them (a swap of client and broker clears it).
 func (c *Conn) beginPDU(k Kind, at Meta) {
 	if c.d.evPDU != c {
-		c.d.ev = Event{Conn: c.id, Slot: &c.slot, FromStart: c.fromStart}
+		c.d.ev = Event{Conn: *c.id, Slot: &c.slot, FromStart: c.fromStart}
 		c.d.evPDU = c
 	}
 	e := &c.d.ev

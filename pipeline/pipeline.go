@@ -270,7 +270,7 @@ func (s *stream) decoder() *decode.Conn {
 		if s.tls == nil {
 			sink = s.env.sink
 		}
-		s.conn = s.env.dec.NewConn(s.id, s.fromStart, sink)
+		s.conn = s.env.dec.NewConn(&s.id, s.fromStart, sink) // the Conn's from now on
 	}
 	return s.conn
 }
