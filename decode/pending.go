@@ -41,16 +41,23 @@ type ringEntry struct {
 // the ring holds up to 2*max entries, so when it is full at least half of
 // them are dead and a compaction pays for itself.
 //
-// The table is allocated at the first request and the ring when a few
-// await an answer at once (ringFrom), both small at first, and the counts
-// are int32 (at most 2*max entries, max below 2^30): a Conn is kept for
-// every open connection.
+// A connection most often awaits one answer at a time: while the table is
+// empty and there is no ring, one request is kept in one, beside them (no
+// allocation, no hashing). The table is allocated when two await an answer
+// at once, the ring when a few do (ringFrom), both small at first, and the
+// counts are int32 (at most 2*max entries, max below 2^30): a Conn is kept
+// for every open connection.
 type pendingSet struct {
 	byID idTable
 	ring []ringEntry // FIFO, ring[head:] then ring[:head] when wrapped
 	head int32
 	n    int32
 	max  int32
+	// oneCorr and one: the request awaiting an answer when hasOne (then
+	// the table is empty and there is no ring).
+	oneCorr int32
+	one     inflight
+	hasOne  bool
 	// dropped counts live requests forgotten because max were in flight.
 	dropped uint64
 }
@@ -59,9 +66,17 @@ func (p *pendingSet) init(max int) {
 	p.max = int32(min(max, 1<<30))
 }
 
-func (p *pendingSet) len() int { return int(p.byID.live) }
+func (p *pendingSet) len() int {
+	if p.hasOne {
+		return 1
+	}
+	return int(p.byID.live)
+}
 
 func (p *pendingSet) get(corr int32) (inflight, bool) {
+	if p.hasOne {
+		return p.one, p.oneCorr == corr
+	}
 	if i := p.byID.find(corr); i >= 0 {
 		return p.byID.slots[i].r, true
 	}
@@ -70,6 +85,13 @@ func (p *pendingSet) get(corr int32) (inflight, bool) {
 
 // take returns and forgets the request with correlation ID corr.
 func (p *pendingSet) take(corr int32) (inflight, bool) {
+	if p.hasOne {
+		if p.oneCorr != corr {
+			return inflight{}, false
+		}
+		p.hasOne = false
+		return p.one, true
+	}
 	i := p.byID.find(corr)
 	if i < 0 {
 		return inflight{}, false
@@ -86,12 +108,18 @@ func (p *pendingSet) take(corr int32) (inflight, bool) {
 
 // live reports whether corr's pending request is the one numbered seq.
 func (p *pendingSet) isLive(corr int32, seq uint64) bool {
+	if p.hasOne {
+		return p.oneCorr == corr && p.one.seq == seq
+	}
 	i := p.byID.find(corr)
 	return i >= 0 && p.byID.slots[i].r.seq == seq
 }
 
 // add remembers r. A request reusing a pending correlation ID replaces it.
 func (p *pendingSet) add(corr int32, r inflight) {
+	if p.byID.live == 0 && p.ring == nil && p.addOne(corr, r) {
+		return
+	}
 	if p.byID.live >= p.max && p.byID.find(corr) < 0 {
 		p.dropOldest() // the ring exists: live >= max >= min(ringFrom, max)
 	}
@@ -102,6 +130,29 @@ func (p *pendingSet) add(corr int32, r inflight) {
 		p.push(ringEntry{corr: corr, seq: r.seq})
 	}
 	p.byID.put(corr, r)
+}
+
+// addOne adds r while the table is empty and there is no ring: into one,
+// when it is free, or holds the same correlation ID, or max is 1 (the
+// request it held is forgotten); otherwise both go to the table, and it
+// returns false for add to go on with r.
+func (p *pendingSet) addOne(corr int32, r inflight) bool {
+	switch {
+	case !p.hasOne:
+		p.oneCorr, p.one, p.hasOne = corr, r, true
+		return true
+	case p.oneCorr == corr:
+		r.reused = true
+		p.one = r
+		return true
+	case p.max <= 1:
+		p.dropped++
+		p.oneCorr, p.one = corr, r
+		return true
+	}
+	p.hasOne = false
+	p.byID.put(p.oneCorr, p.one) // 1 < max: nothing to forget
+	return false
 }
 
 // makeRing makes the ring of the requests awaiting an answer, in arrival
