@@ -181,7 +181,15 @@ func (a *apiInfo) requestHeaderVersion(key, ver int16) int8 {
 // read the answer before it knows what the broker supports).
 func ResponseHeaderVersion(key, ver int16) int8 {
 	a := lookupAPI(key)
-	if a == nil || key == keyAPIVersions || !a.isFlexible(ver) {
+	if a == nil {
+		return 0
+	}
+	return a.responseHeaderVersion(key, ver)
+}
+
+// responseHeaderVersion is ResponseHeaderVersion for a's key.
+func (a *apiInfo) responseHeaderVersion(key, ver int16) int8 {
+	if key == keyAPIVersions || !a.isFlexible(ver) {
 		return 0
 	}
 	return 1

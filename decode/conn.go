@@ -845,7 +845,7 @@ func (c *Conn) identity(h *half, out *Body) (off, end, need int, bad bool) {
 	if h.role == respHalf {
 		key, ver, off = c.req.key, c.req.ver, 4
 		l = codecFor(key).response
-		if ResponseHeaderVersion(key, ver) == 1 {
+		if c.req.respHV == 1 {
 			tagsEnd, need, problem := parseTags(h.buf, off, h.size, nil, nil)
 			switch {
 			case need > maxHeader, need == 0 && problem == TagOverrun:
@@ -980,7 +980,7 @@ func (c *Conn) emitRequest(h *half, at Meta) {
 	}
 	c.seq++
 	c.lastCorr, c.haveCorr = hd.CorrelationID, true
-	c.pending.add(hd.CorrelationID, inflight{key: hd.APIKey, ver: hd.APIVersion, frame: at.Frame, seq: c.seq})
+	c.pending.add(hd.CorrelationID, inflight{key: hd.APIKey, ver: hd.APIVersion, respHV: hd.respHV, frame: at.Frame, seq: c.seq})
 	if hd.APIKey == keySASLHandshake && hd.APIVersion == 0 {
 		x := c.rare()
 		x.rawNull = hd.ClientIDNull
@@ -996,7 +996,7 @@ func (c *Conn) emitResponse(h *half, at Meta) {
 	r := c.req
 	c.beginPDU(KindResponse, at)
 	c.d.ev.APIKey, c.d.ev.APIVersion = APIKey(r.key), r.ver
-	c.d.ev.HeaderVersion = ResponseHeaderVersion(r.key, r.ver)
+	c.d.ev.HeaderVersion = r.respHV
 	c.d.ev.CorrelationID = c.corr
 	c.d.ev.Size = int32(h.size)
 	c.d.ev.RequestFrame, c.d.ev.RequestAmbiguous = r.frame, r.reused // (one line: default.pgo's line offsets)

@@ -13,6 +13,8 @@ type inflight struct {
 	// awaiting its answer (a client numbering wrongly), so which of the
 	// two an answer belongs to cannot be told.
 	reused bool
+	// respHV is the response's header version (ResponseHeaderVersion).
+	respHV int8
 	frame  uint64
 	seq    uint64 // request number on the connection, for raw-SASL and eviction
 }

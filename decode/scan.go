@@ -363,7 +363,7 @@ func (c *Conn) responseCandidate(b []byte) verdict {
 	}
 	frame := 4 + int(size)
 	off := 8
-	if ResponseHeaderVersion(r.key, r.ver) >= 1 {
+	if r.respHV >= 1 {
 		end, need, problem := parseTags(b[:min(len(b), frame)], off, frame, nil, nil)
 		switch {
 		case need > maxScanNeed:
