@@ -505,24 +505,45 @@ func (c *Conn) begin(k Kind, at Meta) {
 	c.d.evPDU = nil
 }
 
-// beginPDU starts a request or response event. It is begin without
+// beginPDU starts a request or response event (for requestEvent and
+// responseEvent, which write every header field). It is begin without
 // clearing the whole Event (a few hundred bytes) when only header fields
-// were written since the last clear: those it writes all, the caller then
-// sets what differs from zero. Body, Coverage, Detail and Bytes must be
-// zero when evPDU is set (a decoded body clears evPDU), and Conn, Slot and
-// FromStart as begin wrote them (a swap of client and broker clears it).
-func (c *Conn) beginPDU(k Kind, at Meta) {
+// were written since the last clear. Body, Coverage, Detail and Bytes must
+// be zero when evPDU is set (a decoded body clears evPDU), and Conn, Slot
+// and FromStart as begin wrote them (a swap of client and broker clears it).
+func (c *Conn) beginPDU(k Kind, at Meta) *Event {
 	if c.d.evPDU != c {
 		c.d.ev = Event{Conn: *c.id, Slot: &c.slot, FromStart: c.fromStart}
 		c.d.evPDU = c
 	}
 	e := &c.d.ev
 	e.Kind, e.Frame, e.Time, e.Partial = k, at.Frame, at.Time, c.partial
-	e.APIKey, e.APIVersion, e.HeaderVersion, e.CorrelationID, e.Size = 0, 0, 0, 0, 0
+	e.Cut = CutNone
+	return e
+}
+
+// requestEvent starts the event of the request whose header c.hdr holds,
+// a frame of size bytes.
+func (c *Conn) requestEvent(size int, at Meta) {
+	hd := &c.hdr
+	e := c.beginPDU(KindRequest, at)
+	e.APIKey, e.APIVersion, e.HeaderVersion = APIKey(hd.APIKey), hd.APIVersion, hd.HeaderVersion
+	e.CorrelationID, e.Size = hd.CorrelationID, int32(size)
+	e.ClientID, e.ClientIDNull = hd.ClientID, hd.ClientIDNull
+	e.InstanceID, e.HasInstanceID, e.TagProblem = hd.InstanceID, hd.HasInstanceID, hd.TagProblem
+	e.RequestFrame, e.RequestAmbiguous = 0, false
+}
+
+// responseEvent starts the event of the response whose correlation ID is
+// c.corr, answering c.req, a frame of size bytes.
+func (c *Conn) responseEvent(size int, at Meta) {
+	r := &c.req
+	e := c.beginPDU(KindResponse, at)
+	e.APIKey, e.APIVersion, e.HeaderVersion = APIKey(r.key), r.ver, r.respHV
+	e.CorrelationID, e.Size = c.corr, int32(size)
 	e.ClientID, e.ClientIDNull = nil, false
 	e.InstanceID, e.HasInstanceID, e.TagProblem = UUID{}, false, TagOK
-	e.RequestFrame, e.RequestAmbiguous = 0, false
-	e.Cut = CutNone
+	e.RequestFrame, e.RequestAmbiguous = r.frame, r.reused
 }
 
 // emit hands the event to the sink. Nothing is said about a connection
@@ -707,13 +728,59 @@ func (c *Conn) wholeFrames(h *half, p []byte, at Meta) []byte {
 		if size < int32(lo) || size > c.d.opts.MaxFrame || size > maxHeader || int(size) > len(p)-4 {
 			break // startFrame judges it, or it lies in more than p
 		}
-		h.sizeBuf = [4]byte(p)
-		h.begin(int(size))
 		n := 4 + int(size)
-		c.wholeFrame(h, p[4:n:n], at)
+		f := p[4:n:n]
+		quick := false
+		if h.role == reqHalf {
+			quick = c.quickRequest(f, at)
+		} else {
+			quick = c.quickResponse(f, at)
+		}
+		if !quick {
+			h.sizeBuf = [4]byte(p)
+			h.begin(int(size))
+			c.wholeFrame(h, f, at)
+		}
 		p = p[n:]
 	}
 	return p
+}
+
+// quickRequest decodes f, a request frame held whole, in the steady state's
+// common case: no identity body, a header that parses, the connection
+// announced. It does for f what wholeFrame (headDone, finish, emitRequest)
+// would, without the half's state for a frame in pieces, which stays as
+// between frames; for any other frame it returns false, and wholeFrame
+// decodes it (parsing its header again: they are rare).
+func (c *Conn) quickRequest(f []byte, at Meta) bool {
+	if c.quiet || codecFor(int16(binary.BigEndian.Uint16(f))).request != nil {
+		return false
+	}
+	if _, err := parseReqHeader(f, len(f), &c.hdr, c.d.opts.HeaderV3, nil); err != nil {
+		return false // a framing error
+	}
+	c.requestEvent(len(f), at)
+	c.request(at)
+	c.hdr.ClientID = nil // keep no pointer into the caller's bytes
+	return true
+}
+
+// quickResponse is quickRequest for a response frame f: one that answers a
+// request awaiting it, with no identity body.
+func (c *Conn) quickResponse(f []byte, at Meta) bool {
+	corr := int32(binary.BigEndian.Uint32(f))
+	r, ok := c.pending.get(corr)
+	if !ok || c.quiet || codecFor(r.key).response != nil {
+		return false
+	}
+	c.pending.take(corr)
+	c.corr, c.req = corr, r
+	c.responseEvent(len(f), at)
+	c.emit()
+	if c.x != nil {
+		c.flushRaw(at) // as finish does after a response: raw SASL tokens that came before it
+	}
+	return true
 }
 
 func sizeDetail(size int32, b [4]byte, role uint8) string {
@@ -960,24 +1027,24 @@ func (c *Conn) emitRequest(h *half, at Meta) {
 		c.announce()
 	}
 	hd := &c.hdr
-	c.beginPDU(KindRequest, at)
-	c.d.ev.APIKey, c.d.ev.APIVersion = APIKey(hd.APIKey), hd.APIVersion
-	c.d.ev.HeaderVersion = hd.HeaderVersion
-	c.d.ev.CorrelationID = hd.CorrelationID
-	c.d.ev.Size = int32(h.size)
 	if !hd.ClientIDNull {
 		// h.buf may have grown since the header was parsed: re-point.
-		c.d.ev.ClientID = h.buf[10 : 10+len(hd.ClientID) : 10+len(hd.ClientID)]
+		hd.ClientID = h.buf[10 : 10+len(hd.ClientID) : 10+len(hd.ClientID)]
 	}
-	c.d.ev.ClientIDNull = hd.ClientIDNull
-	c.d.ev.InstanceID, c.d.ev.HasInstanceID = hd.InstanceID, hd.HasInstanceID
-	c.d.ev.TagProblem = hd.TagProblem
+	c.requestEvent(h.size, at)
 	if h.cutAt != 0 {
 		c.markCut(h)
 	}
 	if codecFor(hd.APIKey).request != nil {
 		c.decodeBody(h)
 	}
+	c.request(at)
+}
+
+// request remembers the request whose event is filled as awaiting its
+// answer, and emits it.
+func (c *Conn) request(at Meta) {
+	hd := &c.hdr
 	c.seq++
 	c.lastCorr, c.haveCorr = hd.CorrelationID, true
 	c.pending.add(hd.CorrelationID, inflight{key: hd.APIKey, ver: hd.APIVersion, respHV: hd.respHV, frame: at.Frame, seq: c.seq})
@@ -994,12 +1061,7 @@ func (c *Conn) emitResponse(h *half, at Meta) {
 		c.announce()
 	}
 	r := c.req
-	c.beginPDU(KindResponse, at)
-	c.d.ev.APIKey, c.d.ev.APIVersion = APIKey(r.key), r.ver
-	c.d.ev.HeaderVersion = r.respHV
-	c.d.ev.CorrelationID = c.corr
-	c.d.ev.Size = int32(h.size)
-	c.d.ev.RequestFrame, c.d.ev.RequestAmbiguous = r.frame, r.reused // (one line: default.pgo's line offsets)
+	c.responseEvent(h.size, at)
 	if codecFor(r.key).response != nil {
 		c.decodeBody(h)
 	}
