@@ -97,8 +97,7 @@ func parseReqHeader(b []byte, frameLen int, h *RequestHeader, v3 func(key, versi
 	if !a.versionOK(h.APIVersion) {
 		return 0, ErrBadVersion
 	}
-	h.HeaderVersion = a.requestHeaderVersion(h.APIKey, h.APIVersion)
-	h.respHV = a.responseHeaderVersion(h.APIKey, h.APIVersion)
+	h.HeaderVersion, h.respHV = a.headerVersions(h.APIKey, h.APIVersion)
 	if v3 != nil && h.HeaderVersion > 0 && v3(h.APIKey, h.APIVersion) {
 		h.HeaderVersion = 3
 	}
@@ -126,6 +125,20 @@ func parseReqHeader(b []byte, frameLen int, h *RequestHeader, v3 func(key, versi
 	if h.HeaderVersion == 1 {
 		h.Len = off
 		return 0, nil
+	}
+	if w == nil || !w.on {
+		// The tags of almost every flexible header: none, or tag 0 alone
+		// with 16 bytes (KIP-1313's instance ID). They read as parseTags
+		// would read them, without its walk.
+		switch {
+		case off < len(b) && b[off] == 0:
+			h.Len = off + 1
+			return 0, nil
+		case off+19 <= len(b) && b[off] == 1 && b[off+1] == 0 && b[off+2] == 16:
+			h.InstanceID, h.HasInstanceID = UUID(b[off+3:off+19]), true
+			h.Len = off + 19
+			return 0, nil
+		}
 	}
 	end, need, problem := parseTags(b, off, frameLen, h, w)
 	if need > 0 {
