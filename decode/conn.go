@@ -508,15 +508,22 @@ func (c *Conn) begin(k Kind, at Meta) {
 // beginPDU starts a request or response event (for requestEvent and
 // responseEvent, which write every header field). It is begin without
 // clearing the whole Event (a few hundred bytes) when only header fields
-// were written since the last clear. Body, Coverage, Detail and Bytes must
-// be zero when evPDU is set (a decoded body clears evPDU), and Conn, Slot
-// and FromStart as begin wrote them (a swap of client and broker clears it).
+// were written since the last clear, which evPDU says: Body, Coverage,
+// Detail and Bytes must be zero when it is set (a decoded body clears it),
+// and Conn, Slot and FromStart as begin wrote them for evPDU's Conn (a swap
+// of client and broker clears it). The Decoder's Conns take turns: another
+// Conn's request or response leaves only those to write.
 func (c *Conn) beginPDU(k Kind, at Meta) *Event {
+	e := &c.d.ev
 	if c.d.evPDU != c {
-		c.d.ev = Event{Conn: *c.id, Slot: &c.slot, FromStart: c.fromStart}
+		if c.d.evPDU == nil {
+			*e = Event{}
+		}
+		// Decrypted: the pipeline's TLS layer marks the events of a
+		// decrypted connection (pipeline/tls.go), as they pass.
+		e.Conn, e.Slot, e.FromStart, e.Decrypted = *c.id, &c.slot, c.fromStart, false
 		c.d.evPDU = c
 	}
-	e := &c.d.ev
 	e.Kind, e.Frame, e.Time, e.Partial = k, at.Frame, at.Time, c.partial
 	e.Cut = CutNone
 	return e
