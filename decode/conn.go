@@ -136,11 +136,15 @@ type halfRare struct {
 }
 
 // rare returns h.x, allocated if need be.
-func (h *half) rare() *halfRare {
-	if h.x == nil {
-		h.x = &halfRare{}
+func (h *half) rare() *halfRare { return ensure(&h.x) }
+
+// ensure returns *p, allocated if need be: the state a Conn keeps behind
+// a pointer until it needs it.
+func ensure[T any](p **T) *T {
+	if *p == nil {
+		*p = new(T)
 	}
-	return h.x
+	return *p
 }
 
 // Conn decodes one TCP connection. It is not safe for concurrent use.
@@ -216,12 +220,7 @@ type connRare struct {
 }
 
 // rare returns c.x, allocated if need be.
-func (c *Conn) rare() *connRare {
-	if c.x == nil {
-		c.x = &connRare{}
-	}
-	return c.x
-}
+func (c *Conn) rare() *connRare { return ensure(&c.x) }
 
 // Decoder is what the Conns used by one goroutine share: their Options,
 // and the one Event they hand to their sinks in turn (a connection's

@@ -8,17 +8,29 @@ import (
 	"github.com/kwatch/kwatch/internal/hostilegen"
 )
 
+// heapPer returns the heap that the n values open makes hold, per value,
+// once collected (the table that keeps them alive is allocated before).
+func heapPer[T any](n int, open func(i int) T) uint64 {
+	held := make([]T, n)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range held {
+		held[i] = open(i)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(held)
+	return (after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)) / uint64(n)
+}
+
 // heldPerConn opens n connections (first feeding each the requests in
 // first, whole), feeds each the bytes of f on dir but its last 100, in
 // 1448-byte segments, and returns the heap they hold, per connection, once
 // collected.
 func heldPerConn(t *testing.T, n int, opts Options, first []byte, dir Dir, f []byte) uint64 {
 	f = f[:len(f)-100]
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	conns := make([]*Conn, n)
-	for i := range conns {
+	return heapPer(n, func(int) *Conn {
 		c := NewConn(testID, true, opts, SinkFunc(func(*Event) {}))
 		if first != nil {
 			c.Feed(ClientToBroker, first, Meta{Frame: 1})
@@ -26,13 +38,8 @@ func heldPerConn(t *testing.T, n int, opts Options, first []byte, dir Dir, f []b
 		for p := f; len(p) > 0; p = p[min(len(p), 1448):] {
 			c.Feed(dir, p[:min(len(p), 1448)], Meta{Frame: 2})
 		}
-		conns[i] = c
-	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	runtime.KeepAlive(conns)
-	runtime.KeepAlive(f)
-	return (after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)) / uint64(n)
+		return c
+	})
 }
 
 // TestPartialFrameMemory: an unfinished frame is held only for an identity
@@ -69,24 +76,14 @@ func TestPartialFrameMemory(t *testing.T) {
 func openConnBytes(n int, opts Options, fromStart bool, first []byte) uint64 {
 	d := NewDecoder(opts)
 	sink := SinkFunc(func(*Event) {})
-	// The IDs are the caller's (the pipeline's stream holds it), and so is
-	// the table of Conns.
+	// The IDs are the caller's (the pipeline's stream holds them).
 	ids := make([]ConnID, n)
-	conns := make([]*Conn, n)
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for i := range conns {
+	return heapPer(n, func(i int) *Conn {
 		ids[i] = testID
 		c := d.NewConn(&ids[i], fromStart, sink)
 		c.Feed(ClientToBroker, first, Meta{Frame: uint64(i + 1)})
-		conns[i] = c
-	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	runtime.KeepAlive(conns)
-	runtime.KeepAlive(ids)
-	return (after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)) / uint64(n)
+		return c
+	})
 }
 
 // TestOpenConnMemory: a connection open with one request awaiting its
