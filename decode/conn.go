@@ -300,6 +300,12 @@ func (c *Conn) Feed(dir Dir, p []byte, at Meta) {
 		// connection already recognised.
 		h := c.halfFor(dir)
 		h.seen += int64(len(p))
+		if h.st == stSize && h.sizeN == 0 {
+			// Whole frames, most often all of p: process is not needed.
+			if p = c.wholeFrames(h, p, at); len(p) == 0 {
+				return
+			}
+		}
 		c.process(h, p, at)
 		return
 	}
@@ -725,29 +731,24 @@ func (h *half) begin(size int) {
 // the size, startFrame, wholeFrame) without their generic tests, and
 // returns the rest of p, a frame's start still.
 func (c *Conn) wholeFrames(h *half, p []byte, at Meta) []byte {
-	lo := 8
+	lo, maxSize := int32(8), min(c.d.opts.MaxFrame, maxHeader)
 	if h.role == respHalf {
 		lo = 4
 	}
 	for len(p) >= 4 && h.st == stSize && h.sizeN == 0 && c.state == StateKafka && !h.raw {
 		size := int32(binary.BigEndian.Uint32(p))
-		if size < int32(lo) || size > c.d.opts.MaxFrame || size > maxHeader || int(size) > len(p)-4 {
+		if size < lo || size > maxSize || int(size) > len(p)-4 {
 			break // startFrame judges it, or it lies in more than p
 		}
 		n := 4 + int(size)
 		f := p[4:n:n]
-		quick := false
-		if h.role == reqHalf {
-			quick = c.quickRequest(f, at)
-		} else {
-			quick = c.quickResponse(f, at)
-		}
-		if !quick {
-			h.sizeBuf = [4]byte(p)
-			h.begin(int(size))
-			c.wholeFrame(h, f, at)
-		}
 		p = p[n:]
+		if h.role == reqHalf && c.quickRequest(f, at) || h.role == respHalf && c.quickResponse(f, at) {
+			continue
+		}
+		binary.BigEndian.PutUint32(h.sizeBuf[:], uint32(size))
+		h.begin(int(size))
+		c.wholeFrame(h, f, at)
 	}
 	return p
 }
