@@ -167,12 +167,14 @@ type Conn struct {
 	// x.quietAt (scan.go's accept) but says so only when its first request
 	// or response is whole (announce).
 	quiet bool
-	// lastCorr is the correlation ID of the last request (haveCorr once
-	// there was one): clients number a connection's requests upwards, so
+	// lastCorr is the correlation ID of the last request (once there was
+	// one: haveCorr): clients number a connection's requests upwards, so
 	// after a gap it tells a real request header from bytes that look like
 	// one.
 	lastCorr int32
-	haveCorr bool
+	// corr: the response half's frResponse, the frame's correlation ID
+	// (req is the request it answers).
+	corr int32
 	// d holds what the Conns of one goroutine share: the options and the
 	// Event handed to the sinks.
 	d    *Decoder
@@ -184,10 +186,8 @@ type Conn struct {
 	// hdr: the request half's frRequest, its parsed header (ClientID
 	// re-pointed at emission).
 	hdr RequestHeader
-	// req and corr: the response half's frResponse, the request answered,
-	// and the frame's correlation ID.
-	req  inflight
-	corr int32
+	// req: the response half's frResponse, the request answered.
+	req inflight
 
 	// id is the caller's (Decoder.NewConn): the Conn swaps its Client and
 	// Broker when it finds the requests flowing the other way.
@@ -218,6 +218,10 @@ type connRare struct {
 	rawEmitted bool
 	quietAt    Meta
 }
+
+// haveCorr reports whether a request was seen, whose correlation ID is
+// lastCorr.
+func (c *Conn) haveCorr() bool { return c.seq > 0 }
 
 // rare returns c.x, allocated if need be.
 func (c *Conn) rare() *connRare { return ensure(&c.x) }
@@ -1053,7 +1057,7 @@ func (c *Conn) emitRequest(h *half, at Meta) {
 func (c *Conn) request(at Meta) {
 	hd := &c.hdr
 	c.seq++
-	c.lastCorr, c.haveCorr = hd.CorrelationID, true
+	c.lastCorr = hd.CorrelationID
 	c.pending.add(hd.CorrelationID, inflight{key: hd.APIKey, ver: hd.APIVersion, respHV: hd.respHV, frame: at.Frame, seq: c.seq})
 	if hd.APIKey == keySASLHandshake && hd.APIVersion == 0 {
 		x := c.rare()
@@ -1113,7 +1117,7 @@ func (c *Conn) rawExit(hd *RequestHeader) bool {
 		return false
 	}
 	if hd.ClientIDNull {
-		return c.x.rawNull || hd.HeaderVersion >= 2 && hd.TagProblem == TagOK && c.haveCorr && corrFollows(c.lastCorr, hd.CorrelationID)
+		return c.x.rawNull || hd.HeaderVersion >= 2 && hd.TagProblem == TagOK && c.haveCorr() && corrFollows(c.lastCorr, hd.CorrelationID)
 	}
 	if !c.x.rawNull && string(hd.ClientID) == string(c.x.rawClient) {
 		return true

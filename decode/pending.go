@@ -30,6 +30,13 @@ const (
 	minSlots = 2
 )
 
+// arrivals is the ring of requests in arrival order: FIFO, e[head:] then
+// e[:head] when wrapped, n entries.
+type arrivals struct {
+	e       []ringEntry
+	head, n int32
+}
+
 type ringEntry struct {
 	corr int32
 	seq  uint64
@@ -51,9 +58,7 @@ type ringEntry struct {
 // for every open connection.
 type pendingSet struct {
 	byID idTable
-	ring []ringEntry // FIFO, ring[head:] then ring[:head] when wrapped
-	head int32
-	n    int32
+	ring *arrivals // nil until a few await an answer at once
 	max  int32
 	// oneCorr and one: the request awaiting an answer when hasOne (then
 	// the table is empty and there is no ring).
@@ -100,10 +105,10 @@ func (p *pendingSet) take(corr int32) (inflight, bool) {
 	}
 	r := p.byID.slots[i].r
 	p.byID.del(i)
-	if p.n > 0 && p.ring[p.head].seq == r.seq {
+	if q := p.ring; q != nil && q.n > 0 && q.e[q.head].seq == r.seq {
 		// Brokers answer in order: the request answered is most often the
 		// oldest, whose entry leaves the ring now rather than in a compaction.
-		p.pop()
+		q.pop()
 	}
 	return r, true
 }
@@ -160,21 +165,22 @@ func (p *pendingSet) addOne(corr int32, r inflight) bool {
 // makeRing makes the ring of the requests awaiting an answer, in arrival
 // (request number) order.
 func (p *pendingSet) makeRing() {
-	p.ring = make([]ringEntry, max(minRing, 2*int(p.byID.live)))
+	q := &arrivals{e: make([]ringEntry, max(minRing, 2*int(p.byID.live)))}
 	for _, s := range p.byID.slots {
 		if s.used {
-			p.ring[p.n] = ringEntry{corr: s.corr, seq: s.r.seq}
-			p.n++
+			q.e[q.n] = ringEntry{corr: s.corr, seq: s.r.seq}
+			q.n++
 		}
 	}
-	slices.SortFunc(p.ring[:p.n], func(a, b ringEntry) int { return cmp.Compare(a.seq, b.seq) })
+	slices.SortFunc(q.e[:q.n], func(a, b ringEntry) int { return cmp.Compare(a.seq, b.seq) })
+	p.ring = q
 }
 
 // dropOldest forgets the oldest live request, popping the dead entries
 // before it (each entry is popped once: amortized O(1)).
 func (p *pendingSet) dropOldest() {
-	for p.n > 0 {
-		e := p.pop()
+	for q := p.ring; q.n > 0; {
+		e := q.pop()
 		if i := p.byID.find(e.corr); i >= 0 && p.byID.slots[i].r.seq == e.seq {
 			p.byID.del(i)
 			p.dropped++
@@ -190,64 +196,66 @@ func (p *pendingSet) push(e ringEntry) {
 	// half the ring each time and stay amortized O(1), and the ring stays
 	// near the number of requests really in flight (growing it on each
 	// doubling would allocate in steady state).
-	if int(p.n) == len(p.ring) {
+	q := p.ring
+	if int(q.n) == len(q.e) {
 		p.makeRoom()
 	}
-	p.ring[p.at(p.n)] = e
-	p.n++
+	q.e[q.at(q.n)] = e
+	q.n++
 }
 
 // makeRoom compacts a full ring or grows it (see push); apart so that
 // push, run once a request, is inlined.
 func (p *pendingSet) makeRoom() {
-	if 2*(p.n-p.byID.live) >= p.n && p.n > 0 {
+	if q := p.ring; 2*(q.n-p.byID.live) >= q.n && q.n > 0 {
 		p.compact()
 	} else {
-		p.grow()
+		q.grow(p.max)
 	}
 }
 
 // grow doubles the ring, up to 2*max.
-func (p *pendingSet) grow() {
-	size := max(minRing, min(2*len(p.ring), 2*int(p.max)))
-	if size <= len(p.ring) {
+func (q *arrivals) grow(max32 int32) {
+	size := max(minRing, min(2*len(q.e), 2*int(max32)))
+	if size <= len(q.e) {
 		return
 	}
 	grown := make([]ringEntry, size)
-	for i := range p.n {
-		grown[i] = p.ring[p.at(i)]
+	for i := range q.n {
+		grown[i] = q.e[q.at(i)]
 	}
-	p.ring, p.head = grown, 0
+	q.e, q.head = grown, 0
 }
 
-func (p *pendingSet) pop() ringEntry {
-	e := p.ring[p.head]
-	p.head = p.at(1)
-	p.n--
+func (q *arrivals) pop() ringEntry {
+	e := q.e[q.head]
+	q.head = q.at(1)
+	q.n--
 	return e
 }
 
-// at is the ring index of the i-th entry from the head, i <= len(p.ring)
-// (a subtraction: ring sizes follow MaxInFlight, not powers of two).
-func (p *pendingSet) at(i int32) int32 {
-	j := p.head + i
-	if j >= int32(len(p.ring)) {
-		j -= int32(len(p.ring))
+// at is the ring index of the i-th entry from the head, i <= len(q.e) (a
+// subtraction: ring sizes follow MaxInFlight, not powers of two).
+func (q *arrivals) at(i int32) int32 {
+	j := q.head + i
+	if j >= int32(len(q.e)) {
+		j -= int32(len(q.e))
 	}
 	return j
 }
 
 // compact drops ring entries whose request was answered or replaced.
 func (p *pendingSet) compact() {
+	q := p.ring
 	live := int32(0)
-	for i := range p.n {
-		e := p.ring[p.at(i)]
+	for i := range q.n {
+		e := q.e[q.at(i)]
 		if p.isLive(e.corr, e.seq) {
-			p.ring[p.at(live)] = e
+			q.e[q.at(live)] = e
 			live++
 		}
 	}
-	p.n = live
+	q.n = live
 }
 
 // idTable maps correlation IDs to requests: open addressing with linear

@@ -229,7 +229,7 @@ func (c *Conn) requestCandidate(b []byte, first bool) verdict {
 		// An empty client ID is two zero bytes, common in any body;
 		// without tags to check, only null (0xffff) is evidence.
 		return vNo
-	case c.haveCorr:
+	case c.haveCorr():
 		if corrFollows(c.lastCorr, hd.CorrelationID) {
 			return vYes
 		}
