@@ -264,15 +264,19 @@ type stream struct {
 
 func (s *stream) decoder() *decode.Conn {
 	if s.conn == nil {
-		// The decoder's events pass through the tlsStream, when there is
-		// one, which marks those of a decrypted connection.
-		var sink decode.Sink = s.tls
-		if s.tls == nil {
-			sink = s.env.sink
-		}
-		s.conn = s.env.dec.NewConn(&s.id, s.fromStart, sink) // the Conn's from now on
+		s.newDecoder() // apart, so that decoder is inlined
 	}
 	return s.conn
+}
+
+func (s *stream) newDecoder() {
+	// The decoder's events pass through the tlsStream, when there is one,
+	// which marks those of a decrypted connection.
+	var sink decode.Sink = s.tls
+	if s.tls == nil {
+		sink = s.env.sink
+	}
+	s.conn = s.env.dec.NewConn(&s.id, s.fromStart, sink) // the Conn's from now on
 }
 
 func dir(s reassembly.Side) decode.Dir {
