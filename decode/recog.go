@@ -200,6 +200,17 @@ func (c *Conn) replay() {
 		c.Feed(h.dir, k.bytes[h.dir][off[h.dir]:off[h.dir]+h.n], h.at)
 		off[h.dir] += h.n
 	}
+	// The first frames were buffered (the connection was not Kafka's yet
+	// when they were fed): a half between frames lets that buffer go, as
+	// the frames to come most often arrive whole and need none.
+	for i := range c.halves {
+		if h := &c.halves[i]; h.st == stSize && h.sizeN == 0 {
+			h.buf = nil
+			if h.role == reqHalf {
+				c.hdr.ClientID = nil // it pointed into that buffer
+			}
+		}
+	}
 }
 
 // holdSkip holds a snap-length cut while the connection is judged (SPEC.md

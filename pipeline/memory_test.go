@@ -54,7 +54,7 @@ func TestOpenConnectionMemory(t *testing.T) {
 		max   uint64
 	}{
 		{name: "SYN only", max: 120},
-		{name: "one request, recognised by content", first: req, max: 620},
+		{name: "one request, recognised by content", first: req, max: 590},
 		{name: "one request, on a port", opts: Options{Ports: []uint16{9092}}, first: req, max: 590},
 	}
 	for _, tt := range tests {
