@@ -663,11 +663,7 @@ func (c *Conn) wholeFrame(h *half, f []byte, at Meta) {
 	c.headDone(h, at)
 	h.got = h.size
 	c.finish(h, at)
-	// Keep neither the caller's bytes nor a pointer into them.
-	h.buf = own[:0]
-	if h.role == reqHalf {
-		c.hdr.ClientID = nil // the header is the request half's
-	}
+	h.buf = own[:0] // keep no pointer into the caller's bytes (nor does finish)
 }
 
 // startFrame checks the size just read, before a byte of the frame is
@@ -1030,6 +1026,11 @@ func (c *Conn) finish(h *half, at Meta) {
 	h.buf = h.buf[:0]
 	if cap(h.buf) > keepBuf {
 		h.buf = nil // do not keep a long header's or an identity body's buffer
+	}
+	if h.role == reqHalf {
+		// The header was emitted: its client ID, which points into the
+		// frame's bytes, keeps neither them nor a buffer let go alive.
+		c.hdr.ClientID = nil
 	}
 }
 

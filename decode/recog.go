@@ -206,9 +206,6 @@ func (c *Conn) replay() {
 	for i := range c.halves {
 		if h := &c.halves[i]; h.st == stSize && h.sizeN == 0 {
 			h.buf = nil
-			if h.role == reqHalf {
-				c.hdr.ClientID = nil // it pointed into that buffer
-			}
 		}
 	}
 }
