@@ -160,19 +160,23 @@ func RequestHeaderVersion(key, ver int16) (int8, bool) {
 	if a == nil {
 		return 0, false
 	}
-	return a.requestHeaderVersion(key, ver), true
+	req, _ := a.headerVersions(key, ver)
+	return req, true
 }
 
-// requestHeaderVersion is RequestHeaderVersion for a known key's a, for a
-// caller that has looked a up already (each look-up is a sync.Once).
-func (a *apiInfo) requestHeaderVersion(key, ver int16) int8 {
+// headerVersions returns RequestHeaderVersion and ResponseHeaderVersion for
+// a known key's a, for a caller that has looked a up already: the request
+// decoder, which keeps both with the request.
+func (a *apiInfo) headerVersions(key, ver int16) (req, resp int8) {
 	switch {
 	case key == keyControlledShutdown && ver == 0:
-		return 0
-	case a.isFlexible(ver):
-		return 2
+		return 0, 0
+	case !a.isFlexible(ver):
+		return 1, 0
+	case key == keyAPIVersions:
+		return 2, 0
 	}
-	return 1
+	return 2, 1
 }
 
 // ResponseHeaderVersion returns the response header version (0 or 1) that
@@ -181,10 +185,11 @@ func (a *apiInfo) requestHeaderVersion(key, ver int16) int8 {
 // read the answer before it knows what the broker supports).
 func ResponseHeaderVersion(key, ver int16) int8 {
 	a := lookupAPI(key)
-	if a == nil || key == keyAPIVersions || !a.isFlexible(ver) {
+	if a == nil {
 		return 0
 	}
-	return 1
+	_, resp := a.headerVersions(key, ver)
+	return resp
 }
 
 // kafkaSpelling turns kmsg's names into Kafka's own (its message schemas,

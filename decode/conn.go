@@ -92,24 +92,26 @@ const (
 )
 
 // half is the decoder state of one direction. Fields used for every frame
-// come first, so that a frame touches few cache lines of it.
+// come first, so that a frame touches few cache lines of it. A half is
+// kept for each direction of every open connection: what few of them need
+// is behind x, and what only the request half (the parsed header) or the
+// response half (the request answered) needs is in the Conn.
 type half struct {
-	role int // reqHalf or respHalf
+	role uint8 // reqHalf or respHalf
 	st   stage
 	raw  bool // raw SASL tokens expected on this half
-
+	kind frameKind
+	// walking: the header's tag walk stopped short (its progress is in
+	// x.walk, when x is set; see headDone)
+	walking bool
+	sizeN   uint8
 	sizeBuf [4]byte
-	sizeN   int
+	pre     [3]byte // first bytes of the half, for the TLS tests
 
 	size int // current frame's size (bytes after the int32)
 	got  int // bytes of the current frame consumed so far
 	need int // bytes of the frame buffered before the next parse attempt
 
-	kind frameKind
-	// walking: the header's tag walk stopped short in walk (kept here,
-	// beside the fields every frame touches, so that a header parsed
-	// whole never touches walk)
-	walking bool
 	// cutAt is 1 + the offset in the frame of its first byte the snap
 	// length cut (see cut.go); 0 if none was.
 	cutAt int
@@ -117,12 +119,15 @@ type half struct {
 	// seen counts bytes fed to this half.
 	seen int64
 
-	corr int32
-	req  inflight      // frResponse: the request answered
-	hdr  RequestHeader // frRequest: parsed header (ClientID re-pointed at emission)
-	walk tagWalk       // stHead: the header's tag walk so far
+	x *halfRare // nil until needed
+}
 
-	detail string // frBad: why
+// halfRare is what a half needs only now and then, allocated the first
+// time: the resync buffers (a connection joined mid-stream, or after a
+// loss), the tag walk of a long header in pieces, a bad frame's reason.
+type halfRare struct {
+	walk   tagWalk // stHead: the header's tag walk so far
+	detail string  // frBad: why
 	// scan and spare are the resync buffers, used in turn (see scanFeed).
 	scan, spare []byte
 	// scanAt is the packet that completed the frame held in scan, once one
@@ -130,79 +135,138 @@ type half struct {
 	scanAt Meta
 	// probed counts bytes rejected by scanning while the connection is probed.
 	probed int64
+}
 
-	pre [3]byte // first bytes of the half, for the TLS tests
+// rare returns h.x, allocated if need be.
+func (h *half) rare() *halfRare { return ensure(&h.x) }
+
+// ensure returns *p, allocated if need be: the state a Conn keeps behind
+// a pointer until it needs it.
+func ensure[T any](p **T) *T {
+	if *p == nil {
+		*p = new(T)
+	}
+	return *p
 }
 
 // Conn decodes one TCP connection. It is not safe for concurrent use.
-// Fields used for every frame come first (see half).
+// Fields used for every frame come first (see half). One is kept for
+// every open connection: what few connections need is behind x.
 type Conn struct {
 	state   ConnState
 	closed  bool
 	partial bool
+	// fromStart: the SYN or SYN-ACK was seen.
+	fromStart bool
+	swapped   uint8 // 1 when Client and Broker of id were swapped
+	// named: the last request candidate found had a printable client ID
+	// of minNamed bytes or more (see accept).
+	named bool
+	// judged: a connection seen from its start without --port was judged
+	// (recog.go); cand holds its first bytes until then.
+	judged bool
+	// quiet: a connection joined mid-stream was taken for Kafka at
+	// x.quietAt (scan.go's accept) but says so only when its first request
+	// or response is whole (announce).
+	quiet bool
+	// lastCorr is the correlation ID of the last request (once there was
+	// one: haveCorr): clients number a connection's requests upwards, so
+	// after a gap it tells a real request header from bytes that look like
+	// one.
+	lastCorr int32
+	// corr: the response half's frResponse, the frame's correlation ID
+	// (req is the request it answers).
+	corr int32
+	// d holds what the Conns of one goroutine share: the options and the
+	// Event handed to the sinks.
+	d    *Decoder
+	sink Sink
+	seq  uint64
+
+	pending pendingSet
+	halves  [2]half
+	// hdr: the request half's frRequest, its parsed header (ClientID
+	// re-pointed at emission).
+	hdr RequestHeader
+	// req: the response half's frResponse, the request answered.
+	req inflight
+
+	// id is the caller's (Decoder.NewConn): the Conn swaps its Client and
+	// Broker when it finds the requests flowing the other way.
+	id *ConnID
+
+	// slot is the sink's (Event.Slot).
+	slot any
+	cand *cand
+	x    *connRare // nil until needed
+}
+
+// connRare is what a connection needs only now and then, allocated the
+// first time: losses and cuts before it was recognised as Kafka, raw SASL
+// after a SaslHandshake v0, when a connection joined mid-stream was taken
+// for Kafka.
+type connRare struct {
 	// earlyGaps and earlyGapBytes: losses before the connection was
 	// recognised as Kafka, reported when it is; earlyCuts likewise counts
 	// the packets the snap length cut, by Dir.
 	earlyGaps     int
 	earlyGapBytes int64
 	earlyCuts     [2]int
-	fromStart     bool
-	// evPDU: c.ev's fields other than those beginPDU writes are zero, or
-	// Conn, Slot and FromStart (which do not change while it is set), so a
-	// request or response event need not clear the whole Event again.
-	evPDU   bool
-	swapped int // 1 when Client and Broker of id were swapped
-	sink    Sink
-	seq     uint64
-	// lastCorr is the correlation ID of the last request (haveCorr once
-	// there was one): clients number a connection's requests upwards, so
-	// after a gap it tells a real request header from bytes that look like
-	// one.
-	lastCorr int32
-	haveCorr bool
-	// named: the last request candidate found had a printable client ID
-	// of minNamed bytes or more (see accept).
-	named    bool
-	rawBytes int64 // of raw SASL tokens skipped, not yet reported
-	opts     Options
-
-	pending pendingSet
-	halves  [2]half
-	ev      Event
-
-	id ConnID
-
 	// raw SASL (after a successful SaslHandshake v0)
 	rawSeq     uint64 // requests numbered above this were sent after raw mode began
-	rawEmitted bool
+	rawBytes   int64  // of raw SASL tokens skipped, not yet reported
 	rawClient  []byte // client ID of the handshake request
 	rawNull    bool
-
-	// slot is the sink's (Event.Slot).
-	slot any
-
-	// judged: a connection seen from its start without --port was judged
-	// (recog.go); cand holds its first bytes until then.
-	judged bool
-	cand   *cand
-	// quiet: a connection joined mid-stream was taken for Kafka at quietAt
-	// (scan.go's accept) but says so only when its first request or
-	// response is whole (announce).
-	quiet   bool
-	quietAt Meta
+	rawEmitted bool
+	quietAt    Meta
 }
 
-// NewConn returns a decoder for one connection. fromStart says whether the
-// SYN or SYN-ACK was seen: the streams then start on frame boundaries.
-func NewConn(id ConnID, fromStart bool, opts Options, sink Sink) *Conn {
+// haveCorr reports whether a request was seen, whose correlation ID is
+// lastCorr.
+func (c *Conn) haveCorr() bool { return c.seq > 0 }
+
+// rare returns c.x, allocated if need be.
+func (c *Conn) rare() *connRare { return ensure(&c.x) }
+
+// Decoder is what the Conns used by one goroutine share: their Options,
+// and the one Event they hand to their sinks in turn (a connection's
+// decoder holds no Event of its own: at a hundred thousand connections
+// that was a third of its memory). Its Conns must all be used by the same
+// goroutine, as their sinks are called while the Event is filled.
+type Decoder struct {
+	opts Options
+	ev   Event
+	// walk is a request header's tag walk while headDone parses it; a
+	// walk that stops short is kept in its half (halfRare).
+	walk tagWalk
+	// evPDU: the Conn whose request or response ev last was, while ev's
+	// fields other than those beginPDU writes are zero, or Conn, Slot and
+	// FromStart, which do not change while it is set: its next request or
+	// response event need not clear the whole Event again (see beginPDU).
+	evPDU *Conn
+}
+
+// NewDecoder returns a Decoder whose Conns decode with opts.
+func NewDecoder(opts Options) *Decoder {
 	if opts.MaxFrame <= 0 {
 		opts.MaxFrame = DefaultMaxFrame
 	}
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = DefaultMaxInFlight
 	}
-	c := &Conn{id: id, fromStart: fromStart, opts: opts, sink: sink}
-	c.pending.init(opts.MaxInFlight)
+	return &Decoder{opts: opts}
+}
+
+// NewConn returns a decoder for one connection. fromStart says whether the
+// SYN or SYN-ACK was seen: the streams then start on frame boundaries.
+//
+// id is kept, not copied (the caller holds the connection's ID already: a
+// copy would be 72 bytes more per open connection): the caller must not
+// change *id while the Conn is used, and the Conn swaps its Client and
+// Broker when it finds the requests flowing the other way (ID).
+func (d *Decoder) NewConn(id *ConnID, fromStart bool, sink Sink) *Conn {
+	c := &Conn{id: id, fromStart: fromStart, d: d, sink: sink}
+	c.pending.init(d.opts.MaxInFlight)
 	c.halves[reqHalf].role = reqHalf
 	c.halves[respHalf].role = respHalf
 	if !fromStart {
@@ -215,9 +279,15 @@ func NewConn(id ConnID, fromStart bool, opts Options, sink Sink) *Conn {
 	return c
 }
 
+// NewConn returns a decoder for one connection with a Decoder of its own
+// (see Decoder.NewConn).
+func NewConn(id ConnID, fromStart bool, opts Options, sink Sink) *Conn {
+	return NewDecoder(opts).NewConn(&id, fromStart, sink)
+}
+
 // ID returns the connection's ID, with Client and Broker swapped when the
 // decoder found the requests flowing the other way.
-func (c *Conn) ID() ConnID { return c.id }
+func (c *Conn) ID() ConnID { return *c.id }
 
 // State returns what the decoder concluded about the connection so far.
 func (c *Conn) State() ConnState { return c.state }
@@ -226,7 +296,7 @@ func (c *Conn) State() ConnState { return c.state }
 // Options.MaxInFlight requests were already awaiting an answer.
 func (c *Conn) InFlightDropped() uint64 { return c.pending.dropped }
 
-func (c *Conn) halfFor(dir Dir) *half { return &c.halves[int(dir)^c.swapped] }
+func (c *Conn) halfFor(dir Dir) *half { return &c.halves[int(dir)^int(c.swapped)] }
 
 // Feed decodes bytes that arrived on dir; at is the packet that carried
 // them. p is only read during the call.
@@ -236,6 +306,12 @@ func (c *Conn) Feed(dir Dir, p []byte, at Meta) {
 		// connection already recognised.
 		h := c.halfFor(dir)
 		h.seen += int64(len(p))
+		if h.st == stSize && h.sizeN == 0 {
+			// Whole frames, most often all of p: process is not needed.
+			if p = c.wholeFrames(h, p, at); len(p) == 0 {
+				return
+			}
+		}
 		c.process(h, p, at)
 		return
 	}
@@ -246,7 +322,7 @@ func (c *Conn) Feed(dir Dir, p []byte, at Meta) {
 		c.holdFeed(dir, p, at)
 		return
 	}
-	if c.state == StateProbing && c.opts.AssumeKafka && !c.mayBeTLS(dir, p) {
+	if c.state == StateProbing && c.d.opts.AssumeKafka && !c.mayBeTLS(dir, p) {
 		c.recognise(at)
 	}
 	h := c.halfFor(dir)
@@ -254,8 +330,8 @@ func (c *Conn) Feed(dir Dir, p []byte, at Meta) {
 		c.state = StateTLS
 		c.halves[reqHalf].st, c.halves[respHalf].st = stDead, stDead
 		c.begin(KindCoverage, at)
-		c.ev.Coverage = TLSConnection
-		c.ev.Detail = "client's first bytes are a TLS record"
+		c.d.ev.Coverage = TLSConnection
+		c.d.ev.Detail = "client's first bytes are a TLS record"
 		c.emit()
 		return
 	}
@@ -322,7 +398,7 @@ func (c *Conn) Gap(dir Dir, lost int, at Meta) {
 		c.holdGap(dir, lost, at)
 		return
 	}
-	if c.state == StateProbing && c.opts.AssumeKafka && (c.fromStart || c.halfFor(ClientToBroker).seen >= 3) {
+	if c.state == StateProbing && c.d.opts.AssumeKafka && (c.fromStart || c.halfFor(ClientToBroker).seen >= 3) {
 		c.recognise(at)
 	}
 	h := c.halfFor(dir)
@@ -332,8 +408,9 @@ func (c *Conn) Gap(dir Dir, lost int, at Meta) {
 	} else {
 		// Nothing is reported before the connection is known to be Kafka;
 		// the loss is, once it is (recognise).
-		c.earlyGaps++
-		c.earlyGapBytes += int64(lost)
+		x := c.rare()
+		x.earlyGaps++
+		x.earlyGapBytes += int64(lost)
 	}
 	if h.st == stSkip && lost > 0 && lost < h.size-h.got {
 		// The hole is inside a body nobody reads: the frame's length still
@@ -349,7 +426,7 @@ func (c *Conn) Gap(dir Dir, lost int, at Meta) {
 // of bytes cut is unknown.
 func (c *Conn) Truncated(dir Dir, at Meta) {
 	if (c.state == StateProbing || c.quiet) && !c.closed {
-		c.earlyCuts[dir]++ // reported if and when the connection is announced as Kafka
+		c.rare().earlyCuts[dir]++ // reported if and when the connection is announced as Kafka
 		return
 	}
 	if c.closed || c.state != StateKafka {
@@ -360,8 +437,8 @@ func (c *Conn) Truncated(dir Dir, at Meta) {
 
 func (c *Conn) truncated(dir Dir, at Meta) {
 	c.begin(KindCoverage, at)
-	c.ev.Coverage = TruncatedPacket
-	c.ev.Detail = "packet cut by the capture's snap length on " + dir.String()
+	c.d.ev.Coverage = TruncatedPacket
+	c.d.ev.Detail = "packet cut by the capture's snap length on " + dir.String()
 	c.emit()
 }
 
@@ -379,7 +456,7 @@ func (c *Conn) Close(at Meta) {
 		c.settle()
 	}
 	c.closed = true
-	if c.quiet || c.state == StateProbing && !c.opts.AssumeKafka && c.halves[reqHalf].seen+c.halves[respHalf].seen > 0 {
+	if c.quiet || c.state == StateProbing && !c.d.opts.AssumeKafka && c.halves[reqHalf].seen+c.halves[respHalf].seen > 0 {
 		// Bytes came and none was found to be Kafka's.
 		c.giveUp()
 	}
@@ -395,7 +472,7 @@ func (c *Conn) Close(at Meta) {
 // taken for it: its first request or response is whole.
 func (c *Conn) announce() {
 	c.quiet = false
-	c.recognise(c.quietAt)
+	c.recognise(c.x.quietAt)
 }
 
 // recognise moves a probing connection to StateKafka and announces it.
@@ -405,17 +482,17 @@ func (c *Conn) recognise(at Meta) {
 	c.emit()
 	if !c.fromStart {
 		c.begin(KindCoverage, at)
-		c.ev.Coverage = MidstreamJoin
-		c.ev.Detail = "connection joined mid-stream"
+		c.d.ev.Coverage = MidstreamJoin
+		c.d.ev.Detail = "connection joined mid-stream"
 		c.emit()
 	}
-	if c.earlyGaps > 0 {
+	if c.x != nil && c.x.earlyGaps > 0 {
 		// Lost before the first request was found (the first request
 		// itself, perhaps): one gap for all of them.
 		c.begin(KindCoverage, at)
-		c.ev.Coverage = StreamGap
-		c.ev.Bytes = c.earlyGapBytes
-		c.ev.Detail = "bytes lost before the connection was recognised as Kafka"
+		c.d.ev.Coverage = StreamGap
+		c.d.ev.Bytes = c.x.earlyGapBytes
+		c.d.ev.Detail = "bytes lost before the connection was recognised as Kafka"
 		c.emit()
 	}
 	c.flushEarlyCuts(at)
@@ -426,45 +503,75 @@ func (c *Conn) resync(h *half) {
 	h.st = stScan
 	h.sizeN = 0
 	h.buf = h.buf[:0]
-	h.scan = h.scan[:0]
+	if h.x != nil {
+		h.x.scan = h.x.scan[:0]
+	}
 	h.kind = frNone
 	c.partial = true
 }
 
 // begin starts a new event with the fields every event carries.
 func (c *Conn) begin(k Kind, at Meta) {
-	c.ev = Event{Kind: k, Conn: c.id, Slot: &c.slot, Frame: at.Frame, Time: at.Time, FromStart: c.fromStart, Partial: c.partial}
-	c.evPDU = false
+	c.d.ev = Event{Kind: k, Conn: *c.id, Slot: &c.slot, Frame: at.Frame, Time: at.Time, FromStart: c.fromStart, Partial: c.partial}
+	c.d.evPDU = nil
 }
 
-// beginPDU starts a request or response event. It is begin without
+// beginPDU starts a request or response event (for requestEvent and
+// responseEvent, which write every header field). It is begin without
 // clearing the whole Event (a few hundred bytes) when only header fields
-// were written since the last clear: those it writes all, the caller then
-// sets what differs from zero. Body, Coverage, Detail and Bytes must be
-// zero when evPDU is set (a decoded body clears evPDU), and Conn, Slot and
-// FromStart as begin wrote them (a swap of client and broker clears it).
-func (c *Conn) beginPDU(k Kind, at Meta) {
-	if !c.evPDU {
-		c.ev = Event{Conn: c.id, Slot: &c.slot, FromStart: c.fromStart}
-		c.evPDU = true
+// were written since the last clear, which evPDU says: Body, Coverage,
+// Detail and Bytes must be zero when it is set (a decoded body clears it),
+// and Conn, Slot and FromStart as begin wrote them for evPDU's Conn (a swap
+// of client and broker clears it). The Decoder's Conns take turns: another
+// Conn's request or response leaves only those to write.
+func (c *Conn) beginPDU(k Kind, at Meta) *Event {
+	e := &c.d.ev
+	if c.d.evPDU != c {
+		if c.d.evPDU == nil {
+			*e = Event{}
+		}
+		// Decrypted: the pipeline's TLS layer marks the events of a
+		// decrypted connection (pipeline/tls.go), as they pass.
+		e.Conn, e.Slot, e.FromStart, e.Decrypted = *c.id, &c.slot, c.fromStart, false
+		c.d.evPDU = c
 	}
-	e := &c.ev
 	e.Kind, e.Frame, e.Time, e.Partial = k, at.Frame, at.Time, c.partial
-	e.APIKey, e.APIVersion, e.HeaderVersion, e.CorrelationID, e.Size = 0, 0, 0, 0, 0
+	e.Cut = CutNone
+	return e
+}
+
+// requestEvent starts the event of the request whose header c.hdr holds,
+// a frame of size bytes.
+func (c *Conn) requestEvent(size int, at Meta) {
+	hd := &c.hdr
+	e := c.beginPDU(KindRequest, at)
+	e.APIKey, e.APIVersion, e.HeaderVersion = APIKey(hd.APIKey), hd.APIVersion, hd.HeaderVersion
+	e.CorrelationID, e.Size = hd.CorrelationID, int32(size)
+	e.ClientID, e.ClientIDNull = hd.ClientID, hd.ClientIDNull
+	e.InstanceID, e.HasInstanceID, e.TagProblem = hd.InstanceID, hd.HasInstanceID, hd.TagProblem
+	e.RequestFrame, e.RequestAmbiguous = 0, false
+}
+
+// responseEvent starts the event of the response whose correlation ID is
+// c.corr, answering c.req, a frame of size bytes.
+func (c *Conn) responseEvent(size int, at Meta) {
+	r := &c.req
+	e := c.beginPDU(KindResponse, at)
+	e.APIKey, e.APIVersion, e.HeaderVersion = APIKey(r.key), r.ver, r.respHV
+	e.CorrelationID, e.Size = c.corr, int32(size)
 	e.ClientID, e.ClientIDNull = nil, false
 	e.InstanceID, e.HasInstanceID, e.TagProblem = UUID{}, false, TagOK
-	e.RequestFrame, e.RequestAmbiguous = 0, false
-	e.Cut = CutNone
+	e.RequestFrame, e.RequestAmbiguous = r.frame, r.reused
 }
 
 // emit hands the event to the sink. Nothing is said about a connection
 // before it is recognised as Kafka, except that it is TLS.
 func (c *Conn) emit() {
-	if c.state != StateKafka && !(c.state == StateTLS && c.ev.Coverage == TLSConnection) {
+	if c.state != StateKafka && !(c.state == StateTLS && c.d.ev.Coverage == TLSConnection) {
 		return
 	}
 	if c.sink != nil {
-		c.sink.Event(&c.ev)
+		c.sink.Event(&c.d.ev)
 	}
 }
 
@@ -486,7 +593,7 @@ func (c *Conn) process(h *half, p []byte, at Meta) {
 				p = p[4:]
 			} else {
 				n := copy(h.sizeBuf[h.sizeN:], p)
-				h.sizeN += n
+				h.sizeN += uint8(n)
 				p = p[n:]
 				if h.sizeN < 4 {
 					return
@@ -510,8 +617,8 @@ func (c *Conn) process(h *half, p []byte, at Meta) {
 				// header of many tags is parsed once a packet, not once a
 				// tag.
 				want = max(want, min(h.size, headChunk))
-				if h.walking && h.walk.on {
-					want = max(want, min(h.size, maxHeader, h.walk.off+2*int(min(h.walk.left, maxHeader))))
+				if w := h.x; h.walking && w != nil && w.walk.on {
+					want = max(want, min(h.size, maxHeader, w.walk.off+2*int(min(w.walk.left, maxHeader))))
 					if c := want; cap(h.buf) < c {
 						if c > keepBuf {
 							// A header that long: its room, once, rather
@@ -558,9 +665,7 @@ func (c *Conn) wholeFrame(h *half, f []byte, at Meta) {
 	c.headDone(h, at)
 	h.got = h.size
 	c.finish(h, at)
-	// Keep neither the caller's bytes nor a pointer into them.
-	h.buf = own[:0]
-	h.hdr.ClientID = nil
+	h.buf = own[:0] // keep no pointer into the caller's bytes (nor does finish)
 }
 
 // startFrame checks the size just read, before a byte of the frame is
@@ -576,16 +681,16 @@ func (c *Conn) startFrame(h *half, p []byte, at Meta) []byte {
 	if h.raw {
 		lo = 0 // SASL tokens may be empty
 	}
-	if size < lo || size > c.opts.MaxFrame {
-		if c.state == StateProbing && !c.opts.AssumeKafka && h.role == reqHalf {
+	if size < lo || size > c.d.opts.MaxFrame {
+		if c.state == StateProbing && !c.d.opts.AssumeKafka && h.role == reqHalf {
 			c.giveUp()
 			return nil
 		}
 		if c.state == StateKafka {
 			c.begin(KindCoverage, at)
-			c.ev.Coverage = FramingError
-			c.ev.Size = size
-			c.ev.Detail = sizeDetail(size, h.sizeBuf, h.role)
+			c.d.ev.Coverage = FramingError
+			c.d.ev.Size = size
+			c.d.ev.Detail = sizeDetail(size, h.sizeBuf, h.role)
 			c.emit()
 		}
 		var again [3]byte
@@ -613,7 +718,6 @@ func (h *half) begin(size int) {
 	h.buf = h.buf[:0]
 	h.kind = frNone
 	h.cutAt = 0
-	h.detail = ""
 	h.st = stHead
 	if h.role == reqHalf {
 		h.need = min(10, h.size)
@@ -629,25 +733,66 @@ func (h *half) begin(size int) {
 // the size, startFrame, wholeFrame) without their generic tests, and
 // returns the rest of p, a frame's start still.
 func (c *Conn) wholeFrames(h *half, p []byte, at Meta) []byte {
-	lo := 8
+	lo, maxSize := int32(8), min(c.d.opts.MaxFrame, maxHeader)
 	if h.role == respHalf {
 		lo = 4
 	}
 	for len(p) >= 4 && h.st == stSize && h.sizeN == 0 && c.state == StateKafka && !h.raw {
 		size := int32(binary.BigEndian.Uint32(p))
-		if size < int32(lo) || size > c.opts.MaxFrame || size > maxHeader || int(size) > len(p)-4 {
+		if size < lo || size > maxSize || int(size) > len(p)-4 {
 			break // startFrame judges it, or it lies in more than p
 		}
-		h.sizeBuf = [4]byte(p)
-		h.begin(int(size))
 		n := 4 + int(size)
-		c.wholeFrame(h, p[4:n:n], at)
+		f := p[4:n:n]
 		p = p[n:]
+		if h.role == reqHalf && c.quickRequest(f, at) || h.role == respHalf && c.quickResponse(f, at) {
+			continue
+		}
+		binary.BigEndian.PutUint32(h.sizeBuf[:], uint32(size))
+		h.begin(int(size))
+		c.wholeFrame(h, f, at)
 	}
 	return p
 }
 
-func sizeDetail(size int32, b [4]byte, role int) string {
+// quickRequest decodes f, a request frame held whole, in the steady state's
+// common case: no identity body, a header that parses, the connection
+// announced. It does for f what wholeFrame (headDone, finish, emitRequest)
+// would, without the half's state for a frame in pieces, which stays as
+// between frames; for any other frame it returns false, and wholeFrame
+// decodes it (parsing its header again: they are rare).
+func (c *Conn) quickRequest(f []byte, at Meta) bool {
+	if c.quiet || codecFor(int16(binary.BigEndian.Uint16(f))).request != nil {
+		return false
+	}
+	if _, err := parseReqHeader(f, len(f), &c.hdr, c.d.opts.HeaderV3, nil); err != nil {
+		return false // a framing error
+	}
+	c.requestEvent(len(f), at)
+	c.request(at)
+	c.hdr.ClientID = nil // keep no pointer into the caller's bytes
+	return true
+}
+
+// quickResponse is quickRequest for a response frame f: one that answers a
+// request awaiting it, with no identity body.
+func (c *Conn) quickResponse(f []byte, at Meta) bool {
+	corr := int32(binary.BigEndian.Uint32(f))
+	r, ok := c.pending.get(corr)
+	if !ok || c.quiet || codecFor(r.key).response != nil {
+		return false
+	}
+	c.pending.take(corr)
+	c.corr, c.req = corr, r
+	c.responseEvent(len(f), at)
+	c.emit()
+	if c.x != nil {
+		c.flushRaw(at) // as finish does after a response: raw SASL tokens that came before it
+	}
+	return true
+}
+
+func sizeDetail(size int32, b [4]byte, role uint8) string {
 	s := string(b[:])
 	if role == reqHalf && (s == "GET " || s == "POST" || s == "HTTP" || s == "PUT " || s == "HEAD") {
 		return fmt.Sprintf("frame size %d out of range: looks like HTTP", size)
@@ -664,7 +809,7 @@ func (c *Conn) giveUp() {
 	c.halves[reqHalf].st = stDead
 	c.halves[respHalf].st = stDead
 	c.halves[reqHalf].buf, c.halves[respHalf].buf = nil, nil
-	c.halves[reqHalf].scan, c.halves[respHalf].scan = nil, nil
+	c.halves[reqHalf].x, c.halves[respHalf].x = nil, nil
 }
 
 // headDone runs when h.buf holds h.need bytes in stHead.
@@ -675,19 +820,26 @@ func (c *Conn) headDone(h *half, at Meta) {
 	}
 	var w *tagWalk // a header in pieces: its tag walk resumes (header.go)
 	if h.walking || len(h.buf) < h.size {
-		if !h.walking {
-			h.walk.on = false // this frame's first parse
+		if h.walking && h.x != nil {
+			w = &h.x.walk
+		} else {
+			// This frame's first parse, or one whose walk did not reach
+			// the tags: the Decoder's, kept in h.x only if it stops short.
+			w = &c.d.walk
+			w.on = false
 		}
-		w = &h.walk
 	}
-	need, err := parseReqHeader(h.buf, h.size, &h.hdr, c.opts.HeaderV3, w)
+	need, err := parseReqHeader(h.buf, h.size, &c.hdr, c.d.opts.HeaderV3, w)
 	h.walking = need > 0
+	if h.walking && w == &c.d.walk && (w.on || h.x != nil) {
+		h.rare().walk = *w
+	}
 	if need > 0 && need <= maxHeader {
 		h.need = need
 		return
 	}
 	if h.raw {
-		if need > 0 || err != nil || !c.rawExit(&h.hdr) {
+		if need > 0 || err != nil || !c.rawExit(&c.hdr) {
 			h.kind = frRawToken
 			h.st = stSkip
 			return
@@ -712,7 +864,7 @@ func (c *Conn) headDone(h *half, at Meta) {
 		return
 	}
 	h.kind = frRequest
-	c.bodyOrSkip(h, h.hdr.APIKey, false)
+	c.bodyOrSkip(h, c.hdr.APIKey, false)
 }
 
 // bodyOrSkip holds the rest of the frame, as far as its identity fields
@@ -721,7 +873,7 @@ func (c *Conn) headDone(h *half, at Meta) {
 func (c *Conn) bodyOrSkip(h *half, key int16, response bool) {
 	codec := codecFor(key)
 	decode := codec.request != nil
-	start := h.hdr.Len
+	start := c.hdr.Len
 	if response {
 		decode, start = codec.response != nil, 4
 	}
@@ -764,12 +916,12 @@ func (h *half) hold() {
 // > 0 asks for the frame's first need bytes; bad: they do not parse, or a
 // response header's tagged fields overrun the frame or pass maxHeader.
 func (c *Conn) identity(h *half, out *Body) (off, end, need int, bad bool) {
-	key, ver, off := h.hdr.APIKey, h.hdr.APIVersion, h.hdr.Len
+	key, ver, off := c.hdr.APIKey, c.hdr.APIVersion, c.hdr.Len
 	l := codecFor(key).request
 	if h.role == respHalf {
-		key, ver, off = h.req.key, h.req.ver, 4
+		key, ver, off = c.req.key, c.req.ver, 4
 		l = codecFor(key).response
-		if ResponseHeaderVersion(key, ver) == 1 {
+		if c.req.respHV == 1 {
 			tagsEnd, need, problem := parseTags(h.buf, off, h.size, nil, nil)
 			switch {
 			case need > maxHeader, need == 0 && problem == TagOverrun:
@@ -807,7 +959,7 @@ func headerDetail(err error, b []byte) string {
 // header is not; a FramingError is reported when it ends.
 func (c *Conn) badFrame(h *half, detail string) {
 	h.kind = frBad
-	h.detail = detail
+	h.rare().detail = detail
 	h.st = stSkip
 }
 
@@ -818,23 +970,23 @@ func (c *Conn) responseHead(h *half) {
 		h.st = stSkip
 		return
 	}
-	h.corr = int32(binary.BigEndian.Uint32(h.buf))
+	c.corr = int32(binary.BigEndian.Uint32(h.buf))
 	if h.raw {
-		r, ok := c.pending.get(h.corr)
-		if !ok || r.seq <= c.rawSeq {
+		r, ok := c.pending.get(c.corr)
+		if !ok || r.seq <= c.x.rawSeq {
 			h.kind = frRawToken
 			h.st = stSkip
 			return
 		}
 		h.raw = false
 	}
-	r, ok := c.pending.take(h.corr)
+	r, ok := c.pending.take(c.corr)
 	if !ok {
 		h.kind = frUnmatched
 		h.st = stSkip
 		return
 	}
-	h.req = r
+	c.req = r
 	h.kind = frResponse
 	c.bodyOrSkip(h, r.key, true)
 }
@@ -849,25 +1001,25 @@ func (c *Conn) finish(h *half, at Meta) {
 		c.emitResponse(h, at)
 	case frUnmatched:
 		c.begin(KindCoverage, at)
-		c.ev.Coverage = UnmatchedResponse
-		c.ev.CorrelationID = h.corr
-		c.ev.Size = int32(h.size)
-		c.ev.Bytes = int64(h.size) + 4
-		c.ev.Detail = "response matches no request"
+		c.d.ev.Coverage = UnmatchedResponse
+		c.d.ev.CorrelationID = c.corr
+		c.d.ev.Size = int32(h.size)
+		c.d.ev.Bytes = int64(h.size) + 4
+		c.d.ev.Detail = "response matches no request"
 		if c.pending.dropped > 0 {
-			c.ev.Detail = fmt.Sprintf("response matches no request (%d requests forgotten past the in-flight cap of %d)", c.pending.dropped, c.opts.MaxInFlight)
+			c.d.ev.Detail = fmt.Sprintf("response matches no request (%d requests forgotten past the in-flight cap of %d)", c.pending.dropped, c.d.opts.MaxInFlight)
 		}
 		c.emit()
 	case frRawToken:
-		c.rawBytes += int64(h.size) + 4
+		c.rare().rawBytes += int64(h.size) + 4
 	case frBad:
 		c.begin(KindCoverage, at)
-		c.ev.Coverage = FramingError
-		c.ev.Size = int32(h.size)
-		c.ev.Detail = h.detail
+		c.d.ev.Coverage = FramingError
+		c.d.ev.Size = int32(h.size)
+		c.d.ev.Detail = h.x.detail
 		c.emit()
 	}
-	if h.role == respHalf && h.kind == frResponse && !c.halves[respHalf].raw && c.rawBytes > 0 {
+	if h.role == respHalf && h.kind == frResponse && !c.halves[respHalf].raw && c.x != nil && c.x.rawBytes > 0 {
 		c.flushRaw(at)
 	}
 	h.kind = frNone
@@ -877,37 +1029,43 @@ func (c *Conn) finish(h *half, at Meta) {
 	if cap(h.buf) > keepBuf {
 		h.buf = nil // do not keep a long header's or an identity body's buffer
 	}
+	if h.role == reqHalf {
+		// The header was emitted: its client ID, which points into the
+		// frame's bytes, keeps neither them nor a buffer let go alive.
+		c.hdr.ClientID = nil
+	}
 }
 
 func (c *Conn) emitRequest(h *half, at Meta) {
 	if c.quiet {
 		c.announce()
 	}
-	hd := &h.hdr
-	c.beginPDU(KindRequest, at)
-	c.ev.APIKey, c.ev.APIVersion = APIKey(hd.APIKey), hd.APIVersion
-	c.ev.HeaderVersion = hd.HeaderVersion
-	c.ev.CorrelationID = hd.CorrelationID
-	c.ev.Size = int32(h.size)
+	hd := &c.hdr
 	if !hd.ClientIDNull {
 		// h.buf may have grown since the header was parsed: re-point.
-		c.ev.ClientID = h.buf[10 : 10+len(hd.ClientID) : 10+len(hd.ClientID)]
+		hd.ClientID = h.buf[10 : 10+len(hd.ClientID) : 10+len(hd.ClientID)]
 	}
-	c.ev.ClientIDNull = hd.ClientIDNull
-	c.ev.InstanceID, c.ev.HasInstanceID = hd.InstanceID, hd.HasInstanceID
-	c.ev.TagProblem = hd.TagProblem
+	c.requestEvent(h.size, at)
 	if h.cutAt != 0 {
 		c.markCut(h)
 	}
 	if codecFor(hd.APIKey).request != nil {
 		c.decodeBody(h)
 	}
+	c.request(at)
+}
+
+// request remembers the request whose event is filled as awaiting its
+// answer, and emits it.
+func (c *Conn) request(at Meta) {
+	hd := &c.hdr
 	c.seq++
-	c.lastCorr, c.haveCorr = hd.CorrelationID, true
-	c.pending.add(hd.CorrelationID, inflight{key: hd.APIKey, ver: hd.APIVersion, frame: at.Frame, seq: c.seq})
+	c.lastCorr = hd.CorrelationID
+	c.pending.add(hd.CorrelationID, inflight{key: hd.APIKey, ver: hd.APIVersion, respHV: hd.respHV, frame: at.Frame, seq: c.seq})
 	if hd.APIKey == keySASLHandshake && hd.APIVersion == 0 {
-		c.rawNull = hd.ClientIDNull
-		c.rawClient = append(c.rawClient[:0], hd.ClientID...)
+		x := c.rare()
+		x.rawNull = hd.ClientIDNull
+		x.rawClient = append(x.rawClient[:0], hd.ClientID...)
 	}
 	c.emit()
 }
@@ -916,21 +1074,16 @@ func (c *Conn) emitResponse(h *half, at Meta) {
 	if c.quiet {
 		c.announce()
 	}
-	r := h.req
-	c.beginPDU(KindResponse, at)
-	c.ev.APIKey, c.ev.APIVersion = APIKey(r.key), r.ver
-	c.ev.HeaderVersion = ResponseHeaderVersion(r.key, r.ver)
-	c.ev.CorrelationID = h.corr
-	c.ev.Size = int32(h.size)
-	c.ev.RequestFrame, c.ev.RequestAmbiguous = r.frame, r.reused // (one line: default.pgo's line offsets)
+	r := c.req
+	c.responseEvent(h.size, at)
 	if codecFor(r.key).response != nil {
 		c.decodeBody(h)
 	}
-	if r.key == keySASLHandshake && r.ver == 0 && c.ev.Body.Decoded && c.ev.Body.ErrorCode == 0 {
+	if r.key == keySASLHandshake && r.ver == 0 && c.d.ev.Body.Decoded && c.d.ev.Body.ErrorCode == 0 {
 		// From now on the client sends raw, length-prefixed SASL tokens.
 		c.halves[reqHalf].raw = true
 		c.halves[respHalf].raw = true
-		c.rawSeq = c.seq
+		c.rare().rawSeq = c.seq
 	}
 	c.emit()
 }
@@ -941,15 +1094,15 @@ func (c *Conn) emitResponse(h *half, at Meta) {
 // parse from a cut frame may have failed on the zeros: it is cut, not in
 // error.
 func (c *Conn) decodeBody(h *half) {
-	c.evPDU = false
-	b := &c.ev.Body
+	c.d.evPDU = nil
+	b := &c.d.ev.Body
 	off, end, need, bad := c.identity(h, b)
 	failed := need > 0 || bad
 	cut := h.cutAt - 1
 	switch {
 	case h.cutAt != 0 && (failed || max(cut, off) < end):
 		*b = Body{}
-		c.ev.Cut = max(c.ev.Cut, CutBody)
+		c.d.ev.Cut = max(c.d.ev.Cut, CutBody)
 	case failed:
 		*b = Body{BodyError: true}
 	default:
@@ -967,9 +1120,9 @@ func (c *Conn) rawExit(hd *RequestHeader) bool {
 		return false
 	}
 	if hd.ClientIDNull {
-		return c.rawNull || hd.HeaderVersion >= 2 && hd.TagProblem == TagOK && c.haveCorr && corrFollows(c.lastCorr, hd.CorrelationID)
+		return c.x.rawNull || hd.HeaderVersion >= 2 && hd.TagProblem == TagOK && c.haveCorr() && corrFollows(c.lastCorr, hd.CorrelationID)
 	}
-	if !c.rawNull && string(hd.ClientID) == string(c.rawClient) {
+	if !c.x.rawNull && string(hd.ClientID) == string(c.x.rawClient) {
 		return true
 	}
 	return printable(hd.ClientID) && len(hd.ClientID) > 0
@@ -977,14 +1130,14 @@ func (c *Conn) rawExit(hd *RequestHeader) bool {
 
 // flushRaw reports the raw SASL tokens skipped, once per connection.
 func (c *Conn) flushRaw(at Meta) {
-	if c.rawEmitted || c.rawBytes == 0 {
+	if c.x == nil || c.x.rawEmitted || c.x.rawBytes == 0 {
 		return
 	}
-	c.rawEmitted = true
+	c.x.rawEmitted = true
 	c.begin(KindCoverage, at)
-	c.ev.Coverage = SASLRawTokens
-	c.ev.Bytes = c.rawBytes
-	c.ev.Detail = "raw SASL tokens after SaslHandshake v0 (skipped, not shown)"
+	c.d.ev.Coverage = SASLRawTokens
+	c.d.ev.Bytes = c.x.rawBytes
+	c.d.ev.Detail = "raw SASL tokens after SaslHandshake v0 (skipped, not shown)"
 	c.emit()
 }
 

@@ -70,7 +70,9 @@ func (c *Conn) Skip(dir Dir, n int, at Meta) {
 		case stScan:
 			// The position was unknown already: the scan starts again
 			// after the cut, with nothing more lost.
-			h.scan = h.scan[:0]
+			if h.x != nil {
+				h.x.scan = h.x.scan[:0]
+			}
 			return
 		default: // stSize: a frame starts in the cut
 			c.cutFraming(h, dir, n, at)
@@ -132,31 +134,34 @@ func (c *Conn) cutFraming(h *half, dir Dir, n int, at Meta) {
 // streamGap reports n bytes lost (a stream-gap).
 func (c *Conn) streamGap(n int, detail string, at Meta) {
 	c.begin(KindCoverage, at)
-	c.ev.Coverage = StreamGap
-	c.ev.Bytes = int64(n)
-	c.ev.Detail = detail
+	c.d.ev.Coverage = StreamGap
+	c.d.ev.Bytes = int64(n)
+	c.d.ev.Detail = detail
 	c.emit()
 }
 
 // markCut sets ev.Cut for a request whose frame the snap length cut.
 func (c *Conn) markCut(h *half) {
 	at := h.cutAt - 1
-	hd := &h.hdr
+	hd := &c.hdr
 	switch {
 	case hd.HeaderVersion >= 1 && at < 10+len(hd.ClientID):
-		c.ev.Cut = CutClientID
+		c.d.ev.Cut = CutClientID
 	case at < hd.Len:
-		c.ev.Cut = CutTags
+		c.d.ev.Cut = CutTags
 	}
 }
 
 // flushEarlyCuts reports the packets the snap length cut before the
 // connection was recognised as Kafka: one truncated-packet each.
 func (c *Conn) flushEarlyCuts(at Meta) {
-	for dir, n := range c.earlyCuts {
+	if c.x == nil {
+		return
+	}
+	for dir, n := range c.x.earlyCuts {
 		for range n {
 			c.truncated(Dir(dir), at)
 		}
-		c.earlyCuts[dir] = 0
+		c.x.earlyCuts[dir] = 0
 	}
 }

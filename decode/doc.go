@@ -16,7 +16,8 @@
 // searched position by position and announced with its first whole frame.
 // A connection given up is StateNotKafka and costs nothing more.
 //
-// Concurrency: a Conn is used by one goroutine at a time; different Conns
+// Concurrency: the Conns of one Decoder (which share its options and the
+// Event they emit) are used by one goroutine; Conns of different Decoders
 // are independent. The package holds no mutable global state (the API
 // version table is built once at init and never written again).
 //
@@ -25,8 +26,10 @@
 // most 66 KiB per direction; a frame's size and header; and of the bodies
 // of the rare APIs it decodes, only their identity fields, bounded by
 // Kafka's own limits: see body.go) and counts down every other byte without
-// buffering it; a frame that one Feed holds whole is parsed where it lies. The *Event handed to the Sink is reused: it and its ClientID slice
-// (which may point into the bytes being fed) are valid only during the Sink
-// call; strings in Body are copies. Raw SASL tokens and SaslAuthenticate
+// buffering it; a frame that one Feed holds whole is parsed where it lies.
+// The *Event handed to the Sink is reused, and shared by the Conns of one
+// Decoder: it and its ClientID slice (which may point into the bytes being
+// fed) are valid only during the Sink call (Event says who relies on it);
+// strings in Body are copies. Raw SASL tokens and SaslAuthenticate
 // bodies are never copied out.
 package decode

@@ -180,11 +180,19 @@ type Body struct {
 }
 
 // Event is one decoded PDU, coverage event or connection boundary. The
-// decoder reuses one Event: it is valid only during the Sink call, and
-// ClientID points into the decoder's buffer or into the bytes being fed.
-// Whoever keeps a value copies it (strings in Body are already copies). A
-// Sink must not modify the Event: the decoder leaves fields it knows to be
-// unchanged in place from one event to the next.
+// decoder reuses one Event, and all the Conns of a Decoder share it: it is
+// valid only during the Sink call, the next event of any of those Conns
+// overwrites it, and ClientID points into the decoder's buffer or into the
+// bytes being fed. Whoever keeps a value copies it (strings in Body are
+// already copies); no sink keeps the *Event past its call. Those of
+// kwatch, as of issue 12: audit reads it during the call (its lazily
+// filled Observation points to it until the next step, which the same
+// call completes), the TUI's recorder and fleet's publisher copy what they
+// keep, output renders it, the pipeline's sharded workers copy it into
+// their batch. A Sink must not modify the Event: the decoder leaves fields
+// it knows to be unchanged in place from one event to the next (only the
+// pipeline's TLS layer sets Decrypted on the events it passes on, which
+// the decoder resets for each Conn).
 type Event struct {
 	Kind  Kind
 	Conn  ConnID

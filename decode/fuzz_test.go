@@ -8,11 +8,15 @@ import (
 )
 
 // FuzzParseRequestHeader: ParseRequestHeader never panics, never reads past
-// its input (the input's capacity is cut to its length), and what it
-// returns lies inside the input.
+// its input (the input's capacity is cut to its length), what it returns
+// lies inside the input, and a flexible header's tags read as parseTags's
+// walk reads them (parseReqHeader reads the usual ones without it).
 func FuzzParseRequestHeader(f *testing.F) {
 	for _, s := range [][]byte{
 		reqHeader(f, 3, 12, 1, strp("app"), []tag{{0, iid[:]}}),
+		reqHeader(f, 3, 12, 1, nil, []tag{{0, iid[:]}}),
+		reqHeader(f, 3, 12, 1, nil, nil),
+		reqHeader(f, 3, 12, 1, nil, []tag{{0, iid[:]}})[:20],
 		reqHeader(f, 3, 12, 1, strp("app"), []tag{{0, iid[:3]}}),
 		reqHeader(f, 3, 12, 1, strp("app"), []tag{{5, nil}, {0, iid[:]}}),
 		reqHeader(f, 3, 12, 1, nil, []tag{{0, iid[:]}, {0, iid[:]}}),
@@ -40,6 +44,18 @@ func FuzzParseRequestHeader(f *testing.F) {
 		}
 		if h.HasInstanceID && h.TagProblem != TagOK {
 			t.Fatal("instance ID with a tag problem")
+		}
+		if h.HeaderVersion < 2 {
+			return
+		}
+		var walked RequestHeader
+		end, _, problem := parseTags(frame, 10+len(h.ClientID), len(frame), &walked, nil)
+		if problem != TagOK {
+			walked.InstanceID, walked.HasInstanceID = UUID{}, false
+		}
+		if end != h.Len || problem != h.TagProblem || walked.InstanceID != h.InstanceID || walked.HasInstanceID != h.HasInstanceID {
+			t.Fatalf("header: Len %d %v instance %v %x; walked: %d %v %v %x",
+				h.Len, h.TagProblem, h.HasInstanceID, h.InstanceID, end, problem, walked.HasInstanceID, walked.InstanceID)
 		}
 	})
 }

@@ -14,7 +14,11 @@ type RequestHeader struct {
 	// HeaderVersion is 0, 1 or 2, chosen from the API key and version
 	// (it is not on the wire).
 	HeaderVersion int8
-	ClientID      []byte
+	// respHV is ResponseHeaderVersion of the API key and version, worked
+	// out with HeaderVersion (the decoder keeps it with the request, so a
+	// response costs no look-up of its API).
+	respHV   int8
+	ClientID []byte
 	// ClientIDNull is true for a null client ID and for v0 headers.
 	ClientIDNull bool
 	// InstanceID is tag 0 (KIP-1313) when well formed; see Event.
@@ -93,7 +97,7 @@ func parseReqHeader(b []byte, frameLen int, h *RequestHeader, v3 func(key, versi
 	if !a.versionOK(h.APIVersion) {
 		return 0, ErrBadVersion
 	}
-	h.HeaderVersion = a.requestHeaderVersion(h.APIKey, h.APIVersion)
+	h.HeaderVersion, h.respHV = a.headerVersions(h.APIKey, h.APIVersion)
 	if v3 != nil && h.HeaderVersion > 0 && v3(h.APIKey, h.APIVersion) {
 		h.HeaderVersion = 3
 	}
@@ -122,6 +126,20 @@ func parseReqHeader(b []byte, frameLen int, h *RequestHeader, v3 func(key, versi
 		h.Len = off
 		return 0, nil
 	}
+	if w == nil || !w.on {
+		// The tags of almost every flexible header: none, or tag 0 alone
+		// with 16 bytes (KIP-1313's instance ID). They read as parseTags
+		// would read them, without its walk.
+		switch {
+		case off < len(b) && b[off] == 0:
+			h.Len = off + 1
+			return 0, nil
+		case off+19 <= len(b) && b[off] == 1 && b[off+1] == 0 && b[off+2] == 16:
+			h.InstanceID, h.HasInstanceID = UUID(b[off+3:off+19]), true
+			h.Len = off + 19
+			return 0, nil
+		}
+	}
 	end, need, problem := parseTags(b, off, frameLen, h, w)
 	if need > 0 {
 		return need, nil
@@ -144,6 +162,9 @@ func parseReqHeader(b []byte, frameLen int, h *RequestHeader, v3 func(key, versi
 // in locals, and w written only when the walk stops short: this runs for
 // every request.)
 func parseTags(b []byte, off, frameLen int, h *RequestHeader, w *tagWalk) (end, need int, problem TagProblem) {
+	if len(b) > frameLen {
+		b = b[:frameLen] // never so at the callers; the loop's fast path relies on it
+	}
 	var left uint64
 	prev := int64(-1)
 	if w != nil && w.on {
@@ -163,19 +184,31 @@ func parseTags(b []byte, off, frameLen int, h *RequestHeader, w *tagWalk) (end, 
 		}
 	}
 	for ; left > 0; left-- {
-		tag, next, need, bad := uvarint(b, off, frameLen)
-		if need > 0 {
-			return suspend(w, h, tagWalk{on: true, off: off, left: left, prev: prev, problem: problem}, need)
+		var tag, size uint64
+		var next int
+		if off >= 0 && off+1 < len(b) && b[off] < 0x80 && b[off+1] < 0x80 {
+			// A tag and a size of one byte each, as in almost every
+			// header: uvarint's loop is not needed.
+			tag, size, next = uint64(b[off]), uint64(b[off+1]), off+2
+		} else {
+			var need int
+			var bad bool
+			tag, next, need, bad = uvarint(b, off, frameLen)
+			if need > 0 {
+				return suspend(w, h, tagWalk{on: true, off: off, left: left, prev: prev, problem: problem}, need)
+			}
+			if bad {
+				return frameLen, 0, TagOverrun
+			}
+			size, next, need, bad = uvarint(b, next, frameLen)
+			if need > 0 {
+				return suspend(w, h, tagWalk{on: true, off: off, left: left, prev: prev, problem: problem}, need)
+			}
+			if bad {
+				return frameLen, 0, TagOverrun
+			}
 		}
-		if bad {
-			return frameLen, 0, TagOverrun
-		}
-		var size uint64
-		size, next, need, bad = uvarint(b, next, frameLen)
-		if need > 0 {
-			return suspend(w, h, tagWalk{on: true, off: off, left: left, prev: prev, problem: problem}, need)
-		}
-		if bad || uint64(frameLen-next) < size {
+		if uint64(frameLen-next) < size {
 			return frameLen, 0, TagOverrun
 		}
 		end := next + int(size)
@@ -191,7 +224,7 @@ func parseTags(b []byte, off, frameLen int, h *RequestHeader, w *tagWalk) (end, 
 		case tag == 0 && size != 16:
 			p = TagBadSize
 		case tag == 0 && h != nil:
-			copy(h.InstanceID[:], b[next:end])
+			h.InstanceID = UUID(b[next:end]) // 16 bytes, as the case above says
 			h.HasInstanceID = true
 		}
 		if problem == TagOK {

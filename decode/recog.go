@@ -94,7 +94,7 @@ const (
 // judging reports whether c holds its bytes for judgement: seen from its
 // start, or joined mid-stream at a TLS handshake record (tlsFirst).
 func (c *Conn) judging() bool {
-	return c.state == StateProbing && (c.fromStart || c.cand != nil) && !c.opts.AssumeKafka && !c.judged
+	return c.state == StateProbing && (c.fromStart || c.cand != nil) && !c.d.opts.AssumeKafka && !c.judged
 }
 
 // tlsFirst reports whether p, on dir, is the first client bytes of a
@@ -102,7 +102,7 @@ func (c *Conn) judging() bool {
 // ClientHello, if that is what it is, is judged as from the start (a
 // capture that missed only the handshake).
 func (c *Conn) tlsFirst(dir Dir, p []byte) bool {
-	return c.state == StateProbing && !c.fromStart && !c.opts.AssumeKafka && !c.judged && c.cand == nil &&
+	return c.state == StateProbing && !c.fromStart && !c.d.opts.AssumeKafka && !c.judged && c.cand == nil &&
 		dir == ClientToBroker && c.swapped == 0 && c.halfFor(dir).seen == 0 && p[0] == 0x16
 }
 
@@ -199,6 +199,14 @@ func (c *Conn) replay() {
 		}
 		c.Feed(h.dir, k.bytes[h.dir][off[h.dir]:off[h.dir]+h.n], h.at)
 		off[h.dir] += h.n
+	}
+	// The first frames were buffered (the connection was not Kafka's yet
+	// when they were fed): a half between frames lets that buffer go, as
+	// the frames to come most often arrive whole and need none.
+	for i := range c.halves {
+		if h := &c.halves[i]; h.st == stSize && h.sizeN == 0 {
+			h.buf = nil
+		}
 	}
 }
 
@@ -298,7 +306,7 @@ func (c *Conn) judgeNext(f []byte, size int, b []byte) judgement {
 		return jWait
 	}
 	size2 := int32(binary.BigEndian.Uint32(b))
-	if size2 < 8 || size2 > c.opts.MaxFrame {
+	if size2 < 8 || size2 > c.d.opts.MaxFrame {
 		return jReject
 	}
 	f2 := b[4:min(len(b), 4+int(size2), maxScanNeed)]
@@ -308,7 +316,7 @@ func (c *Conn) judgeNext(f []byte, size int, b []byte) judgement {
 		return jWait
 	}
 	var hd2 RequestHeader
-	need, err := parseReqHeader(f2, int(size2), &hd2, c.opts.HeaderV3, nil)
+	need, err := parseReqHeader(f2, int(size2), &hd2, c.d.opts.HeaderV3, nil)
 	switch {
 	case err != nil, need > 0:
 		return jReject
@@ -330,7 +338,7 @@ func (c *Conn) firstFrame(b []byte, lo int32) ([]byte, int, judgement) {
 		return nil, 0, jWait
 	}
 	size := int32(binary.BigEndian.Uint32(b))
-	if size < lo || size > c.opts.MaxFrame {
+	if size < lo || size > c.d.opts.MaxFrame {
 		return nil, 0, jReject
 	}
 	return b[4:min(len(b), 4+int(size), holdWindow)], int(size), jKafka
@@ -352,7 +360,7 @@ func (c *Conn) judgeRequest(f []byte, size int, final bool) judgement {
 	k := c.cand
 	hd := &k.hd
 	if !k.headed {
-		need, err := parseReqHeader(f, size, hd, c.opts.HeaderV3, &k.walk)
+		need, err := parseReqHeader(f, size, hd, c.d.opts.HeaderV3, &k.walk)
 		switch {
 		case err != nil, need > 0 && (final || whole(f, size)):
 			return jReject

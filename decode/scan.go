@@ -28,10 +28,11 @@ func (c *Conn) scanFeed(h *half, p []byte, at Meta) {
 	// pos is the stream position of p[0] among the bytes this half has
 	// seen (Feed counted p already).
 	pos := h.seen - int64(len(p))
-	if carried := len(h.scan); carried > 0 {
+	x := h.rare() // moves with h when accept swaps the halves
+	if carried := len(x.scan); carried > 0 {
 		k := min(len(p), maxScanNeed)
-		h.scan = append(h.scan, p[:k]...)
-		s := h.scan
+		x.scan = append(x.scan, p[:k]...)
+		s := x.scan
 		for i := 0; i < carried; i++ {
 			switch c.candidate(h, s[i:], pos-int64(carried)+int64(i) == 0) {
 			case vMore: // only when p is exhausted (k == len(p))
@@ -39,14 +40,14 @@ func (c *Conn) scanFeed(h *half, p []byte, at Meta) {
 				if i > 0 {
 					// Another position is held now: which packet completed
 					// its frame is not kept; this one stands for it.
-					h.scanAt, prev = Meta{}, 0
+					x.scanAt, prev = Meta{}, 0
 				}
-				h.scan = s[:copy(s, s[i:])]
-				h.noteScanAt(prev, at)
+				x.scan = s[:copy(s, s[i:])]
+				x.noteScanAt(prev, at)
 				return
 			case vAnswer:
 				if c.acceptHeld() {
-					h.scan, h.spare = h.spare[:0], s
+					x.scan, x.spare = x.spare[:0], s
 					c.process(h, s[i:], at)
 					c.process(h, p[k:], at)
 					return
@@ -54,7 +55,7 @@ func (c *Conn) scanFeed(h *half, p []byte, at Meta) {
 			case vYes:
 				if h2 := c.accept(h, at); h2 != nil {
 					// s is detached so that processing may scan again.
-					h2.scan, h2.spare = h2.spare[:0], s
+					x.scan, x.spare = x.spare[:0], s
 					c.process(h2, s[i:], at)
 					c.process(h2, p[k:], at)
 					return
@@ -64,14 +65,14 @@ func (c *Conn) scanFeed(h *half, p []byte, at Meta) {
 				return
 			}
 		}
-		h.scan = h.scan[:0]
+		x.scan = x.scan[:0]
 	}
 	for i := 0; i < len(p); i++ {
 		switch c.candidate(h, p[i:], pos+int64(i) == 0) {
 		case vMore:
-			h.scan = append(h.scan[:0], p[i:]...)
-			h.scanAt = Meta{}
-			h.noteScanAt(0, at)
+			x.scan = append(x.scan[:0], p[i:]...)
+			x.scanAt = Meta{}
+			x.noteScanAt(0, at)
 			return
 		case vAnswer:
 			if c.acceptHeld() {
@@ -90,15 +91,15 @@ func (c *Conn) scanFeed(h *half, p []byte, at Meta) {
 	}
 }
 
-// noteScanAt records in h.scanAt the packet that completed the frame held
-// in h.scan, when the bytes after the first prev did.
-func (h *half) noteScanAt(prev int, at Meta) {
-	if len(h.scan) < 4 {
+// noteScanAt records in x.scanAt the packet that completed the frame held
+// in x.scan, when the bytes after the first prev did.
+func (x *halfRare) noteScanAt(prev int, at Meta) {
+	if len(x.scan) < 4 {
 		return
 	}
-	end := 4 + int64(binary.BigEndian.Uint32(h.scan))
-	if int64(prev) < end && int64(len(h.scan)) >= end {
-		h.scanAt = at
+	end := 4 + int64(binary.BigEndian.Uint32(x.scan))
+	if int64(prev) < end && int64(len(x.scan)) >= end {
+		x.scanAt = at
 	}
 }
 
@@ -108,15 +109,15 @@ func (h *half) noteScanAt(prev int, at Meta) {
 // ID, from the other side, vouches for it as well, and must not be lost
 // waiting: the broker often answers before the client asks again.
 func (c *Conn) answersHeld(h *half, b []byte) verdict {
-	rq := &c.halves[reqHalf]
-	if h == rq || len(rq.scan) < 12 || rq.scanAt == (Meta{}) {
+	rq := c.halves[reqHalf].x
+	if h == &c.halves[reqHalf] || rq == nil || len(rq.scan) < 12 || rq.scanAt == (Meta{}) {
 		return vNo
 	}
 	if len(b) < 8 {
 		return vMore
 	}
 	size := int32(binary.BigEndian.Uint32(b))
-	if size >= 4 && size <= c.opts.MaxFrame && binary.BigEndian.Uint32(b[4:]) == binary.BigEndian.Uint32(rq.scan[8:]) {
+	if size >= 4 && size <= c.d.opts.MaxFrame && binary.BigEndian.Uint32(b[4:]) == binary.BigEndian.Uint32(rq.scan[8:]) {
 		return vYes
 	}
 	return vNo
@@ -126,12 +127,13 @@ func (c *Conn) answersHeld(h *half, b []byte) verdict {
 // that completed it, and decodes it; the response half then starts afresh.
 func (c *Conn) acceptHeld() bool {
 	rq := &c.halves[reqHalf]
-	held, at := rq.scan, rq.scanAt
+	held, at := rq.x.scan, rq.x.scanAt
 	h2 := c.accept(rq, at)
 	if h2 == nil {
 		return false
 	}
-	h2.scan, h2.spare, h2.scanAt = h2.spare[:0], held, Meta{}
+	x := h2.x
+	x.scan, x.spare, x.scanAt = x.spare[:0], held, Meta{}
 	c.process(h2, held, at)
 	return true
 }
@@ -139,11 +141,12 @@ func (c *Conn) acceptHeld() bool {
 // rejected counts a position rejected while probing; it returns false when
 // the connection is given up as not Kafka.
 func (c *Conn) rejected() bool {
-	if c.state != StateProbing || c.opts.AssumeKafka {
+	if c.state != StateProbing || c.d.opts.AssumeKafka {
 		return true
 	}
-	c.halves[reqHalf].probed++
-	if c.halves[reqHalf].probed > probeLimit {
+	x := c.halves[reqHalf].rare()
+	x.probed++
+	if x.probed > probeLimit {
 		c.giveUp()
 		return false
 	}
@@ -191,7 +194,7 @@ func (c *Conn) requestCandidate(b []byte, first bool) verdict {
 		return vMore
 	}
 	size := int32(binary.BigEndian.Uint32(b))
-	if size < 10 || size > c.opts.MaxFrame {
+	if size < 10 || size > c.d.opts.MaxFrame {
 		return vNo
 	}
 	if v := quickRequestCheck(b); v != vMore {
@@ -226,7 +229,7 @@ func (c *Conn) requestCandidate(b []byte, first bool) verdict {
 		// An empty client ID is two zero bytes, common in any body;
 		// without tags to check, only null (0xffff) is evidence.
 		return vNo
-	case c.haveCorr:
+	case c.haveCorr():
 		if corrFollows(c.lastCorr, hd.CorrelationID) {
 			return vYes
 		}
@@ -250,7 +253,7 @@ func (c *Conn) requestCandidate(b []byte, first bool) verdict {
 // not parse, needs more than the window, or is a v0 header (too weak to
 // resync on), vYes with hd filled otherwise.
 func (c *Conn) scanHeader(b []byte, size, at int, hd *RequestHeader) verdict {
-	need, err := parseReqHeader(b, size, hd, c.opts.HeaderV3, nil)
+	need, err := parseReqHeader(b, size, hd, c.d.opts.HeaderV3, nil)
 	switch {
 	case err != nil, need > 0 && at+need > maxScanNeed, need == 0 && hd.HeaderVersion == 0:
 		return vNo
@@ -285,7 +288,7 @@ func (c *Conn) nextRequestFollows(b []byte, size int, corr int32) verdict {
 	}
 	b = b[4+size:]
 	nsize := int32(binary.BigEndian.Uint32(b))
-	if nsize < 10 || nsize > c.opts.MaxFrame {
+	if nsize < 10 || nsize > c.d.opts.MaxFrame {
 		return vNo
 	}
 	if len(b) < 12 {
@@ -348,7 +351,7 @@ func (c *Conn) responseCandidate(b []byte) verdict {
 		return vMore
 	}
 	size := int32(binary.BigEndian.Uint32(b))
-	if size < 4 || size > c.opts.MaxFrame {
+	if size < 4 || size > c.d.opts.MaxFrame {
 		return vNo
 	}
 	if len(b) < 8 {
@@ -360,7 +363,7 @@ func (c *Conn) responseCandidate(b []byte) verdict {
 	}
 	frame := 4 + int(size)
 	off := 8
-	if ResponseHeaderVersion(r.key, r.ver) >= 1 {
+	if r.respHV >= 1 {
 		end, need, problem := parseTags(b[:min(len(b), frame)], off, frame, nil, nil)
 		switch {
 		case need > maxScanNeed:
@@ -438,7 +441,7 @@ func (c *Conn) accept(h *half, at Meta) *half {
 			}
 			c.swapped ^= 1
 			c.id.Client, c.id.Broker = c.id.Broker, c.id.Client
-			c.evPDU = false // c.ev.Conn is stale
+			c.d.evPDU = nil // c.d.ev.Conn is stale
 			c.halves[reqHalf], c.halves[respHalf] = c.halves[respHalf], c.halves[reqHalf]
 			c.halves[reqHalf].role, c.halves[respHalf].role = reqHalf, respHalf
 			h = &c.halves[reqHalf]
@@ -446,12 +449,14 @@ func (c *Conn) accept(h *half, at Meta) *half {
 		// Believed, but announced only with its first whole request or
 		// response (announce): a false start whose frame never ends (a
 		// size read inside another protocol's message) shows nothing.
-		c.state, c.quiet, c.quietAt = StateKafka, true, at
+		c.state, c.quiet, c.rare().quietAt = StateKafka, true, at
 		// Bytes the broker side sent before are answers to requests never
 		// seen: start its search afresh.
 		other := &c.halves[respHalf]
 		other.st = stScan
-		other.scan = other.scan[:0]
+		if other.x != nil {
+			other.x.scan = other.x.scan[:0]
+		}
 	}
 	h.st = stSize
 	h.sizeN = 0

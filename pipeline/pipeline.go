@@ -143,11 +143,12 @@ func Run(ctx context.Context, src capture.Source, opts Options, sink decode.Sink
 type Engine struct {
 	opts  Options
 	sink  decode.Sink
-	dopts decode.Options
 	layer *capture.LayerDecoder
 	reasm *reassembly.Reassembler
 	seg   capture.Segment
 	stats Stats
+	// streams is what the Engine's streams share.
+	streams streams
 }
 
 // New makes an Engine that feeds sink.
@@ -156,8 +157,8 @@ func New(opts Options, sink decode.Sink) *Engine {
 		opts:  opts,
 		sink:  sink,
 		layer: capture.NewLayerDecoder(),
-		dopts: decodeOptions(opts),
 	}
+	e.streams = streams{dec: decode.NewDecoder(decodeOptions(opts)), sink: sink, keys: opts.Keys, tls: &e.stats.TLS, into: &e.stats.Decoders}
 	e.reasm = reassembly.New(reassemblyOptions(opts), reassembly.OpenerFunc(e.open))
 	return e
 }
@@ -234,7 +235,19 @@ func (e *Engine) Stats() Stats {
 
 func (e *Engine) open(f reassembly.Flow) reassembly.Stream {
 	e.stats.Connections++
-	return newStream(f, &e.dopts, e.sink, e.opts.Keys, &e.stats.TLS, &e.stats.Decoders)
+	return e.streams.open(f)
+}
+
+// streams is what the streams of one goroutine (an Engine's, a worker's)
+// share, so that a stream, kept for every open connection, holds one
+// pointer to it: the decoder their decode.Conns share, the sink, the TLS
+// secrets, and where their conclusions are counted.
+type streams struct {
+	dec  *decode.Decoder
+	sink decode.Sink
+	keys *tlsdec.KeyLog
+	tls  *tlsdec.Stats
+	into *DecoderStats // where the decoders' conclusions are counted at End
 }
 
 // stream adapts a decode.Conn to reassembly.Stream.
@@ -245,17 +258,25 @@ type stream struct {
 	conn      *decode.Conn // nil until then
 	id        decode.ConnID
 	fromStart bool
-	dopts     *decode.Options
-	sink      decode.Sink   // the tlsStream's, when the connection may be TLS
-	into      *DecoderStats // where the decoder's conclusions are counted at End
-	tls       *tlsStream    // nil: no secrets were known when it opened
+	env       *streams
+	tls       *tlsStream // nil: no secrets were known when it opened
 }
 
 func (s *stream) decoder() *decode.Conn {
 	if s.conn == nil {
-		s.conn = decode.NewConn(s.id, s.fromStart, *s.dopts, s.sink)
+		s.newDecoder() // apart, so that decoder is inlined
 	}
 	return s.conn
+}
+
+func (s *stream) newDecoder() {
+	// The decoder's events pass through the tlsStream, when there is one,
+	// which marks those of a decrypted connection.
+	var sink decode.Sink = s.tls
+	if s.tls == nil {
+		sink = s.env.sink
+	}
+	s.conn = s.env.dec.NewConn(&s.id, s.fromStart, sink) // the Conn's from now on
 }
 
 func dir(s reassembly.Side) decode.Dir {
@@ -302,9 +323,9 @@ func (s *stream) End(m reassembly.Meta) {
 	}
 	s.conn.Close(meta(m))
 	if s.conn.State() == decode.StateNotKafka {
-		s.into.NotKafka++
+		s.env.into.NotKafka++
 	}
-	s.into.InFlightDropped += s.conn.InFlightDropped()
+	s.env.into.InFlightDropped += s.conn.InFlightDropped()
 }
 
 // String summarizes s for logs.

@@ -126,15 +126,15 @@ type worker struct {
 	idx   int
 	layer *capture.LayerDecoder
 	reasm *reassembly.Reassembler
-	dopts decode.Options
-	keys  *tlsdec.KeyLog
-	tls   tlsdec.Stats
-	conns uint64
-	dec   DecoderStats
-	cur   *part
-	step  int32
-	seg   capture.Segment
-	in    chan *batch
+	// streams is what the worker's streams share; its sink is the worker.
+	streams streams
+	tls     tlsdec.Stats
+	conns   uint64
+	dec     DecoderStats
+	cur     *part
+	step    int32
+	seg     capture.Segment
+	in      chan *batch
 }
 
 // Event copies e into the current batch part (the worker is the decoders'
@@ -152,7 +152,7 @@ func (w *worker) Event(e *decode.Event) {
 
 func (w *worker) open(f reassembly.Flow) reassembly.Stream {
 	w.conns++
-	return newStream(f, &w.dopts, w, w.keys, &w.tls, &w.dec)
+	return w.streams.open(f)
 }
 
 func (w *worker) run() {
@@ -274,7 +274,8 @@ func newShardReader(src capture.Source, opts Options) *shardReader {
 	}
 	dopts := decodeOptions(opts)
 	for i := range r.workers {
-		w := &worker{idx: i, layer: capture.NewLayerDecoder(), dopts: dopts, keys: opts.Keys, in: make(chan *batch, batchesInUse)}
+		w := &worker{idx: i, layer: capture.NewLayerDecoder(), in: make(chan *batch, batchesInUse)}
+		w.streams = streams{dec: decode.NewDecoder(dopts), sink: w, keys: opts.Keys, tls: &w.tls, into: &w.dec}
 		ro := reassemblyOptions(opts)
 		ro.ExternalIdleFlush = true
 		w.reasm = reassembly.New(ro, reassembly.OpenerFunc(w.open))

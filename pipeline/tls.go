@@ -15,18 +15,15 @@ import (
 // record that fails to authenticate is one tls-decrypt-failed event, and
 // nothing after it is decoded.
 
-// newStream makes the stream of flow f: its decoder feeds sink.
-func newStream(f reassembly.Flow, dopts *decode.Options, sink decode.Sink, keys *tlsdec.KeyLog, st *tlsdec.Stats, into *DecoderStats) *stream {
+// open makes the stream of flow f: its decoder feeds the sink of ss.
+func (ss *streams) open(f reassembly.Flow) reassembly.Stream {
 	id := decode.ConnID{Client: f.Client, Broker: f.Broker, StartFrame: f.StartFrame}
-	s := &stream{id: id, fromStart: f.FromStart, dopts: dopts, sink: sink, into: into}
-	if !f.FromStart || !keys.Active() {
+	s := &stream{id: id, fromStart: f.FromStart, env: ss}
+	if !f.FromStart || !ss.keys.Active() {
 		return s
 	}
-	s.tls = &tlsStream{keys: keys, id: id, sink: sink, stats: st}
+	s.tls = &tlsStream{keys: ss.keys, id: id, sink: ss.sink, stats: ss.tls}
 	s.tls.stream = s
-	// The decoder's events pass through the tlsStream, which marks those
-	// of a decrypted connection.
-	s.sink = s.tls
 	return s
 }
 
