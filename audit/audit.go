@@ -415,6 +415,13 @@ func (a *Auditor) sweep(now time.Time) {
 // the final report.
 func (a *Auditor) Finish(at time.Time) *Report {
 	a.mu.Lock()
+	// The last step's Observation and request check point to the caller's
+	// last Event, which lives in the decoder, which reaches the whole
+	// pipeline: dropped here, the reassembler's and decoders' state (over
+	// half the heap of 100k open connections) is freed before the report
+	// is built, rather than kept alive to the end.
+	a.obs.lazyConn, a.obs.lazyEvent = nil, nil
+	a.req = reqCheck{}
 	ids := make([]*connState, 0, len(a.conns))
 	for _, c := range a.conns {
 		if !c.closed {

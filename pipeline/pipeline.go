@@ -326,6 +326,7 @@ func (s *stream) End(m reassembly.Meta) {
 		s.env.into.NotKafka++
 	}
 	s.env.into.InFlightDropped += s.conn.InFlightDropped()
+	s.conn = nil // its state is freed now, not when the run ends
 }
 
 // String summarizes s for logs.

@@ -466,8 +466,12 @@ func (r *Reassembler) closeAll() {
 	for len(r.conns) > 0 || len(embs) > 0 {
 		if len(embs) == 0 || len(r.conns) > 0 && r.conns[0].(*conn).flow.compare(r.emb.flowOf(embs[0].i)) <= 0 {
 			c := r.conns[0].(*conn)
+			// Ended and out of the pool, a connection's state is freed
+			// while the rest end (100k open connections: a third of the
+			// peak heap was kept to the end).
+			r.conns[0] = nil
 			r.conns = r.conns[1:]
-			r.asm.FlushConn(c.flow.Client, c.flow.Broker, false)
+			r.asm.FlushConn(c.flow.Client, c.flow.Broker, true)
 			continue
 		}
 		r.endEmbryo(embs[0].i)
