@@ -461,6 +461,7 @@ func (r *Reassembler) Close(m Meta) {
 // replay order.
 func (r *Reassembler) closeAll() {
 	r.conns = r.asm.Streams(r.conns[:0])
+	r.asm.EndInput()
 	slices.SortFunc(r.conns, func(x, y tcpasm.Stream) int { return x.(*conn).compare(y.(*conn)) })
 	embs := r.embryosInOrder()
 	for len(r.conns) > 0 || len(embs) > 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -9,22 +10,29 @@ import (
 // A soft memory limit below the live heap makes the collector run without
 // pause: Go then spends up to half the CPU collecting, and gains nothing.
 // A run may legitimately hold more than offlineMemoryLimit (100k open
-// connections hold about 500 MB; that read took 10 s of CPU, over half of
-// it in the collector), so after each collection the limit is raised above
-// the live heap, and never below offlineMemoryLimit, where it keeps a
-// findings-heavy run's garbage small. Up to largeHeap the limit stays a
-// quarter above the live heap (a SYN flood's ~45 MB then peaks under
-// 64 MB); past it, half above, since a collection costs more the more it
-// scans (100k connections: 3 s of CPU against 8 s at a quarter).
-const largeHeap = 128 << 20
+// connections hold about 190 MB at their peak), so after each collection
+// the limit is raised above the live heap, and never below
+// offlineMemoryLimit, where it keeps a findings-heavy run's garbage small.
+// Up to largeHeap the limit stays a quarter above the live heap (a SYN
+// flood's ~45 MB then peaks under 64 MB). Past it, a limit on all of the
+// runtime's memory (which counts freed pages not yet returned) left the
+// heap a few percent of room and the collector ran every few MB (100k
+// connections: 75 collections, 290 MiB peak); GOGC=10 without a limit
+// gives the heap a tenth of room, and the peak is 244 MiB for as much CPU
+// (GOGC=25: 276 MiB).
+const (
+	largeHeap          = 64 << 20
+	largeHeapGCPercent = 10
+)
 
-// memoryLimitFor is the soft limit for a live heap of live bytes.
-func memoryLimitFor(live uint64) int64 {
-	l := int64(min(live, 1<<58))
-	if l < largeHeap {
-		return max(offlineMemoryLimit, l+l/4)
+// gcFor returns the GOGC and the soft memory limit for a live heap of
+// live bytes.
+func gcFor(live uint64) (percent int, limit int64) {
+	if live > largeHeap {
+		return largeHeapGCPercent, math.MaxInt64
 	}
-	return l + l/2
+	l := int64(live)
+	return offlineGCPercent, max(offlineMemoryLimit, l+l/4)
 }
 
 // followLiveHeap adjusts the soft memory limit after every collection,
@@ -37,7 +45,9 @@ func followLiveHeap() {
 		runtime.SetFinalizer(tick, func(*gcTick) {
 			metrics.Read(sample)
 			if sample[0].Value.Kind() == metrics.KindUint64 {
-				debug.SetMemoryLimit(memoryLimitFor(sample[0].Value.Uint64()))
+				percent, limit := gcFor(sample[0].Value.Uint64())
+				debug.SetGCPercent(percent)
+				debug.SetMemoryLimit(limit)
 			}
 			arm()
 		})

@@ -1,22 +1,25 @@
 package main
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
-func TestMemoryLimitFollowsLiveHeap(t *testing.T) {
+func TestGCFollowsLiveHeap(t *testing.T) {
 	for _, tc := range []struct {
-		live uint64
-		want int64
+		live    uint64
+		percent int
+		limit   int64
 	}{
-		{0, offlineMemoryLimit},
-		{offlineMemoryLimit / 2, offlineMemoryLimit},
-		{offlineMemoryLimit, offlineMemoryLimit * 5 / 4},
-		{largeHeap - 4, (largeHeap - 4) * 5 / 4},
-		{largeHeap, largeHeap * 3 / 2},
-		{400 << 20, 600 << 20},
-		{1 << 63, 3 << 57},
+		{0, offlineGCPercent, offlineMemoryLimit},
+		{offlineMemoryLimit / 2, offlineGCPercent, offlineMemoryLimit},
+		{offlineMemoryLimit, offlineGCPercent, offlineMemoryLimit * 5 / 4},
+		{largeHeap, offlineGCPercent, largeHeap * 5 / 4},
+		{largeHeap + 1, largeHeapGCPercent, math.MaxInt64},
+		{1 << 63, largeHeapGCPercent, math.MaxInt64},
 	} {
-		if got := memoryLimitFor(tc.live); got != tc.want {
-			t.Errorf("memoryLimitFor(%d) = %d, want %d", tc.live, got, tc.want)
+		if p, l := gcFor(tc.live); p != tc.percent || l != tc.limit {
+			t.Errorf("gcFor(%d) = %d, %d; want %d, %d", tc.live, p, l, tc.percent, tc.limit)
 		}
 	}
 }

@@ -80,8 +80,11 @@ type StreamPool struct {
 	conns     connTable
 	factory   StreamFactory
 	free      []*connection
-	all       [][]connection
 	nextAlloc int
+	// ending: no connection will be opened again (EndInput), so one
+	// removed is not parked for reuse, and the allocation it shares with
+	// others is freed once they are removed too.
+	ending bool
 	// floor, once floorKnown, is at or before every time a flush compares
 	// (a half's lastSeen, a page's seen): set by a full flush, lowered by
 	// any packet stamped earlier. A flush whose thresholds are not after
@@ -115,7 +118,6 @@ const initialAllocSize = 1024
 
 func (p *StreamPool) grow() {
 	conns := make([]connection, p.nextAlloc)
-	p.all = append(p.all, conns)
 	for i := range conns {
 		p.free = append(p.free, &conns[i])
 	}
@@ -133,7 +135,9 @@ func (p *StreamPool) remove(conn *connection) {
 		return
 	}
 	if p.conns.remove(&conn.key) {
-		p.free = append(p.free, conn)
+		if !p.ending {
+			p.free = append(p.free, conn)
+		}
 		if p.OnRemove != nil {
 			p.OnRemove(conn.c2s.stream)
 		}

@@ -1514,6 +1514,14 @@ func (a *Assembler) Streams(dst []Stream) []Stream {
 	return dst
 }
 
+// EndInput says that no packet will come any more: connections removed
+// from now on are not kept for reuse, and their memory can be freed while
+// the rest are flushed (all of the free list is let go too).
+func (a *Assembler) EndInput() {
+	a.connPool.ending = true
+	a.connPool.free = nil
+}
+
 // FlushConn flushes one connection, of src and dst in either order, as
 // FlushAll does every connection: what it buffered is delivered, skipping
 // its holes, and both halves are closed. With remove it then leaves the
