@@ -395,7 +395,9 @@ func (r *Reassembler) Add(s *capture.Segment) {
 			r.idleFlush(m)
 		}
 	}
-	r.assemble(s)
+	if !r.inOrder(s) {
+		r.assemble(s)
+	}
 	if len(r.overParts) > 0 {
 		r.evictOver()
 	}

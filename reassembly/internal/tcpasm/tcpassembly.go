@@ -686,6 +686,9 @@ type Assembler struct {
 	frame uint64
 	// skipReason is the reason of the skip buildSG reports (SkipTo's).
 	skipReason SkipReason
+	// inOrder is the half of the segment InOrder accepted last, for
+	// TakeInOrder.
+	inOrder *halfconnection
 }
 
 // NewAssembler creates a new assembler.  Pass in the StreamPool
