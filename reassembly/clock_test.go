@@ -29,8 +29,8 @@ func (k *refClock) Tick(frame uint64, t time.Time) (Meta, bool) {
 	return Meta{Frame: k.latestFrame, Time: k.latest}, true
 }
 
-// TestIdleClockSameAsRef: times that go back, stand still, start at zero
-// or jump far give the same flushes as the plain arithmetic.
+// TestIdleClockSameAsRef: times that go back, stand still, start at zero,
+// jump far, out of Unix nanoseconds' range, or carry a monotonic reading give the same flushes as the plain arithmetic.
 func TestIdleClockSameAsRef(t *testing.T) {
 	for seed := range uint64(200) {
 		r := rand.New(rand.NewPCG(seed, 3))
@@ -40,8 +40,15 @@ func TestIdleClockSameAsRef(t *testing.T) {
 		if seed%4 == 0 {
 			tm = time.Time{}
 		}
+		mono := time.Now()
 		for frame := uint64(1); frame < 2000; frame++ {
-			switch r.IntN(12) {
+			switch r.IntN(16) {
+			case 5: // a monotonic reading, which Before and After compare instead
+				tm = mono.Add(time.Duration(r.IntN(3000)) * time.Millisecond)
+			case 6: // near the edge of unixNanos's range
+				tm = time.Unix(1<<33-1, 0).Add(time.Duration(r.IntN(3000)-1500) * time.Millisecond)
+			case 7: // past the range of Unix nanoseconds
+				tm = time.Unix(1<<35, 0).Add(time.Duration(r.IntN(3000)) * time.Millisecond)
 			case 0:
 				tm = tm.Add(-time.Duration(r.IntN(3000)) * time.Millisecond)
 			case 1:
