@@ -45,7 +45,7 @@ func TestIdleClockSameAsRef(t *testing.T) {
 			switch r.IntN(16) {
 			case 5: // a monotonic reading, which Before and After compare instead
 				tm = mono.Add(time.Duration(r.IntN(3000)) * time.Millisecond)
-			case 6: // near the edge of unixNanos's range
+			case 6: // near the edge of tcpasm.UnixNanos's range
 				tm = time.Unix(1<<33-1, 0).Add(time.Duration(r.IntN(3000)-1500) * time.Millisecond)
 			case 7: // past the range of Unix nanoseconds
 				tm = time.Unix(1<<35, 0).Add(time.Duration(r.IntN(3000)) * time.Millisecond)

@@ -59,7 +59,7 @@ type IdleClock struct {
 	lastFlush   time.Time
 	due         time.Time // lastFlush + flushEvery, once lastFlush is set
 	// latestNs and dueNs are latest and due in Unix nanoseconds when
-	// inNs: the clock is armed and both are within unixNanos's range.
+	// inNs: the clock is armed and both are within tcpasm.UnixNanos's range.
 	// A segment within the interval, nearly every one, is then two
 	// integer comparisons rather than two time.Time ones.
 	latestNs, dueNs int64
@@ -75,7 +75,7 @@ const FlushInterval = flushEvery
 // Meta to give IdleFlush.
 func (k *IdleClock) Tick(frame uint64, t time.Time) (Meta, bool) {
 	k.latestFrame = frame
-	if ns, ok := unixNanos(t); ok && k.inNs && ns < k.dueNs {
+	if ns, ok := tcpasm.UnixNanos(t); ok && k.inNs && ns < k.dueNs {
 		if ns > k.latestNs {
 			k.latest, k.latestNs = t, ns
 		}
@@ -84,27 +84,14 @@ func (k *IdleClock) Tick(frame uint64, t time.Time) (Meta, bool) {
 	m, ok := k.tickTime(t)
 	k.latestNs, k.inNs = 0, false
 	if !k.lastFlush.IsZero() {
-		l, lok := unixNanos(k.latest)
-		d, dok := unixNanos(k.due)
+		l, lok := tcpasm.UnixNanos(k.latest)
+		d, dok := tcpasm.UnixNanos(k.due)
 		k.latestNs, k.dueNs, k.inNs = l, d, lok && dok
 	}
 	return m, ok
 }
 
-// unixNanos returns t in Unix nanoseconds, if the integers compare as
-// Before and After compare the times: t carries no monotonic reading
-// (which they compare instead when both have one) and lies within 272
-// years of 1970, where the nanoseconds do not overflow.
-func unixNanos(t time.Time) (int64, bool) {
-	const maxSec = 1 << 33
-	sec := t.Unix()
-	if uint64(sec+maxSec) > 2*maxSec || t != t.Round(0) {
-		return 0, false
-	}
-	return sec*1e9 + int64(t.Nanosecond()), true
-}
-
-// tickTime is Tick on time.Time, for what unixNanos does not take and for
+// tickTime is Tick on time.Time, for what tcpasm.UnixNanos does not take and for
 // the segment that ends an interval.
 func (k *IdleClock) tickTime(t time.Time) (Meta, bool) {
 	// Within the interval: latest moves, nothing is due. Until the clock

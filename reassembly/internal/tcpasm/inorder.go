@@ -38,9 +38,12 @@ func (a *Assembler) InOrder(src, dst netip.AddrPort, t *layers.TCP, ts time.Time
 		half.finSeq != invalidSequence || rev.first != nil {
 		return s, dir, 0, 0, false
 	}
-	a.connPool.lower(ts)
-	if half.lastSeen.Before(ts) {
-		half.lastSeen = ts
+	if ns, ok := UnixNanos(ts); ok {
+		a.connPool.lowerNs(ts, ns)
+		half.seeNs(ts, ns)
+	} else {
+		a.connPool.lower(ts)
+		half.see(ts)
 	}
 	a.inOrder = half
 	return half.stream, half.dir, half.nextSeq, rev.nextSeq, true
@@ -57,4 +60,18 @@ func (a *Assembler) TakeInOrder(t *layers.TCP) {
 		half.ackSeq = Sequence(t.Ack)
 	}
 	half.nextSeq = half.nextSeq.Add(len(t.Payload))
+}
+
+// UnixNanos returns t in Unix nanoseconds, if it lies within 272 years of
+// 1970, where they do not overflow: there the integers compare as Before
+// and After compare packet times. (Times with a monotonic reading, which
+// those compare instead when both have one, are not packet times; their
+// wall and monotonic clocks agree but across a step of the clock.)
+func UnixNanos(t time.Time) (int64, bool) {
+	const maxSec = 1 << 33
+	sec := t.Unix()
+	if uint64(sec+maxSec) > 2*maxSec {
+		return 0, false
+	}
+	return sec*1e9 + int64(t.Nanosecond()), true
 }

@@ -89,6 +89,9 @@ type StreamPool struct {
 	// scan per idle flush (see FlushWithOptions).
 	floor      time.Time
 	floorKnown bool
+	// floorNs is floor in Unix nanoseconds when floorInNs (UnixNanos).
+	floorNs   int64
+	floorInNs bool
 	// soon holds, after a full flush, the connections whose floor was
 	// within flushAhead of its threshold: the next flushes, while their
 	// thresholds stay below floor (now the floor of all the others), need
@@ -107,8 +110,23 @@ const flushAhead = time.Minute
 // lower notes a packet time: the floor stays at or before it.
 func (p *StreamPool) lower(ts time.Time) {
 	if ts.Before(p.floor) {
-		p.floor = ts
+		p.setFloor(ts)
 	}
+}
+
+// lowerNs is lower for ts in Unix nanoseconds, ns, comparing integers when
+// the floor is in their range.
+func (p *StreamPool) lowerNs(ts time.Time, ns int64) {
+	if !p.floorInNs {
+		p.lower(ts)
+	} else if ns < p.floorNs {
+		p.floor, p.floorNs = ts, ns
+	}
+}
+
+func (p *StreamPool) setFloor(ts time.Time) {
+	p.floor = ts
+	p.floorNs, p.floorInNs = UnixNanos(ts)
 }
 
 const initialAllocSize = 1024

@@ -501,8 +501,12 @@ type halfconnection struct {
 	finSeq      Sequence // position of a FIN seen ahead of nextSeq, invalidSequence if none
 	ackSeq      Sequence
 	lastSeen    time.Time
-	dir         TCPFlowDirection
-	closed      bool
+	// seenNs is lastSeen in Unix nanoseconds when seenInNs (see
+	// UnixNanos): an in-order packet compares integers (InOrder).
+	seenNs   int64
+	dir      TCPFlowDirection
+	closed   bool
+	seenInNs bool
 	// for stats
 	queuedBytes    int
 	queuedPackets  int
@@ -511,6 +515,28 @@ type halfconnection struct {
 
 	pages   int // Number of pages used (both in first/last and saved)
 	created time.Time
+}
+
+// see notes a packet of half at ts: lastSeen is the latest.
+func (half *halfconnection) see(ts time.Time) {
+	if half.lastSeen.Before(ts) {
+		half.setSeen(ts)
+	}
+}
+
+// seeNs is see for ts in Unix nanoseconds, ns, comparing integers when
+// lastSeen is in their range.
+func (half *halfconnection) seeNs(ts time.Time, ns int64) {
+	if !half.seenInNs {
+		half.see(ts)
+	} else if ns > half.seenNs {
+		half.lastSeen, half.seenNs = ts, ns
+	}
+}
+
+func (half *halfconnection) setSeen(ts time.Time) {
+	half.lastSeen = ts
+	half.seenNs, half.seenInNs = UnixNanos(ts)
 }
 
 func (half *halfconnection) String() string {
@@ -562,6 +588,7 @@ func (c *connection) reset(k key, srcIsLo bool, s Stream, ts time.Time) {
 		lastSeen: ts,
 		stream:   s,
 	}
+	base.setSeen(ts)
 	c.c2s, c.s2c = base, base
 	c.c2s.dir, c.s2c.dir = TCPDirClientToServer, TCPDirServerToClient
 }
@@ -783,9 +810,7 @@ func (a *Assembler) AssembleWithContext(netFlow gopacket.Flow, t *layers.TCP, ac
 	a.ret = a.ret[:0]
 	a.connPool.lower(ci.Timestamp)
 	half, rev := conn.halves(srcIsLo)
-	if half.lastSeen.Before(ci.Timestamp) {
-		half.lastSeen = ci.Timestamp
-	}
+	half.see(ci.Timestamp)
 	a.start = half.nextSeq == invalidSequence && t.SYN
 	if half.stream.Accept(t, ci, half.dir, half.nextSeq, rev.nextSeq, &a.start, ac) {
 		a.accepted(conn, half, t, ac)
@@ -831,9 +856,7 @@ func (a *Assembler) AssembleAddrs(src, dst netip.AddrPort, t *layers.TCP, ts tim
 	// As AssembleWithContext from here.
 	a.ret = a.ret[:0]
 	a.connPool.lower(ts)
-	if half.lastSeen.Before(ts) {
-		half.lastSeen = ts
-	}
+	half.see(ts)
 	a.start = half.nextSeq == invalidSequence && t.SYN
 	if half.stream.Accept(t, ci, half.dir, half.nextSeq, rev.nextSeq, &a.start, ac) {
 		a.accepted(conn, half, t, ac)
@@ -1445,7 +1468,8 @@ func (a *Assembler) FlushWithOptions(opt FlushOptions) (flushed, closed int) {
 	clear(a.conns)
 	pool.soon = soon
 	if full {
-		pool.floor, pool.floorKnown = floor, true
+		pool.setFloor(floor)
+		pool.floorKnown = true
 	}
 	return flushes, closes
 }
