@@ -16,7 +16,7 @@ func (r *Reassembler) inOrder(s *capture.Segment) bool {
 	if s.Truncated {
 		return false
 	}
-	st, dir, _, revSeq, ok := r.asm.InOrder(s.Src, s.Dst, t, s.Time)
+	st, dir, revSeq, ok := r.asm.InOrder(s.Src, s.Dst, t, s.Time)
 	if !ok {
 		return false
 	}
@@ -28,13 +28,16 @@ func (r *Reassembler) inOrder(s *capture.Segment) bool {
 	h, o := &c.half[side], &c.half[side.Other()]
 	// Accept's cases: a side not started or closed, the start of the
 	// broker's side still to come, bytes of the other side acknowledged
-	// before they were delivered (a superset of Accept's ahead).
+	// before they were delivered (a superset of Accept's ahead); and a
+	// Gap or Cut to report first.
 	if !h.started || h.closed || side == Client && h.synSeen && !o.started ||
-		t.ACK && revSeq.Difference(seq(t.Ack)) > 0 && o.started && !o.closed {
+		t.ACK && revSeq.Difference(seq(t.Ack)) > 0 && o.started && !o.closed ||
+		h.gap|h.cut != 0 {
 		return false
 	}
+	// r.cur is left alone: only the calls assemble, a flush, Drain and
+	// Close make read it, and each sets it first.
 	m := Meta{Frame: s.Frame, Time: s.Time}
-	r.cur = pktCtx{meta: m}
 	c.active = true // r.touch
 	if m.Frame > c.last.Frame {
 		c.last = m
@@ -42,6 +45,10 @@ func (r *Reassembler) inOrder(s *capture.Segment) bool {
 	c.pkts++
 	h.captured = true
 	r.asm.TakeInOrder(t)
-	c.data(side, t.Payload)
+	if n := len(t.Payload); n > 0 {
+		// c.data without its gap, nor a flush to collect for.
+		r.stats.Bytes += uint64(n)
+		c.s.Data(side, t.Payload, m)
+	}
 	return true
 }

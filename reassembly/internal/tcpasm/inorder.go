@@ -14,29 +14,25 @@ import (
 // such a segment AssembleAddrs would call Accept, then, if the Stream
 // accepts it, take its payload in order as the whole ScatterGather. InOrder
 // does what AssembleAddrs does before Accept and returns the Stream, the
-// direction and the positions Accept would get; the caller decides, as its
+// direction and the other direction's position, as Accept would get them; the caller decides, as its
 // Accept would, and either calls TakeInOrder, delivering the payload
 // itself, or hands the segment to AssembleAddrs, which finds everything as
 // it was. It reports false, having changed nothing a packet would not,
 // for any other segment.
-func (a *Assembler) InOrder(src, dst netip.AddrPort, t *layers.TCP, ts time.Time) (s Stream, dir TCPFlowDirection, nextSeq, revSeq Sequence, ok bool) {
+func (a *Assembler) InOrder(src, dst netip.AddrPort, t *layers.TCP, ts time.Time) (s Stream, dir TCPFlowDirection, revSeq Sequence, ok bool) {
 	if t.SYN || t.FIN || t.RST || a.noFastPath {
-		return s, dir, 0, 0, false
+		return s, dir, 0, false
 	}
-	var k key
-	srcIsLo := k.set(addrEndpoint(src), addrEndpoint(dst))
-	conn := a.last
-	if conn == nil || conn.removed || !conn.key.eq(&k) {
-		if conn = a.lookup(&k); conn == nil {
-			return s, dir, 0, 0, false
-		}
+	conn, srcIsLo := a.find(src, dst)
+	if conn == nil {
+		return s, dir, 0, false
 	}
 	half, rev := conn.halves(srcIsLo)
 	// An open half means reusedBy is false; rev.first nil that skipAcked
 	// has nothing to do.
 	if Sequence(t.Seq) != half.nextSeq || half.closed || half.first != nil || half.saved != nil ||
 		half.finSeq != invalidSequence || rev.first != nil {
-		return s, dir, 0, 0, false
+		return s, dir, 0, false
 	}
 	if ns, ok := UnixNanos(ts); ok {
 		a.connPool.lowerNs(ts, ns)
@@ -46,7 +42,50 @@ func (a *Assembler) InOrder(src, dst netip.AddrPort, t *layers.TCP, ts time.Time
 		half.see(ts)
 	}
 	a.inOrder = half
-	return half.stream, half.dir, half.nextSeq, rev.nextSeq, true
+	return half.stream, half.dir, rev.nextSeq, true
+}
+
+// recentSize is the number of entries of Assembler.recent: a power of 2,
+// a few times the connections a capture interleaves at once.
+const recentSize = 256
+
+// recentConn is an entry of Assembler.recent: the pooled connection c,
+// while its gen is still gen, of the packet from src to dst.
+type recentConn struct {
+	src, dst netip.AddrPort
+	c        *connection
+	gen      uint32
+	srcIsLo  bool
+}
+
+// find returns the pooled connection of src and dst, or nil, and whether
+// src is its key's lo endpoint. Comparing the two addresses with those of
+// a recent packet of the connection, found by its ports, costs a fraction
+// of building the key and hashing it.
+func (a *Assembler) find(src, dst netip.AddrPort) (*connection, bool) {
+	if a.recent == nil {
+		a.recent = new([recentSize]recentConn)
+	}
+	sp, dp := uint32(src.Port()), uint32(dst.Port())
+	e := &a.recent[(sp^dp)*0x9e3779b1>>24%recentSize]
+	if c := e.c; c != nil && !c.removed && c.gen == e.gen {
+		if src == e.src && dst == e.dst {
+			return c, e.srcIsLo
+		}
+		if src == e.dst && dst == e.src {
+			return c, !e.srcIsLo
+		}
+	}
+	var k key
+	srcIsLo := k.set(addrEndpoint(src), addrEndpoint(dst))
+	conn := a.last
+	if conn == nil || conn.removed || !conn.key.eq(&k) {
+		if conn = a.lookup(&k); conn == nil {
+			return nil, false
+		}
+	}
+	*e = recentConn{src: src, dst: dst, c: conn, gen: conn.gen, srcIsLo: srcIsLo}
+	return conn, srcIsLo
 }
 
 // TakeInOrder takes the segment InOrder last accepted, t, as accepted's
@@ -54,8 +93,7 @@ func (a *Assembler) InOrder(src, dst netip.AddrPort, t *layers.TCP, ts time.Time
 // payload, which the caller delivers to the Stream (no ScatterGather is
 // built: the Stream of an in-order segment keeps nothing of it).
 func (a *Assembler) TakeInOrder(t *layers.TCP) {
-	half := a.inOrder
-	a.inOrder = nil
+	half := a.inOrder // left set: clearing it costs a write barrier
 	if t.ACK {
 		half.ackSeq = Sequence(t.Ack)
 	}

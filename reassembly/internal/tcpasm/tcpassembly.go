@@ -570,6 +570,9 @@ type connection struct {
 	c2sFromLo bool
 	c2s, s2c  halfconnection
 	removed   bool // no longer in the StreamPool, waiting to be reused
+	// gen counts the keys the object has had, so that a reference to it
+	// may be known still to be to the same connection (Assembler.recent).
+	gen uint32
 	// pc is the pageCache its out-of-order pages are taken from and
 	// counted in: its group's (Assembler.PageGroup).
 	pc *pageCache
@@ -577,6 +580,7 @@ type connection struct {
 
 func (c *connection) reset(k key, srcIsLo bool, s Stream, ts time.Time) {
 	c.key = k
+	c.gen++
 	c.c2sFromLo = srcIsLo
 	c.removed = false
 	c.pc = nil
@@ -716,6 +720,8 @@ type Assembler struct {
 	// inOrder is the half of the segment InOrder accepted last, for
 	// TakeInOrder.
 	inOrder *halfconnection
+	// recent caches connections by their ports for InOrder (see find).
+	recent *[recentSize]recentConn
 }
 
 // NewAssembler creates a new assembler.  Pass in the StreamPool
