@@ -58,12 +58,12 @@ type IdleClock struct {
 	latestFrame uint64
 	lastFlush   time.Time
 	due         time.Time // lastFlush + flushEvery, once lastFlush is set
-	// latestNs and dueNs are latest and due in Unix nanoseconds when
-	// inNs: the clock is armed and both are within tcpasm.UnixNanos's range.
-	// A segment within the interval, nearly every one, is then two
-	// integer comparisons rather than two time.Time ones.
+	// latestNs and dueNs are latest and due in Unix nanoseconds
+	// (tcpasm.UnixNanos), once armed: a segment within the interval,
+	// nearly every one, is then two integer comparisons rather than two
+	// time.Time ones.
 	latestNs, dueNs int64
-	inNs            bool
+	armed           bool
 }
 
 // FlushInterval is how often, in packet time, idle connections are looked
@@ -75,19 +75,16 @@ const FlushInterval = flushEvery
 // Meta to give IdleFlush.
 func (k *IdleClock) Tick(frame uint64, t time.Time) (Meta, bool) {
 	k.latestFrame = frame
-	if ns, ok := tcpasm.UnixNanos(t); ok && k.inNs && ns < k.dueNs {
+	if ns, ok := tcpasm.UnixNanos(t); ok && k.armed && ns < k.dueNs {
 		if ns > k.latestNs {
 			k.latest, k.latestNs = t, ns
 		}
 		return Meta{}, false
 	}
 	m, ok := k.tickTime(t)
-	k.latestNs, k.inNs = 0, false
-	if !k.lastFlush.IsZero() {
-		l, lok := tcpasm.UnixNanos(k.latest)
-		d, dok := tcpasm.UnixNanos(k.due)
-		k.latestNs, k.dueNs, k.inNs = l, d, lok && dok
-	}
+	k.latestNs, _ = tcpasm.UnixNanos(k.latest)
+	k.dueNs, _ = tcpasm.UnixNanos(k.due)
+	k.armed = !k.lastFlush.IsZero()
 	return m, ok
 }
 

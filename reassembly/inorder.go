@@ -44,6 +44,7 @@ func (r *Reassembler) inOrder(s *capture.Segment) bool {
 	}
 	c.pkts++
 	h.captured = true
+	r.inOrders++
 	r.asm.TakeInOrder(t)
 	if n := len(t.Payload); n > 0 {
 		// c.data without its gap, nor a flush to collect for.

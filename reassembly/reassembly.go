@@ -312,6 +312,10 @@ type Reassembler struct {
 	conns           []tcpasm.Stream // Close's snapshot of the pool
 
 	stats Stats
+	// noInOrder: tests compare the in-order fast path (inOrder) with
+	// assemble; inOrders counts the segments it took.
+	noInOrder bool
+	inOrders  uint64
 }
 
 // pktCtx is the AssemblerContext of every call: one per Reassembler, so
@@ -395,7 +399,7 @@ func (r *Reassembler) Add(s *capture.Segment) {
 			r.idleFlush(m)
 		}
 	}
-	if !r.inOrder(s) {
+	if r.noInOrder || !r.inOrder(s) {
 		r.assemble(s)
 	}
 	if len(r.overParts) > 0 {

@@ -1,6 +1,7 @@
 package tcpasm
 
 import (
+	"math"
 	"net/netip"
 	"time"
 
@@ -63,9 +64,6 @@ type recentConn struct {
 // a recent packet of the connection, found by its ports, costs a fraction
 // of building the key and hashing it.
 func (a *Assembler) find(src, dst netip.AddrPort) (*connection, bool) {
-	if a.recent == nil {
-		a.recent = new([recentSize]recentConn)
-	}
 	sp, dp := uint32(src.Port()), uint32(dst.Port())
 	e := &a.recent[(sp^dp)*0x9e3779b1>>24%recentSize]
 	if c := e.c; c != nil && !c.removed && c.gen == e.gen {
@@ -100,16 +98,22 @@ func (a *Assembler) TakeInOrder(t *layers.TCP) {
 	half.nextSeq = half.nextSeq.Add(len(t.Payload))
 }
 
-// UnixNanos returns t in Unix nanoseconds, if it lies within 272 years of
-// 1970, where they do not overflow: there the integers compare as Before
-// and After compare packet times. (Times with a monotonic reading, which
-// those compare instead when both have one, are not packet times; their
-// wall and monotonic clocks agree but across a step of the clock.)
+// UnixNanos returns t in Unix nanoseconds and true if it lies within 272
+// years of 1970, where they do not overflow: there the integers compare as
+// Before and After compare packet times. (Times with a monotonic reading,
+// which those compare instead when both have one, are not packet times;
+// their wall and monotonic clocks agree but across a step of the clock.)
+// Otherwise it returns the least or the greatest int64, before or after
+// every time in that range, and false: a time kept to be compared with
+// packet times may be out of range, a packet time compared may not.
 func UnixNanos(t time.Time) (int64, bool) {
 	const maxSec = 1 << 33
-	sec := t.Unix()
-	if uint64(sec+maxSec) > 2*maxSec {
-		return 0, false
+	switch sec := t.Unix(); {
+	case sec < -maxSec:
+		return math.MinInt64, false
+	case sec > maxSec:
+		return math.MaxInt64, false
+	default:
+		return sec*1e9 + int64(t.Nanosecond()), true
 	}
-	return sec*1e9 + int64(t.Nanosecond()), true
 }

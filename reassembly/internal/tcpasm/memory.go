@@ -8,6 +8,7 @@ package tcpasm
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"sync"
@@ -89,9 +90,8 @@ type StreamPool struct {
 	// scan per idle flush (see FlushWithOptions).
 	floor      time.Time
 	floorKnown bool
-	// floorNs is floor in Unix nanoseconds when floorInNs (UnixNanos).
-	floorNs   int64
-	floorInNs bool
+	// floorNs is floor in Unix nanoseconds (UnixNanos).
+	floorNs int64
 	// soon holds, after a full flush, the connections whose floor was
 	// within flushAhead of its threshold: the next flushes, while their
 	// thresholds stay below floor (now the floor of all the others), need
@@ -114,19 +114,17 @@ func (p *StreamPool) lower(ts time.Time) {
 	}
 }
 
-// lowerNs is lower for ts in Unix nanoseconds, ns, comparing integers when
-// the floor is in their range.
+// lowerNs is lower for ts in Unix nanoseconds, ns, within UnixNanos's
+// range.
 func (p *StreamPool) lowerNs(ts time.Time, ns int64) {
-	if !p.floorInNs {
-		p.lower(ts)
-	} else if ns < p.floorNs {
+	if ns < p.floorNs {
 		p.floor, p.floorNs = ts, ns
 	}
 }
 
 func (p *StreamPool) setFloor(ts time.Time) {
 	p.floor = ts
-	p.floorNs, p.floorInNs = UnixNanos(ts)
+	p.floorNs, _ = UnixNanos(ts)
 }
 
 const initialAllocSize = 1024
@@ -172,6 +170,7 @@ func NewStreamPool(factory StreamFactory) *StreamPool {
 		free:      make([]*connection, 0, initialAllocSize),
 		factory:   factory,
 		nextAlloc: initialAllocSize,
+		floorNs:   math.MinInt64, // the zero floor, year 1
 	}
 }
 

@@ -501,12 +501,11 @@ type halfconnection struct {
 	finSeq      Sequence // position of a FIN seen ahead of nextSeq, invalidSequence if none
 	ackSeq      Sequence
 	lastSeen    time.Time
-	// seenNs is lastSeen in Unix nanoseconds when seenInNs (see
-	// UnixNanos): an in-order packet compares integers (InOrder).
-	seenNs   int64
-	dir      TCPFlowDirection
-	closed   bool
-	seenInNs bool
+	// seenNs is lastSeen in Unix nanoseconds (UnixNanos): an in-order
+	// packet compares integers (InOrder).
+	seenNs int64
+	dir    TCPFlowDirection
+	closed bool
 	// for stats
 	queuedBytes    int
 	queuedPackets  int
@@ -524,19 +523,16 @@ func (half *halfconnection) see(ts time.Time) {
 	}
 }
 
-// seeNs is see for ts in Unix nanoseconds, ns, comparing integers when
-// lastSeen is in their range.
+// seeNs is see for ts in Unix nanoseconds, ns, within UnixNanos's range.
 func (half *halfconnection) seeNs(ts time.Time, ns int64) {
-	if !half.seenInNs {
-		half.see(ts)
-	} else if ns > half.seenNs {
+	if ns > half.seenNs {
 		half.lastSeen, half.seenNs = ts, ns
 	}
 }
 
 func (half *halfconnection) setSeen(ts time.Time) {
 	half.lastSeen = ts
-	half.seenNs, half.seenInNs = UnixNanos(ts)
+	half.seenNs, _ = UnixNanos(ts)
 }
 
 func (half *halfconnection) String() string {
@@ -721,7 +717,7 @@ type Assembler struct {
 	// TakeInOrder.
 	inOrder *halfconnection
 	// recent caches connections by their ports for InOrder (see find).
-	recent *[recentSize]recentConn
+	recent [recentSize]recentConn
 }
 
 // NewAssembler creates a new assembler.  Pass in the StreamPool
