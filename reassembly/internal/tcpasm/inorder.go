@@ -87,14 +87,10 @@ func (a *Assembler) find(src, dst netip.AddrPort) (*connection, bool) {
 }
 
 // TakeInOrder takes the segment InOrder last accepted, t, as accepted's
-// fast path does: its ack is noted, and the direction moves past its
-// payload, which the caller delivers to the Stream (no ScatterGather is
+// fast path does: the direction moves past its payload, which the caller delivers to the Stream (no ScatterGather is
 // built: the Stream of an in-order segment keeps nothing of it).
 func (a *Assembler) TakeInOrder(t *layers.TCP) {
 	half := a.inOrder // left set: clearing it costs a write barrier
-	if t.ACK {
-		half.ackSeq = Sequence(t.Ack)
-	}
 	half.nextSeq = half.nextSeq.Add(len(t.Payload))
 }
 

@@ -499,7 +499,6 @@ type halfconnection struct {
 	first, last *page    // Doubly-linked list of out-of-order pages (seq > nextSeq)
 	saved       *page    // Doubly-linked list of in-order pages (seq < nextSeq) already given to Stream who told us to keep
 	finSeq      Sequence // position of a FIN seen ahead of nextSeq, invalidSequence if none
-	ackSeq      Sequence
 	lastSeen    time.Time
 	// seenNs is lastSeen in Unix nanoseconds (UnixNanos): an in-order
 	// packet compares integers (InOrder).
@@ -512,8 +511,9 @@ type halfconnection struct {
 	overlapBytes   int
 	overlapPackets int
 
-	pages   int // Number of pages used (both in first/last and saved)
-	created time.Time
+	pages int // Number of pages used (both in first/last and saved)
+	// kwatch: upstream's created and ackSeq, never read but by String
+	// and Dump, are gone: 32 bytes a direction of every connection.
 }
 
 // see notes a packet of half at ts: lastSeen is the latest.
@@ -540,16 +540,15 @@ func (half *halfconnection) String() string {
 	if half.closed {
 		closed = "closed "
 	}
-	return fmt.Sprintf("%screated:%v, last:%v", closed, half.created, half.lastSeen)
+	return fmt.Sprintf("%slast:%v", closed, half.lastSeen)
 }
 
 // Dump returns a string (crypticly) describing the halfconnction
 func (half *halfconnection) Dump() string {
 	s := fmt.Sprintf("pages: %d\n"+
 		"nextSeq: %d\n"+
-		"ackSeq: %d\n"+
 		"Seen :  %s\n"+
-		"dir:    %s\n", half.pages, half.nextSeq, half.ackSeq, half.lastSeen, half.dir)
+		"dir:    %s\n", half.pages, half.nextSeq, half.lastSeen, half.dir)
 	nb := 0
 	for p := half.first; p != nil; p = p.Next {
 		s += fmt.Sprintf("	Page[%d] %s len: %d\n", nb, p, len(p.bytes))
@@ -582,9 +581,7 @@ func (c *connection) reset(k key, srcIsLo bool, s Stream, ts time.Time) {
 	c.pc = nil
 	base := halfconnection{
 		nextSeq:  invalidSequence,
-		ackSeq:   invalidSequence,
 		finSeq:   invalidSequence,
-		created:  ts,
 		lastSeen: ts,
 		stream:   s,
 	}
@@ -916,10 +913,7 @@ func (a *Assembler) accepted(conn *connection, half *halfconnection, t *layers.T
 		return
 	}
 
-	seq, ack, bytes := Sequence(t.Seq), Sequence(t.Ack), t.Payload
-	if t.ACK {
-		half.ackSeq = ack
-	}
+	seq, bytes := Sequence(t.Seq), t.Payload
 	// In order with nothing queued, kept or pending: what general would do
 	// comes down to handleBytes and sendToConnection with the packet
 	// alone as the ScatterGather (Skip 0, nothing saved), so no page is
