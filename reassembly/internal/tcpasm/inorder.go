@@ -15,11 +15,11 @@ import (
 // such a segment AssembleAddrs would call Accept, then, if the Stream
 // accepts it, take its payload in order as the whole ScatterGather. InOrder
 // does what AssembleAddrs does before Accept and returns the Stream, the
-// direction and the other direction's position, as Accept would get them; the caller decides, as its
-// Accept would, and either calls TakeInOrder, delivering the payload
-// itself, or hands the segment to AssembleAddrs, which finds everything as
-// it was. It reports false, having changed nothing a packet would not,
-// for any other segment.
+// direction and the other direction's position, as Accept would get them;
+// the caller decides, as its Accept would, and either calls TakeInOrder,
+// delivering the payload itself, or hands the segment to AssembleAddrs,
+// which finds everything as it was. It reports false, having changed
+// nothing a packet would not, for any other segment.
 func (a *Assembler) InOrder(src, dst netip.AddrPort, t *layers.TCP, ts time.Time) (s Stream, dir TCPFlowDirection, revSeq Sequence, ok bool) {
 	if t.SYN || t.FIN || t.RST || a.noFastPath {
 		return s, dir, 0, false
@@ -87,8 +87,9 @@ func (a *Assembler) find(src, dst netip.AddrPort) (*connection, bool) {
 }
 
 // TakeInOrder takes the segment InOrder last accepted, t, as accepted's
-// fast path does: the direction moves past its payload, which the caller delivers to the Stream (no ScatterGather is
-// built: the Stream of an in-order segment keeps nothing of it).
+// fast path does: the direction moves past its payload, which the caller
+// delivers to the Stream (no ScatterGather is built: the Stream of an
+// in-order segment keeps nothing of it).
 func (a *Assembler) TakeInOrder(t *layers.TCP) {
 	half := a.inOrder // left set: clearing it costs a write barrier
 	half.nextSeq = half.nextSeq.Add(len(t.Payload))
