@@ -125,7 +125,8 @@
 //     the segment is the common case; the caller decides as its Accept
 //     would, and TakeInOrder moves the position past the payload.
 //     connection.gen tells whether a cached connection object still has
-//     the same key.
+//     the same key; StreamPool.remove drops the entry of the connection it
+//     removes.
 //   - lastSeen and the pool's floor are also kept in Unix nanoseconds
 //     (UnixNanos), so that an in-order packet compares integers, not
 //     time.Times; halfconnection's created and ackSeq, never read but by

@@ -46,11 +46,17 @@ func (a *Assembler) InOrder(src, dst netip.AddrPort, t *layers.TCP, ts time.Time
 	return half.stream, half.dir, rev.nextSeq, true
 }
 
-// recentSize is the number of entries of Assembler.recent: a power of 2,
-// a few times the connections a capture interleaves at once.
+// recentSize is the number of entries of StreamPool.recent: a power of
+// 2, a few times the connections a capture interleaves at once.
 const recentSize = 256
 
-// recentConn is an entry of Assembler.recent: the pooled connection c,
+// recentSlot is the entry of StreamPool.recent for a connection between
+// ports p and q, either way.
+func recentSlot(p, q uint16) uint32 {
+	return (uint32(p) ^ uint32(q)) * 0x9e3779b1 >> 24 % recentSize
+}
+
+// recentConn is an entry of StreamPool.recent: the pooled connection c,
 // while its gen is still gen, of the packet from src to dst.
 type recentConn struct {
 	src, dst netip.AddrPort
@@ -64,8 +70,7 @@ type recentConn struct {
 // a recent packet of the connection, found by its ports, costs a fraction
 // of building the key and hashing it.
 func (a *Assembler) find(src, dst netip.AddrPort) (*connection, bool) {
-	sp, dp := uint32(src.Port()), uint32(dst.Port())
-	e := &a.recent[(sp^dp)*0x9e3779b1>>24%recentSize]
+	e := &a.connPool.recent[recentSlot(src.Port(), dst.Port())]
 	if c := e.c; c != nil && !c.removed && c.gen == e.gen {
 		if src == e.src && dst == e.dst {
 			return c, e.srcIsLo
@@ -91,7 +96,8 @@ func (a *Assembler) find(src, dst netip.AddrPort) (*connection, bool) {
 // delivers to the Stream (no ScatterGather is built: the Stream of an
 // in-order segment keeps nothing of it).
 func (a *Assembler) TakeInOrder(t *layers.TCP) {
-	half := a.inOrder // left set: clearing it costs a write barrier
+	// Left set, as a.last is: clearing it costs a write barrier a packet.
+	half := a.inOrder
 	half.nextSeq = half.nextSeq.Add(len(t.Payload))
 }
 

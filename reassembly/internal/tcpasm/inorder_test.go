@@ -41,7 +41,8 @@ func TestUnixNanos(t *testing.T) {
 // TestFindRecent: find gives the connection and orientation the pool's
 // table does, for either direction, while connections are opened and
 // removed and their objects reused for other 4-tuples, on ports chosen to
-// share entries of the cache.
+// share entries of the cache; the cache holds no connection removed (it
+// would keep its memory alive once the input ended).
 func TestFindRecent(t *testing.T) {
 	for seed := range uint64(10) {
 		r := rand.New(rand.NewPCG(seed, 5))
@@ -68,6 +69,11 @@ func TestFindRecent(t *testing.T) {
 			case 1: // remove it, its object free for another 4-tuple
 				if want != nil {
 					a.connPool.remove(want)
+					for _, e := range a.connPool.recent {
+						if e.c == want {
+							t.Fatalf("seed %d op %d: the cache keeps a connection removed", seed, op)
+						}
+					}
 				}
 				continue
 			}

@@ -98,6 +98,10 @@ type StreamPool struct {
 	// look at these alone. A connection object in it may have been reused
 	// since; looking at it is then merely wasted.
 	soon []*connection
+	// recent caches pooled connections by their ports for
+	// Assembler.InOrder (see Assembler.find). An entry goes with its
+	// connection (remove), so that the cache holds nothing dropped.
+	recent [recentSize]recentConn
 	// OnRemove, if set, is told of each connection the pool drops (a SYN
 	// reusing its 4-tuple, a flush, Remove), after the Stream's last call.
 	OnRemove func(Stream)
@@ -157,6 +161,9 @@ func (p *StreamPool) remove(conn *connection) {
 
 	// A parked connection must keep neither its Stream nor its pages alive.
 	conn.removed = true
+	if e := &p.recent[recentSlot(uint16(conn.key.lo.rest), uint16(conn.key.hi.rest))]; e.c == conn {
+		*e = recentConn{}
+	}
 	for _, half := range [2]*halfconnection{&conn.c2s, &conn.s2c} {
 		half.stream, half.saved, half.first, half.last = nil, nil, nil, nil
 	}

@@ -566,7 +566,7 @@ type connection struct {
 	c2s, s2c  halfconnection
 	removed   bool // no longer in the StreamPool, waiting to be reused
 	// gen counts the keys the object has had, so that a reference to it
-	// may be known still to be to the same connection (Assembler.recent).
+	// may be known still to be to the same connection (StreamPool.recent).
 	gen uint32
 	// pc is the pageCache its out-of-order pages are taken from and
 	// counted in: its group's (Assembler.PageGroup).
@@ -713,8 +713,6 @@ type Assembler struct {
 	// inOrder is the half of the segment InOrder accepted last, for
 	// TakeInOrder.
 	inOrder *halfconnection
-	// recent caches connections by their ports for InOrder (see find).
-	recent [recentSize]recentConn
 }
 
 // NewAssembler creates a new assembler.  Pass in the StreamPool
