@@ -43,7 +43,7 @@ func (r *Reassembler) runPost() {
 		switch a.kind {
 		case actFill:
 			h := &a.c.half[a.side]
-			if h.closed || !h.truncHole(a.c.pos(a.side)) {
+			if h.closed || !a.c.lists(a.side).truncHole(a.c.pos(a.side)) {
 				continue
 			}
 			r.stats.TruncFills++

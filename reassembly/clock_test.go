@@ -29,8 +29,9 @@ func (k *refClock) Tick(frame uint64, t time.Time) (Meta, bool) {
 	return Meta{Frame: k.latestFrame, Time: k.latest}, true
 }
 
-// TestIdleClockSameAsRef: times that go back, stand still, start at zero
-// or jump far give the same flushes as the plain arithmetic.
+// TestIdleClockSameAsRef: times that go back, stand still, start at zero,
+// jump far, or lie out of Unix nanoseconds' range give the same flushes as
+// the plain arithmetic.
 func TestIdleClockSameAsRef(t *testing.T) {
 	for seed := range uint64(200) {
 		r := rand.New(rand.NewPCG(seed, 3))
@@ -41,7 +42,7 @@ func TestIdleClockSameAsRef(t *testing.T) {
 			tm = time.Time{}
 		}
 		for frame := uint64(1); frame < 2000; frame++ {
-			switch r.IntN(12) {
+			switch r.IntN(15) {
 			case 0:
 				tm = tm.Add(-time.Duration(r.IntN(3000)) * time.Millisecond)
 			case 1:
@@ -51,6 +52,10 @@ func TestIdleClockSameAsRef(t *testing.T) {
 				tm = time.Time{}
 			case 4:
 				tm = time.Time{}.Add(-time.Duration(r.IntN(1000)) * time.Hour)
+			case 5: // near the edge of tcpasm.UnixNanos's range
+				tm = time.Unix(1<<33-1, 0).Add(time.Duration(r.IntN(3000)-1500) * time.Millisecond)
+			case 6: // past the range of Unix nanoseconds
+				tm = time.Unix(1<<35, 0).Add(time.Duration(r.IntN(3000)) * time.Millisecond)
 			default:
 				tm = tm.Add(time.Duration(r.IntN(400)) * time.Millisecond)
 			}

@@ -45,7 +45,7 @@ type conn struct {
 	on     uint8
 	active bool // a packet came since it was last put at its list's back
 	// Rarely used, allocated when first needed: only when packets are
-	// out of order or lost.
+	// out of order, lost, or cut by the snap length.
 	rare *connRare
 	// last is the connection's last packet. Its End carries it: an end
 	// found at another connection's packet (idle time passed, the
@@ -63,6 +63,27 @@ type connRare struct {
 	// (acked.go), in capture order.
 	deferred []capture.Segment
 	acks     [2]ackState // by Side
+	lists    [2]cutLists // by Side: only captures with a snap length have them
+}
+
+// cutLists holds what snaplen-cut segments of a side left: trunc, where
+// those of unknown length end (a hole starting there will never be
+// filled); cuts, the bytes those of known IP length lost (when the position
+// reaches one, it is delivered as a Cut).
+type cutLists struct {
+	trunc []seq
+	cuts  []span
+}
+
+// noLists is the cutLists of a conn without a rare part; never appended to.
+var noLists cutLists
+
+// lists returns side's cutLists, to read.
+func (c *conn) lists(side Side) *cutLists {
+	if c.rare == nil {
+		return &noLists
+	}
+	return &c.rare.lists[side]
 }
 
 // x returns c's rare part, allocating it.
@@ -89,14 +110,8 @@ type half struct {
 	captured bool
 	gap      int // lost bytes not reported yet
 	cut      int // cut bytes not reported yet
-	// trunc holds where snaplen-cut segments of unknown length end: a
-	// hole starting there will never be filled.
-	trunc []seq
-	// cuts holds the bytes snaplen-cut segments lost, by their IP length:
-	// when the position reaches one, it is delivered as a Cut.
-	cuts  []span
-	start seq // the position when the half started
-	isn   seq // sequence number of its SYN, if synSeen
+	start    seq // the position when the half started
+	isn      seq // sequence number of its SYN, if synSeen
 }
 
 // pos returns side's position: the sequence number of its next in-order
@@ -110,18 +125,20 @@ func (c *conn) pos(side Side) seq {
 // that it inlines: the lists are empty for in-order traffic, and the
 // position is not looked up.
 func (c *conn) prune(side Side) {
-	if h := &c.half[side]; len(h.trunc) > 0 || len(h.cuts) > 0 {
-		h.pruneLists(c.pos(side))
+	if c.rare != nil {
+		if l := &c.rare.lists[side]; len(l.trunc) > 0 || len(l.cuts) > 0 {
+			l.prune(c.pos(side))
+		}
 	}
 }
 
-func (h *half) pruneLists(pos seq) {
+func (h *cutLists) prune(pos seq) {
 	h.cuts = slices.DeleteFunc(h.cuts, func(s span) bool { return pos.Difference(s.to) <= 0 })
 	h.trunc = slices.DeleteFunc(h.trunc, func(t seq) bool { return pos.Difference(t) < 0 })
 }
 
 // cutAt returns where the snaplen cut that holds the byte at pos ends.
-func (h *half) cutAt(pos seq) (seq, bool) {
+func (h *cutLists) cutAt(pos seq) (seq, bool) {
 	for _, s := range h.cuts {
 		if s.from.Difference(pos) >= 0 && pos.Difference(s.to) > 0 {
 			return s.to, true
@@ -134,7 +151,7 @@ func (h *half) cutAt(pos seq) (seq, bool) {
 // that will never be filled: a snaplen cut of known length (cut), or one of
 // unknown length up to the first buffered data.
 func (c *conn) forcedEnd(side Side, pos seq) (to seq, cut, ok bool) {
-	h := &c.half[side]
+	h := c.lists(side)
 	if to, ok := h.cutAt(pos); ok {
 		return to, true, true
 	}
@@ -149,12 +166,16 @@ func (c *conn) forcedEnd(side Side, pos seq) (to seq, cut, ok bool) {
 // must force out. The check inlines: the lists are empty unless the capture
 // has a snap length.
 func (c *conn) holesToForce() bool {
-	return len(c.half[Client].trunc)|len(c.half[Broker].trunc)|len(c.half[Client].cuts)|len(c.half[Broker].cuts) != 0
+	return c.rare != nil && c.rare.holes()
+}
+
+func (x *connRare) holes() bool {
+	return len(x.lists[Client].trunc)|len(x.lists[Broker].trunc)|len(x.lists[Client].cuts)|len(x.lists[Broker].cuts) != 0
 }
 
 // truncHole reports whether the byte at pos is the first byte a snaplen
 // cut took away.
-func (h *half) truncHole(pos seq) bool {
+func (h *cutLists) truncHole(pos seq) bool {
 	for _, t := range h.trunc {
 		if t == pos {
 			return true
@@ -268,12 +289,12 @@ func (c *conn) fillFirst(side Side, t *layers.TCP, first, pos, opos seq) bool {
 	pre := false
 	// The peer acknowledged bytes of the hole: they exist, and were
 	// not captured.
-	if t.ACK && o.started && !o.closed && o.truncHole(opos) && opos.Difference(seq(t.Ack)) > 0 {
+	if t.ACK && o.started && !o.closed && c.lists(side.Other()).truncHole(opos) && opos.Difference(seq(t.Ack)) > 0 {
 		r.post = append(r.post, action{kind: actFill, c: c, side: side.Other(), to: seq(t.Ack)})
 		pre = true
 	}
 	// A later segment shows where the hole ends.
-	if !h.closed && h.truncHole(pos) && pos.Difference(first) > 0 {
+	if !h.closed && c.lists(side).truncHole(pos) && pos.Difference(first) > 0 {
 		r.post = append(r.post, action{kind: actFill, c: c, side: side, to: first})
 		pre = true
 	}
@@ -340,7 +361,6 @@ func (c *conn) noteStarts(side Side, t *layers.TCP, sq seq) {
 // pos, and records where a snaplen-cut segment lost bytes.
 func (c *conn) noteBuffered(side Side, t *layers.TCP, first, pos seq, nextSeq tcpasm.Sequence) {
 	r := c.r
-	h := &c.half[side]
 	n := len(t.Payload)
 	// gopacket buffers data ahead of pos, except a RST's and that of a SYN
 	// on a started half, which it drops.
@@ -359,10 +379,12 @@ func (c *conn) noteBuffered(side Side, t *layers.TCP, first, pos seq, nextSeq tc
 	switch cut := r.cur.cut; {
 	case cut > 0 && cut <= maxFill:
 		if to := end.Add(cut); pos.Difference(to) > 0 {
-			h.cuts = append(h.cuts, span{end, to})
+			l := &c.x().lists[side]
+			l.cuts = append(l.cuts, span{end, to})
 		}
 	case pos.Difference(end) >= 0:
-		h.trunc = append(h.trunc, end)
+		l := &c.x().lists[side]
+		l.trunc = append(l.trunc, end)
 	}
 }
 

@@ -58,6 +58,12 @@ type IdleClock struct {
 	latestFrame uint64
 	lastFlush   time.Time
 	due         time.Time // lastFlush + flushEvery, once lastFlush is set
+	// latestNs and dueNs are latest and due in Unix nanoseconds
+	// (tcpasm.UnixNanos), once armed: a segment within the interval,
+	// nearly every one, is then two integer comparisons rather than two
+	// time.Time ones.
+	latestNs, dueNs int64
+	armed           bool
 }
 
 // FlushInterval is how often, in packet time, idle connections are looked
@@ -69,6 +75,22 @@ const FlushInterval = flushEvery
 // Meta to give IdleFlush.
 func (k *IdleClock) Tick(frame uint64, t time.Time) (Meta, bool) {
 	k.latestFrame = frame
+	if ns, ok := tcpasm.UnixNanos(t); ok && k.armed && ns < k.dueNs {
+		if ns > k.latestNs {
+			k.latest, k.latestNs = t, ns
+		}
+		return Meta{}, false
+	}
+	m, ok := k.tickTime(t)
+	k.latestNs, _ = tcpasm.UnixNanos(k.latest)
+	k.dueNs, _ = tcpasm.UnixNanos(k.due)
+	k.armed = !k.lastFlush.IsZero()
+	return m, ok
+}
+
+// tickTime is Tick on time.Time, for what tcpasm.UnixNanos does not take and for
+// the segment that ends an interval.
+func (k *IdleClock) tickTime(t time.Time) (Meta, bool) {
 	// Within the interval: latest moves, nothing is due. Until the clock
 	// is armed due is zero, and the only times before it, before year 1,
 	// are not after latest.

@@ -13,8 +13,11 @@
 // hole the other side acknowledged into an explicit Gap (acked.go), hands
 // bytes cut by the snap length on as a Cut, flushes idle connections by
 // packet time, and replays whatever a flush produces in a deterministic
-// order. Nothing here starts a goroutine: every Stream call happens inside
-// Add, IdleFlush or Close, on the caller's goroutine.
+// order. The common segment, in order on a connection with nothing
+// waiting, takes a fast path (inorder.go) that makes the same calls
+// without gopacket's Accept and ScatterGather. Nothing here starts a
+// goroutine: every Stream call happens inside Add, IdleFlush or Close, on
+// the caller's goroutine.
 //
 // Captures as operators take them (SPEC.md 2.1): packets reordered within
 // 1 s and 64 packets of a connection give the same calls as in order. A
@@ -312,6 +315,10 @@ type Reassembler struct {
 	conns           []tcpasm.Stream // Close's snapshot of the pool
 
 	stats Stats
+	// noInOrder: tests compare the in-order fast path (inOrder) with
+	// assemble; inOrders counts the segments it took.
+	noInOrder bool
+	inOrders  uint64
 }
 
 // pktCtx is the AssemblerContext of every call: one per Reassembler, so
@@ -395,7 +402,9 @@ func (r *Reassembler) Add(s *capture.Segment) {
 			r.idleFlush(m)
 		}
 	}
-	r.assemble(s)
+	if r.noInOrder || !r.inOrder(s) {
+		r.assemble(s)
+	}
 	if len(r.overParts) > 0 {
 		r.evictOver()
 	}

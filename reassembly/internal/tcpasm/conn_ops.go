@@ -28,9 +28,7 @@ func (a *Assembler) half(src, dst netip.AddrPort, ts time.Time) (*connection, *h
 	}
 	half, _ := conn.halves(srcIsLo)
 	a.connPool.lower(ts)
-	if half.lastSeen.Before(ts) {
-		half.lastSeen = ts
-	}
+	half.see(ts)
 	return conn, half
 }
 

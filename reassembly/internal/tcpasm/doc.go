@@ -117,6 +117,20 @@
 //   - halfconnection and the per-packet part of AssembleWithContext are
 //     laid out and split (accepted, general) for the fast path; the logic
 //     is gopacket's. gopacket's min helper gave way to the builtin.
+//   - InOrder and TakeInOrder (inorder.go): AssembleAddrs split in two for
+//     the caller's own fast path, so that the common in-order segment is
+//     neither given to Accept nor wrapped in a ScatterGather: InOrder finds
+//     the connection, through a cache by ports (find) that compares
+//     addresses rather than building and hashing a key, and tells whether
+//     the segment is the common case; the caller decides as its Accept
+//     would, and TakeInOrder moves the position past the payload.
+//     connection.gen tells whether a cached connection object still has
+//     the same key; StreamPool.remove drops the entry of the connection it
+//     removes.
+//   - lastSeen and the pool's floor are also kept in Unix nanoseconds
+//     (UnixNanos), so that an in-order packet compares integers, not
+//     time.Times; halfconnection's created and ackSeq, never read but by
+//     String and Dump, are gone (32 bytes a direction).
 //   - tcpcheck.go is kept only as tcpcheck_helper_test.go (and its own
 //     tests, tcpcheck_test.go, are not taken): kwatch does not use the TCP
 //     state machine, gopacket's FSM tests of the Assembler do.

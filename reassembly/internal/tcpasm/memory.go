@@ -8,6 +8,7 @@ package tcpasm
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"sync"
@@ -92,12 +93,18 @@ type StreamPool struct {
 	// scan per idle flush (see FlushWithOptions).
 	floor      time.Time
 	floorKnown bool
+	// floorNs is floor in Unix nanoseconds (UnixNanos).
+	floorNs int64
 	// soon holds, after a full flush, the connections whose floor was
 	// within flushAhead of its threshold: the next flushes, while their
 	// thresholds stay below floor (now the floor of all the others), need
 	// look at these alone. A connection object in it may have been reused
 	// since; looking at it is then merely wasted.
 	soon []*connection
+	// recent caches pooled connections by their ports for
+	// Assembler.InOrder (see Assembler.find). An entry goes with its
+	// connection (remove), so that the cache holds nothing dropped.
+	recent [recentSize]recentConn
 	// OnRemove, if set, is told of each connection the pool drops (a SYN
 	// reusing its 4-tuple, a flush, Remove), after the Stream's last call.
 	OnRemove func(Stream)
@@ -110,8 +117,21 @@ const flushAhead = time.Minute
 // lower notes a packet time: the floor stays at or before it.
 func (p *StreamPool) lower(ts time.Time) {
 	if ts.Before(p.floor) {
-		p.floor = ts
+		p.setFloor(ts)
 	}
+}
+
+// lowerNs is lower for ts in Unix nanoseconds, ns, within UnixNanos's
+// range.
+func (p *StreamPool) lowerNs(ts time.Time, ns int64) {
+	if ns < p.floorNs {
+		p.floor, p.floorNs = ts, ns
+	}
+}
+
+func (p *StreamPool) setFloor(ts time.Time) {
+	p.floor = ts
+	p.floorNs, _ = UnixNanos(ts)
 }
 
 const initialAllocSize = 1024
@@ -145,6 +165,9 @@ func (p *StreamPool) remove(conn *connection) {
 
 	// A parked connection must keep neither its Stream nor its pages alive.
 	conn.removed = true
+	if e := &p.recent[recentSlot(uint16(conn.key.lo.rest), uint16(conn.key.hi.rest))]; e.c == conn {
+		*e = recentConn{}
+	}
 	for _, half := range [2]*halfconnection{&conn.c2s, &conn.s2c} {
 		half.stream, half.saved, half.first, half.last = nil, nil, nil, nil
 	}
@@ -158,6 +181,7 @@ func NewStreamPool(factory StreamFactory) *StreamPool {
 		free:      make([]*connection, 0, initialAllocSize),
 		factory:   factory,
 		nextAlloc: initialAllocSize,
+		floorNs:   math.MinInt64, // the zero floor, year 1
 	}
 }
 

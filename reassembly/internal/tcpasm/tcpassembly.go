@@ -499,18 +499,40 @@ type halfconnection struct {
 	first, last *page    // Doubly-linked list of out-of-order pages (seq > nextSeq)
 	saved       *page    // Doubly-linked list of in-order pages (seq < nextSeq) already given to Stream who told us to keep
 	finSeq      Sequence // position of a FIN seen ahead of nextSeq, invalidSequence if none
-	ackSeq      Sequence
 	lastSeen    time.Time
-	dir         TCPFlowDirection
-	closed      bool
+	// seenNs is lastSeen in Unix nanoseconds (UnixNanos): an in-order
+	// packet compares integers (InOrder).
+	seenNs int64
+	dir    TCPFlowDirection
+	closed bool
 	// for stats
 	queuedBytes    int
 	queuedPackets  int
 	overlapBytes   int
 	overlapPackets int
 
-	pages   int // Number of pages used (both in first/last and saved)
-	created time.Time
+	pages int // Number of pages used (both in first/last and saved)
+	// kwatch: upstream's created and ackSeq, never read but by String
+	// and Dump, are gone: 32 bytes a direction of every connection.
+}
+
+// see notes a packet of half at ts: lastSeen is the latest.
+func (half *halfconnection) see(ts time.Time) {
+	if half.lastSeen.Before(ts) {
+		half.setSeen(ts)
+	}
+}
+
+// seeNs is see for ts in Unix nanoseconds, ns, within UnixNanos's range.
+func (half *halfconnection) seeNs(ts time.Time, ns int64) {
+	if ns > half.seenNs {
+		half.lastSeen, half.seenNs = ts, ns
+	}
+}
+
+func (half *halfconnection) setSeen(ts time.Time) {
+	half.lastSeen = ts
+	half.seenNs, _ = UnixNanos(ts)
 }
 
 func (half *halfconnection) String() string {
@@ -518,16 +540,15 @@ func (half *halfconnection) String() string {
 	if half.closed {
 		closed = "closed "
 	}
-	return fmt.Sprintf("%screated:%v, last:%v", closed, half.created, half.lastSeen)
+	return fmt.Sprintf("%slast:%v", closed, half.lastSeen)
 }
 
 // Dump returns a string (crypticly) describing the halfconnction
 func (half *halfconnection) Dump() string {
 	s := fmt.Sprintf("pages: %d\n"+
 		"nextSeq: %d\n"+
-		"ackSeq: %d\n"+
 		"Seen :  %s\n"+
-		"dir:    %s\n", half.pages, half.nextSeq, half.ackSeq, half.lastSeen, half.dir)
+		"dir:    %s\n", half.pages, half.nextSeq, half.lastSeen, half.dir)
 	nb := 0
 	for p := half.first; p != nil; p = p.Next {
 		s += fmt.Sprintf("	Page[%d] %s len: %d\n", nb, p, len(p.bytes))
@@ -544,6 +565,9 @@ type connection struct {
 	c2sFromLo bool
 	c2s, s2c  halfconnection
 	removed   bool // no longer in the StreamPool, waiting to be reused
+	// gen counts the keys the object has had, so that a reference to it
+	// may be known still to be to the same connection (StreamPool.recent).
+	gen uint32
 	// pc is the pageCache its out-of-order pages are taken from and
 	// counted in: its group's (Assembler.PageGroup).
 	pc *pageCache
@@ -551,17 +575,17 @@ type connection struct {
 
 func (c *connection) reset(k key, srcIsLo bool, s Stream, ts time.Time) {
 	c.key = k
+	c.gen++
 	c.c2sFromLo = srcIsLo
 	c.removed = false
 	c.pc = nil
 	base := halfconnection{
 		nextSeq:  invalidSequence,
-		ackSeq:   invalidSequence,
 		finSeq:   invalidSequence,
-		created:  ts,
 		lastSeen: ts,
 		stream:   s,
 	}
+	base.setSeen(ts)
 	c.c2s, c.s2c = base, base
 	c.c2s.dir, c.s2c.dir = TCPDirClientToServer, TCPDirServerToClient
 }
@@ -686,6 +710,9 @@ type Assembler struct {
 	frame uint64
 	// skipReason is the reason of the skip buildSG reports (SkipTo's).
 	skipReason SkipReason
+	// inOrder is the half of the segment InOrder accepted last, for
+	// TakeInOrder.
+	inOrder *halfconnection
 }
 
 // NewAssembler creates a new assembler.  Pass in the StreamPool
@@ -780,9 +807,7 @@ func (a *Assembler) AssembleWithContext(netFlow gopacket.Flow, t *layers.TCP, ac
 	a.ret = a.ret[:0]
 	a.connPool.lower(ci.Timestamp)
 	half, rev := conn.halves(srcIsLo)
-	if half.lastSeen.Before(ci.Timestamp) {
-		half.lastSeen = ci.Timestamp
-	}
+	half.see(ci.Timestamp)
 	a.start = half.nextSeq == invalidSequence && t.SYN
 	if half.stream.Accept(t, ci, half.dir, half.nextSeq, rev.nextSeq, &a.start, ac) {
 		a.accepted(conn, half, t, ac)
@@ -828,9 +853,7 @@ func (a *Assembler) AssembleAddrs(src, dst netip.AddrPort, t *layers.TCP, ts tim
 	// As AssembleWithContext from here.
 	a.ret = a.ret[:0]
 	a.connPool.lower(ts)
-	if half.lastSeen.Before(ts) {
-		half.lastSeen = ts
-	}
+	half.see(ts)
 	a.start = half.nextSeq == invalidSequence && t.SYN
 	if half.stream.Accept(t, ci, half.dir, half.nextSeq, rev.nextSeq, &a.start, ac) {
 		a.accepted(conn, half, t, ac)
@@ -888,10 +911,7 @@ func (a *Assembler) accepted(conn *connection, half *halfconnection, t *layers.T
 		return
 	}
 
-	seq, ack, bytes := Sequence(t.Seq), Sequence(t.Ack), t.Payload
-	if t.ACK {
-		half.ackSeq = ack
-	}
+	seq, bytes := Sequence(t.Seq), t.Payload
 	// In order with nothing queued, kept or pending: what general would do
 	// comes down to handleBytes and sendToConnection with the packet
 	// alone as the ScatterGather (Skip 0, nothing saved), so no page is
@@ -1442,7 +1462,8 @@ func (a *Assembler) FlushWithOptions(opt FlushOptions) (flushed, closed int) {
 	clear(a.conns)
 	pool.soon = soon
 	if full {
-		pool.floor, pool.floorKnown = floor, true
+		pool.setFloor(floor)
+		pool.floorKnown = true
 	}
 	return flushes, closes
 }
