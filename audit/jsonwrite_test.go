@@ -583,3 +583,17 @@ func TestJSONFieldBitsAt(t *testing.T) {
 		}
 	}
 }
+
+// TestPlain8MatchesTable: the eight-byte test says what jsonPlain says of
+// each of its bytes, for every byte value in every lane.
+func TestPlain8MatchesTable(t *testing.T) {
+	for lane := range 8 {
+		for b := range 256 {
+			s := []byte("abcdefgh")
+			s[lane] = byte(b)
+			if got, want := plain8(string(s)), jsonPlain[b]; got != want {
+				t.Errorf("plain8(%q) = %v, want %v", s, got, want)
+			}
+		}
+	}
+}
