@@ -59,11 +59,17 @@ func OpenLive(iface string, opts LiveOptions) (*LiveSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	snaplen := opts.snaplen()
-	filter, err := liveFilter(opts, snaplen, loopback)
+	filter, err := liveFilter(opts, opts.snaplen(), loopback)
 	if err != nil {
 		return nil, err
 	}
+	return openSocket(iface, ifc, filter, opts)
+}
+
+// openSocket opens one packet socket with its ring on ifc, filter
+// installed, bound and reading.
+func openSocket(iface string, ifc *net.Interface, filter []bpf.RawInstruction, opts LiveOptions) (*LiveSource, error) {
+	snaplen := opts.snaplen()
 	// Protocol 0: the socket receives nothing until bind names one, so no
 	// packet gets in before the filter and the ring are set.
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
@@ -152,13 +158,8 @@ func liveFilter(opts LiveOptions, snaplen int, loopback bool) ([]bpf.RawInstruct
 // setupSocket installs the filter, maps the ring and binds fd to the
 // interface.
 func setupSocket(fd, ifindex int, filter []bpf.RawInstruction, promisc bool, size, snaplen int) (*ring, error) {
-	prog := make([]unix.SockFilter, len(filter))
-	for i, ins := range filter {
-		prog[i] = unix.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
-	}
-	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if err := unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &fprog); err != nil {
-		return nil, fmt.Errorf("installing the packet filter: %w", err)
+	if err := attachFilter(fd, filter); err != nil {
+		return nil, err
 	}
 	if promisc {
 		mreq := unix.PacketMreq{Ifindex: int32(ifindex), Type: unix.PACKET_MR_PROMISC}
@@ -175,6 +176,19 @@ func setupSocket(fd, ifindex int, filter []bpf.RawInstruction, promisc bool, siz
 		return nil, fmt.Errorf("binding the packet socket: %w", err)
 	}
 	return r, nil
+}
+
+// attachFilter installs filter on fd, replacing the one there.
+func attachFilter(fd int, filter []bpf.RawInstruction) error {
+	prog := make([]unix.SockFilter, len(filter))
+	for i, ins := range filter {
+		prog[i] = unix.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if err := unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &fprog); err != nil {
+		return fmt.Errorf("installing the packet filter: %w", err)
+	}
+	return nil
 }
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }

@@ -143,16 +143,22 @@ func (r *ring) release() {
 	if !r.held {
 		return
 	}
-	// The count is the kernel's to set when it opens the block again;
-	// until then it would say the block is filling (see filling).
-	atomic.StoreUint32(r.numPkts(r.cur), 0)
-	atomic.StoreUint32(r.status(r.cur), unix.TP_STATUS_KERNEL)
+	r.giveBack(r.cur)
 	r.held = false
 	r.left = 0
 	r.cur++
 	if r.cur == r.nblocks {
 		r.cur = 0
 	}
+}
+
+// giveBack hands block i back to the kernel. It touches only the block's
+// header, so a goroutine other than the reader may call it (fanout).
+func (r *ring) giveBack(i int) {
+	// The count is the kernel's to set when it opens the block again;
+	// until then it would say the block is filling (see filling).
+	atomic.StoreUint32(r.numPkts(i), 0)
+	atomic.StoreUint32(r.status(i), unix.TP_STATUS_KERNEL)
 }
 
 // next fills p from the next packet of the block being read (r.left > 0).
