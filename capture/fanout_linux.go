@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -55,8 +56,12 @@ type FanoutSource struct {
 	closeErr error
 	// Late counts packets stamped earlier than one already returned (a
 	// clock step, or a kernel that stamps out of order): returned anyway.
-	late      uint64
-	lastStamp time.Time // the last returned packet's, and its ring
+	late uint64
+	// bound: the ring last returned from may go on without a choice while
+	// its packets are earlier than this (every other ring's head, or the
+	// time from which an empty ring's packets will be stamped).
+	bound     int64
+	lastStamp int64 // the last returned packet's time, and its ring
 	lastRing  int
 }
 
@@ -71,9 +76,10 @@ type blockRef struct {
 type fanRing struct {
 	src *LiveSource
 	idx int
-	// pkts[b] are block b's packets, walked by the goroutine while the
-	// block is in flight (taken and not yet given back).
-	pkts     [][]Packet
+	// refs[b] are block b's packets, walked by the goroutine while the
+	// block is in flight (taken and not yet given back): 24 bytes a packet
+	// without pointers, which the collector does not scan.
+	refs     [][]pktRef
 	inFlight atomic.Int32
 	cur      atomic.Int32  // the block the goroutine waits for next
 	freed    chan struct{} // a block given back while every block was in flight
@@ -87,15 +93,27 @@ type fanRing struct {
 }
 
 const (
-	// fanoutStampSlack is how far the kernel's packet stamps may lag the
-	// moment the reader sees a ring's block empty (clock granularity
-	// between CPUs).
-	fanoutStampSlack = time.Millisecond
+	// fanoutStampSlack is how much earlier than the moment the reader sees
+	// a ring's block empty a packet counted into it later may be stamped.
+	// The kernel counts a packet into the block before it stamps it, but
+	// it prefers a stamp the packet already carries, taken when the
+	// device queued it (when any socket on the host asked for receive
+	// stamps): that is the backlog's wait earlier, a few milliseconds on
+	// a loaded machine. The margin costs latency only (findings come 20 ms
+	// later while a ring is idle); a packet it does not cover is counted
+	// (Late).
+	fanoutStampSlack = 20 * time.Millisecond
+	// fanoutMinWait is the shortest wait for an empty ring's stamps to
+	// pass a packet's: at a low rate every packet would otherwise wait on
+	// a timer of its own.
+	fanoutMinWait = 5 * time.Millisecond
 	// fanoutRecheck is how often the reader looks again at a ring whose
 	// kernel block is filling while another ring's packet waits: the block
 	// comes over within ringBlockTimeout, and its arrival wakes the reader
 	// anyway; the recheck notices a block the kernel emptied (Stop).
 	fanoutRecheck = ringBlockTimeout / 4
+	// fanoutAgain is pick's "choose again", no wait.
+	fanoutAgain = time.Duration(-2)
 )
 
 // OpenFanout opens n rings on iface (see FanoutSource); n must be at least
@@ -163,7 +181,7 @@ func joinFanout(fd, group int) error {
 
 func newFanRing(s *LiveSource, idx int) *fanRing {
 	n := s.ring.nblocks
-	return &fanRing{src: s, idx: idx, pkts: make([][]Packet, n), queue: make([]int32, n),
+	return &fanRing{src: s, idx: idx, refs: make([][]pktRef, n), queue: make([]int32, n),
 		freed: make(chan struct{}, 1), blk: -1}
 }
 
@@ -201,29 +219,31 @@ func (r *fanRing) run(out chan<- blockRef, quit <-chan struct{}, wg *sync.WaitGr
 	}
 }
 
-// walk reads block b's packets into r.pkts[b], whose room is kept from the
+// walk reads block b's packets into r.refs[b], whose room is kept from the
 // block's last turn.
 func (r *fanRing) walk(b int) {
 	rg := r.src.ring
 	rg.cur = b
 	rg.take()
-	ps := r.pkts[b][:0]
+	refs := r.refs[b][:0]
 	for rg.left > 0 {
-		ps = append(ps, Packet{})
-		if !rg.next(&ps[len(ps)-1]) {
-			ps = ps[:len(ps)-1]
+		if ref, ok := rg.nextRef(); ok {
+			refs = append(refs, ref)
 		}
 	}
 	rg.held = false
-	r.pkts[b] = ps
+	r.refs[b] = refs
 }
 
-// head makes sure the ring's next packet is at r.pkts[r.blk][r.pos],
+// headNs is the time of the ring's head packet (head() is true).
+func (r *fanRing) headNs() int64 { return r.refs[r.blk][r.pos].ns }
+
+// head makes sure the ring's next packet is at r.refs[r.blk][r.pos],
 // giving back blocks read to the end; false when none is queued.
 func (r *fanRing) head() bool {
 	for {
 		if r.blk >= 0 {
-			if r.pos < len(r.pkts[r.blk]) {
+			if r.pos < len(r.refs[r.blk]) {
 				return true
 			}
 			r.src.ring.giveBack(r.blk)
@@ -263,8 +283,14 @@ func (f *FanoutSource) NextInto(p *Packet) error {
 		*p = Packet{}
 		return errors.Join(io.EOF, f.release())
 	}
-	if f.last >= 0 {
-		f.rings[f.last].pos++
+	if i := f.last; i >= 0 {
+		r := f.rings[i]
+		r.pos++
+		// Within a block, before every other ring's bound: no choice to make.
+		if r.pos < len(r.refs[r.blk]) && r.headNs() < f.bound {
+			f.emit(i, p)
+			return nil
+		}
 		f.last = -1
 	}
 	for {
@@ -274,36 +300,42 @@ func (f *FanoutSource) NextInto(p *Packet) error {
 			f.emit(i, p)
 			return nil
 		}
-		if wait < 0 {
+		switch {
+		case wait == fanoutAgain:
+		case wait < 0:
 			*p = Packet{}
 			return f.endErr()
+		default:
+			f.await(wait)
 		}
-		f.await(wait)
 	}
 }
 
 // emit returns ring i's head packet.
 func (f *FanoutSource) emit(i int, p *Packet) {
 	r := f.rings[i]
-	*p = r.pkts[r.blk][r.pos]
+	ref := r.refs[r.blk][r.pos]
+	r.src.ring.fill(p, r.blk, ref)
 	f.frame++
 	p.Frame = f.frame
 	p.LinkType = layers.LinkTypeEthernet
 	f.last = i
 	r.deliveries++
-	if p.Time.Before(f.lastStamp) && f.lastRing != i {
+	if ref.ns < f.lastStamp && f.lastRing != i {
 		f.late++
 	}
-	f.lastStamp, f.lastRing = p.Time, i
+	f.lastStamp, f.lastRing = ref.ns, i
 }
 
 // pick chooses the ring whose head packet comes next, or says how long to
-// wait for the others (0: until a block arrives; -1: every ring ended).
+// wait for the others (0: until a block arrives; fanoutAgain: choose
+// again; -1: every ring ended). It sets f.bound for the chosen ring.
 func (f *FanoutSource) pick() (int, time.Duration) {
 	best := -1
+	var bestNs int64
 	for i, r := range f.rings {
-		if r.head() && (best < 0 || r.pkts[r.blk][r.pos].Time.Before(f.headTime(best))) {
-			best = i
+		if r.head() && (best < 0 || r.headNs() < bestNs) {
+			best, bestNs = i, r.headNs()
 		}
 	}
 	if best < 0 {
@@ -312,28 +344,31 @@ func (f *FanoutSource) pick() (int, time.Duration) {
 		}
 		return -1, 0
 	}
-	t := f.headTime(best)
-	for _, r := range f.rings {
-		if r.blk >= 0 || r.ended {
-			continue
-		}
-		if !r.kernelEmpty() {
+	bound, from := int64(math.MaxInt64), int64(0)
+	for i, r := range f.rings {
+		switch {
+		case i == best:
+		case r.blk >= 0: // ended or not: its queued packets count
+			bound = min(bound, r.headNs())
+		case r.ended:
+		case !r.kernelEmpty():
 			return -1, fanoutRecheck
-		}
-		f.collect()
-		if r.head() {
-			return -1, time.Nanosecond // a block came: choose again
-		}
-		if wait := t.Sub(time.Now().Add(-fanoutStampSlack)); wait > 0 {
-			return -1, wait
+		default:
+			f.collect()
+			if r.head() {
+				return -1, fanoutAgain // a block came: choose again
+			}
+			if from == 0 {
+				from = time.Now().Add(-fanoutStampSlack).UnixNano()
+			}
+			if bestNs >= from {
+				return -1, max(time.Duration(bestNs-from+1), fanoutMinWait)
+			}
+			bound = min(bound, from)
 		}
 	}
+	f.bound = bound
 	return best, 0
-}
-
-func (f *FanoutSource) headTime(i int) time.Time {
-	r := f.rings[i]
-	return r.pkts[r.blk][r.pos].Time
 }
 
 // collect queues the blocks that arrived, without waiting.
