@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -122,11 +121,7 @@ func OpenFanout(iface string, n int, opts LiveOptions) (*FanoutSource, error) {
 	if n < 2 || n > 256 {
 		return nil, fmt.Errorf("capture: %s: %d rings: fanout takes 2 to 256", iface, n)
 	}
-	ifc, loopback, err := liveInterface(iface)
-	if err != nil {
-		return nil, err
-	}
-	filter, err := liveFilter(opts, opts.snaplen(), loopback)
+	ifc, filter, err := liveSetup(iface, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -139,12 +134,12 @@ func OpenFanout(iface string, n int, opts LiveOptions) (*FanoutSource, error) {
 	}
 	f := &FanoutSource{last: -1, quit: make(chan struct{}), timer: time.NewTimer(time.Hour)}
 	f.timer.Stop()
-	group := os.Getpid() & 0xffff
+	group := -1 // the kernel picks a group ID no one uses for the first socket
 	var nblocks int
 	for i := range n {
 		s, err := openSocket(iface, ifc, reject, opts)
 		if err == nil {
-			err = joinFanout(s.fd, group)
+			group, err = joinFanout(s.fd, group)
 		}
 		if err != nil {
 			f.closeSources()
@@ -169,14 +164,25 @@ func OpenFanout(iface string, n int, opts LiveOptions) (*FanoutSource, error) {
 	return f, nil
 }
 
-// joinFanout puts fd in the fanout group: by flow hash, fragments
-// reassembled first so that they hash as their datagram.
-func joinFanout(fd, group int) error {
-	arg := group | (unix.PACKET_FANOUT_HASH|unix.PACKET_FANOUT_FLAG_DEFRAG)<<16
-	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_FANOUT, arg); err != nil {
-		return fmt.Errorf("joining packet fanout group %d: %w", group, err)
+// joinFanout puts fd in fanout group (by flow hash, fragments reassembled
+// first so that they hash as their datagram), or with group -1 in a new
+// group whose ID the kernel picks unique (two captures in one process,
+// or a pid's low bits shared with another process, would otherwise share
+// a group and each other's packets). It returns the group's ID.
+func joinFanout(fd, group int) (int, error) {
+	mode := unix.PACKET_FANOUT_HASH | unix.PACKET_FANOUT_FLAG_DEFRAG
+	arg := group | mode<<16
+	if group < 0 {
+		arg = (mode | unix.PACKET_FANOUT_FLAG_UNIQUEID) << 16
 	}
-	return nil
+	if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_FANOUT, arg); err != nil {
+		return group, fmt.Errorf("joining a packet fanout group: %w", err)
+	}
+	got, err := unix.GetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_FANOUT)
+	if err != nil {
+		return group, fmt.Errorf("reading the packet fanout group: %w", err)
+	}
+	return got & 0xffff, nil
 }
 
 func newFanRing(s *LiveSource, idx int) *fanRing {

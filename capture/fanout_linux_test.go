@@ -224,3 +224,40 @@ func TestFanoutNextIntoAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestFanoutGroupsApart opens two fanout captures at once in one process
+// (root only): each is a group of its own, so each takes every datagram,
+// where a shared group ID would split them between the captures.
+func TestFanoutGroupsApart(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("live capture needs root (CAP_NET_RAW)")
+	}
+	src, dst := udpPair(t)
+	var fs []*FanoutSource
+	for range 2 {
+		f, err := OpenFanout("lo", 2, LiveOptions{Filter: udpPortFilter(t, dst), RingSize: MinRingSize})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		fs = append(fs, f)
+	}
+	const n = 200
+	sendUDP(src, n, 60)
+	deadline := time.Now().Add(5 * time.Second)
+	for i, f := range fs {
+		for {
+			st, err := f.Stats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Received >= n || time.Now().After(deadline) {
+				if st.Received != n {
+					t.Errorf("capture %d received %d of %d datagrams", i, st.Received, n)
+				}
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}

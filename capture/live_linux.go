@@ -55,15 +55,21 @@ type LiveSource struct {
 // (including lo) are supported. Without CAP_NET_RAW it fails with an error
 // that says how to grant it.
 func OpenLive(iface string, opts LiveOptions) (*LiveSource, error) {
-	ifc, loopback, err := liveInterface(iface)
-	if err != nil {
-		return nil, err
-	}
-	filter, err := liveFilter(opts, opts.snaplen(), loopback)
+	ifc, filter, err := liveSetup(iface, opts)
 	if err != nil {
 		return nil, err
 	}
 	return openSocket(iface, ifc, filter, opts)
+}
+
+// liveSetup looks iface up and makes its kernel filter.
+func liveSetup(iface string, opts LiveOptions) (*net.Interface, []bpf.RawInstruction, error) {
+	ifc, loopback, err := liveInterface(iface)
+	if err != nil {
+		return nil, nil, err
+	}
+	filter, err := liveFilter(opts, opts.snaplen(), loopback)
+	return ifc, filter, err
 }
 
 // openSocket opens one packet socket with its ring on ifc, filter
