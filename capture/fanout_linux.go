@@ -106,11 +106,6 @@ const (
 	// pass a packet's: at a low rate every packet would otherwise wait on
 	// a timer of its own.
 	fanoutMinWait = 5 * time.Millisecond
-	// fanoutRecheck is how often the reader looks again at a ring whose
-	// kernel block is filling while another ring's packet waits: the block
-	// comes over within ringBlockTimeout, and its arrival wakes the reader
-	// anyway; the recheck notices a block the kernel emptied (Stop).
-	fanoutRecheck = ringBlockTimeout / 4
 	// fanoutAgain is pick's "choose again", no wait.
 	fanoutAgain = time.Duration(-2)
 )
@@ -358,7 +353,9 @@ func (f *FanoutSource) pick() (int, time.Duration) {
 			bound = min(bound, r.headNs())
 		case r.ended:
 		case !r.kernelEmpty():
-			return -1, fanoutRecheck
+			// The block comes over within ringBlockTimeout (or, stopped,
+			// the ring ends): either arrival wakes the reader.
+			return -1, 0
 		default:
 			f.collect()
 			if r.head() {
