@@ -55,15 +55,27 @@ type LiveSource struct {
 // (including lo) are supported. Without CAP_NET_RAW it fails with an error
 // that says how to grant it.
 func OpenLive(iface string, opts LiveOptions) (*LiveSource, error) {
+	ifc, filter, err := liveSetup(iface, opts)
+	if err != nil {
+		return nil, err
+	}
+	return openSocket(iface, ifc, filter, opts)
+}
+
+// liveSetup looks iface up and makes its kernel filter.
+func liveSetup(iface string, opts LiveOptions) (*net.Interface, []bpf.RawInstruction, error) {
 	ifc, loopback, err := liveInterface(iface)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	filter, err := liveFilter(opts, opts.snaplen(), loopback)
+	return ifc, filter, err
+}
+
+// openSocket opens one packet socket with its ring on ifc, filter
+// installed, bound and reading.
+func openSocket(iface string, ifc *net.Interface, filter []bpf.RawInstruction, opts LiveOptions) (*LiveSource, error) {
 	snaplen := opts.snaplen()
-	filter, err := liveFilter(opts, snaplen, loopback)
-	if err != nil {
-		return nil, err
-	}
 	// Protocol 0: the socket receives nothing until bind names one, so no
 	// packet gets in before the filter and the ring are set.
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
@@ -152,13 +164,8 @@ func liveFilter(opts LiveOptions, snaplen int, loopback bool) ([]bpf.RawInstruct
 // setupSocket installs the filter, maps the ring and binds fd to the
 // interface.
 func setupSocket(fd, ifindex int, filter []bpf.RawInstruction, promisc bool, size, snaplen int) (*ring, error) {
-	prog := make([]unix.SockFilter, len(filter))
-	for i, ins := range filter {
-		prog[i] = unix.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
-	}
-	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if err := unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &fprog); err != nil {
-		return nil, fmt.Errorf("installing the packet filter: %w", err)
+	if err := attachFilter(fd, filter); err != nil {
+		return nil, err
 	}
 	if promisc {
 		mreq := unix.PacketMreq{Ifindex: int32(ifindex), Type: unix.PACKET_MR_PROMISC}
@@ -175,6 +182,19 @@ func setupSocket(fd, ifindex int, filter []bpf.RawInstruction, promisc bool, siz
 		return nil, fmt.Errorf("binding the packet socket: %w", err)
 	}
 	return r, nil
+}
+
+// attachFilter installs filter on fd, replacing the one there.
+func attachFilter(fd int, filter []bpf.RawInstruction) error {
+	prog := make([]unix.SockFilter, len(filter))
+	for i, ins := range filter {
+		prog[i] = unix.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if err := unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &fprog); err != nil {
+		return fmt.Errorf("installing the packet filter: %w", err)
+	}
+	return nil
 }
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }

@@ -27,3 +27,16 @@ func (s *LiveSource) Close() error { return nil }
 func (s *LiveSource) Stats() (LiveStats, error) {
 	return LiveStats{}, errors.New("capture: live capture not supported")
 }
+
+// FanoutSource is a live capture over several rings; it is only
+// implemented on Linux.
+type FanoutSource struct{ LiveSource }
+
+// OpenFanout is only implemented on Linux (AF_PACKET); elsewhere it fails.
+func OpenFanout(iface string, n int, opts LiveOptions) (*FanoutSource, error) {
+	_, err := OpenLive(iface, opts)
+	return nil, err
+}
+
+func (f *FanoutSource) RingStats() []LiveStats { return nil }
+func (f *FanoutSource) Late() uint64           { return 0 }

@@ -143,10 +143,7 @@ func (r *ring) release() {
 	if !r.held {
 		return
 	}
-	// The count is the kernel's to set when it opens the block again;
-	// until then it would say the block is filling (see filling).
-	atomic.StoreUint32(r.numPkts(r.cur), 0)
-	atomic.StoreUint32(r.status(r.cur), unix.TP_STATUS_KERNEL)
+	r.giveBack(r.cur)
 	r.held = false
 	r.left = 0
 	r.cur++
@@ -155,22 +152,50 @@ func (r *ring) release() {
 	}
 }
 
+// giveBack hands block i back to the kernel. It touches only the block's
+// header, so a goroutine other than the reader may call it (fanout).
+func (r *ring) giveBack(i int) {
+	// The count is the kernel's to set when it opens the block again;
+	// until then it would say the block is filling (see filling).
+	atomic.StoreUint32(r.numPkts(i), 0)
+	atomic.StoreUint32(r.status(i), unix.TP_STATUS_KERNEL)
+}
+
+// pktRef is where a packet lies in its block, and its time: what next
+// reads from the packet's header, checked, without a pointer (a fanout
+// ring's goroutine keeps thousands per block for the reader).
+type pktRef struct {
+	ns            int64 // the capture time, Unix nanoseconds
+	start, caplen uint32
+	length        uint32
+}
+
 // next fills p from the next packet of the block being read (r.left > 0).
 // Offsets come from the kernel; a bad one ends the block rather than the
 // process.
 func (r *ring) next(p *Packet) bool {
+	ref, ok := r.nextRef()
+	if ok {
+		r.fill(p, r.cur, ref)
+	}
+	return ok
+}
+
+// nextRef checks the next packet of the block being read (r.left > 0) and
+// moves past it.
+func (r *ring) nextRef() (pktRef, bool) {
 	b := r.block(r.cur)
 	r.left--
 	off := int(r.off)
 	if off < 0 || off+unix.SizeofTpacket3Hdr > len(b) {
 		r.left = 0
-		return false
+		return pktRef{}, false
 	}
 	h := (*unix.Tpacket3Hdr)(unsafe.Pointer(&b[off]))
 	start, caplen := off+int(h.Mac), int(h.Snaplen)
 	if start > len(b) || caplen > len(b)-start {
 		r.left = 0
-		return false
+		return pktRef{}, false
 	}
 	// Each packet must lie past the last one's header: an offset that
 	// stands still, steps back (a wrap of the uint32 sum) or leaves the
@@ -180,11 +205,18 @@ func (r *ring) next(p *Packet) bool {
 	} else {
 		r.off += h.Next_offset
 	}
-	p.Time = time.Unix(int64(h.Sec), int64(h.Nsec)).UTC()
-	p.Data = b[start : start+caplen : start+caplen]
-	p.CaptureLength = caplen
-	p.Length = max(int(h.Len), caplen)
-	return true
+	ns := int64(h.Sec)*int64(time.Second) + int64(h.Nsec)
+	return pktRef{ns: ns, start: uint32(start), caplen: uint32(caplen), length: uint32(max(int(h.Len), caplen))}, true
+}
+
+// fill makes p the packet ref of block blk.
+func (r *ring) fill(p *Packet, blk int, ref pktRef) {
+	b := r.block(blk)
+	end := ref.start + ref.caplen
+	p.Time = time.Unix(0, ref.ns).UTC()
+	p.Data = b[ref.start:end:end]
+	p.CaptureLength = int(ref.caplen)
+	p.Length = int(ref.length)
 }
 
 func (r *ring) unmap() error {

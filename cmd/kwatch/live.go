@@ -34,6 +34,8 @@ type liveFlags struct {
 	noTUI   bool
 	snaplen int
 	ringMiB int
+	// rings: the capture's rings, one per worker (set by runLive).
+	rings int
 	// publish: live as a fleet agent (registered by live only).
 	publish    publishFlags
 	statsEvery time.Duration
@@ -82,6 +84,7 @@ func (e *env) runLive(ctx context.Context, c *common, af *auditFlags, lf *liveFl
 	if err != nil {
 		return err
 	}
+	lf.rings = popts.Workers
 	src, w, err := e.openCapture(c, lf)
 	if err != nil {
 		return err
@@ -164,17 +167,26 @@ func (e *env) liveOptions(c *common, af *auditFlags, lf *liveFlags) (pipeline.Op
 	return popts, aopts, failOn, nil
 }
 
-// openCapture opens the packet ring and the -w file, then drops
-// privileges: nothing after needs them. On error nothing stays open.
-func (e *env) openCapture(c *common, lf *liveFlags) (*capture.LiveSource, *capture.PcapngWriter, error) {
-	lopts := capture.LiveOptions{Ports: c.ports, Snaplen: lf.snaplen, RingSize: lf.ringMiB << 20, Logger: e.log}
+// liveSource is a live capture: one ring (capture.LiveSource) or several
+// in a fanout group (capture.FanoutSource).
+type liveSource interface {
+	capture.IntoSource
+	Stop()
+	Stats() (capture.LiveStats, error)
+}
+
+// openCapture opens the packet rings (one per worker: a fanout group
+// when there are several) and the -w file, then drops privileges: nothing
+// after needs them. On error nothing stays open.
+func (e *env) openCapture(c *common, lf *liveFlags) (liveSource, *capture.PcapngWriter, error) {
+	lopts := capture.LiveOptions{Ports: c.ports, Snaplen: lf.snaplen, RingSize: ringShare(lf.ringMiB, lf.rings), Logger: e.log}
 	if lf.bpf != "" {
 		var err error
 		if lopts.Filter, err = compileBPF(lf.iface, lf.bpf, lf.snaplen); err != nil {
 			return nil, nil, err
 		}
 	}
-	src, err := capture.OpenLive(lf.iface, lopts)
+	src, err := openRings(lf.iface, lf.rings, lopts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -195,10 +207,25 @@ func (e *env) openCapture(c *common, lf *liveFlags) (*capture.LiveSource, *captu
 	return src, w, nil
 }
 
+// ringShare is each of n rings' size in bytes: --ring-size is what the
+// kernel pins in all, split evenly (each ring takes about 1/n of the
+// connections), each at least capture.MinRingSize.
+func ringShare(mib, n int) int {
+	return max(capture.MinRingSize, (mib<<20)/max(n, 1))
+}
+
+// openRings opens one ring, or n in a fanout group.
+func openRings(iface string, n int, lopts capture.LiveOptions) (liveSource, error) {
+	if n <= 1 {
+		return capture.OpenLive(iface, lopts)
+	}
+	return capture.OpenFanout(iface, n, lopts)
+}
+
 // liveRun is one live capture: the source, where its events go, and what
 // the capture ended with.
 type liveRun struct {
-	src   *capture.LiveSource
+	src   liveSource
 	w     *capture.PcapngWriter
 	popts pipeline.Options
 	log   zerolog.Logger
@@ -258,8 +285,24 @@ func (r *liveRun) run() {
 				Msg("live: the capture ring was full; raise --ring-size or narrow --port")
 		}
 	}
+	if fs, ok := r.src.(*capture.FanoutSource); ok {
+		logRings(r.log, fs)
+	}
 	r.rep = r.aud.Finish(st.LastTime)
 	r.done.Store(true)
+}
+
+// logRings logs what each ring of a fanout group took (info), and the
+// packets the merge returned out of time order (a warning: the rules that
+// compare connections assume time order).
+func logRings(log zerolog.Logger, fs *capture.FanoutSource) {
+	for i, st := range fs.RingStats() {
+		log.Info().Int("ring", i).Uint64("received", st.Received).Uint64("dropped", st.Dropped).
+			Uint64("freezes", st.Freezes).Msg("live: fanout ring")
+	}
+	if late := fs.Late(); late > 0 {
+		log.Warn().Uint64("packets", late).Msg("live: packets stamped before one already analysed (a clock step?)")
+	}
 }
 
 // showTUI runs the terminal UI over the capture until the user quits or
@@ -295,7 +338,7 @@ func streamFindings(format string, out *bufio.Writer) func(audit.Finding) {
 // runCapture runs the pipeline over the live source, as read does over a
 // file (--workers shards it the same way), until the source ends (Stop).
 // The capture tee writes -w and keeps the TUI's packet rates current.
-func runCapture(src *capture.LiveSource, w *capture.PcapngWriter, popts pipeline.Options, sink decode.Sink, aud *audit.Auditor, prog *progress, agent *fleet.Publisher) (pipeline.Stats, error) {
+func runCapture(src liveSource, w *capture.PcapngWriter, popts pipeline.Options, sink decode.Sink, aud *audit.Auditor, prog *progress, agent *fleet.Publisher) (pipeline.Stats, error) {
 	tee := &liveTee{src: src, w: w, aud: aud, prog: prog}
 	var in capture.Source = tee
 	if agent != nil {
@@ -318,7 +361,7 @@ const teeEvery = 100 * time.Millisecond
 // called on the pipeline's reading goroutine; AddCapture takes the
 // auditor's lock.
 type liveTee struct {
-	src        *capture.LiveSource
+	src        liveSource
 	w          *capture.PcapngWriter
 	aud        *audit.Auditor
 	err        error
@@ -382,6 +425,9 @@ func captureWhat(c *common, lf *liveFlags) string {
 	}
 	if lf.snaplen > 0 {
 		what += fmt.Sprintf(", snap length %d", lf.snaplen)
+	}
+	if lf.rings > 1 {
+		return what + fmt.Sprintf(", %d MiB in %d fanout rings", lf.rings*ringShare(lf.ringMiB, lf.rings)>>20, lf.rings)
 	}
 	return what + fmt.Sprintf(", %d MiB ring", lf.ringMiB)
 }
