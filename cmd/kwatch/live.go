@@ -56,6 +56,7 @@ func (e *env) live(ctx context.Context, args []string) error {
 	var lf liveFlags
 	cmd := newCommand("live", "-i IFACE [--port N] [--bpf EXPR] [-w FILE.pcapng] [--format {formats}] [--no-tui]", &c, &af, &lf, &lf.publish)
 	cmd.reportFormat(&c.format, nil, "(without the TUI)")
+	oneRingByDefault(cmd)
 	cmd.fs.BoolVar(&lf.noTUI, "no-tui", false, "stream findings instead of showing the TUI, even on a terminal")
 	cmd.fs.DurationVar(&lf.statsEvery, "stats-every", time.Minute, "without the TUI, print a summary line on stderr this `often` (0: never)")
 	if err := cmd.parseNoArgs(args, e.stderr, " (capture files go to kwatch read)"); err != nil {
@@ -66,6 +67,17 @@ func (e *env) live(ctx context.Context, args []string) error {
 	}
 	useTUI := !lf.noTUI && isTerminal(e.stdout)
 	return e.runLive(ctx, &c, &af, &lf, useTUI)
+}
+
+// oneRingByDefault makes live's --workers 1 unless given: N workers are
+// N fanout rings, which cost two to three times the CPU per packet of one
+// and only pay where one core does not keep up (README, "Several rings"),
+// so a larger machine does not get them just for having the cores.
+func oneRingByDefault(cmd *command) {
+	f := cmd.fs.Lookup("workers")
+	f.DefValue = "1"
+	_ = f.Value.Set("1")
+	f.Usage = "capture through `N` fanout rings and analyze connections on N goroutines; only where one core does not keep up"
 }
 
 // refuseForLive refuses the agent's flags without --publish, and

@@ -228,6 +228,27 @@ func TestDefaultWorkers(t *testing.T) {
 	}
 }
 
+// TestLiveOneRingByDefault: live captures through one ring unless
+// --workers asks for more, whatever the machine's cores (read's default
+// follows them).
+func TestLiveOneRingByDefault(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want int
+	}{{nil, 1}, {[]string{"--workers", "3"}, 3}} {
+		var c common
+		cmd := newCommand("live", "", &c)
+		_ = cmd.fs.Lookup("workers").Value.Set("7") // the common default on 8 cores
+		oneRingByDefault(cmd)
+		if err := cmd.fs.Parse(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		if c.workers != tt.want {
+			t.Errorf("live %q: --workers %d, want %d", tt.args, c.workers, tt.want)
+		}
+	}
+}
+
 // TestOfflineGC: only the offline commands collect rarely, and a GOGC the
 // user set wins.
 func TestOfflineGC(t *testing.T) {
