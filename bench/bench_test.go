@@ -39,7 +39,7 @@ func ratioCaptures() []Capture {
 
 // read is `kwatch read`'s analysis: pipeline and full audit, report built.
 func read(tb testing.TB, path string, workers int) pipeline.Stats {
-	src, err := capture.Open(path, capture.Options{})
+	src, err := capture.Open(path, capture.Options{Mmap: workers <= 1}) // as kwatch read
 	if err != nil {
 		tb.Fatal(err)
 	}

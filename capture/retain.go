@@ -21,6 +21,9 @@ type Retainer interface {
 const markFileShift = 40
 
 func (m *multiSource) Retain() bool {
+	if m.opts.Mmap { // its files may be mapped (fileReader.Retain)
+		return false
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.retain = true

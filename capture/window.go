@@ -40,8 +40,8 @@ type window struct {
 // before releasing again; dropLag keeps the last bytes (the packet just
 // returned, whose Data must stay valid) mapped.
 const (
-	dropEvery = 8 << 20
-	dropLag   = 4 << 20
+	dropEvery = 2 << 20
+	dropLag   = 1 << 20
 )
 
 // newFixedWindow is a window over the whole input in data.

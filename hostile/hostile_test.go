@@ -25,7 +25,7 @@ const (
 	envRun = "KWATCH_HOSTILE"
 	envBin = "KWATCH_BIN"
 	// repeats is how many times each side of a time ratio runs, in turn.
-	repeats = 3
+	repeats = 5
 	mb      = 1 << 20
 )
 

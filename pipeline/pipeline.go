@@ -109,17 +109,26 @@ func Run(ctx context.Context, src capture.Source, opts Options, sink decode.Sink
 		return runSharded(ctx, src, opts, sink)
 	}
 	e := New(opts, sink)
+	runErr := e.readAll(ctx, src)
+	e.Close()
+	return e.Stats(), runErr
+}
+
+// readAll feeds e the packets of src up to its end or ctx's, and returns
+// the source's error other than io.EOF. A memory-mapped capture shortened
+// while it is read ends it with a *capture.ShrunkError instead of killing
+// the process.
+func (e *Engine) readAll(ctx context.Context, src capture.Source) (runErr error) {
+	defer capture.GuardFaults()()
+	defer capture.CatchFault(&runErr)
 	into, _ := src.(capture.IntoSource)
 	var (
-		runErr error
-		p      capture.Packet
-		err    error
+		p   capture.Packet
+		err error
 	)
 	for {
-		if e.stats.Packets%checkEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				break
-			}
+		if e.stats.Packets%checkEvery == 0 && ctx.Err() != nil {
+			return nil
 		}
 		if into != nil {
 			err = into.NextInto(&p)
@@ -127,15 +136,13 @@ func Run(ctx context.Context, src capture.Source, opts Options, sink decode.Sink
 			p, err = src.Next()
 		}
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				runErr = err
+			if errors.Is(err, io.EOF) {
+				return nil
 			}
-			break
+			return err
 		}
 		e.Packet(&p)
 	}
-	e.Close()
-	return e.Stats(), runErr
 }
 
 // Engine is the push form of Run, for callers that own the packet loop

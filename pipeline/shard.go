@@ -292,9 +292,23 @@ func newShardReader(src capture.Source, opts Options) *shardReader {
 func (r *shardReader) run(ctx context.Context) {
 	r.b = <-r.free
 	r.mark()
+	r.err = r.readAll(ctx)
+	b := r.b
+	b.steps = append(b.steps, step{kind: stepDrain, meta: int32(len(b.metas))})
+	b.steps = append(b.steps, step{kind: stepClose, meta: int32(len(b.metas))})
+	b.metas = append(b.metas, reassembly.Meta{Frame: r.stats.LastFrame, Time: r.stats.LastTime})
+	r.send(true)
+}
+
+// readAll batches the source's packets up to its end or ctx's, and
+// returns its error other than io.EOF, or a *capture.ShrunkError (see
+// Engine.readAll).
+func (r *shardReader) readAll(ctx context.Context) (runErr error) {
+	defer capture.GuardFaults()()
+	defer capture.CatchFault(&runErr)
 	for {
 		if r.stats.Packets%checkEvery == 0 && ctx.Err() != nil {
-			break
+			return nil
 		}
 		var err error
 		if r.into != nil {
@@ -303,20 +317,15 @@ func (r *shardReader) run(ctx context.Context) {
 			r.p, err = r.src.Next()
 		}
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				r.err = err
+			if errors.Is(err, io.EOF) {
+				return nil
 			}
-			break
+			return err
 		}
 		if r.add() {
 			r.send(false)
 		}
 	}
-	b := r.b
-	b.steps = append(b.steps, step{kind: stepDrain, meta: int32(len(b.metas))})
-	b.steps = append(b.steps, step{kind: stepClose, meta: int32(len(b.metas))})
-	b.metas = append(b.metas, reassembly.Meta{Frame: r.stats.LastFrame, Time: r.stats.LastTime})
-	r.send(true)
 }
 
 // add puts packet r.p into the batch: a flush step first when the idle

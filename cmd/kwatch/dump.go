@@ -37,7 +37,7 @@ func (e *env) dump(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	src, err := e.openInput(ctx, files, in, opts.Keys)
+	src, err := e.openInput(ctx, files, in, &opts)
 	if err != nil {
 		return err
 	}

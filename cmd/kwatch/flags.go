@@ -124,16 +124,19 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, error) 
 
 // openInput opens the capture files of read, dump and tui; "-" alone reads
 // standard input (tcpdump -w - | kwatch read -). The secrets of pcapng
-// Decryption Secrets Blocks go to keys.
-func (e *env) openInput(ctx context.Context, files []string, in inputFlags, keys *tlsdec.KeyLog) (capture.Source, error) {
-	return e.openInputLogging(ctx, files, in, keys, e.log)
+// Decryption Secrets Blocks go to popts.Keys.
+func (e *env) openInput(ctx context.Context, files []string, in inputFlags, popts *pipeline.Options) (capture.Source, error) {
+	return e.openInputLogging(ctx, files, in, popts, e.log)
 }
 
 // openInputLogging is openInput with the capture's warnings going to log.
-func (e *env) openInputLogging(ctx context.Context, files []string, in inputFlags, keys *tlsdec.KeyLog, log zerolog.Logger) (capture.Source, error) {
-	opts := capture.Options{Logger: log, Concat: in.concat}
-	if keys != nil {
-		opts.Secrets = keys.AddSecretsBlock
+// With one worker, plain files are memory-mapped (capture.Options.Mmap:
+// the bytes the analysis skips are never copied); with several, they are
+// read by goroutines of their own and handed to the workers uncopied.
+func (e *env) openInputLogging(ctx context.Context, files []string, in inputFlags, popts *pipeline.Options, log zerolog.Logger) (capture.Source, error) {
+	opts := capture.Options{Logger: log, Concat: in.concat, Mmap: popts.Workers <= 1}
+	if popts.Keys != nil {
+		opts.Secrets = popts.Keys.AddSecretsBlock
 	}
 	if len(files) == 1 && files[0] == "-" {
 		return capture.NewReader(interruptible(ctx, e.stdin), "stdin", opts)

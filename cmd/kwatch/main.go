@@ -54,24 +54,28 @@ Run 'kwatch COMMAND -h' for the flags of a command.
 
 func main() {
 	if len(os.Args) > 1 && offlineGC(os.Args[1], os.Getenv("GOGC")) {
-		debug.SetGCPercent(offlineGCPercent)
-		if os.Getenv("GOMEMLIMIT") == "" {
-			debug.SetMemoryLimit(offlineMemoryLimit)
+		if os.Getenv("GOMEMLIMIT") != "" {
+			debug.SetGCPercent(offlineGCPercent) // the user's limit bounds it
+		} else {
+			percent, limit := gcFor(0, 0)
+			debug.SetGCPercent(percent)
+			debug.SetMemoryLimit(limit)
 			followLiveHeap()
 		}
 	}
 	os.Exit(runWith(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// offlineGCPercent is the GOGC of read and dump. Their live heap is small
-// and their steady state allocates nothing per packet, so collecting
-// rarely costs little memory; but the first collection scans the binary's
-// globals, 5 MB of them (gopacket's per-EtherType and per-PPP-type tables),
-// faulting every page in: on a virtual machine that took as long as
-// analyzing 20 MB of capture (kwatch read on the 84 MB packet-heavy bench
-// capture: 2508 page faults and 22.7 MB peak RSS at GOGC=100, 1149 and
-// 17.1 MB at 400, and 10% less time). The memory test in bench/ holds the
-// peak under its bound at this setting.
+// offlineGCPercent is the GOGC of read and dump when the user set a
+// memory limit (GOMEMLIMIT); without one they collect only at
+// offlineMemoryLimit (gcFor). Their live heap is small and their steady
+// state allocates nothing per packet, so collecting rarely costs little
+// memory; but the first collection scans the binary's globals, 5 MB of
+// them (gopacket's per-EtherType and per-PPP-type tables), faulting every
+// page in: on a virtual machine that took as long as analyzing 20 MB of
+// capture (kwatch read on the 84 MB packet-heavy bench capture: 2508 page
+// faults and 22.7 MB peak RSS at GOGC=100, 1149 and 17.1 MB at 400, and
+// 10% less time).
 const offlineGCPercent = 400
 
 // offlineMemoryLimit is the soft memory limit of read and dump: collecting
@@ -79,7 +83,7 @@ const offlineGCPercent = 400
 // capture of 200k findings written as NDJSON), so past this the collector
 // runs as often as it must. What the run keeps (bounded by the auditor's
 // caps) stays well below it.
-const offlineMemoryLimit = 40 << 20
+const offlineMemoryLimit = 32 << 20
 
 // offlineGC reports whether command runs with offlineGCPercent: read and
 // dump do, unless the user set GOGC.

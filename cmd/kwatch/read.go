@@ -89,7 +89,7 @@ func (e *env) readAs(ctx context.Context, args []string, command string) error {
 		return err
 	}
 	defer popts.Keys.Close()
-	src, err := e.openInput(ctx, files, in, popts.Keys)
+	src, err := e.openInput(ctx, files, in, &popts)
 	if err != nil {
 		return err
 	}

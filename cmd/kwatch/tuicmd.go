@@ -49,7 +49,7 @@ func (e *env) tui(ctx context.Context, args []string) error {
 	}
 	// The capture's warnings (a link type it cannot decode) would tear
 	// the screen the UI draws: it shows the replay's error itself.
-	src, err := e.openInputLogging(ctx, files, in, popts.Keys, e.log.Level(max(e.log.GetLevel(), zerolog.ErrorLevel)))
+	src, err := e.openInputLogging(ctx, files, in, &popts, e.log.Level(max(e.log.GetLevel(), zerolog.ErrorLevel)))
 	if err != nil {
 		return err
 	}
