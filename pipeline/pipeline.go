@@ -54,6 +54,7 @@ type Options struct {
 	Logger zerolog.Logger
 
 	batchSteps int // segments per sharded batch; 0: the default (tests)
+	heldBytes  int // reassembly.Options.MaxHeldBytes; 0: the default (tests)
 }
 
 // Stats counts what a run read.
@@ -106,12 +107,23 @@ const checkEvery = 4096
 // has been analyzed and flushed to sink.
 func Run(ctx context.Context, src capture.Source, opts Options, sink decode.Sink) (Stats, error) {
 	if opts.Workers > 1 {
-		return runSharded(ctx, src, opts, sink)
+		st, err := runSharded(ctx, src, opts, sink)
+		warnCaps(opts.Logger, &st)
+		return st, err
 	}
 	e := New(opts, sink)
 	runErr := e.readAll(ctx, src)
 	e.Close()
-	return e.Stats(), runErr
+	st := e.Stats()
+	warnCaps(opts.Logger, &st)
+	return st, runErr
+}
+
+// warnCaps logs the caps that bit and are not in the report.
+func warnCaps(log zerolog.Logger, st *Stats) {
+	if n := st.Reassembly.HeldCapped; n > 0 {
+		log.Warn().Uint64("times", n).Msg("reassembly: the cap on data held aside (late SYNs, acknowledged bytes) bit: those connections were joined mid-stream, or their segments went on before the bytes they acknowledge")
+	}
 }
 
 // readAll feeds e the packets of src up to its end or ctx's, and returns
@@ -180,16 +192,12 @@ func reassemblyOptions(opts Options) reassembly.Options {
 		IdleTimeout:             opts.IdleTimeout,
 		MaxBufferedPagesPerConn: opts.MaxBufferedPagesPerConn,
 		MaxConnections:          opts.MaxConnections,
+		MaxHeldBytes:            opts.heldBytes,
 		Logger:                  opts.Logger,
 	}
-	if opts.Workers > 1 {
-		// The out-of-order cap is shared out by the Reassemblers to the
-		// parts of their connection tables, the same for any number of
-		// workers. Held bytes are shared out to the workers: a share, not
-		// a budget the workers draw on together, so that when it bites it
-		// bites the same way on every run of as many workers.
-		ro.MaxHeldBytes = max(reassembly.DefaultMaxHeldBytes/opts.Workers, 1)
-	}
+	// The caps on out-of-order and held bytes are shared out by the
+	// Reassemblers to the parts of their connection tables, so they are
+	// over all workers and bite the same way for any number of them.
 	return ro
 }
 

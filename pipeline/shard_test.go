@@ -134,3 +134,45 @@ func (s *strict) Event(e *decode.Event) {
 }
 
 func readFile(path string) ([]byte, error) { return os.ReadFile(path) }
+
+// TestHeldCapSameForAnyWorkers: the cap on bytes held aside for a late SYN
+// bites, and bites the same way for 1, 2 and 4 workers (it is shared out
+// to the parts of the connection table, not to the workers): the report,
+// the events and the counters are byte for byte the same. The capture is
+// bulk traffic without its SYNs, so every connection is held.
+func TestHeldCapSameForAnyWorkers(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := pcapgen.WriteBulk(&buf, pcapgen.BulkOptions{Connections: 120, Requests: 480, PayloadSize: 6000, Seed: 11}); err != nil {
+		t.Fatal(err)
+	}
+	files, _, _, err := pcapgen.SplitCapture(buf.Bytes(), func(s pcapgen.Segment) string {
+		if s.SYN {
+			return "syn"
+		}
+		return "rest"
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := files["rest"]
+	opts := pipeline.WithHeldBytes(pipeline.Options{}, 32*16<<10) // 16 KiB a part
+	want, wantEv := report(t, data, "no-syns", opts, audit.ProfileSeed, false)
+	if !bytes.Contains(want, []byte("HeldCapped:")) || bytes.Contains(want, []byte("HeldCapped:0 ")) {
+		t.Fatalf("the cap never bit: the comparison would prove nothing\n%s", want[bytes.Index(want, []byte("reassembly:")):])
+	}
+	// With the default cap the same capture holds every connection in full.
+	if def, _ := report(t, data, "no-syns", pipeline.Options{}, audit.ProfileSeed, false); !bytes.Contains(def, []byte("HeldCapped:0}")) {
+		t.Errorf("default cap bit on %d bytes of capture:\n%s", len(data), def[bytes.Index(def, []byte("reassembly:")):])
+	}
+	for _, workers := range []int{2, 4} {
+		o := opts
+		o.Workers = workers
+		got, gotEv := report(t, data, "no-syns", o, audit.ProfileSeed, false)
+		if d := diff(wantEv, gotEv); d != "" {
+			t.Fatalf("%d workers: events differ from 1 worker:\n%s", workers, d)
+		}
+		if !bytes.Equal(want, got) {
+			t.Fatalf("%d workers: report differs from 1 worker:\n--- 1\n%s\n--- %d\n%s", workers, want, workers, got)
+		}
+	}
+}

@@ -152,7 +152,13 @@ func (r *Reassembler) checkAllAcks(now time.Time, all bool) {
 // side sent after the bytes it carries): both would wait for each other.
 func (c *conn) mayDefer(side Side, t *layers.TCP) bool {
 	r := c.r
-	if r.noDefer || r.heldBytes+len(t.Payload) > r.opts.MaxHeldBytes {
+	if r.noDefer {
+		return false
+	}
+	if *c.held()+len(t.Payload) > r.heldCap {
+		if r.heldCap >= 0 {
+			r.stats.HeldCapped++
+		}
 		return false
 	}
 	from, ack := seq(t.Seq), seq(t.Ack)
@@ -231,7 +237,7 @@ func (c *conn) deferSeg(t *layers.TCP) {
 	s.TCP.Contents, s.TCP.Options = nil, nil
 	c.x().deferred = append(c.x().deferred, s)
 	c.waiting = true
-	r.heldBytes += len(t.Payload)
+	*c.held() += len(t.Payload)
 	if len(c.x().deferred) == 1 {
 		r.deferring = append(r.deferring, c)
 	}
@@ -257,7 +263,7 @@ func (r *Reassembler) redeliver(c *conn) {
 		}
 		seg := *s
 		c.x().deferred = slices.Delete(c.x().deferred, i, i+1)
-		r.heldBytes -= len(seg.TCP.Payload)
+		*c.held() -= len(seg.TCP.Payload)
 		r.assemble(&seg)
 		i = 0 // what it delivered may release earlier ones
 	}

@@ -54,10 +54,13 @@ func (r *Reassembler) hold(c *conn, t *layers.TCP, dir tcpasm.TCPFlowDirection) 
 	cp.TCP.Payload = slices.Clone(t.Payload)
 	cp.TCP.Contents, cp.TCP.Options = nil, nil
 	c.x().held = append(c.x().held, cp)
-	r.heldBytes += len(t.Payload)
+	*c.held() += len(t.Payload)
 	// A SYN that does not fit shows the held data is an earlier
 	// connection's, joined mid-stream; the SYN then starts a new one.
-	if syn || late || len(c.x().held) >= holdPackets || r.heldBytes > r.opts.MaxHeldBytes {
+	if capped := *c.held() > r.heldCap; syn || late || len(c.x().held) >= holdPackets || capped {
+		if capped && !syn && !late && len(c.x().held) < holdPackets {
+			r.stats.HeldCapped++
+		}
 		c.flow.FromStart = c.flow.FromStart && !syn
 		r.decide(c)
 		return
@@ -164,7 +167,7 @@ func (r *Reassembler) releaseHeld(c *conn) {
 	}
 	c.x().held = nil
 	for i := range held {
-		r.heldBytes -= len(held[i].TCP.Payload)
+		*c.held() -= len(held[i].TCP.Payload)
 		r.assemble(&held[i])
 	}
 	r.cur = saved

@@ -189,8 +189,10 @@ type Options struct {
 	MaxBufferedPagesTotal int
 	// MaxHeldBytes caps the payload copied aside over all connections
 	// while a connection waits for a late SYN or a segment for the bytes
-	// it acknowledges (SPEC.md 2.1): past it nothing more waits. Negative:
-	// nothing waits.
+	// it acknowledges (SPEC.md 2.1): past it nothing more waits. Like the
+	// out-of-order cap it is shared out to the parts of the connection
+	// table, so that it is over all workers and bites the same way for any
+	// number of them. Negative: nothing waits.
 	MaxHeldBytes int
 	// MaxConnections caps the connection table (see table.go): past it the
 	// least recently active connections are evicted, those that carried
@@ -228,6 +230,10 @@ type Stats struct {
 	Held       uint64 // connections held for a late SYN (see hold.go)
 	LateSYNs   uint64 // of those, observed from their start after all
 	Evicted    uint64 // connections evicted by Options.MaxConnections
+	// HeldCapped counts what Options.MaxHeldBytes cut short: connections
+	// not held, or held no longer, for a late SYN, and segments not
+	// deferred for the bytes they acknowledge.
+	HeldCapped uint64
 }
 
 // Add adds t's counters to s (the shards of a sharded run).
@@ -252,6 +258,7 @@ func (s *Stats) Add(t Stats) {
 	s.Held += t.Held
 	s.LateSYNs += t.LateSYNs
 	s.Evicted += t.Evicted
+	s.HeldCapped += t.HeldCapped
 }
 
 // flushEvery is how often, in packet time, idle connections are looked for.
@@ -279,10 +286,11 @@ type Reassembler struct {
 
 	// holding lists the connections held for a late SYN, in creation
 	// order; release those decided, whose held segments go to gopacket
-	// once the segment being added is done; heldBytes their payload.
-	holding   []*conn
-	release   []*conn
-	heldBytes int
+	// once the segment being added is done. heldCap is each table part's
+	// share of Options.MaxHeldBytes (part.held).
+	holding []*conn
+	release []*conn
+	heldCap int
 	// acking lists the connections with a hole acknowledged (acked.go);
 	// deferring those with deferred segments; noDefer: at Close, nothing
 	// waits any more.
@@ -373,6 +381,11 @@ func New(opts Options, op Opener) *Reassembler {
 	// over all workers and bites the same way for any number of them.
 	if opts.MaxBufferedPagesTotal > 0 {
 		r.asm.MaxBufferedPagesTotal = max(opts.MaxBufferedPagesTotal/Partitions, 1)
+	}
+	// So is the cap on held bytes.
+	r.heldCap = -1
+	if opts.MaxHeldBytes > 0 {
+		r.heldCap = max(opts.MaxHeldBytes/Partitions, 1)
 	}
 	r.asm.Groups = Partitions
 	r.asm.PageGroup = func(s tcpasm.Stream) int { return int(s.(*conn).part) }
@@ -556,7 +569,11 @@ func (f factory) New(_, _ gopacket.Flow, t *layers.TCP, _ tcpasm.AssemblerContex
 	}
 	r.nextID++
 	c := &conn{r: r, id: r.nextID, flow: fl, firstIsClient: clientIsSrc}
-	if !fromStart && r.heldBytes < r.opts.MaxHeldBytes {
+	capped := r.parts[Partition(s.Src, s.Dst)].held >= r.heldCap
+	if capped && r.heldCap >= 0 && !fromStart {
+		r.stats.HeldCapped++
+	}
+	if !fromStart && !capped {
 		// Its SYN may come later: see hold.go.
 		c.holding, c.x().heldSince = true, s.Time
 		r.holding = append(r.holding, c)

@@ -69,12 +69,16 @@ func endpointKey(ap netip.AddrPort) uint64 {
 // part is one part of the connection table.
 type part struct {
 	n    int  // connections: embryos and conns in gopacket's pool
+	held int  // payload bytes its conns hold aside (Options.MaxHeldBytes)
 	over bool // in Reassembler.overParts
 	// live and done list the part's conns in gopacket's pool, open and
 	// ended, least recently active first.
 	live, done connList
 	emb        embList // the part's embryos, least recently active first
 }
+
+// held is the count of bytes held aside in c's part of the table.
+func (c *conn) held() *int { return &c.r.parts[c.part].held }
 
 // connList is an intrusive doubly linked list of conns.
 type connList struct{ head, tail *conn }
