@@ -25,7 +25,7 @@ const (
 	envRun = "KWATCH_HOSTILE"
 	envBin = "KWATCH_BIN"
 	// repeats is how many times each side of a time ratio runs, in turn.
-	repeats = 5
+	repeats = 7
 	mb      = 1 << 20
 )
 
@@ -84,7 +84,21 @@ func (e *env) capture(name string, gen func(string) (int64, error)) (string, int
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	// Written back before it is measured, as a capture an operator reads
+	// is, so that no run overlaps the kernel writing hundreds of MB out.
+	if err := syncFile(path); err != nil {
+		e.t.Fatal(err)
+	}
 	return path, n
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
 }
 
 // read measures kwatch read on path with extra flags.
