@@ -5,6 +5,8 @@ package capture
 import (
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // mapFile maps a regular file read-only. ok is false when it cannot be
@@ -19,7 +21,7 @@ func mapFile(f *os.File) (data []byte, unmap func() error, ok bool) {
 	if err != nil {
 		return nil, nil, false
 	}
-	_ = syscall.Madvise(data, syscall.MADV_SEQUENTIAL) // a hint only
+	_ = unix.Madvise(data, unix.MADV_SEQUENTIAL) // a hint only
 	return data, func() error { return syscall.Munmap(data) }, true
 }
 
@@ -31,6 +33,6 @@ var pageSize = os.Getpagesize()
 // the file if touched again.
 func dropPages(b []byte) {
 	if len(b) > 0 {
-		_ = syscall.Madvise(b, syscall.MADV_DONTNEED) // best effort
+		_ = unix.Madvise(b, unix.MADV_DONTNEED) // best effort
 	}
 }
