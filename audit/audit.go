@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 	"github.com/rs/zerolog"
 )
 
@@ -97,7 +98,7 @@ type Auditor struct {
 	outbox   []Finding // findings of the current event, for OnFinding
 	t        totals
 
-	conns map[decode.ConnID]*connState
+	conns map[flow.ConnID]*connState
 
 	instances map[decode.UUID]*row
 	legacy    map[legacyKey]*row
@@ -176,7 +177,7 @@ func New(o Options) *Auditor {
 	}
 	return &Auditor{
 		o: o, reqFrom: req, findings: newKept(&o),
-		conns:     make(map[decode.ConnID]*connState),
+		conns:     make(map[flow.ConnID]*connState),
 		instances: make(map[decode.UUID]*row),
 		legacy:    make(map[legacyKey]*row),
 		software:  make(map[clientSoftware]*clientSoftware),
@@ -357,7 +358,7 @@ const connCacheSize = 256 // a power of two
 
 // connSlot is id's index in connCache: a cheap mix of what differs most
 // between live connections (start frame, client port).
-func connSlot(id *decode.ConnID) int {
+func connSlot(id *flow.ConnID) int {
 	h := id.StartFrame*0x9E3779B97F4A7C15 ^ uint64(id.Client.Port())*0xBF58476D1CE4E5B9
 	return int(h >> (64 - 8))
 }

@@ -7,14 +7,15 @@ import (
 	"time"
 
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 	"github.com/kwatch/kwatch/internal/pcapgen"
 )
 
 // benchConns is the connection count of the packet-heavy bench capture.
 const benchConns = 200
 
-func benchConnID(i int) decode.ConnID {
-	return decode.ConnID{Client: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 2, byte((i + 1) >> 8), byte(i + 1)}), uint16(30000+i)),
+func benchConnID(i int) flow.ConnID {
+	return flow.ConnID{Client: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 2, byte((i + 1) >> 8), byte(i + 1)}), uint16(30000+i)),
 		Broker: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 0, byte(1 + i%3)}), 9092), StartFrame: uint64(1 + 4*i)}
 }
 
@@ -155,9 +156,9 @@ func benchDecodeAudit(b *testing.B, o Options) {
 		cid := "bulk-client"
 		h = pcapgen.RequestHeader{ClientID: &cid, InstanceID: &id, APIVersion: 4}
 		frame++
-		c.dc.Feed(decode.ClientToBroker, pcapgen.EncodeRequest(h, pcapgen.APIVersions(4, "kwatch-bulk", "1.0")), decode.Meta{Frame: frame, Time: at})
+		c.dc.Feed(flow.Client, pcapgen.EncodeRequest(h, pcapgen.APIVersions(4, "kwatch-bulk", "1.0")), flow.Meta{Frame: frame, Time: at})
 		frame++
-		c.dc.Feed(decode.BrokerToClient, pcapgen.EncodeResponse(0, 4, pcapgen.APIVersionsResponse(4)), decode.Meta{Frame: frame, Time: at})
+		c.dc.Feed(flow.Broker, pcapgen.EncodeResponse(0, 4, pcapgen.APIVersionsResponse(4)), flow.Meta{Frame: frame, Time: at})
 	}
 	b.ReportAllocs()
 	i := 0
@@ -165,15 +166,15 @@ func benchDecodeAudit(b *testing.B, o Options) {
 		c := &conns[(i>>1)%benchConns]
 		frame++
 		at = at.Add(time.Microsecond)
-		m := decode.Meta{Frame: frame, Time: at}
+		m := flow.Meta{Frame: frame, Time: at}
 		kind := (i >> 1) / benchConns & 1
 		if i&1 == 0 {
 			c.corr++
 			binary.BigEndian.PutUint32(c.req[kind][8:], uint32(c.corr))
-			c.dc.Feed(decode.ClientToBroker, c.req[kind], m)
+			c.dc.Feed(flow.Client, c.req[kind], m)
 		} else {
 			binary.BigEndian.PutUint32(c.resp[kind][4:], uint32(c.corr))
-			c.dc.Feed(decode.BrokerToClient, c.resp[kind], m)
+			c.dc.Feed(flow.Broker, c.resp[kind], m)
 		}
 		i++
 	}

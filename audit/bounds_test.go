@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 )
 
 // connSize is a measure of one connection's state that would grow if the
@@ -124,7 +125,7 @@ func BenchmarkEvent(b *testing.B) {
 	reqs := make([]decode.Event, conns)
 	resps := make([]decode.Event, conns)
 	for i := range reqs {
-		id := decode.ConnID{Client: netip.AddrPortFrom(netip.MustParseAddr("10.0.0.5"), uint16(30000+i)),
+		id := flow.ConnID{Client: netip.AddrPortFrom(netip.MustParseAddr("10.0.0.5"), uint16(30000+i)),
 			Broker: netip.MustParseAddrPort("10.0.0.9:9092"), StartFrame: uint64(i + 1)}
 		u := v4A
 		u[15] = byte(i)

@@ -6,12 +6,12 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 )
 
 // hostConn is the connection of the i-th client host to one broker.
-func hostConn(i int, port uint16) decode.ConnID {
-	return decode.ConnID{
+func hostConn(i int, port uint16) flow.ConnID {
+	return flow.ConnID{
 		Client:     netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)}), port),
 		Broker:     netip.MustParseAddrPort("10.0.0.9:9092"),
 		StartFrame: uint64(100 + i),

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 	"github.com/kwatch/kwatch/internal/enum"
 )
 
@@ -40,7 +41,7 @@ type Finding struct {
 	// several are read as one; "" with one capture.
 	Capture       string
 	Frame         uint64
-	Conn          decode.ConnID
+	Conn          flow.ConnID
 	API           string
 	APIKey        decode.APIKey
 	APIVersion    int16

@@ -8,15 +8,16 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 )
 
 var (
 	t0 = time.Date(2026, 11, 29, 16, 49, 25, 123456789, time.UTC)
 
-	connA  = decode.ConnID{Client: netip.MustParseAddrPort("10.0.0.5:53122"), Broker: netip.MustParseAddrPort("10.0.0.9:9092"), StartFrame: 1}
-	connA2 = decode.ConnID{Client: netip.MustParseAddrPort("10.0.0.5:53123"), Broker: netip.MustParseAddrPort("10.0.0.9:9092"), StartFrame: 2}
-	connB  = decode.ConnID{Client: netip.MustParseAddrPort("10.0.0.6:40000"), Broker: netip.MustParseAddrPort("10.0.0.9:9092"), StartFrame: 3}
-	connC  = decode.ConnID{Client: netip.MustParseAddrPort("10.0.0.7:40000"), Broker: netip.MustParseAddrPort("10.0.0.10:9092"), StartFrame: 4}
+	connA  = flow.ConnID{Client: netip.MustParseAddrPort("10.0.0.5:53122"), Broker: netip.MustParseAddrPort("10.0.0.9:9092"), StartFrame: 1}
+	connA2 = flow.ConnID{Client: netip.MustParseAddrPort("10.0.0.5:53123"), Broker: netip.MustParseAddrPort("10.0.0.9:9092"), StartFrame: 2}
+	connB  = flow.ConnID{Client: netip.MustParseAddrPort("10.0.0.6:40000"), Broker: netip.MustParseAddrPort("10.0.0.9:9092"), StartFrame: 3}
+	connC  = flow.ConnID{Client: netip.MustParseAddrPort("10.0.0.7:40000"), Broker: netip.MustParseAddrPort("10.0.0.10:9092"), StartFrame: 4}
 
 	idA  = decode.UUID{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
 	idB  = decode.UUID{15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0}
@@ -33,19 +34,19 @@ func stdRaw(u decode.UUID) string { return base64.RawStdEncoding.EncodeToString(
 type sc struct {
 	a     *Auditor
 	frame uint64
-	corr  map[decode.ConnID]int32
+	corr  map[flow.ConnID]int32
 	now   time.Time
 	got   []Finding // from OnFinding
 	// slots, when not nil, gives each connection an Event.Slot, as the
 	// decoder does; else events have none and the Auditor looks them up.
-	slots map[decode.ConnID]*any
+	slots map[flow.ConnID]*any
 	// also receive every event after a (sinks sharing the Slots).
 	also []*Auditor
 }
 
 // withSlots makes s's events carry a Slot per connection.
 func (s *sc) withSlots() *sc {
-	s.slots = map[decode.ConnID]*any{}
+	s.slots = map[flow.ConnID]*any{}
 	return s
 }
 
@@ -64,7 +65,7 @@ func (s *sc) emit(e *decode.Event) {
 }
 
 func newSC(o Options) *sc {
-	s := &sc{corr: map[decode.ConnID]int32{}, now: t0}
+	s := &sc{corr: map[flow.ConnID]int32{}, now: t0}
 	o.OnFinding = func(f Finding) { s.got = append(s.got, f) }
 	s.a = New(o)
 	return s
@@ -110,14 +111,14 @@ func (s *sc) tick() {
 	s.now = s.now.Add(time.Millisecond)
 }
 
-func (s *sc) start(c decode.ConnID, fromStart bool) {
+func (s *sc) start(c flow.ConnID, fromStart bool) {
 	s.tick()
 	s.emit(&decode.Event{Kind: decode.KindConnStart, Conn: c, Frame: s.frame, Time: s.now, FromStart: fromStart})
 }
 
 // req sends a request (default: header v2, null client ID, no instance
 // ID, from start) and returns its correlation ID.
-func (s *sc) req(c decode.ConnID, key decode.APIKey, ver int16, opts ...opt) int32 {
+func (s *sc) req(c flow.ConnID, key decode.APIKey, ver int16, opts ...opt) int32 {
 	s.tick()
 	s.corr[c]++
 	e := &decode.Event{Kind: decode.KindRequest, Conn: c, Frame: s.frame, Time: s.now, FromStart: true,
@@ -129,7 +130,7 @@ func (s *sc) req(c decode.ConnID, key decode.APIKey, ver int16, opts ...opt) int
 	return e.CorrelationID
 }
 
-func (s *sc) resp(c decode.ConnID, key decode.APIKey, ver int16, corr int32, opts ...opt) {
+func (s *sc) resp(c flow.ConnID, key decode.APIKey, ver int16, corr int32, opts ...opt) {
 	s.tick()
 	e := &decode.Event{Kind: decode.KindResponse, Conn: c, Frame: s.frame, Time: s.now, FromStart: true,
 		APIKey: key, APIVersion: ver, HeaderVersion: 1, CorrelationID: corr}
@@ -139,12 +140,12 @@ func (s *sc) resp(c decode.ConnID, key decode.APIKey, ver int16, corr int32, opt
 	s.emit(e)
 }
 
-func (s *sc) cover(c decode.ConnID, cv decode.Coverage) {
+func (s *sc) cover(c flow.ConnID, cv decode.Coverage) {
 	s.tick()
 	s.emit(&decode.Event{Kind: decode.KindCoverage, Conn: c, Frame: s.frame, Time: s.now, Coverage: cv})
 }
 
-func (s *sc) end(c decode.ConnID) {
+func (s *sc) end(c flow.ConnID) {
 	s.tick()
 	s.emit(&decode.Event{Kind: decode.KindConnEnd, Conn: c, Frame: s.frame, Time: s.now})
 }

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 )
 
 // The reference: the JSON as encoding/json wrote it before jsonWriter,
@@ -210,7 +211,7 @@ func TestWriteJSONSameAsEncodingJSON(t *testing.T) {
 	tricky := Finding{
 		Time: time.Date(2026, 3, 4, 5, 6, 7, 8, time.FixedZone("x", -7*3600)), Rule: awkward, Severity: SeverityWarn,
 		KIP: "KIP-1313", Confidence: ConfidencePartial, Frame: math.MaxUint64,
-		Conn: decode.ConnID{Client: v6, Broker: netip.MustParseAddrPort("[::ffff:10.0.0.1]:1")}, API: awkward,
+		Conn: flow.ConnID{Client: v6, Broker: netip.MustParseAddrPort("[::ffff:10.0.0.1]:1")}, API: awkward,
 		APIKey: math.MinInt16, APIVersion: math.MaxInt16, CorrelationID: math.MinInt32, ClientID: awkward,
 		InstanceID: v4FF, Expected: awkward, Observed: "", Message: awkward, Group: awkward, MemberID: awkward,
 	}
@@ -479,7 +480,7 @@ func (r *fuzzReader) report() *Report {
 		f := &rep.Findings[i]
 		f.Time = time.Unix(int64(r.u64()), int64(r.u64()))
 		f.Rule, f.Severity, f.KIP, f.Confidence, f.Frame = r.str(), Severity(r.byte()), r.str(), Confidence(r.byte()), r.u64()
-		f.Conn = decode.ConnID{Client: r.addrPort(), Broker: r.addrPort(), StartFrame: r.u64()}
+		f.Conn = flow.ConnID{Client: r.addrPort(), Broker: r.addrPort(), StartFrame: r.u64()}
 		f.API, f.APIKey, f.APIVersion, f.CorrelationID = r.str(), decode.APIKey(r.u64()), int16(r.u64()), int32(r.u64())
 		f.ClientID = r.str()
 		if r.byte()%2 == 1 {

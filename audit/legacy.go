@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 )
 
 // Clients without a header instance ID are grouped per (host, first client
@@ -63,12 +64,12 @@ func (c *connBook) leave(r *row) {
 		break
 	}
 	r.conns--
-	r.connList = slices.DeleteFunc(r.connList, func(id decode.ConnID) bool { return id == *c.id })
+	r.connList = slices.DeleteFunc(r.connList, func(id flow.ConnID) bool { return id == *c.id })
 }
 
 // open reports whether the connection id is known and not ended. In one
 // process the books live in the per-connection states (Observation.book).
-func (a *Auditor) open(id decode.ConnID) bool {
+func (a *Auditor) open(id flow.ConnID) bool {
 	c := a.conns[id]
 	return c != nil && !c.book.closed
 }

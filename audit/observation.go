@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 )
 
 // The auditor has two parts (docs/architecture.md). The per-connection
@@ -68,7 +69,7 @@ type Observation struct {
 
 	// The event: its connection, packet, and PDU (PDU is KindRequest,
 	// KindResponse, or KindConnEnd for a connection-level step).
-	Conn          decode.ConnID
+	Conn          flow.ConnID
 	Frame         uint64
 	Time          time.Time
 	PDU           decode.Kind

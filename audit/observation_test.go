@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 )
 
 // An Observation survives its encoding field for field (the in-process
@@ -20,11 +21,11 @@ func TestObservationEncoding(t *testing.T) {
 	}{
 		{"zero", Observation{}},
 		{"instance step", Observation{Step: StepInstance, PDU: decode.KindRequest,
-			Conn:  decode.ConnID{Client: netip.MustParseAddrPort("10.0.0.5:53122"), Broker: netip.MustParseAddrPort("10.0.0.9:9092"), StartFrame: 3},
+			Conn:  flow.ConnID{Client: netip.MustParseAddrPort("10.0.0.5:53122"), Broker: netip.MustParseAddrPort("10.0.0.9:9092"), StartFrame: 3},
 			Frame: 1234, Time: at, APIKey: decode.KeyMetadata, APIVersion: 12, CorrelationID: -7,
 			ClientID: "orders-app", HasClientID: true, Instance: v4A, InstanceFixed: true, HeaderID: v4A, FromStart: true, Kafka: true}},
 		{"heartbeat answer over IPv6", Observation{Step: StepHeartbeatAnswer, PDU: decode.KindResponse,
-			Conn:  decode.ConnID{Client: netip.MustParseAddrPort("[fd00::5]:40000"), Broker: netip.MustParseAddrPort("[fd00::9]:9092")},
+			Conn:  flow.ConnID{Client: netip.MustParseAddrPort("[fd00::5]:40000"), Broker: netip.MustParseAddrPort("[fd00::9]:9092")},
 			Frame: 1 << 40, Time: at, APIKey: decode.KeyConsumerGroupHeartbeat, NoInstance: true, Partial: true,
 			Payload: Payload{Group: "orders\x00\u2028", MemberID: JavaString(v4A), MemberEpoch: -2, Assigned: "broker-given", OK: true, Join: true}}},
 		{"telemetry and software", Observation{Step: StepTelemetry, Payload: Payload{Telemetry: v4B, Set: true, AdoptedHere: true,

@@ -7,6 +7,7 @@ import (
 	"weak"
 
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 )
 
 // TestFinishKeepsNoEvent: the Auditor keeps no pointer to its caller's
@@ -19,7 +20,7 @@ func TestFinishKeepsNoEvent(t *testing.T) {
 		ev  decode.Event
 		big [1 << 16]byte // what the Event's owner reaches
 	}
-	id := decode.ConnID{Client: netip.MustParseAddrPort("10.0.0.1:40000"), Broker: netip.MustParseAddrPort("10.0.0.2:9092")}
+	id := flow.ConnID{Client: netip.MustParseAddrPort("10.0.0.1:40000"), Broker: netip.MustParseAddrPort("10.0.0.2:9092")}
 	a := New(Options{SingleGoroutine: true})
 	o := &owner{}
 	w := weak.Make(o)

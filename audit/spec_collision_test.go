@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 )
 
 // TestSpecSelfCollisionViaEarlierEntry: instance A heartbeats on connA,
@@ -31,8 +32,8 @@ func TestSpecSelfCollisionViaEarlierEntry(t *testing.T) {
 // without instance IDs, alive at the same time: a collision.
 func TestSpecSameHostCollisionMissed(t *testing.T) {
 	m := JavaString(v4A)
-	p1 := decode.ConnID{Client: netip.MustParseAddrPort("10.0.0.5:40001"), Broker: netip.MustParseAddrPort("10.0.0.9:9092"), StartFrame: 1}
-	p2 := decode.ConnID{Client: netip.MustParseAddrPort("10.0.0.5:40002"), Broker: netip.MustParseAddrPort("10.0.0.9:9092"), StartFrame: 2}
+	p1 := flow.ConnID{Client: netip.MustParseAddrPort("10.0.0.5:40001"), Broker: netip.MustParseAddrPort("10.0.0.9:9092"), StartFrame: 1}
+	p2 := flow.ConnID{Client: netip.MustParseAddrPort("10.0.0.5:40002"), Broker: netip.MustParseAddrPort("10.0.0.9:9092"), StartFrame: 2}
 	s := newSC(Options{})
 	s.req(p1, kCGHB, 1, hb("g", m, 3))
 	s.req(p2, kCGHB, 1, hb("g", m, 3))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 )
 
 // Bounds on per-connection and per-row state, so that memory does not grow
@@ -165,7 +166,7 @@ type connState struct {
 	cidRepeats     uint64 // later requests repeating a client ID
 	cidRepeatBytes uint64
 
-	id decode.ConnID
+	id flow.ConnID
 	// pending is allocated with the first request of interest: most
 	// connections (producers, fetchers) never have one, and the table is
 	// four fifths of the state, whose first-touch page faults were a
@@ -281,7 +282,7 @@ func (c *connBook) tracker(o *Observation) *memberTrack {
 // pointers, allocated when first used.
 type connBook struct {
 	// id is the connection's: in one process, its connState's.
-	id       *decode.ConnID
+	id       *flow.ConnID
 	closed   bool
 	nTouched uint8
 	row      *row // primary row: first instance row, else legacy row
@@ -364,7 +365,7 @@ type row struct {
 	software  *clientSoftware
 	conns     int
 	open      int // connections registered with the row and not yet ended
-	connList  []decode.ConnID
+	connList  []flow.ConnID
 	memberIDs map[string]*rowMembers
 	// findings counts the row's findings by rule, allocated with its
 	// first: most rows have none, and the counts were a third of a row.
@@ -380,9 +381,9 @@ type row struct {
 // with 100k open connections a row per client is most of the audit's
 // memory.
 type rowTelemetry struct {
-	id          decode.UUID   // the client's telemetry ID
-	by          decode.ConnID // the connection that set id (legacy.go)
-	assigned    decode.UUID   // the ID the broker assigned, if hasAssigned
+	id          decode.UUID // the client's telemetry ID
+	by          flow.ConnID // the connection that set id (legacy.go)
+	assigned    decode.UUID // the ID the broker assigned, if hasAssigned
 	hasAssigned bool
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/kwatch/kwatch/flow"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -21,14 +22,14 @@ func BenchmarkConnSmallPDUs(b *testing.B) {
 	cs := make([]conn, conns)
 	body := make([]byte, 100)
 	for i := range cs {
-		id := ConnID{Client: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 2, 0, byte(i)}), uint16(30000+i)),
+		id := flow.ConnID{Client: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 2, 0, byte(i)}), uint16(30000+i)),
 			Broker: netip.MustParseAddrPort("10.0.0.1:9092"), StartFrame: uint64(i + 1)}
 		c := &cs[i]
 		c.c = NewConn(id, true, Options{}, SinkFunc(func(*Event) {}))
 		// Opened as clients do, so that the connection is believed by its
 		// content (the requests below carry no client ID).
-		c.c.Feed(ClientToBroker, reqFrame(b, 18, 3, 0, strp("bench"), nil, apiVersionsReq()), Meta{})
-		c.c.Feed(BrokerToClient, respFrame(18, 3, 0, kmsg.NewPtrApiVersionsResponse()), Meta{})
+		c.c.Feed(flow.Client, reqFrame(b, 18, 3, 0, strp("bench"), nil, apiVersionsReq()), flow.Meta{})
+		c.c.Feed(flow.Broker, respFrame(18, 3, 0, kmsg.NewPtrApiVersionsResponse()), flow.Meta{})
 		if c.c.State() != StateKafka {
 			b.Fatalf("connection %d not recognised", i)
 		}
@@ -43,15 +44,15 @@ func BenchmarkConnSmallPDUs(b *testing.B) {
 	for b.Loop() {
 		c := &cs[(i>>1)%conns]
 		frame++
-		m := Meta{Frame: frame}
+		m := flow.Meta{Frame: frame}
 		kind := (i >> 1) / conns & 1
 		if i&1 == 0 {
 			c.corr++
 			binary.BigEndian.PutUint32(c.req[kind][8:], uint32(c.corr))
-			c.c.Feed(ClientToBroker, c.req[kind], m)
+			c.c.Feed(flow.Client, c.req[kind], m)
 		} else {
 			binary.BigEndian.PutUint32(c.resp[kind][4:], uint32(c.corr))
-			c.c.Feed(BrokerToClient, c.resp[kind], m)
+			c.c.Feed(flow.Broker, c.resp[kind], m)
 		}
 		i++
 	}
@@ -72,7 +73,7 @@ func BenchmarkConnIdentityPDUs(b *testing.B) {
 		corr++
 		binary.BigEndian.PutUint32(req[8:], uint32(corr))
 		binary.BigEndian.PutUint32(resp[4:], uint32(corr))
-		c.Feed(ClientToBroker, req, Meta{Frame: uint64(corr)})
-		c.Feed(BrokerToClient, resp, Meta{Frame: uint64(corr)})
+		c.Feed(flow.Client, req, flow.Meta{Frame: uint64(corr)})
+		c.Feed(flow.Broker, resp, flow.Meta{Frame: uint64(corr)})
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kwatch/kwatch/flow"
 	"github.com/kwatch/kwatch/internal/hostilegen"
 )
 
@@ -268,17 +269,17 @@ func TestLargeIdentityFrames(t *testing.T) {
 					got = &b
 				}
 			}))
-			dir, data := ClientToBroker, f.Request
+			dir, data := flow.Client, f.Request
 			if resp {
-				c.Feed(ClientToBroker, f.Request, Meta{Frame: 1})
-				dir, data = BrokerToClient, f.Response
+				c.Feed(flow.Client, f.Request, flow.Meta{Frame: 1})
+				dir, data = flow.Broker, f.Response
 			}
 			if len(data) < hostilegen.TailSize*15/16 || len(data) > 1<<20 {
 				t.Fatalf("frame of %d bytes: not just under 1 MiB", len(data))
 			}
 			held := 0
 			for p := data; len(p) > 0; p = p[min(len(p), 1448):] {
-				c.Feed(dir, p[:min(len(p), 1448)], Meta{Frame: 2})
+				c.Feed(dir, p[:min(len(p), 1448)], flow.Meta{Frame: 2})
 				held = max(held, cap(c.halves[reqHalf].buf), cap(c.halves[respHalf].buf))
 			}
 			if got == nil || *got != want {
@@ -314,7 +315,7 @@ func TestIdentityBound(t *testing.T) {
 			c := NewConn(testID, true, Options{}, r)
 			held := 0
 			for p := data; len(p) > 0; p = p[min(len(p), 1448):] {
-				c.Feed(ClientToBroker, p[:min(len(p), 1448)], Meta{Frame: 1})
+				c.Feed(flow.Client, p[:min(len(p), 1448)], flow.Meta{Frame: 1})
 				held = max(held, cap(c.halves[reqHalf].buf))
 			}
 			if len(r.lines) != 2 || !strings.Contains(r.lines[1], tt.want) {
@@ -338,7 +339,7 @@ func TestOverrunHeaderHoldsNothing(t *testing.T) {
 	c := NewConn(testID, true, Options{AssumeKafka: true}, r)
 	held := 0
 	for p := data; len(p) > 0; p = p[min(len(p), 1448):] {
-		c.Feed(ClientToBroker, p[:min(len(p), 1448)], Meta{Frame: 1})
+		c.Feed(flow.Client, p[:min(len(p), 1448)], flow.Meta{Frame: 1})
 		held = max(held, cap(c.halves[reqHalf].buf))
 	}
 	if len(r.lines) != 2 || !strings.Contains(r.lines[1], "body-error") || !strings.Contains(r.lines[1], "overrun") {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/kwatch/kwatch/flow"
 	"github.com/kwatch/kwatch/internal/enum"
 )
 
@@ -132,7 +133,7 @@ type halfRare struct {
 	scan, spare []byte
 	// scanAt is the packet that completed the frame held in scan, once one
 	// did (see answersHeld); zero otherwise.
-	scanAt Meta
+	scanAt flow.Meta
 	// probed counts bytes rejected by scanning while the connection is probed.
 	probed int64
 }
@@ -193,7 +194,7 @@ type Conn struct {
 
 	// id is the caller's (Decoder.NewConn): the Conn swaps its Client and
 	// Broker when it finds the requests flowing the other way.
-	id *ConnID
+	id *flow.ConnID
 
 	// slot is the sink's (Event.Slot).
 	slot any
@@ -208,7 +209,7 @@ type Conn struct {
 type connRare struct {
 	// earlyGaps and earlyGapBytes: losses before the connection was
 	// recognised as Kafka, reported when it is; earlyCuts likewise counts
-	// the packets the snap length cut, by Dir.
+	// the packets the snap length cut, by flow.Side.
 	earlyGaps     int
 	earlyGapBytes int64
 	earlyCuts     [2]int
@@ -218,7 +219,7 @@ type connRare struct {
 	rawClient  []byte // client ID of the handshake request
 	rawNull    bool
 	rawEmitted bool
-	quietAt    Meta
+	quietAt    flow.Meta
 }
 
 // haveCorr reports whether a request was seen, whose correlation ID is
@@ -264,7 +265,7 @@ func NewDecoder(opts Options) *Decoder {
 // copy would be 72 bytes more per open connection): the caller must not
 // change *id while the Conn is used, and the Conn swaps its Client and
 // Broker when it finds the requests flowing the other way (ID).
-func (d *Decoder) NewConn(id *ConnID, fromStart bool, sink Sink) *Conn {
+func (d *Decoder) NewConn(id *flow.ConnID, fromStart bool, sink Sink) *Conn {
 	c := &Conn{id: id, fromStart: fromStart, d: d, sink: sink}
 	c.pending.init(d.opts.MaxInFlight)
 	c.halves[reqHalf].role = reqHalf
@@ -281,13 +282,13 @@ func (d *Decoder) NewConn(id *ConnID, fromStart bool, sink Sink) *Conn {
 
 // NewConn returns a decoder for one connection with a Decoder of its own
 // (see Decoder.NewConn).
-func NewConn(id ConnID, fromStart bool, opts Options, sink Sink) *Conn {
+func NewConn(id flow.ConnID, fromStart bool, opts Options, sink Sink) *Conn {
 	return NewDecoder(opts).NewConn(&id, fromStart, sink)
 }
 
 // ID returns the connection's ID, with Client and Broker swapped when the
 // decoder found the requests flowing the other way.
-func (c *Conn) ID() ConnID { return *c.id }
+func (c *Conn) ID() flow.ConnID { return *c.id }
 
 // State returns what the decoder concluded about the connection so far.
 func (c *Conn) State() ConnState { return c.state }
@@ -296,11 +297,11 @@ func (c *Conn) State() ConnState { return c.state }
 // Options.MaxInFlight requests were already awaiting an answer.
 func (c *Conn) InFlightDropped() uint64 { return c.pending.dropped }
 
-func (c *Conn) halfFor(dir Dir) *half { return &c.halves[int(dir)^int(c.swapped)] }
+func (c *Conn) halfFor(dir flow.Side) *half { return &c.halves[int(dir)^int(c.swapped)] }
 
 // Feed decodes bytes that arrived on dir; at is the packet that carried
 // them. p is only read during the call.
-func (c *Conn) Feed(dir Dir, p []byte, at Meta) {
+func (c *Conn) Feed(dir flow.Side, p []byte, at flow.Meta) {
 	if c.state == StateKafka && !c.closed && len(p) > 0 {
 		// The steady state, first: none of the tests below applies to a
 		// connection already recognised.
@@ -326,7 +327,7 @@ func (c *Conn) Feed(dir Dir, p []byte, at Meta) {
 		c.recognise(at)
 	}
 	h := c.halfFor(dir)
-	if c.state == StateProbing && dir == ClientToBroker && c.swapped == 0 && h.seen < 3 && c.looksTLS(h, p) {
+	if c.state == StateProbing && dir == flow.Client && c.swapped == 0 && h.seen < 3 && c.looksTLS(h, p) {
 		c.state = StateTLS
 		c.halves[reqHalf].st, c.halves[respHalf].st = stDead, stDead
 		c.begin(KindCoverage, at)
@@ -349,13 +350,13 @@ func (c *Conn) Feed(dir Dir, p []byte, at Meta) {
 // anywhere inside a record, decide nothing. The answer depends on the first
 // three bytes of the client's half alone (kept in h.pre), not on how they
 // were chunked.
-func (c *Conn) mayBeTLS(dir Dir, p []byte) bool {
+func (c *Conn) mayBeTLS(dir flow.Side, p []byte) bool {
 	h := c.halfFor(dir)
 	if c.fromStart {
-		return dir == ClientToBroker && h.seen == 0 && p[0] == 0x16
+		return dir == flow.Client && h.seen == 0 && p[0] == 0x16
 	}
-	if dir != ClientToBroker {
-		return c.halfFor(ClientToBroker).seen < int64(len(h.pre))
+	if dir != flow.Client {
+		return c.halfFor(flow.Client).seen < int64(len(h.pre))
 	}
 	return tlsRecordStart(h.prefix(p))
 }
@@ -390,7 +391,7 @@ func tlsRecordStart(b []byte) bool {
 
 // Gap says lost bytes (0 if unknown) are missing on dir: the position in
 // the stream is lost unless the hole falls inside a body being skipped.
-func (c *Conn) Gap(dir Dir, lost int, at Meta) {
+func (c *Conn) Gap(dir flow.Side, lost int, at flow.Meta) {
 	if c.closed || c.state == StateTLS || c.state == StateNotKafka {
 		return
 	}
@@ -398,13 +399,13 @@ func (c *Conn) Gap(dir Dir, lost int, at Meta) {
 		c.holdGap(dir, lost, at)
 		return
 	}
-	if c.state == StateProbing && c.d.opts.AssumeKafka && (c.fromStart || c.halfFor(ClientToBroker).seen >= 3) {
+	if c.state == StateProbing && c.d.opts.AssumeKafka && (c.fromStart || c.halfFor(flow.Client).seen >= 3) {
 		c.recognise(at)
 	}
 	h := c.halfFor(dir)
 	c.partial = true
 	if c.state == StateKafka && !c.quiet {
-		c.streamGap(lost, "bytes lost on "+dir.String(), at)
+		c.streamGap(lost, "bytes lost on "+dir.Direction(), at)
 	} else {
 		// Nothing is reported before the connection is known to be Kafka;
 		// the loss is, once it is (recognise).
@@ -424,7 +425,7 @@ func (c *Conn) Gap(dir Dir, lost int, at Meta) {
 // Truncated reports a packet on dir cut by the capture's snap length; the
 // reassembler follows it with a Skip (see cut.go), or a Gap when the number
 // of bytes cut is unknown.
-func (c *Conn) Truncated(dir Dir, at Meta) {
+func (c *Conn) Truncated(dir flow.Side, at flow.Meta) {
 	if (c.state == StateProbing || c.quiet) && !c.closed {
 		c.rare().earlyCuts[dir]++ // reported if and when the connection is announced as Kafka
 		return
@@ -435,10 +436,10 @@ func (c *Conn) Truncated(dir Dir, at Meta) {
 	c.truncated(dir, at)
 }
 
-func (c *Conn) truncated(dir Dir, at Meta) {
+func (c *Conn) truncated(dir flow.Side, at flow.Meta) {
 	c.begin(KindCoverage, at)
 	c.d.ev.Coverage = TruncatedPacket
-	c.d.ev.Detail = "packet cut by the capture's snap length on " + dir.String()
+	c.d.ev.Detail = "packet cut by the capture's snap length on " + dir.Direction()
 	c.emit()
 }
 
@@ -446,7 +447,7 @@ func (c *Conn) truncated(dir Dir, at Meta) {
 // KindConnEnd if the connection was recognised as Kafka. Bytes of an
 // unfinished frame are dropped. A connection that carried bytes and was
 // never recognised ends as StateNotKafka. Later calls are ignored.
-func (c *Conn) Close(at Meta) {
+func (c *Conn) Close(at flow.Meta) {
 	if c.closed {
 		return
 	}
@@ -476,7 +477,7 @@ func (c *Conn) announce() {
 }
 
 // recognise moves a probing connection to StateKafka and announces it.
-func (c *Conn) recognise(at Meta) {
+func (c *Conn) recognise(at flow.Meta) {
 	c.state = StateKafka
 	c.begin(KindConnStart, at)
 	c.emit()
@@ -511,7 +512,7 @@ func (c *Conn) resync(h *half) {
 }
 
 // begin starts a new event with the fields every event carries.
-func (c *Conn) begin(k Kind, at Meta) {
+func (c *Conn) begin(k Kind, at flow.Meta) {
 	c.d.ev = Event{Kind: k, Conn: *c.id, Slot: &c.slot, Frame: at.Frame, Time: at.Time, FromStart: c.fromStart, Partial: c.partial}
 	c.d.evPDU = nil
 }
@@ -524,7 +525,7 @@ func (c *Conn) begin(k Kind, at Meta) {
 // and Conn, Slot and FromStart as begin wrote them for evPDU's Conn (a swap
 // of client and broker clears it). The Decoder's Conns take turns: another
 // Conn's request or response leaves only those to write.
-func (c *Conn) beginPDU(k Kind, at Meta) *Event {
+func (c *Conn) beginPDU(k Kind, at flow.Meta) *Event {
 	e := &c.d.ev
 	if c.d.evPDU != c {
 		if c.d.evPDU == nil {
@@ -542,7 +543,7 @@ func (c *Conn) beginPDU(k Kind, at Meta) *Event {
 
 // requestEvent starts the event of the request whose header c.hdr holds,
 // a frame of size bytes.
-func (c *Conn) requestEvent(size int, at Meta) {
+func (c *Conn) requestEvent(size int, at flow.Meta) {
 	hd := &c.hdr
 	e := c.beginPDU(KindRequest, at)
 	e.APIKey, e.APIVersion, e.HeaderVersion = APIKey(hd.APIKey), hd.APIVersion, hd.HeaderVersion
@@ -554,7 +555,7 @@ func (c *Conn) requestEvent(size int, at Meta) {
 
 // responseEvent starts the event of the response whose correlation ID is
 // c.corr, answering c.req, a frame of size bytes.
-func (c *Conn) responseEvent(size int, at Meta) {
+func (c *Conn) responseEvent(size int, at flow.Meta) {
 	r := &c.req
 	e := c.beginPDU(KindResponse, at)
 	e.APIKey, e.APIVersion, e.HeaderVersion = APIKey(r.key), r.ver, r.respHV
@@ -576,7 +577,7 @@ func (c *Conn) emit() {
 }
 
 // process runs p through h's state machine.
-func (c *Conn) process(h *half, p []byte, at Meta) {
+func (c *Conn) process(h *half, p []byte, at flow.Meta) {
 	if h.st == stSize && h.sizeN == 0 {
 		p = c.wholeFrames(h, p, at)
 	}
@@ -659,7 +660,7 @@ func (c *Conn) process(h *half, p []byte, at Meta) {
 // from the whole frame as from the prefix the buffered path holds, and with
 // the frame no larger than maxHeader that path never finds a header too
 // long. In StateKafka, headDone neither recognises nor gives up.
-func (c *Conn) wholeFrame(h *half, f []byte, at Meta) {
+func (c *Conn) wholeFrame(h *half, f []byte, at flow.Meta) {
 	own := h.buf
 	h.buf = f
 	c.headDone(h, at)
@@ -671,7 +672,7 @@ func (c *Conn) wholeFrame(h *half, f []byte, at Meta) {
 // startFrame checks the size just read, before a byte of the frame is
 // buffered. It returns what is left of p: after a framing error the 3 bytes
 // after the bad size's first byte are scanned again.
-func (c *Conn) startFrame(h *half, p []byte, at Meta) []byte {
+func (c *Conn) startFrame(h *half, p []byte, at flow.Meta) []byte {
 	size := int32(binary.BigEndian.Uint32(h.sizeBuf[:]))
 	h.sizeN = 0
 	lo := int32(8)
@@ -732,7 +733,7 @@ func (h *half) begin(size int) {
 // does what process's stSize then stHead steps do for such a frame (read
 // the size, startFrame, wholeFrame) without their generic tests, and
 // returns the rest of p, a frame's start still.
-func (c *Conn) wholeFrames(h *half, p []byte, at Meta) []byte {
+func (c *Conn) wholeFrames(h *half, p []byte, at flow.Meta) []byte {
 	lo, maxSize := int32(8), min(c.d.opts.MaxFrame, maxHeader)
 	if h.role == respHalf {
 		lo = 4
@@ -761,7 +762,7 @@ func (c *Conn) wholeFrames(h *half, p []byte, at Meta) []byte {
 // would, without the half's state for a frame in pieces, which stays as
 // between frames; for any other frame it returns false, and wholeFrame
 // decodes it (parsing its header again: they are rare).
-func (c *Conn) quickRequest(f []byte, at Meta) bool {
+func (c *Conn) quickRequest(f []byte, at flow.Meta) bool {
 	if c.quiet || codecFor(int16(binary.BigEndian.Uint16(f))).request != nil {
 		return false
 	}
@@ -776,7 +777,7 @@ func (c *Conn) quickRequest(f []byte, at Meta) bool {
 
 // quickResponse is quickRequest for a response frame f: one that answers a
 // request awaiting it, with no identity body.
-func (c *Conn) quickResponse(f []byte, at Meta) bool {
+func (c *Conn) quickResponse(f []byte, at flow.Meta) bool {
 	corr := int32(binary.BigEndian.Uint32(f))
 	r, ok := c.pending.get(corr)
 	if !ok || c.quiet || codecFor(r.key).response != nil {
@@ -813,7 +814,7 @@ func (c *Conn) giveUp() {
 }
 
 // headDone runs when h.buf holds h.need bytes in stHead.
-func (c *Conn) headDone(h *half, at Meta) {
+func (c *Conn) headDone(h *half, at flow.Meta) {
 	if h.role == respHalf {
 		c.responseHead(h)
 		return
@@ -992,8 +993,8 @@ func (c *Conn) responseHead(h *half) {
 }
 
 // finish ends the current frame of h: its event is emitted now, with the
-// Meta of the packet that carried its last byte.
-func (c *Conn) finish(h *half, at Meta) {
+// flow.Meta of the packet that carried its last byte.
+func (c *Conn) finish(h *half, at flow.Meta) {
 	switch h.kind {
 	case frRequest:
 		c.emitRequest(h, at)
@@ -1036,7 +1037,7 @@ func (c *Conn) finish(h *half, at Meta) {
 	}
 }
 
-func (c *Conn) emitRequest(h *half, at Meta) {
+func (c *Conn) emitRequest(h *half, at flow.Meta) {
 	if c.quiet {
 		c.announce()
 	}
@@ -1057,7 +1058,7 @@ func (c *Conn) emitRequest(h *half, at Meta) {
 
 // request remembers the request whose event is filled as awaiting its
 // answer, and emits it.
-func (c *Conn) request(at Meta) {
+func (c *Conn) request(at flow.Meta) {
 	hd := &c.hdr
 	c.seq++
 	c.lastCorr = hd.CorrelationID
@@ -1070,7 +1071,7 @@ func (c *Conn) request(at Meta) {
 	c.emit()
 }
 
-func (c *Conn) emitResponse(h *half, at Meta) {
+func (c *Conn) emitResponse(h *half, at flow.Meta) {
 	if c.quiet {
 		c.announce()
 	}
@@ -1129,7 +1130,7 @@ func (c *Conn) rawExit(hd *RequestHeader) bool {
 }
 
 // flushRaw reports the raw SASL tokens skipped, once per connection.
-func (c *Conn) flushRaw(at Meta) {
+func (c *Conn) flushRaw(at flow.Meta) {
 	if c.x == nil || c.x.rawEmitted || c.x.rawBytes == 0 {
 		return
 	}

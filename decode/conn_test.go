@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwatch/kwatch/flow"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -36,14 +37,14 @@ func produceReq(n int) []byte { return make([]byte, n) }
 func basicSegs(t testing.TB) []seg {
 	cid := strp("app")
 	return []seg{
-		{dir: ClientToBroker, data: reqFrame(t, 18, 3, 1, cid, nil, apiVersionsReq())},
-		{dir: BrokerToClient, data: respFrame(18, 3, 1, kmsg.NewPtrApiVersionsResponse())},
-		{dir: ClientToBroker, data: reqFrame(t, 3, 12, 2, cid, []tag{{0, iid[:]}}, metadataReq())},
-		{dir: BrokerToClient, data: respFrame(3, 12, 2, kmsg.NewPtrMetadataResponse())},
-		{dir: ClientToBroker, data: reqFrame(t, 68, 1, 3, cid, []tag{{0, iid[:]}}, cghReq("", 0))},
-		{dir: BrokerToClient, data: respFrame(68, 1, 3, cghResp(strp("AAECAwQFBgcICQoLDA0ODw"), 1, 0))},
-		{dir: ClientToBroker, data: reqFrame(t, 0, 8, 4, cid, nil, produceReq(3000))},
-		{dir: BrokerToClient, data: respFrame(0, 8, 4, make([]byte, 40))},
+		{dir: flow.Client, data: reqFrame(t, 18, 3, 1, cid, nil, apiVersionsReq())},
+		{dir: flow.Broker, data: respFrame(18, 3, 1, kmsg.NewPtrApiVersionsResponse())},
+		{dir: flow.Client, data: reqFrame(t, 3, 12, 2, cid, []tag{{0, iid[:]}}, metadataReq())},
+		{dir: flow.Broker, data: respFrame(3, 12, 2, kmsg.NewPtrMetadataResponse())},
+		{dir: flow.Client, data: reqFrame(t, 68, 1, 3, cid, []tag{{0, iid[:]}}, cghReq("", 0))},
+		{dir: flow.Broker, data: respFrame(68, 1, 3, cghResp(strp("AAECAwQFBgcICQoLDA0ODw"), 1, 0))},
+		{dir: flow.Client, data: reqFrame(t, 0, 8, 4, cid, nil, produceReq(3000))},
+		{dir: flow.Broker, data: respFrame(0, 8, 4, make([]byte, 40))},
 	}
 }
 
@@ -76,8 +77,8 @@ func TestConnEvents(t *testing.T) {
 		{
 			name: "framing error resyncs, later PDUs partial", fromStart: true, state: StateKafka,
 			segs: []seg{
-				{dir: ClientToBroker, data: reqFrame(t, 3, 12, 1, cid, nil, metadataReq())},
-				{dir: ClientToBroker, data: cat([]byte{0x7f, 0xff, 0xff, 0xff, 1, 2, 3}, reqFrame(t, 3, 12, 2, cid, nil, metadataReq()))},
+				{dir: flow.Client, data: reqFrame(t, 3, 12, 1, cid, nil, metadataReq())},
+				{dir: flow.Client, data: cat([]byte{0x7f, 0xff, 0xff, 0xff, 1, 2, 3}, reqFrame(t, 3, 12, 2, cid, nil, metadataReq()))},
 			},
 			want: []string{
 				"conn-start", "request f=1 Metadata v12 hv2 corr=1",
@@ -88,53 +89,53 @@ func TestConnEvents(t *testing.T) {
 		{
 			name: "negative size", fromStart: true, state: StateKafka,
 			segs: []seg{
-				{dir: ClientToBroker, data: reqFrame(t, 3, 12, 1, cid, nil, metadataReq())},
-				{dir: ClientToBroker, data: cat([]byte{0xff, 0xff, 0xff, 0xfe}, reqFrame(t, 3, 12, 2, cid, nil, metadataReq()))},
+				{dir: flow.Client, data: reqFrame(t, 3, 12, 1, cid, nil, metadataReq())},
+				{dir: flow.Client, data: cat([]byte{0xff, 0xff, 0xff, 0xfe}, reqFrame(t, 3, 12, 2, cid, nil, metadataReq()))},
 			},
 			want: []string{"conn-start", "request f=1", `framing-error bytes=0 size=-2`, "request f=2 partial Metadata", "conn-end"},
 		},
 		{
 			name: "unknown api key skipped by length", fromStart: true, state: StateKafka,
 			segs: []seg{
-				{dir: ClientToBroker, data: reqFrame(t, 3, 12, 1, cid, nil, metadataReq())},
-				{dir: ClientToBroker, data: cat(reqFrame(t, 222, 0, 2, cid, nil, big), reqFrame(t, 3, 12, 3, cid, nil, metadataReq()))},
+				{dir: flow.Client, data: reqFrame(t, 3, 12, 1, cid, nil, metadataReq())},
+				{dir: flow.Client, data: cat(reqFrame(t, 222, 0, 2, cid, nil, big), reqFrame(t, 3, 12, 3, cid, nil, metadataReq()))},
 			},
 			want: []string{"conn-start", "request f=1", `framing-error bytes=0 size=2013 "unknown API key 222"`, "request f=2 Metadata v12 hv2 corr=3", "conn-end"},
 		},
 		{
 			name: "unmatched response", fromStart: true, state: StateKafka,
 			segs: []seg{
-				{dir: ClientToBroker, data: reqFrame(t, 3, 12, 1, cid, nil, metadataReq())},
-				{dir: BrokerToClient, data: respFrame(3, 12, 99, big)},
-				{dir: BrokerToClient, data: respFrame(3, 12, 1, kmsg.NewPtrMetadataResponse())},
+				{dir: flow.Client, data: reqFrame(t, 3, 12, 1, cid, nil, metadataReq())},
+				{dir: flow.Broker, data: respFrame(3, 12, 99, big)},
+				{dir: flow.Broker, data: respFrame(3, 12, 1, kmsg.NewPtrMetadataResponse())},
 			},
 			want: []string{"conn-start", "request f=1", "unmatched-response bytes=2009 size=2005", "response f=3 Metadata v12 hv1 corr=1", "conn-end"},
 		},
 		{
 			name: "tls", fromStart: true, state: StateTLS,
-			segs: []seg{{dir: ClientToBroker, data: []byte{0x16, 0x03, 0x01, 0x02, 0x00, 1, 0, 1, 0xfc, 3, 3}}},
+			segs: []seg{{dir: flow.Client, data: []byte{0x16, 0x03, 0x01, 0x02, 0x00, 1, 0, 1, 0xfc, 3, 3}}},
 			want: []string{"event f=1 tls-connection"},
 		},
 		{
 			name: "http is not kafka", fromStart: true, state: StateNotKafka,
-			segs: []seg{{dir: ClientToBroker, data: []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")}},
+			segs: []seg{{dir: flow.Client, data: []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")}},
 		},
 		{
 			name: "http with assume kafka", fromStart: true, opts: Options{AssumeKafka: true}, state: StateKafka,
-			segs: []seg{{dir: ClientToBroker, data: []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")}},
+			segs: []seg{{dir: flow.Client, data: []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")}},
 			want: []string{"conn-start", `framing-error bytes=0 size=1195725856 "frame size 1195725856 out of range: looks like HTTP"`, "conn-end"},
 		},
 		{
 			name: "bad first request is not kafka", fromStart: true, state: StateNotKafka,
-			segs: []seg{{dir: ClientToBroker, data: reqFrame(t, 999, 0, 1, cid, nil, nil)}},
+			segs: []seg{{dir: flow.Client, data: reqFrame(t, 999, 0, 1, cid, nil, nil)}},
 		},
 		{
 			name: "midstream joins in a frame", fromStart: false, state: StateKafka,
 			segs: []seg{
-				{dir: ClientToBroker, data: reqFrame(t, 0, 8, 1, cid, nil, big)[1500:]},
-				{dir: BrokerToClient, data: respFrame(0, 8, 1, big)[700:]},
-				{dir: ClientToBroker, data: reqFrame(t, 3, 12, 2, cid, nil, metadataReq())},
-				{dir: BrokerToClient, data: respFrame(3, 12, 2, kmsg.NewPtrMetadataResponse())},
+				{dir: flow.Client, data: reqFrame(t, 0, 8, 1, cid, nil, big)[1500:]},
+				{dir: flow.Broker, data: respFrame(0, 8, 1, big)[700:]},
+				{dir: flow.Client, data: reqFrame(t, 3, 12, 2, cid, nil, metadataReq())},
+				{dir: flow.Broker, data: respFrame(3, 12, 2, kmsg.NewPtrMetadataResponse())},
 			},
 			want: []string{
 				"conn-start f=3 client=10.0.0.5:53122 start=false", "event f=3 midstream-join",
@@ -144,9 +145,9 @@ func TestConnEvents(t *testing.T) {
 		{
 			name: "midstream with client and broker swapped", fromStart: false, state: StateKafka,
 			segs: []seg{
-				{dir: ClientToBroker, data: respFrame(0, 8, 1, big)[700:]},
-				{dir: BrokerToClient, data: reqFrame(t, 3, 12, 2, cid, nil, metadataReq())},
-				{dir: ClientToBroker, data: respFrame(3, 12, 2, kmsg.NewPtrMetadataResponse())},
+				{dir: flow.Client, data: respFrame(0, 8, 1, big)[700:]},
+				{dir: flow.Broker, data: reqFrame(t, 3, 12, 2, cid, nil, metadataReq())},
+				{dir: flow.Client, data: respFrame(3, 12, 2, kmsg.NewPtrMetadataResponse())},
 			},
 			want: []string{
 				"conn-start f=2 client=10.0.0.9:9092 start=false", "midstream-join",
@@ -156,28 +157,28 @@ func TestConnEvents(t *testing.T) {
 		{
 			name: "gap inside a skipped body keeps the position", fromStart: true, state: StateKafka,
 			segs: []seg{
-				{dir: ClientToBroker, data: reqFrame(t, 0, 8, 1, cid, nil, big)[:100]},
-				{dir: ClientToBroker, gap: 1000},
-				{dir: ClientToBroker, data: reqFrame(t, 0, 8, 1, cid, nil, big)[1100:]},
-				{dir: ClientToBroker, data: reqFrame(t, 3, 12, 2, cid, nil, metadataReq())},
+				{dir: flow.Client, data: reqFrame(t, 0, 8, 1, cid, nil, big)[:100]},
+				{dir: flow.Client, gap: 1000},
+				{dir: flow.Client, data: reqFrame(t, 0, 8, 1, cid, nil, big)[1100:]},
+				{dir: flow.Client, data: reqFrame(t, 3, 12, 2, cid, nil, metadataReq())},
 			},
 			want: []string{"conn-start", "event f=2 partial stream-gap bytes=1000", "request f=3 partial Produce v8 hv1 corr=1 size=2013", "request f=4 partial Metadata", "conn-end"},
 		},
 		{
 			name: "gap of unknown size resyncs", fromStart: true, state: StateKafka,
 			segs: []seg{
-				{dir: ClientToBroker, data: reqFrame(t, 0, 8, 1, cid, nil, big)[:100]},
-				{dir: ClientToBroker, gap: gapUnknown},
-				{dir: ClientToBroker, data: cat(reqFrame(t, 0, 8, 1, cid, nil, big)[1100:], reqFrame(t, 3, 12, 2, cid, nil, metadataReq()))},
+				{dir: flow.Client, data: reqFrame(t, 0, 8, 1, cid, nil, big)[:100]},
+				{dir: flow.Client, gap: gapUnknown},
+				{dir: flow.Client, data: cat(reqFrame(t, 0, 8, 1, cid, nil, big)[1100:], reqFrame(t, 3, 12, 2, cid, nil, metadataReq()))},
 			},
 			want: []string{"conn-start", "stream-gap bytes=0", "request f=3 partial Metadata v12 hv2 corr=2", "conn-end"},
 		},
 		{
 			name: "tag problems still emit the request", fromStart: true, state: StateKafka,
 			segs: []seg{
-				{dir: ClientToBroker, data: reqFrame(t, 3, 12, 1, cid, []tag{{0, iid[:8]}}, metadataReq())},
-				{dir: ClientToBroker, data: reqFrame(t, 3, 12, 2, cid, []tag{{0, make([]byte, 16)}}, metadataReq())},
-				{dir: ClientToBroker, data: frame(reqHeader(t, 3, 12, 3, cid, nil)[:13], []byte{1, 0, 16, 1, 2})},
+				{dir: flow.Client, data: reqFrame(t, 3, 12, 1, cid, []tag{{0, iid[:8]}}, metadataReq())},
+				{dir: flow.Client, data: reqFrame(t, 3, 12, 2, cid, []tag{{0, make([]byte, 16)}}, metadataReq())},
+				{dir: flow.Client, data: frame(reqHeader(t, 3, 12, 3, cid, nil)[:13], []byte{1, 0, 16, 1, 2})},
 			},
 			want: []string{
 				"conn-start", `request f=1 Metadata v12 hv2 corr=1 size=`, `request f=2 Metadata v12 hv2 corr=2 size=36 cid="app" iid=00000000000000000000000000000000`,
@@ -204,7 +205,7 @@ func TestConnEvents(t *testing.T) {
 }
 
 func TestTagProblemEvent(t *testing.T) {
-	r, _ := run(testID, true, Options{}, []seg{{dir: ClientToBroker, data: reqFrame(t, 3, 12, 1, strp("a"), []tag{{0, iid[:8]}}, metadataReq())}}, 0)
+	r, _ := run(testID, true, Options{}, []seg{{dir: flow.Client, data: reqFrame(t, 3, 12, 1, strp("a"), []tag{{0, iid[:8]}}, metadataReq())}}, 0)
 	if !strings.Contains(r.lines[1], `tags="tag 0 size is not 16"`) || strings.Contains(r.lines[1], "iid=") {
 		t.Fatalf("event = %s", r.lines[1])
 	}
@@ -213,8 +214,8 @@ func TestTagProblemEvent(t *testing.T) {
 func TestSwapReportsID(t *testing.T) {
 	big := make([]byte, 2000)
 	_, c := run(testID, false, Options{}, []seg{
-		{dir: ClientToBroker, data: respFrame(0, 8, 1, big)[700:]},
-		{dir: BrokerToClient, data: reqFrame(t, 3, 12, 2, strp("a"), nil, metadataReq())},
+		{dir: flow.Client, data: respFrame(0, 8, 1, big)[700:]},
+		{dir: flow.Broker, data: reqFrame(t, 3, 12, 2, strp("a"), nil, metadataReq())},
 	}, 0)
 	if c.ID().Client != testID.Broker || c.ID().Broker != testID.Client {
 		t.Fatalf("ID not swapped: %+v", c.ID())
@@ -224,10 +225,10 @@ func TestSwapReportsID(t *testing.T) {
 func TestMaxInFlightDropsOldest(t *testing.T) {
 	var segs []seg
 	for i := int32(1); i <= 5; i++ {
-		segs = append(segs, seg{dir: ClientToBroker, data: reqFrame(t, 3, 12, i, strp("a"), nil, metadataReq())})
+		segs = append(segs, seg{dir: flow.Client, data: reqFrame(t, 3, 12, i, strp("a"), nil, metadataReq())})
 	}
-	segs = append(segs, seg{dir: BrokerToClient, data: respFrame(3, 12, 1, kmsg.NewPtrMetadataResponse())},
-		seg{dir: BrokerToClient, data: respFrame(3, 12, 4, kmsg.NewPtrMetadataResponse())})
+	segs = append(segs, seg{dir: flow.Broker, data: respFrame(3, 12, 1, kmsg.NewPtrMetadataResponse())},
+		seg{dir: flow.Broker, data: respFrame(3, 12, 4, kmsg.NewPtrMetadataResponse())})
 	r, _ := run(testID, true, Options{MaxInFlight: 3}, segs, 0)
 	got := r.String()
 	if !strings.Contains(got, "unmatched-response") || !strings.Contains(got, "response f=7 Metadata v12 hv1 corr=4") {
@@ -261,12 +262,12 @@ func TestSASLRawTokens(t *testing.T) {
 	token := []byte("\x00user\x00secret-password")
 	tok := frame(token)
 	segs := []seg{
-		{dir: ClientToBroker, data: reqFrame(t, 17, 0, 1, cid, nil, hs)},
-		{dir: BrokerToClient, data: respFrame(17, 0, 1, kmsg.NewPtrSASLHandshakeResponse())},
-		{dir: ClientToBroker, data: tok},
-		{dir: BrokerToClient, data: frame(nil)}, // empty server token
-		{dir: ClientToBroker, data: reqFrame(t, 3, 12, 2, cid, nil, metadataReq())},
-		{dir: BrokerToClient, data: respFrame(3, 12, 2, kmsg.NewPtrMetadataResponse())},
+		{dir: flow.Client, data: reqFrame(t, 17, 0, 1, cid, nil, hs)},
+		{dir: flow.Broker, data: respFrame(17, 0, 1, kmsg.NewPtrSASLHandshakeResponse())},
+		{dir: flow.Client, data: tok},
+		{dir: flow.Broker, data: frame(nil)}, // empty server token
+		{dir: flow.Client, data: reqFrame(t, 3, 12, 2, cid, nil, metadataReq())},
+		{dir: flow.Broker, data: respFrame(3, 12, 2, kmsg.NewPtrMetadataResponse())},
 	}
 	r, _ := run(testID, true, Options{}, segs, 0)
 	got := r.String()
@@ -295,7 +296,7 @@ func TestSASLRawTokens(t *testing.T) {
 	// A failed handshake does not start raw mode: the token is a framing error.
 	bad := kmsg.NewPtrSASLHandshakeResponse()
 	bad.ErrorCode = 33
-	segs2 := append([]seg{segs[0], {dir: BrokerToClient, data: respFrame(17, 0, 1, bad)}}, segs[2:]...)
+	segs2 := append([]seg{segs[0], {dir: flow.Broker, data: respFrame(17, 0, 1, bad)}}, segs[2:]...)
 	r, _ = run(testID, true, Options{}, segs2, 0)
 	if strings.Contains(r.String(), "sasl-raw-tokens") || !strings.Contains(r.String(), "framing-error") {
 		t.Fatalf("events:\n%s", r)
@@ -350,8 +351,8 @@ func TestBodies(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r, _ := run(testID, true, Options{}, []seg{
-				{dir: ClientToBroker, data: reqFrame(t, tt.key, tt.ver, 1, cid, nil, tt.req)},
-				{dir: BrokerToClient, data: respFrame(tt.key, tt.ver, 1, tt.resp)},
+				{dir: flow.Client, data: reqFrame(t, tt.key, tt.ver, 1, cid, nil, tt.req)},
+				{dir: flow.Broker, data: respFrame(tt.key, tt.ver, 1, tt.resp)},
 			}, 0)
 			if len(r.lines) != 4 {
 				t.Fatalf("events:\n%s", r)
@@ -411,19 +412,19 @@ func noisySegs(t testing.TB) []seg {
 	cid := strp("app")
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	return []seg{
-		{dir: ClientToBroker, data: reqFrame(t, 17, 0, 1, cid, nil, hs)},
-		{dir: BrokerToClient, data: respFrame(17, 0, 1, kmsg.NewPtrSASLHandshakeResponse())},
-		{dir: ClientToBroker, data: cat(frame([]byte("\x00u\x00p")), frame([]byte{0x60, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}))},
-		{dir: BrokerToClient, data: frame([]byte("ok"))},
-		{dir: ClientToBroker, data: cat(reqFrame(t, 3, 12, 2, cid, []tag{{0, iid[:]}}, metadataReq()), []byte{0, 0, 0, 1, 9})},
-		{dir: ClientToBroker, data: cat([]byte{1, 2, 3}, reqFrame(t, 3, 12, 3, cid, nil, metadataReq()))},
-		{dir: BrokerToClient, data: cat([]byte{9, 9}, respFrame(3, 12, 3, kmsg.NewPtrMetadataResponse()))},
-		{dir: ClientToBroker, data: reqFrame(t, 200, 0, 4, cid, nil, make([]byte, 100))},
-		{dir: ClientToBroker, data: reqFrame(t, 0, 9, 5, cid, nil, make([]byte, 5000))[:3000]},
-		{dir: ClientToBroker, gap: 1000},
-		{dir: ClientToBroker, data: reqFrame(t, 0, 9, 5, cid, nil, make([]byte, 5000))[4000:]},
-		{dir: ClientToBroker, data: reqFrame(t, 68, 0, 6, cid, nil, cghReq("x", 0))},
-		{dir: BrokerToClient, data: respFrame(68, 0, 6, cghResp(strp("x"), 1, 0))},
+		{dir: flow.Client, data: reqFrame(t, 17, 0, 1, cid, nil, hs)},
+		{dir: flow.Broker, data: respFrame(17, 0, 1, kmsg.NewPtrSASLHandshakeResponse())},
+		{dir: flow.Client, data: cat(frame([]byte("\x00u\x00p")), frame([]byte{0x60, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}))},
+		{dir: flow.Broker, data: frame([]byte("ok"))},
+		{dir: flow.Client, data: cat(reqFrame(t, 3, 12, 2, cid, []tag{{0, iid[:]}}, metadataReq()), []byte{0, 0, 0, 1, 9})},
+		{dir: flow.Client, data: cat([]byte{1, 2, 3}, reqFrame(t, 3, 12, 3, cid, nil, metadataReq()))},
+		{dir: flow.Broker, data: cat([]byte{9, 9}, respFrame(3, 12, 3, kmsg.NewPtrMetadataResponse()))},
+		{dir: flow.Client, data: reqFrame(t, 200, 0, 4, cid, nil, make([]byte, 100))},
+		{dir: flow.Client, data: reqFrame(t, 0, 9, 5, cid, nil, make([]byte, 5000))[:3000]},
+		{dir: flow.Client, gap: 1000},
+		{dir: flow.Client, data: reqFrame(t, 0, 9, 5, cid, nil, make([]byte, 5000))[4000:]},
+		{dir: flow.Client, data: reqFrame(t, 68, 0, 6, cid, nil, cghReq("x", 0))},
+		{dir: flow.Broker, data: respFrame(68, 0, 6, cghResp(strp("x"), 1, 0))},
 	}
 }
 
@@ -435,14 +436,14 @@ func runRandomOpts(fromStart bool, opts Options, segs []seg, rng *rand.Rand) *re
 	r := &recorder{}
 	c := NewConn(testID, fromStart, opts, r)
 	for i, s := range segs {
-		at := Meta{Frame: uint64(i + 1), Time: time.Unix(1700000000, int64(i)).UTC()}
+		at := flow.Meta{Frame: uint64(i + 1), Time: time.Unix(1700000000, int64(i)).UTC()}
 		if s.gap != 0 {
 			c.Gap(s.dir, max(s.gap, 0), at)
 			continue
 		}
 		feedChunks(c, s.dir, s.data, at, func(left int) int { return 1 + rng.IntN(left) })
 	}
-	c.Close(Meta{Frame: uint64(len(segs) + 1)})
+	c.Close(flow.Meta{Frame: uint64(len(segs) + 1)})
 	return r
 }
 
@@ -459,9 +460,9 @@ func TestSteadyStateAllocs(t *testing.T) {
 	c := NewConn(testID, true, Options{}, SinkFunc(func(*Event) { n++ }))
 	feed := func() {
 		for off := 0; off < len(stream); off += 1460 {
-			c.Feed(ClientToBroker, stream[off:min(off+1460, len(stream))], Meta{Frame: 1})
+			c.Feed(flow.Client, stream[off:min(off+1460, len(stream))], flow.Meta{Frame: 1})
 		}
-		c.Feed(BrokerToClient, resp, Meta{Frame: 2})
+		c.Feed(flow.Broker, resp, flow.Meta{Frame: 2})
 	}
 	feed()
 	if a := testing.AllocsPerRun(200, feed); a != 0 {
@@ -481,7 +482,7 @@ func TestClientIDValidDuringSink(t *testing.T) {
 	}))
 	f := reqFrame(t, 68, 0, 1, strp("heartbeat-client"), nil, cghReq("m", 0))
 	for i := range f {
-		c.Feed(ClientToBroker, f[i:i+1], Meta{})
+		c.Feed(flow.Client, f[i:i+1], flow.Meta{})
 	}
 	if len(got) != 1 || got[0] != "heartbeat-client" {
 		t.Fatalf("client ids = %q", got)
@@ -505,10 +506,10 @@ func BenchmarkConnProduceFetch(b *testing.B) {
 	b.SetBytes(int64(len(req) + len(resp)))
 	for b.Loop() {
 		for off := 0; off < len(req); off += 1460 {
-			c.Feed(ClientToBroker, req[off:min(off+1460, len(req))], Meta{})
+			c.Feed(flow.Client, req[off:min(off+1460, len(req))], flow.Meta{})
 		}
 		for off := 0; off < len(resp); off += 1460 {
-			c.Feed(BrokerToClient, resp[off:min(off+1460, len(resp))], Meta{})
+			c.Feed(flow.Broker, resp[off:min(off+1460, len(resp))], flow.Meta{})
 		}
 	}
 	_ = binary.BigEndian
@@ -539,7 +540,7 @@ func TestRandomStreams(t *testing.T) {
 		var segs []seg
 		for j := range 2 + rng.IntN(12) {
 			ps := pieces(int32(rng.IntN(4)))
-			s := seg{dir: Dir(rng.IntN(2)), data: ps[rng.IntN(len(ps))]}
+			s := seg{dir: flow.Side(rng.IntN(2)), data: ps[rng.IntN(len(ps))]}
 			switch rng.IntN(8) {
 			case 0:
 				s.data = s.data[rng.IntN(len(s.data)):]
@@ -589,10 +590,10 @@ func TestStatesAndTruncation(t *testing.T) {
 			// before recognition when the connection turns out Kafka.
 			name: "truncated before recognition is reported at recognition", fromStart: true, state: StateKafka,
 			feed: func(c *Conn) {
-				c.Truncated(ClientToBroker, Meta{Frame: 1})
-				c.Feed(ClientToBroker, reqFrame(t, 3, 12, 1, cid, nil, metadataReq()), Meta{Frame: 2})
-				c.Truncated(BrokerToClient, Meta{Frame: 3})
-				c.Gap(BrokerToClient, 10, Meta{Frame: 3})
+				c.Truncated(flow.Client, flow.Meta{Frame: 1})
+				c.Feed(flow.Client, reqFrame(t, 3, 12, 1, cid, nil, metadataReq()), flow.Meta{Frame: 2})
+				c.Truncated(flow.Broker, flow.Meta{Frame: 3})
+				c.Gap(flow.Broker, 10, flow.Meta{Frame: 3})
 			},
 			want: "conn-start f=2 client=10.0.0.5:53122 start=true\n" +
 				"event f=2 truncated-packet bytes=0 size=0 \"packet cut by the capture's snap length on client->broker\"\n" +
@@ -603,15 +604,15 @@ func TestStatesAndTruncation(t *testing.T) {
 		{
 			name: "midstream tls record", fromStart: false, state: StateTLS,
 			feed: func(c *Conn) {
-				c.Feed(ClientToBroker, []byte{0x16}, Meta{Frame: 1})
-				c.Feed(ClientToBroker, []byte{0x03, 0x03, 0, 5, 1, 2, 3, 4, 5}, Meta{Frame: 2})
+				c.Feed(flow.Client, []byte{0x16}, flow.Meta{Frame: 1})
+				c.Feed(flow.Client, []byte{0x03, 0x03, 0, 5, 1, 2, 3, 4, 5}, flow.Meta{Frame: 2})
 			},
 			want: "event f=2 tls-connection bytes=0 size=0 \"client's first bytes are a TLS record\"",
 		},
 		{
 			name: "midstream 0x16 alone is not tls", fromStart: false, state: StateKafka,
 			feed: func(c *Conn) {
-				c.Feed(ClientToBroker, cat([]byte{0x16, 1, 2}, reqFrame(t, 3, 12, 1, cid, nil, metadataReq())), Meta{Frame: 1})
+				c.Feed(flow.Client, cat([]byte{0x16, 1, 2}, reqFrame(t, 3, 12, 1, cid, nil, metadataReq())), flow.Meta{Frame: 1})
 			},
 			want: "conn-start f=1 client=10.0.0.5:53122 start=false\nevent f=1 midstream-join bytes=0 size=0 \"connection joined mid-stream\"\n" +
 				"request f=1 Metadata v12 hv2 corr=1 size=18 cid=\"app\"\nconn-end f=9 client=10.0.0.5:53122 start=false",
@@ -621,7 +622,7 @@ func TestStatesAndTruncation(t *testing.T) {
 			feed: func(c *Conn) {
 				junk := make([]byte, 1<<20)
 				for i := range 9 {
-					c.Feed(ClientToBroker, junk, Meta{Frame: uint64(i + 1)})
+					c.Feed(flow.Client, junk, flow.Meta{Frame: uint64(i + 1)})
 				}
 			},
 		},
@@ -631,7 +632,7 @@ func TestStatesAndTruncation(t *testing.T) {
 			r := &recorder{}
 			c := NewConn(testID, tt.fromStart, Options{}, r)
 			tt.feed(c)
-			c.Close(Meta{Frame: 9})
+			c.Close(flow.Meta{Frame: 9})
 			if c.State() != tt.state {
 				t.Errorf("state = %v, want %v", c.State(), tt.state)
 			}

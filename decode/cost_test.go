@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kwatch/kwatch/flow"
 	"github.com/kwatch/kwatch/internal/hostilegen"
 )
 
@@ -28,7 +29,7 @@ func feedCost(frames []byte, fromStart bool, opts Options, chunk int) time.Durat
 			if chunk > 0 {
 				k = min(k, chunk)
 			}
-			c.Feed(ClientToBroker, p[:k], Meta{Frame: 1})
+			c.Feed(flow.Client, p[:k], flow.Meta{Frame: 1})
 			p = p[k:]
 		}
 		best = min(best, time.Since(start))
@@ -90,10 +91,10 @@ func pipelined(t *testing.T, n int, answered bool) (time.Duration, uint64) {
 		start := time.Now()
 		for i := 0; i < n; i++ {
 			binary.BigEndian.PutUint32(req[8:], uint32(i))
-			c.Feed(ClientToBroker, req, Meta{Frame: uint64(2 * i)})
+			c.Feed(flow.Client, req, flow.Meta{Frame: uint64(2 * i)})
 			if answered {
 				binary.BigEndian.PutUint32(resp[4:], uint32(i))
-				c.Feed(BrokerToClient, resp, Meta{Frame: uint64(2*i + 1)})
+				c.Feed(flow.Broker, resp, flow.Meta{Frame: uint64(2*i + 1)})
 			}
 		}
 		best, dropped = min(best, time.Since(start)), c.InFlightDropped()
@@ -129,9 +130,9 @@ func TestUnansweredCost(t *testing.T) {
 func TestInFlightCapCounted(t *testing.T) {
 	var segs []seg
 	for i := int32(1); i <= 5; i++ {
-		segs = append(segs, seg{dir: ClientToBroker, data: reqFrame(t, 3, 12, i, strp("a"), nil, metadataReq())})
+		segs = append(segs, seg{dir: flow.Client, data: reqFrame(t, 3, 12, i, strp("a"), nil, metadataReq())})
 	}
-	segs = append(segs, seg{dir: BrokerToClient, data: respFrame(3, 12, 1, kmsg.NewPtrMetadataResponse())})
+	segs = append(segs, seg{dir: flow.Broker, data: respFrame(3, 12, 1, kmsg.NewPtrMetadataResponse())})
 	r, c := run(testID, true, Options{MaxInFlight: 3}, segs, 0)
 	if c.InFlightDropped() != 2 || !strings.Contains(r.String(), "2 requests forgotten past the in-flight cap of 3") {
 		t.Fatalf("dropped %d, events:\n%s", c.InFlightDropped(), r)
@@ -157,12 +158,12 @@ func TestCandidateCostLinear(t *testing.T) {
 	feed := func(piece int) (time.Duration, ConnState) {
 		c := NewConn(testID, true, Options{}, nil)
 		start := time.Now()
-		c.Feed(ClientToBroker, first, Meta{Frame: 1})
+		c.Feed(flow.Client, first, flow.Meta{Frame: 1})
 		frame := uint64(1)
 		for d, b := range [][]byte{next, answer} {
 			for p := b; len(p) > 0; p = p[min(piece, len(p)):] {
 				frame++ // one packet each
-				c.Feed(Dir(d), p[:min(piece, len(p))], Meta{Frame: frame})
+				c.Feed(flow.Side(d), p[:min(piece, len(p))], flow.Meta{Frame: frame})
 			}
 		}
 		return time.Since(start), c.State()

@@ -1,6 +1,9 @@
 package decode
 
-import "github.com/kwatch/kwatch/internal/enum"
+import (
+	"github.com/kwatch/kwatch/flow"
+	"github.com/kwatch/kwatch/internal/enum"
+)
 
 // Bytes cut by the capture's snap length (SPEC.md 2.1 "Snap length"). The
 // reassembler knows how many bytes a cut packet lost and where, from its IP
@@ -38,7 +41,7 @@ var zeros [4096]byte
 
 // Skip says n bytes on dir were on the wire but not captured: the snap
 // length cut them. at is the packet they belonged to.
-func (c *Conn) Skip(dir Dir, n int, at Meta) {
+func (c *Conn) Skip(dir flow.Side, n int, at flow.Meta) {
 	if c.closed || n <= 0 || c.state == StateTLS || c.state == StateNotKafka {
 		return
 	}
@@ -86,7 +89,7 @@ func (c *Conn) Skip(dir Dir, n int, at Meta) {
 // identifying header bytes were cut (the request's key, version and
 // correlation ID; the response's correlation ID) is skipped by length,
 // without an event.
-func (c *Conn) cutFrame(h *half, n int, at Meta) int {
+func (c *Conn) cutFrame(h *half, n int, at flow.Meta) int {
 	k := min(n, h.size-h.got)
 	if h.cutAt == 0 {
 		h.cutAt = h.got + 1
@@ -123,16 +126,16 @@ func (c *Conn) cutFrame(h *half, n int, at Meta) int {
 
 // cutFraming handles a cut that takes the start of the next frame: its size
 // is unknown, so the position is lost, as after a gap.
-func (c *Conn) cutFraming(h *half, dir Dir, n int, at Meta) {
+func (c *Conn) cutFraming(h *half, dir flow.Side, n int, at flow.Meta) {
 	c.partial = true
 	if c.state == StateKafka {
-		c.streamGap(n, "frame start cut by the capture's snap length on "+dir.String(), at)
+		c.streamGap(n, "frame start cut by the capture's snap length on "+dir.Direction(), at)
 	}
 	c.resync(h)
 }
 
 // streamGap reports n bytes lost (a stream-gap).
-func (c *Conn) streamGap(n int, detail string, at Meta) {
+func (c *Conn) streamGap(n int, detail string, at flow.Meta) {
 	c.begin(KindCoverage, at)
 	c.d.ev.Coverage = StreamGap
 	c.d.ev.Bytes = int64(n)
@@ -154,13 +157,13 @@ func (c *Conn) markCut(h *half) {
 
 // flushEarlyCuts reports the packets the snap length cut before the
 // connection was recognised as Kafka: one truncated-packet each.
-func (c *Conn) flushEarlyCuts(at Meta) {
+func (c *Conn) flushEarlyCuts(at flow.Meta) {
 	if c.x == nil {
 		return
 	}
 	for dir, n := range c.x.earlyCuts {
 		for range n {
-			c.truncated(Dir(dir), at)
+			c.truncated(flow.Side(dir), at)
 		}
 		c.x.earlyCuts[dir] = 0
 	}

@@ -3,6 +3,8 @@ package decode
 import (
 	"strings"
 	"testing"
+
+	"github.com/kwatch/kwatch/flow"
 )
 
 // cutRecorder renders events as recorder does, with each PDU's Cut.
@@ -18,7 +20,7 @@ func (r *cutRecorder) Event(e *Event) {
 
 // cutSeg is one packet: keep bytes of data captured, the rest cut.
 type cutSeg struct {
-	dir  Dir
+	dir  flow.Side
 	data []byte
 	keep int // < 0: all
 }
@@ -41,42 +43,42 @@ func TestSkip(t *testing.T) {
 	}{
 		{
 			name: "skipped body cut: counted down, next frame whole",
-			segs: []cutSeg{{ClientToBroker, reqFrame(t, 0, 9, 1, cid, nil, produceReq(300)), 40}, {ClientToBroker, meta, -1}},
+			segs: []cutSeg{{flow.Client, reqFrame(t, 0, 9, 1, cid, nil, produceReq(300)), 40}, {flow.Client, meta, -1}},
 			want: `request f=1 Produce v9 hv2 corr=1 size=314 cid="app" cut=none` + "\n" + metaLine,
 		},
 		{
 			name: "tags cut: the instance ID is not read",
-			segs: []cutSeg{{ClientToBroker, reqFrame(t, 3, 12, 1, cid, []tag{iid}, metadataReq()), 4 + 10 + 3}, {ClientToBroker, meta, -1}},
+			segs: []cutSeg{{flow.Client, reqFrame(t, 3, 12, 1, cid, []tag{iid}, metadataReq()), 4 + 10 + 3}, {flow.Client, meta, -1}},
 			want: `request f=1 Metadata v12 hv2 corr=1 size=36 cid="app" cut=tags` + "\n" + metaLine,
 		},
 		{
 			name: "client ID cut",
-			segs: []cutSeg{{ClientToBroker, reqFrame(t, 3, 12, 1, cid, nil, metadataReq()), 4 + 10 + 1}, {ClientToBroker, meta, -1}},
+			segs: []cutSeg{{flow.Client, reqFrame(t, 3, 12, 1, cid, nil, metadataReq()), 4 + 10 + 1}, {flow.Client, meta, -1}},
 			want: `request f=1 Metadata v12 hv2 corr=1 size=18 cid="a\x00\x00" cut=client-id` + "\n" + metaLine,
 		},
 		{
 			name: "heartbeat cut after its identity fields: decoded",
-			segs: []cutSeg{{ClientToBroker, reqFrame(t, 68, 0, 1, cid, nil, cghReq(member, 5)), 4 + 14 + 3 + 23 + 4}, {ClientToBroker, meta, -1}},
+			segs: []cutSeg{{flow.Client, reqFrame(t, 68, 0, 1, cid, nil, cghReq(member, 5)), 4 + 14 + 3 + 23 + 4}, {flow.Client, meta, -1}},
 			want: `request f=1 ConsumerGroupHeartbeat v0 hv2 corr=1 size=54 cid="app" body{"g1" "MMMMMMMMMMMMMMMMMMMMMM"/true 5 tid=00000000000000000000000000000000/false sub=0/false err=0/false sw="" ""} cut=none` + "\n" + metaLine,
 		},
 		{
 			name: "heartbeat member ID cut: not decoded",
-			segs: []cutSeg{{ClientToBroker, reqFrame(t, 68, 0, 1, cid, nil, cghReq(member, 5)), 4 + 14 + 3 + 10}, {ClientToBroker, meta, -1}},
+			segs: []cutSeg{{flow.Client, reqFrame(t, 68, 0, 1, cid, nil, cghReq(member, 5)), 4 + 14 + 3 + 10}, {flow.Client, meta, -1}},
 			want: `request f=1 ConsumerGroupHeartbeat v0 hv2 corr=1 size=54 cid="app" cut=body` + "\n" + metaLine,
 		},
 		{
 			name: "heartbeat epoch's last byte cut: not decoded",
-			segs: []cutSeg{{ClientToBroker, reqFrame(t, 68, 0, 1, cid, nil, cghReq(member, 5)), 4 + 14 + 3 + 23 + 3}, {ClientToBroker, meta, -1}},
+			segs: []cutSeg{{flow.Client, reqFrame(t, 68, 0, 1, cid, nil, cghReq(member, 5)), 4 + 14 + 3 + 23 + 3}, {flow.Client, meta, -1}},
 			want: `request f=1 ConsumerGroupHeartbeat v0 hv2 corr=1 size=54 cid="app" cut=body` + "\n" + metaLine,
 		},
 		{
 			name: "correlation ID cut: the frame is skipped by length",
-			segs: []cutSeg{{ClientToBroker, reqFrame(t, 3, 12, 1, cid, nil, metadataReq()), 4 + 6}, {ClientToBroker, meta, -1}},
+			segs: []cutSeg{{flow.Client, reqFrame(t, 3, 12, 1, cid, nil, metadataReq()), 4 + 6}, {flow.Client, meta, -1}},
 			want: `conn-start f=2 client=10.0.0.5:53122 start=true` + "\n" + metaLine,
 		},
 		{
 			name: "next frame's start cut: position lost",
-			segs: []cutSeg{{ClientToBroker, cat(meta, meta), 4 + 18 + 2}},
+			segs: []cutSeg{{flow.Client, cat(meta, meta), 4 + 18 + 2}},
 			want: `conn-start f=1 client=10.0.0.5:53122 start=true` + "\n" +
 				`request f=1 Metadata v12 hv2 corr=2 size=18 cid="app" cut=none` + "\n" +
 				`event f=1 partial stream-gap bytes=20 size=0 "frame start cut by the capture's snap length on client->broker"`,
@@ -87,7 +89,7 @@ func TestSkip(t *testing.T) {
 			r := &cutRecorder{}
 			c := NewConn(testID, true, Options{}, r)
 			for i, s := range tt.segs {
-				at := Meta{Frame: uint64(i + 1)}
+				at := flow.Meta{Frame: uint64(i + 1)}
 				keep := s.keep
 				if keep < 0 {
 					keep = len(s.data)
@@ -140,15 +142,15 @@ func runCutScript(fromStart bool, opts Options, script []byte, chunk int) string
 	for k := 0; len(script) >= 2; k++ {
 		ctl, n := script[0], int(script[1])
 		script = script[2:]
-		at := Meta{Frame: uint64(k + 1)}
+		at := flow.Meta{Frame: uint64(k + 1)}
 		if ctl&2 != 0 {
-			c.Skip(Dir(ctl&1), n, at)
+			c.Skip(flow.Side(ctl&1), n, at)
 			continue
 		}
 		n = min(n, len(script))
-		feedChunks(c, Dir(ctl&1), script[:n], at, func(int) int { return chunk })
+		feedChunks(c, flow.Side(ctl&1), script[:n], at, func(int) int { return chunk })
 		script = script[n:]
 	}
-	c.Close(Meta{Frame: 1 << 20})
+	c.Close(flow.Meta{Frame: 1 << 20})
 	return r.String()
 }

@@ -1,55 +1,11 @@
 package decode
 
 import (
-	"cmp"
-	"net/netip"
 	"time"
 
+	"github.com/kwatch/kwatch/flow"
 	"github.com/kwatch/kwatch/internal/enum"
 )
-
-// Dir is the direction of bytes on a connection.
-type Dir uint8
-
-const (
-	// ClientToBroker carries requests.
-	ClientToBroker Dir = iota
-	// BrokerToClient carries responses.
-	BrokerToClient
-)
-
-var dirNames = []string{ClientToBroker: "client->broker", BrokerToClient: "broker->client"}
-
-func (d Dir) String() string { return enum.Name(dirNames, d, "broker->client") }
-
-// Meta says which packet delivered bytes: Frame is the 1-based packet
-// number in the capture (Wireshark's numbering), Time its capture time.
-type Meta struct {
-	Frame uint64
-	Time  time.Time
-}
-
-// ConnID names a TCP connection. StartFrame (the frame of the first packet
-// seen for it) tells apart two connections that reuse the same 4-tuple and
-// is the same whether the capture is analyzed on one goroutine or sharded.
-type ConnID struct {
-	Client     netip.AddrPort
-	Broker     netip.AddrPort
-	StartFrame uint64
-}
-
-// Compare orders connections as every stage replays them: by StartFrame,
-// then client, then broker. It is the one connection ordering of kwatch
-// (reassembly's replay of flushes, the sharded merger, the audit's end).
-func (x ConnID) Compare(y ConnID) int {
-	if c := cmp.Compare(x.StartFrame, y.StartFrame); c != 0 {
-		return c
-	}
-	if c := x.Client.Compare(y.Client); c != 0 {
-		return c
-	}
-	return x.Broker.Compare(y.Broker)
-}
 
 // Kind says what an Event describes.
 type Kind uint8
@@ -195,19 +151,19 @@ type Body struct {
 // the decoder resets for each Conn).
 type Event struct {
 	Kind  Kind
-	Conn  ConnID
+	Conn  flow.ConnID
 	Frame uint64
 	Time  time.Time
 
 	// Slot is storage for a sink's own state about the connection, so that
-	// it need not look Conn up in a map keyed by ConnID on every event. It
-	// points to the same variable in every event of one Conn (whose ConnID
+	// it need not look Conn up in a map keyed by flow.ConnID on every event. It
+	// points to the same variable in every event of one Conn (whose flow.ConnID
 	// does not change once it has emitted an event), to another for each
 	// Conn, and is nil in events no Conn made. The decoder never reads or
 	// writes *Slot, and a copied Event carries the pointer along. A sink
 	// stores there only when it finds nil or a value of its own: sinks
-	// chained on the same events share it. It is per Conn, not per ConnID:
-	// a sink whose state is per ConnID looks it up once per Slot.
+	// chained on the same events share it. It is per Conn, not per flow.ConnID:
+	// a sink whose state is per flow.ConnID looks it up once per Slot.
 	Slot *any
 
 	// FromStart: the connection's SYN or SYN-ACK was seen (SPEC.md section 2).

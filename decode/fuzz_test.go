@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kwatch/kwatch/flow"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -90,36 +91,36 @@ func FuzzConn(f *testing.F) {
 	seed(false, trimFirst(basicSegs(f), 5))
 	cid := strp("c")
 	seed(true, []seg{
-		{dir: ClientToBroker, data: reqFrame(f, 3, 12, 1, cid, nil, metadataReq())[:9]}, // truncated
-		{dir: ClientToBroker, data: []byte{0x7f, 0xff, 0xff, 0xff}},                     // huge
-		{dir: ClientToBroker, data: []byte{0xff, 0xff, 0xff, 0xf0}},                     // negative
-		{dir: ClientToBroker, data: frame(reqHeader(f, 3, 12, 2, cid, nil)[:11], []byte{2, 0, 3, 1})},
-		{dir: ClientToBroker, data: reqFrame(f, 3, 12, 3, cid, []tag{{9, nil}, {0, iid[:4]}}, metadataReq())},
-		{dir: BrokerToClient, data: respFrame(3, 12, 3, kmsg.NewPtrMetadataResponse())},
+		{dir: flow.Client, data: reqFrame(f, 3, 12, 1, cid, nil, metadataReq())[:9]}, // truncated
+		{dir: flow.Client, data: []byte{0x7f, 0xff, 0xff, 0xff}},                     // huge
+		{dir: flow.Client, data: []byte{0xff, 0xff, 0xff, 0xf0}},                     // negative
+		{dir: flow.Client, data: frame(reqHeader(f, 3, 12, 2, cid, nil)[:11], []byte{2, 0, 3, 1})},
+		{dir: flow.Client, data: reqFrame(f, 3, 12, 3, cid, []tag{{9, nil}, {0, iid[:4]}}, metadataReq())},
+		{dir: flow.Broker, data: respFrame(3, 12, 3, kmsg.NewPtrMetadataResponse())},
 	})
-	seed(true, []seg{{dir: ClientToBroker, data: []byte{0x16, 3, 1, 0, 5}}})
+	seed(true, []seg{{dir: flow.Client, data: []byte{0x16, 3, 1, 0, 5}}})
 	// Candidates (recog.go): a ZooKeeper connect and its answer, a
 	// PostgreSQL startup, a weak first request (null client ID) believed by
 	// its answer, and one believed by the next request.
 	zk := cat([]byte{0, 0, 0, 0x2d}, make([]byte, 12), []byte{0, 0, 0x75, 0x30}, make([]byte, 12), []byte{0, 0, 0, 16}, make([]byte, 17))
-	seed(true, []seg{{dir: ClientToBroker, data: zk}, {dir: BrokerToClient, data: zk[:40]}})
-	seed(true, []seg{{dir: ClientToBroker, data: cat([]byte{0, 0, 0, 0x20, 0, 3, 0, 0}, []byte("user\x00postgres\x00database\x00x\x00\x00"))}})
+	seed(true, []seg{{dir: flow.Client, data: zk}, {dir: flow.Broker, data: zk[:40]}})
+	seed(true, []seg{{dir: flow.Client, data: cat([]byte{0, 0, 0, 0x20, 0, 3, 0, 0}, []byte("user\x00postgres\x00database\x00x\x00\x00"))}})
 	seed(true, []seg{
-		{dir: ClientToBroker, data: reqFrame(f, 18, 3, 1, nil, nil, apiVersionsReq())},
-		{dir: BrokerToClient, data: respFrame(18, 3, 1, kmsg.NewPtrApiVersionsResponse())},
+		{dir: flow.Client, data: reqFrame(f, 18, 3, 1, nil, nil, apiVersionsReq())},
+		{dir: flow.Broker, data: respFrame(18, 3, 1, kmsg.NewPtrApiVersionsResponse())},
 	})
 	seed(true, []seg{
-		{dir: ClientToBroker, data: reqFrame(f, 3, 12, 1, nil, nil, metadataReq())},
-		{dir: ClientToBroker, data: reqFrame(f, 3, 12, 2, nil, nil, metadataReq())},
+		{dir: flow.Client, data: reqFrame(f, 3, 12, 1, nil, nil, metadataReq())},
+		{dir: flow.Client, data: reqFrame(f, 3, 12, 2, nil, nil, metadataReq())},
 	})
-	seed(false, []seg{{dir: ClientToBroker, data: []byte("POST / HTTP/1.1\r\n")}})
+	seed(false, []seg{{dir: flow.Client, data: []byte("POST / HTTP/1.1\r\n")}})
 	f.Fuzz(func(t *testing.T, fromStart bool, chunkSeed uint64, script []byte) {
 		var segs []seg
 		for len(script) >= 2 {
 			ctl, n := script[0], int(script[1])
 			script = script[2:]
 			n = min(n, len(script))
-			s := seg{dir: Dir(ctl & 1)}
+			s := seg{dir: flow.Side(ctl & 1)}
 			if ctl&2 != 0 {
 				s.gap = n // n lost bytes; 0 = unknown
 				if n == 0 {
@@ -173,12 +174,12 @@ func FuzzCandidate(f *testing.F) {
 				r.Event(e)
 			}))
 			for i, p := range [][]byte{client, broker} {
-				feedChunks(c, Dir(i), p, Meta{Frame: uint64(i + 1)}, func(int) int { return chunk })
+				feedChunks(c, flow.Side(i), p, flow.Meta{Frame: uint64(i + 1)}, func(int) int { return chunk })
 				if k := c.cand; k != nil && (len(k.bytes[0]) > holdMax || len(k.bytes[1]) > holdMax) {
 					t.Fatalf("holds %d and %d bytes", len(k.bytes[0]), len(k.bytes[1]))
 				}
 			}
-			c.Close(Meta{Frame: 3})
+			c.Close(flow.Meta{Frame: 3})
 			return r.String(), c.State()
 		}
 		want, wantState := runOnce(0)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwatch/kwatch/flow"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -103,7 +104,7 @@ func encodeBody(body any, ver int16) []byte {
 	panic(fmt.Sprintf("bad body %T", body))
 }
 
-var testID = ConnID{
+var testID = flow.ConnID{
 	Client:     netip.MustParseAddrPort("10.0.0.5:53122"),
 	Broker:     netip.MustParseAddrPort("10.0.0.9:9092"),
 	StartFrame: 1,
@@ -159,7 +160,7 @@ func render(e *Event) string {
 
 // seg is one packet's worth of bytes in a test stream.
 type seg struct {
-	dir  Dir
+	dir  flow.Side
 	data []byte
 	gap  int // when > 0 (or gapUnknown), a Gap call instead of data
 }
@@ -168,22 +169,22 @@ const gapUnknown = -1
 
 // run feeds segs (packet i has Frame i+1) in chunks of at most chunk bytes
 // (0 = whole segments) and returns the rendered events, with Close.
-func run(id ConnID, fromStart bool, opts Options, segs []seg, chunk int) (*recorder, *Conn) {
+func run(id flow.ConnID, fromStart bool, opts Options, segs []seg, chunk int) (*recorder, *Conn) {
 	r := &recorder{}
 	c := NewConn(id, fromStart, opts, r)
 	for i, s := range segs {
-		at := Meta{Frame: uint64(i + 1), Time: time.Unix(1700000000, int64(i)).UTC()}
+		at := flow.Meta{Frame: uint64(i + 1), Time: time.Unix(1700000000, int64(i)).UTC()}
 		if s.gap != 0 {
 			c.Gap(s.dir, max(s.gap, 0), at)
 			continue
 		}
 		feedChunks(c, s.dir, s.data, at, func(int) int { return chunk })
 	}
-	c.Close(Meta{Frame: uint64(len(segs) + 1)})
+	c.Close(flow.Meta{Frame: uint64(len(segs) + 1)})
 	return r, c
 }
 
-func feedChunks(c *Conn, dir Dir, p []byte, at Meta, size func(int) int) {
+func feedChunks(c *Conn, dir flow.Side, p []byte, at flow.Meta, size func(int) int) {
 	for len(p) > 0 {
 		n := size(len(p))
 		if n <= 0 || n > len(p) {

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/kwatch/kwatch/flow"
 	"github.com/kwatch/kwatch/internal/hostilegen"
 )
 
@@ -28,15 +29,15 @@ func heapPer[T any](n int, open func(i int) T) uint64 {
 // first, whole), feeds each the bytes of f on dir but its last 100, in
 // 1448-byte segments, and returns the heap they hold, per connection, once
 // collected.
-func heldPerConn(t *testing.T, n int, opts Options, first []byte, dir Dir, f []byte) uint64 {
+func heldPerConn(t *testing.T, n int, opts Options, first []byte, dir flow.Side, f []byte) uint64 {
 	f = f[:len(f)-100]
 	return heapPer(n, func(int) *Conn {
 		c := NewConn(testID, true, opts, SinkFunc(func(*Event) {}))
 		if first != nil {
-			c.Feed(ClientToBroker, first, Meta{Frame: 1})
+			c.Feed(flow.Client, first, flow.Meta{Frame: 1})
 		}
 		for p := f; len(p) > 0; p = p[min(len(p), 1448):] {
-			c.Feed(dir, p[:min(len(p), 1448)], Meta{Frame: 2})
+			c.Feed(dir, p[:min(len(p), 1448)], flow.Meta{Frame: 2})
 		}
 		return c
 	})
@@ -52,18 +53,18 @@ func TestPartialFrameMemory(t *testing.T) {
 	produce := reqFrame(t, 0, 9, 1, strp("app"), nil, nil)
 	binary.BigEndian.PutUint32(produce, 1<<20)
 	produce = append(produce, make([]byte, 1<<20+4-len(produce))...)
-	check := func(t *testing.T, opts Options, first []byte, dir Dir, f []byte) {
+	check := func(t *testing.T, opts Options, first []byte, dir flow.Side, f []byte) {
 		got := heldPerConn(t, 200, opts, first, dir, f)
 		t.Logf("%d bytes held per connection", got)
 		if got > target {
 			t.Errorf("%d bytes held per connection, want at most %d", got, target)
 		}
 	}
-	t.Run("Produce", func(t *testing.T) { check(t, Options{}, nil, ClientToBroker, produce) })
+	t.Run("Produce", func(t *testing.T) { check(t, Options{}, nil, flow.Client, produce) })
 	for _, tt := range hostilegen.IdentityFrames() {
-		first, f, dir := []byte(nil), tt.Request, ClientToBroker
+		first, f, dir := []byte(nil), tt.Request, flow.Client
 		if tt.Response != nil {
-			first, f, dir = tt.Request, tt.Response, BrokerToClient
+			first, f, dir = tt.Request, tt.Response, flow.Broker
 		}
 		t.Run(tt.Name, func(t *testing.T) { check(t, Options{}, first, dir, f) })
 		t.Run(tt.Name+" on a port", func(t *testing.T) { check(t, Options{AssumeKafka: true}, first, dir, f) })
@@ -77,11 +78,11 @@ func openConnBytes(n int, opts Options, fromStart bool, first []byte) uint64 {
 	d := NewDecoder(opts)
 	sink := SinkFunc(func(*Event) {})
 	// The IDs are the caller's (the pipeline's stream holds them).
-	ids := make([]ConnID, n)
+	ids := make([]flow.ConnID, n)
 	return heapPer(n, func(i int) *Conn {
 		ids[i] = testID
 		c := d.NewConn(&ids[i], fromStart, sink)
-		c.Feed(ClientToBroker, first, Meta{Frame: uint64(i + 1)})
+		c.Feed(flow.Client, first, flow.Meta{Frame: uint64(i + 1)})
 		return c
 	})
 }

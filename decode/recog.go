@@ -3,6 +3,7 @@ package decode
 import (
 	"encoding/binary"
 
+	"github.com/kwatch/kwatch/flow"
 	"github.com/kwatch/kwatch/internal/wire"
 )
 
@@ -28,7 +29,7 @@ const (
 	// and the scan window of the next (judgeNext). A Kafka client waits for
 	// the answer to its first request before it sends much more.
 	holdMax = holdWindow + maxScanNeed
-	// holdCalls bounds the packets held (their Meta are kept for the
+	// holdCalls bounds the packets held (their flow.Meta are kept for the
 	// replay): a Kafka client's first request and its answer come in far
 	// fewer, a peer trickling bytes in many more.
 	holdCalls = 1024
@@ -36,9 +37,9 @@ const (
 
 // held is one packet's bytes held while the connection is judged.
 type held struct {
-	dir Dir
+	dir flow.Side
 	n   int // bytes, taken in order from cand.bytes[dir]; cut bytes with skip
-	at  Meta
+	at  flow.Meta
 	// skip: n bytes the snap length cut (Skip), held nowhere.
 	skip bool
 }
@@ -46,7 +47,7 @@ type held struct {
 // cand is the state of a connection being judged; it exists only between
 // the first byte and the verdict.
 type cand struct {
-	bytes [2][]byte // by Dir
+	bytes [2][]byte // by flow.Side
 	calls []held
 	// walk resumes the first request header's tag walk from one Feed to
 	// the next; hd is that header once parsed (headed), so that it is
@@ -59,7 +60,7 @@ type cand struct {
 	exact int8
 	// next caches judgeNext's verdict once it has one (jWait before).
 	next judgement
-	// cut: the snap length cut bytes of this direction (by Dir): its
+	// cut: the snap length cut bytes of this direction (by flow.Side): its
 	// first frame is judged on what was captured of it, as if whole.
 	// cutAt is where in bytes[dir] the first cut fell, cutN how many
 	// bytes the cuts took in all.
@@ -101,13 +102,13 @@ func (c *Conn) judging() bool {
 // connection joined mid-stream and starts a TLS handshake record: its
 // ClientHello, if that is what it is, is judged as from the start (a
 // capture that missed only the handshake).
-func (c *Conn) tlsFirst(dir Dir, p []byte) bool {
+func (c *Conn) tlsFirst(dir flow.Side, p []byte) bool {
 	return c.state == StateProbing && !c.fromStart && !c.d.opts.AssumeKafka && !c.judged && c.cand == nil &&
-		dir == ClientToBroker && c.swapped == 0 && c.halfFor(dir).seen == 0 && p[0] == 0x16
+		dir == flow.Client && c.swapped == 0 && c.halfFor(dir).seen == 0 && p[0] == 0x16
 }
 
 // holdFeed holds p and judges the connection when it can.
-func (c *Conn) holdFeed(dir Dir, p []byte, at Meta) {
+func (c *Conn) holdFeed(dir flow.Side, p []byte, at flow.Meta) {
 	if c.cand == nil {
 		c.cand = &cand{}
 	}
@@ -163,7 +164,7 @@ func (c *Conn) settle() {
 // if convincing on what is held, is believed and the hole follows it;
 // otherwise the held bytes are dropped and both directions are scanned for
 // frames as after any loss (scan.go), which asks for its own evidence.
-func (c *Conn) holdGap(dir Dir, lost int, at Meta) {
+func (c *Conn) holdGap(dir flow.Side, lost int, at flow.Meta) {
 	if c.cand != nil {
 		k := c.cand
 		if j := c.judge(true); j == jKafka || j == jTLS {
@@ -172,7 +173,7 @@ func (c *Conn) holdGap(dir Dir, lost int, at Meta) {
 			return
 		}
 		for d := range k.bytes {
-			c.halfFor(Dir(d)).seen += int64(len(k.bytes[d]))
+			c.halfFor(flow.Side(d)).seen += int64(len(k.bytes[d]))
 		}
 	}
 	c.judged, c.cand = true, nil
@@ -213,7 +214,7 @@ func (c *Conn) replay() {
 // holdSkip holds a snap-length cut while the connection is judged (SPEC.md
 // 2.1): the frame it falls in is judged on what was captured of it, and
 // the cut is replayed as the Skip it is, never as lost bytes.
-func (c *Conn) holdSkip(dir Dir, n int, at Meta) {
+func (c *Conn) holdSkip(dir flow.Side, n int, at flow.Meta) {
 	if c.cand == nil {
 		c.cand = &cand{}
 	}
@@ -237,7 +238,7 @@ func (c *Conn) holdSkip(dir Dir, n int, at Meta) {
 
 // judge looks at the held bytes; final: no more will come.
 func (c *Conn) judge(final bool) judgement {
-	cl, br := c.cand.bytes[ClientToBroker], c.cand.bytes[BrokerToClient]
+	cl, br := c.cand.bytes[flow.Client], c.cand.bytes[flow.Broker]
 	if len(cl) == 0 {
 		return jWait
 	}
@@ -248,9 +249,9 @@ func (c *Conn) judge(final bool) judgement {
 	if j != jKafka {
 		return j
 	}
-	f = c.cand.captured(ClientToBroker, f)
-	j = c.judgeRequest(f, size, final || c.cand.cut[ClientToBroker])
-	if j == jReject && c.cand.cut[ClientToBroker] && len(f) < size {
+	f = c.cand.captured(flow.Client, f)
+	j = c.judgeRequest(f, size, final || c.cand.cut[flow.Client])
+	if j == jReject && c.cand.cut[flow.Client] && len(f) < size {
 		// The snap length cut the first request inside its header: what
 		// was captured of it is all there is to judge.
 		j = judgeCutRequest(f)
@@ -263,8 +264,8 @@ func (c *Conn) judge(final bool) judgement {
 	if f, size, j := c.firstFrame(br, 4); j != jKafka {
 		answer = j
 	} else {
-		f = c.cand.captured(BrokerToClient, f)
-		answer = c.judgeAnswer(f, size, &c.cand.hd, final || c.cand.cut[BrokerToClient])
+		f = c.cand.captured(flow.Broker, f)
+		answer = c.judgeAnswer(f, size, &c.cand.hd, final || c.cand.cut[flow.Broker])
 	}
 	next := c.cand.next
 	if next == jWait {
@@ -291,7 +292,7 @@ func (c *Conn) judgeNext(f []byte, size int, b []byte) judgement {
 	// A first frame the snap length cut cannot be checked whole: the next
 	// frame speaks for both, its correlation ID following the first's
 	// when that was captured.
-	cutFirst := len(f) < size && c.cand.cut[ClientToBroker]
+	cutFirst := len(f) < size && c.cand.cut[flow.Client]
 	if !cutFirst && (len(f) != size || !c.cand.firstExact(f)) {
 		return jWait
 	}
@@ -501,10 +502,10 @@ func judgeCutRequest(f []byte) judgement {
 // bytes, held in cl): when the snap length cut the first frame's end, the
 // next frame starts where the cut ended, if it ended with that frame.
 func (k *cand) afterFirst(cl, f []byte, size int) []byte {
-	if !k.cut[ClientToBroker] || len(f) >= size {
+	if !k.cut[flow.Client] || len(f) >= size {
 		return cl[min(len(cl), 4+size):]
 	}
-	if k.cutAt[ClientToBroker] != 4+len(f) || k.cutN[ClientToBroker] != size-len(f) {
+	if k.cutAt[flow.Client] != 4+len(f) || k.cutN[flow.Client] != size-len(f) {
 		return nil // the cut took the next frame's start: no evidence there
 	}
 	return cl[4+len(f):]
@@ -513,7 +514,7 @@ func (k *cand) afterFirst(cl, f []byte, size int) []byte {
 // captured is the part of dir's first frame f (held from offset 4) that
 // was captured: up to the first cut, when the snap length cut it (what is
 // held after the cut belongs to later frames).
-func (k *cand) captured(dir Dir, f []byte) []byte {
+func (k *cand) captured(dir flow.Side, f []byte) []byte {
 	if k.cut[dir] && k.cutAt[dir] >= 4 && k.cutAt[dir] < 4+len(f) {
 		return f[:k.cutAt[dir]-4]
 	}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kwatch/kwatch/flow"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -60,9 +61,9 @@ func TestRandomStreamsRarelyKafka(t *testing.T) {
 			kafka := 0
 			for i := 0; i < conns; i++ {
 				c := NewConn(testID, tt.fromStart, Options{}, nil)
-				c.Feed(ClientToBroker, randomStream(rng, 3, tt.shaped), Meta{Frame: 1})
-				c.Feed(BrokerToClient, randomStream(rng, 3, false), Meta{Frame: 2})
-				c.Close(Meta{Frame: 3})
+				c.Feed(flow.Client, randomStream(rng, 3, tt.shaped), flow.Meta{Frame: 1})
+				c.Feed(flow.Broker, randomStream(rng, 3, false), flow.Meta{Frame: 2})
+				c.Close(flow.Meta{Frame: 3})
 				if c.State() == StateKafka {
 					kafka++
 				}

@@ -3,6 +3,7 @@ package decode
 import (
 	"encoding/binary"
 
+	"github.com/kwatch/kwatch/flow"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -24,7 +25,7 @@ const (
 // position, then hands the rest to process. A position that needs more
 // bytes to be judged is kept in h.scan (fewer than maxScanNeed bytes of
 // it), with everything after it.
-func (c *Conn) scanFeed(h *half, p []byte, at Meta) {
+func (c *Conn) scanFeed(h *half, p []byte, at flow.Meta) {
 	// pos is the stream position of p[0] among the bytes this half has
 	// seen (Feed counted p already).
 	pos := h.seen - int64(len(p))
@@ -40,7 +41,7 @@ func (c *Conn) scanFeed(h *half, p []byte, at Meta) {
 				if i > 0 {
 					// Another position is held now: which packet completed
 					// its frame is not kept; this one stands for it.
-					x.scanAt, prev = Meta{}, 0
+					x.scanAt, prev = flow.Meta{}, 0
 				}
 				x.scan = s[:copy(s, s[i:])]
 				x.noteScanAt(prev, at)
@@ -71,7 +72,7 @@ func (c *Conn) scanFeed(h *half, p []byte, at Meta) {
 		switch c.candidate(h, p[i:], pos+int64(i) == 0) {
 		case vMore:
 			x.scan = append(x.scan[:0], p[i:]...)
-			x.scanAt = Meta{}
+			x.scanAt = flow.Meta{}
 			x.noteScanAt(0, at)
 			return
 		case vAnswer:
@@ -93,7 +94,7 @@ func (c *Conn) scanFeed(h *half, p []byte, at Meta) {
 
 // noteScanAt records in x.scanAt the packet that completed the frame held
 // in x.scan, when the bytes after the first prev did.
-func (x *halfRare) noteScanAt(prev int, at Meta) {
+func (x *halfRare) noteScanAt(prev int, at flow.Meta) {
 	if len(x.scan) < 4 {
 		return
 	}
@@ -110,7 +111,7 @@ func (x *halfRare) noteScanAt(prev int, at Meta) {
 // waiting: the broker often answers before the client asks again.
 func (c *Conn) answersHeld(h *half, b []byte) verdict {
 	rq := c.halves[reqHalf].x
-	if h == &c.halves[reqHalf] || rq == nil || len(rq.scan) < 12 || rq.scanAt == (Meta{}) {
+	if h == &c.halves[reqHalf] || rq == nil || len(rq.scan) < 12 || rq.scanAt == (flow.Meta{}) {
 		return vNo
 	}
 	if len(b) < 8 {
@@ -133,7 +134,7 @@ func (c *Conn) acceptHeld() bool {
 		return false
 	}
 	x := h2.x
-	x.scan, x.spare, x.scanAt = x.spare[:0], held, Meta{}
+	x.scan, x.spare, x.scanAt = x.spare[:0], held, flow.Meta{}
 	c.process(h2, held, at)
 	return true
 }
@@ -429,7 +430,7 @@ func exactMessage(m kmsgMessage, key, ver int16, body []byte) bool {
 
 // accept takes a candidate found in h: it returns the half to go on with
 // (the same, or after a swap the request half), or nil to reject it.
-func (c *Conn) accept(h *half, at Meta) *half {
+func (c *Conn) accept(h *half, at flow.Meta) *half {
 	if c.state == StateProbing {
 		if h.role == respHalf {
 			// Requests in the direction the reassembler called the

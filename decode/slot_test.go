@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kwatch/kwatch/flow"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -20,10 +21,10 @@ func TestEventSlot(t *testing.T) {
 		{name: "basic conversation", fromStart: true, segs: basicSegs(t)},
 		{name: "noisy", fromStart: true, segs: noisySegs(t)},
 		{name: "swapped", segs: []seg{
-			{dir: ClientToBroker, data: respFrame(0, 8, 1, big)[700:]},
-			{dir: BrokerToClient, data: reqFrame(t, 3, 12, 2, strp("a"), nil, metadataReq())},
-			{dir: BrokerToClient, data: reqFrame(t, 3, 12, 3, strp("a"), nil, metadataReq())},
-			{dir: ClientToBroker, data: respFrame(3, 12, 2, nil)},
+			{dir: flow.Client, data: respFrame(0, 8, 1, big)[700:]},
+			{dir: flow.Broker, data: reqFrame(t, 3, 12, 2, strp("a"), nil, metadataReq())},
+			{dir: flow.Broker, data: reqFrame(t, 3, 12, 3, strp("a"), nil, metadataReq())},
+			{dir: flow.Client, data: respFrame(3, 12, 2, nil)},
 		}},
 	}
 	for _, tt := range tests {
@@ -46,9 +47,9 @@ func TestEventSlot(t *testing.T) {
 					slots[e.Slot] = i
 				}))
 				for j, s := range tt.segs {
-					c.Feed(s.dir, s.data, Meta{Frame: uint64(j + 1)})
+					c.Feed(s.dir, s.data, flow.Meta{Frame: uint64(j + 1)})
 				}
-				c.Close(Meta{Frame: uint64(len(tt.segs) + 1)})
+				c.Close(flow.Meta{Frame: uint64(len(tt.segs) + 1)})
 				if n < 2 {
 					t.Fatalf("conn %d: %d events", i, n)
 				}
@@ -84,16 +85,16 @@ func TestWholeFrameAtMaxHeader(t *testing.T) {
 	}
 	// A client opens with ApiVersions: a Metadata request of nothing but
 	// a header would not be believed as a connection's first.
-	segs = append(segs, seg{dir: ClientToBroker, data: reqFrame(t, 18, 3, corr, strp("c"), nil, apiVersionsReq())},
-		seg{dir: BrokerToClient, data: respFrame(18, 3, corr, kmsg.NewPtrApiVersionsResponse())})
+	segs = append(segs, seg{dir: flow.Client, data: reqFrame(t, 18, 3, corr, strp("c"), nil, apiVersionsReq())},
+		seg{dir: flow.Broker, data: respFrame(18, 3, corr, kmsg.NewPtrApiVersionsResponse())})
 	for _, size := range []int{maxHeader - 1, maxHeader, maxHeader + 1} {
 		for _, h := range []struct {
 			cid   string
 			first []tag
 		}{{"c", nil}, {"c", []tag{{0, iid[:]}}}, {strings.Repeat("c", 30000), []tag{{0, iid[:]}}}} {
 			corr++
-			segs = append(segs, seg{dir: ClientToBroker, data: fill(size, h.cid, h.first)},
-				seg{dir: BrokerToClient, data: respFrame(3, 12, corr, nil)})
+			segs = append(segs, seg{dir: flow.Client, data: fill(size, h.cid, h.first)},
+				seg{dir: flow.Broker, data: respFrame(3, 12, corr, nil)})
 		}
 	}
 	want, _ := run(testID, true, Options{}, segs, 0)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kwatch/kwatch/flow"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -18,14 +19,14 @@ func TestSpecSASLv0ThenNullClientID(t *testing.T) {
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.Mechanism = "PLAIN"
 	segs := []seg{
-		{dir: ClientToBroker, data: reqFrame(t, 17, 0, 1, strp("app"), nil, hs)},
-		{dir: BrokerToClient, data: respFrame(17, 0, 1, kmsg.NewPtrSASLHandshakeResponse())},
-		{dir: ClientToBroker, data: frame([]byte("\x00user\x00secret-password"))},
-		{dir: BrokerToClient, data: frame(nil)}, // empty server token: authenticated
-		{dir: ClientToBroker, data: reqFrame(t, 3, 12, 2, nil, []tag{{0, iid[:]}}, metadataReq())},
-		{dir: BrokerToClient, data: respFrame(3, 12, 2, kmsg.NewPtrMetadataResponse())},
-		{dir: ClientToBroker, data: reqFrame(t, 3, 12, 3, nil, []tag{{0, iid[:]}}, metadataReq())},
-		{dir: BrokerToClient, data: respFrame(3, 12, 3, kmsg.NewPtrMetadataResponse())},
+		{dir: flow.Client, data: reqFrame(t, 17, 0, 1, strp("app"), nil, hs)},
+		{dir: flow.Broker, data: respFrame(17, 0, 1, kmsg.NewPtrSASLHandshakeResponse())},
+		{dir: flow.Client, data: frame([]byte("\x00user\x00secret-password"))},
+		{dir: flow.Broker, data: frame(nil)}, // empty server token: authenticated
+		{dir: flow.Client, data: reqFrame(t, 3, 12, 2, nil, []tag{{0, iid[:]}}, metadataReq())},
+		{dir: flow.Broker, data: respFrame(3, 12, 2, kmsg.NewPtrMetadataResponse())},
+		{dir: flow.Client, data: reqFrame(t, 3, 12, 3, nil, []tag{{0, iid[:]}}, metadataReq())},
+		{dir: flow.Broker, data: respFrame(3, 12, 3, kmsg.NewPtrMetadataResponse())},
 	}
 	r, _ := run(testID, true, Options{}, segs, 0)
 	got := r.String()

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwatch/kwatch/flow"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -29,14 +30,14 @@ func TestSpecHeldScanAtChunking(t *testing.T) {
 	feed := func(splits []int) *recorder {
 		r := &recorder{}
 		c := NewConn(testID, false, Options{}, r)
-		at := Meta{Frame: 1, Time: time.Unix(1700000000, 0).UTC()}
+		at := flow.Meta{Frame: 1, Time: time.Unix(1700000000, 0).UTC()}
 		prev := 0
 		for _, s := range append(splits, len(stream)) {
-			c.Feed(ClientToBroker, append([]byte(nil), stream[prev:s]...), at)
+			c.Feed(flow.Client, append([]byte(nil), stream[prev:s]...), at)
 			prev = s
 		}
-		c.Feed(BrokerToClient, resp, Meta{Frame: 2, Time: time.Unix(1700000001, 0).UTC()})
-		c.Close(Meta{Frame: 3})
+		c.Feed(flow.Broker, resp, flow.Meta{Frame: 2, Time: time.Unix(1700000001, 0).UTC()})
+		c.Close(flow.Meta{Frame: 3})
 		return r
 	}
 	want := feed(nil)

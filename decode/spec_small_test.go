@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"testing"
 	"time"
+
+	"github.com/kwatch/kwatch/flow"
 )
 
 // A response of size 4..9 vouches for a held request only if its first 8
@@ -16,13 +18,13 @@ func TestSpecSmallAnswerChunking(t *testing.T) {
 	feed := func(split int) *recorder {
 		r := &recorder{}
 		c := NewConn(testID, false, Options{}, r)
-		c.Feed(ClientToBroker, append([]byte(nil), stream...), Meta{Frame: 1, Time: time.Unix(1700000000, 0).UTC()})
-		at := Meta{Frame: 2, Time: time.Unix(1700000001, 0).UTC()}
+		c.Feed(flow.Client, append([]byte(nil), stream...), flow.Meta{Frame: 1, Time: time.Unix(1700000000, 0).UTC()})
+		at := flow.Meta{Frame: 2, Time: time.Unix(1700000001, 0).UTC()}
 		if split > 0 {
-			c.Feed(BrokerToClient, append([]byte(nil), resp[:split]...), at)
+			c.Feed(flow.Broker, append([]byte(nil), resp[:split]...), at)
 		}
-		c.Feed(BrokerToClient, append([]byte(nil), resp[split:]...), at)
-		c.Close(Meta{Frame: 3})
+		c.Feed(flow.Broker, append([]byte(nil), resp[split:]...), at)
+		c.Close(flow.Meta{Frame: 3})
 		return r
 	}
 	want := feed(0)

@@ -6,12 +6,13 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/kwatch/kwatch/internal/kwatchtest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kwatch/kwatch/internal/kwatchtest"
 )
 
 // The tests of this file and of live_test.go, privilege_test.go and

@@ -7,7 +7,6 @@ import (
 	"debug/buildinfo"
 	"errors"
 	"fmt"
-	"github.com/kwatch/kwatch/internal/kwatchtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kwatch/kwatch/internal/kwatchtest"
 )
 
 // TestLivePrivilegeDrop: started as root, kwatch live opens its packet

@@ -22,6 +22,7 @@ import (
 	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 )
 
 // Target is where records go: seed brokers and a topic, as the command
@@ -100,7 +101,7 @@ type Publisher struct {
 	// rec gathers the steps of one event on one connection (conn), to go
 	// as one record keyed key; final: the steps of the agent's Finish.
 	rec   Record
-	conn  decode.ConnID
+	conn  flow.ConnID
 	key   []byte
 	final bool
 

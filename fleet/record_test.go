@@ -10,6 +10,7 @@ import (
 	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 )
 
 // TestStepRoundTrip: an observation and its verdict survive a record,
@@ -23,14 +24,14 @@ func TestStepRoundTrip(t *testing.T) {
 		v    audit.Verdict
 	}{
 		{"verdict on a response", audit.Observation{Step: audit.StepVerdict, PDU: decode.KindResponse,
-			Conn: decode.ConnID{Client: netip.MustParseAddrPort("10.0.0.1:40000"), Broker: netip.MustParseAddrPort("[fd00::1]:9092"),
+			Conn: flow.ConnID{Client: netip.MustParseAddrPort("10.0.0.1:40000"), Broker: netip.MustParseAddrPort("[fd00::1]:9092"),
 				StartFrame: capture.PackFrame(2, 3)},
 			Frame: capture.PackFrame(2, 40), Time: at, APIKey: 68, APIVersion: 1, CorrelationID: 7,
 			ClientID: "app\x00\xff", HasClientID: true, Instance: id, InstanceFixed: true, FromStart: true, Kafka: true},
 			audit.Verdict{Rule: "broker-generated-member-id", Severity: audit.SeverityWarn, Group: "g\xfe", MemberID: "m\xff",
 				Expected: "e", Observed: "o", Message: "m", RequestFrame: capture.PackFrame(2, 39), RequestTime: at}},
 		{"connection end without a frame", audit.Observation{Step: audit.StepConnEnd, PDU: decode.KindConnEnd,
-			Conn: decode.ConnID{Client: netip.MustParseAddrPort("10.0.0.1:40000"), Broker: netip.MustParseAddrPort("10.0.0.2:9092"),
+			Conn: flow.ConnID{Client: netip.MustParseAddrPort("10.0.0.1:40000"), Broker: netip.MustParseAddrPort("10.0.0.2:9092"),
 				StartFrame: capture.PackFrame(2, 1)}, Time: at, NoInstance: true},
 			audit.Verdict{RequestTime: time.Unix(0, 0).UTC()}},
 	}

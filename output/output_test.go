@@ -12,9 +12,10 @@ import (
 
 	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 )
 
-var conn = decode.ConnID{
+var conn = flow.ConnID{
 	Client: netip.MustParseAddrPort("10.1.0.1:40001"),
 	Broker: netip.MustParseAddrPort("10.0.0.1:9092"),
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 	"github.com/kwatch/kwatch/internal/pcapgen"
 	"github.com/kwatch/kwatch/pipeline"
 )
@@ -34,7 +35,7 @@ func FuzzPipeline(f *testing.F) {
 			return
 		}
 		defer src.Close()
-		ended := map[decode.ConnID]bool{}
+		ended := map[flow.ConnID]bool{}
 		var maxFrame uint64
 		st, _ := pipeline.Run(context.Background(), src, pipeline.Options{MaxFrame: 1 << 20}, decode.SinkFunc(func(e *decode.Event) {
 			if e.Frame > maxFrame {

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 	"github.com/kwatch/kwatch/internal/pcapgen"
 	"github.com/kwatch/kwatch/reassembly"
 )
@@ -25,9 +26,9 @@ func streamBytes(n int, opts Options, first []byte) uint64 {
 	runtime.ReadMemStats(&before)
 	for i := range streams {
 		client := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)}), 40000)
-		s := e.open(reassembly.Flow{Client: client, Broker: broker, StartFrame: uint64(i + 1), FromStart: true})
+		s := e.open(reassembly.Flow{ConnID: flow.ConnID{Client: client, Broker: broker, StartFrame: uint64(i + 1)}, FromStart: true})
 		if first != nil {
-			s.Data(reassembly.Client, first, reassembly.Meta{Frame: uint64(i + 2)})
+			s.Data(flow.Client, first, flow.Meta{Frame: uint64(i + 2)})
 		}
 		streams[i] = s
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 	"github.com/kwatch/kwatch/reassembly"
 	"github.com/kwatch/kwatch/tlsdec"
 )
@@ -233,7 +234,7 @@ func (e *Engine) Packet(p *capture.Packet) {
 
 // Close ends every open connection, flushing what the reassembler holds.
 func (e *Engine) Close() {
-	m := reassembly.Meta{Frame: e.stats.LastFrame, Time: e.stats.LastTime}
+	m := flow.Meta{Frame: e.stats.LastFrame, Time: e.stats.LastTime}
 	e.reasm.Drain(m) // as the sharded run does, in a step of its own
 	e.reasm.Close(m)
 }
@@ -271,7 +272,7 @@ type streams struct {
 // decoder state.
 type stream struct {
 	conn      *decode.Conn // nil until then
-	id        decode.ConnID
+	id        flow.ConnID
 	fromStart bool
 	env       *streams
 	tls       *tlsStream // nil: no secrets were known when it opened
@@ -294,49 +295,40 @@ func (s *stream) newDecoder() {
 	s.conn = s.env.dec.NewConn(&s.id, s.fromStart, sink) // the Conn's from now on
 }
 
-func dir(s reassembly.Side) decode.Dir {
-	if s == reassembly.Client {
-		return decode.ClientToBroker
-	}
-	return decode.BrokerToClient
-}
-
-func meta(m reassembly.Meta) decode.Meta { return decode.Meta{Frame: m.Frame, Time: m.Time} }
-
-func (s *stream) Data(side reassembly.Side, p []byte, m reassembly.Meta) {
+func (s *stream) Data(side flow.Side, p []byte, m flow.Meta) {
 	if s.tls != nil && s.tls.data(side, p, m) {
 		return
 	}
-	s.decoder().Feed(dir(side), p, meta(m))
+	s.decoder().Feed(side, p, m)
 }
 
-func (s *stream) Gap(side reassembly.Side, lost int, m reassembly.Meta) {
+func (s *stream) Gap(side flow.Side, lost int, m flow.Meta) {
 	if s.tls != nil && s.tls.gap(side, lost, m) {
 		return
 	}
-	s.decoder().Gap(dir(side), lost, meta(m))
+	s.decoder().Gap(side, lost, m)
 }
 
-func (s *stream) Truncated(side reassembly.Side, m reassembly.Meta) {
-	s.decoder().Truncated(dir(side), meta(m))
+func (s *stream) Truncated(side flow.Side, m flow.Meta) {
+	s.decoder().Truncated(side, m)
 }
 
-func (s *stream) Cut(side reassembly.Side, n int, m reassembly.Meta) {
+func (s *stream) Cut(side flow.Side, n int, m flow.Meta) {
 	// Cut ciphertext cannot be authenticated: to the TLS layer it is lost.
 	if s.tls != nil && s.tls.gap(side, n, m) {
 		return
 	}
-	s.decoder().Skip(dir(side), n, meta(m))
+	s.decoder().Skip(side, n, m)
 }
 
-func (s *stream) End(m reassembly.Meta) {
+func (s *stream) End(m flow.Meta) {
 	if s.tls != nil {
 		s.tls.end(m)
 	}
 	if s.conn == nil {
 		return
 	}
-	s.conn.Close(meta(m))
+	s.conn.Close(m)
 	if s.conn.State() == decode.StateNotKafka {
 		s.env.into.NotKafka++
 	}

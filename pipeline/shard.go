@@ -9,6 +9,7 @@ import (
 
 	"github.com/kwatch/kwatch/capture"
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 	"github.com/kwatch/kwatch/reassembly"
 	"github.com/kwatch/kwatch/tlsdec"
 )
@@ -96,7 +97,7 @@ type part struct {
 
 type batch struct {
 	steps []step
-	metas []reassembly.Meta
+	metas []flow.Meta
 	parts []part
 	wg    sync.WaitGroup
 	end   bool // the last batch: the reader is done
@@ -296,7 +297,7 @@ func (r *shardReader) run(ctx context.Context) {
 	b := r.b
 	b.steps = append(b.steps, step{kind: stepDrain, meta: int32(len(b.metas))})
 	b.steps = append(b.steps, step{kind: stepClose, meta: int32(len(b.metas))})
-	b.metas = append(b.metas, reassembly.Meta{Frame: r.stats.LastFrame, Time: r.stats.LastTime})
+	b.metas = append(b.metas, flow.Meta{Frame: r.stats.LastFrame, Time: r.stats.LastTime})
 	r.send(true)
 }
 

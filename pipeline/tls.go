@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 	"github.com/kwatch/kwatch/reassembly"
 	"github.com/kwatch/kwatch/tlsdec"
 )
@@ -17,7 +18,7 @@ import (
 
 // open makes the stream of flow f: its decoder feeds the sink of ss.
 func (ss *streams) open(f reassembly.Flow) reassembly.Stream {
-	id := decode.ConnID{Client: f.Client, Broker: f.Broker, StartFrame: f.StartFrame}
+	id := f.ConnID
 	s := &stream{id: id, fromStart: f.FromStart, env: ss}
 	if !f.FromStart || !ss.keys.Active() {
 		return s
@@ -32,16 +33,16 @@ type tlsStream struct {
 	stream *stream
 	keys   *tlsdec.KeyLog // until the client's first byte is seen
 	dec    *tlsdec.Conn   // once it was a TLS handshake record
-	id     decode.ConnID
+	id     flow.ConnID
 	sink   decode.Sink
-	first  reassembly.Meta // the packet of the client's first byte
-	said   bool            // the final status was reported
+	first  flow.Meta // the packet of the client's first byte
+	said   bool      // the final status was reported
 	stats  *tlsdec.Stats
 }
 
 // start decides, on the first bytes of the connection, whether it is TLS.
-func (t *tlsStream) start(side reassembly.Side, p []byte, m reassembly.Meta) {
-	if side == reassembly.Client && len(p) > 0 && p[0] == tlsdec.FirstByte {
+func (t *tlsStream) start(side flow.Side, p []byte, m flow.Meta) {
+	if side == flow.Client && len(p) > 0 && p[0] == tlsdec.FirstByte {
 		t.dec = tlsdec.NewConn(t.keys, t, tlsdec.Options{})
 		t.first = m
 	}
@@ -49,7 +50,7 @@ func (t *tlsStream) start(side reassembly.Side, p []byte, m reassembly.Meta) {
 }
 
 // data feeds p; it returns false when the stream is plaintext.
-func (t *tlsStream) data(side reassembly.Side, p []byte, m reassembly.Meta) bool {
+func (t *tlsStream) data(side flow.Side, p []byte, m flow.Meta) bool {
 	if t.keys != nil {
 		t.start(side, p, m)
 	}
@@ -63,20 +64,20 @@ func (t *tlsStream) data(side reassembly.Side, p []byte, m reassembly.Meta) bool
 
 // gap: before the first byte, the stream is plaintext; a decrypting
 // connection's decoder hears of the loss, and decryption stops.
-func (t *tlsStream) gap(side reassembly.Side, lost int, m reassembly.Meta) bool {
+func (t *tlsStream) gap(side flow.Side, lost int, m flow.Meta) bool {
 	t.keys = nil
 	if t.dec == nil {
 		return false
 	}
 	if t.dec.Status() == tlsdec.StatusDecrypting {
-		t.stream.decoder().Gap(dir(side), lost, meta(m))
+		t.stream.decoder().Gap(side, lost, m)
 	}
 	t.dec.Gap(side, m)
 	t.report()
 	return true
 }
 
-func (t *tlsStream) end(m reassembly.Meta) {
+func (t *tlsStream) end(m flow.Meta) {
 	if t.dec == nil {
 		return
 	}
@@ -86,8 +87,8 @@ func (t *tlsStream) end(m reassembly.Meta) {
 }
 
 // Plain feeds decrypted bytes to the decoder (tlsdec.Output).
-func (t *tlsStream) Plain(side reassembly.Side, p []byte, m reassembly.Meta) {
-	t.stream.decoder().Feed(dir(side), p, meta(m))
+func (t *tlsStream) Plain(side flow.Side, p []byte, m flow.Meta) {
+	t.stream.decoder().Feed(side, p, m)
 }
 
 // Event passes the decoder's events on, marked when decrypted (decode.Sink).

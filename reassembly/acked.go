@@ -8,6 +8,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/kwatch/kwatch/capture"
+	"github.com/kwatch/kwatch/flow"
 )
 
 // Loss seen by acknowledgement (SPEC.md 2.1): bytes that the other side
@@ -36,7 +37,7 @@ type ackState struct {
 
 // noteAck records that the other side acknowledged side's bytes up to ack,
 // beyond the next byte expected.
-func (c *conn) noteAck(side Side, ack seq) {
+func (c *conn) noteAck(side flow.Side, ack seq) {
 	a := &c.x().acks[side]
 	if a.pending {
 		if a.to.Difference(ack) > 0 {
@@ -55,7 +56,7 @@ func (c *conn) noteAck(side Side, ack seq) {
 // them when all is set. It reports whether any is still pending.
 func (r *Reassembler) checkAcks(c *conn, now time.Time, all bool) bool {
 	pending := false
-	for _, side := range [2]Side{Client, Broker} {
+	for _, side := range [2]flow.Side{flow.Client, flow.Broker} {
 		h, a := &c.half[side], &c.x().acks[side]
 		if !a.pending {
 			continue
@@ -97,7 +98,7 @@ func (r *Reassembler) checkAcks(c *conn, now time.Time, all bool) bool {
 
 // forceTo gives up side's holes before to: each becomes a Gap, and the data
 // buffered after it is delivered.
-func (r *Reassembler) forceTo(c *conn, side Side, to seq) {
+func (r *Reassembler) forceTo(c *conn, side flow.Side, to seq) {
 	h := &c.half[side]
 	var at *capture.Segment
 	if i := c.deferredFrom(side); i >= 0 {
@@ -114,7 +115,7 @@ func (r *Reassembler) forceTo(c *conn, side Side, to seq) {
 	}
 	if at != nil {
 		saved := r.cur
-		r.cur.meta = Meta{Frame: at.Frame, Time: at.Time}
+		r.cur.meta = flow.Meta{Frame: at.Frame, Time: at.Time}
 		defer func() { r.cur = saved }()
 	}
 	for range maxRounds {
@@ -150,7 +151,7 @@ func (r *Reassembler) checkAllAcks(now time.Time, all bool) {
 // segment of the other side deferred already waits for t's bytes while
 // holding bytes t waits for (a retransmission acknowledges what the other
 // side sent after the bytes it carries): both would wait for each other.
-func (c *conn) mayDefer(side Side, t *layers.TCP) bool {
+func (c *conn) mayDefer(side flow.Side, t *layers.TCP) bool {
 	r := c.r
 	if r.noDefer {
 		return false
@@ -173,7 +174,7 @@ func (c *conn) mayDefer(side Side, t *layers.TCP) bool {
 
 // deferredAt reports whether a deferred segment of side holds its next
 // byte.
-func (c *conn) deferredAt(side Side) bool {
+func (c *conn) deferredAt(side flow.Side) bool {
 	pos, src := c.pos(side), c.sender(side)
 	for i := range c.x().deferred {
 		d := &c.x().deferred[i]
@@ -190,7 +191,7 @@ func (c *conn) deferredAt(side Side) bool {
 
 // deferredFrom returns the index of the deferred segment of side that
 // starts first at or after its next byte, or -1.
-func (c *conn) deferredFrom(side Side) int {
+func (c *conn) deferredFrom(side flow.Side) int {
 	pos, src := c.pos(side), c.sender(side)
 	first := -1
 	for i := range c.x().deferred {
@@ -203,7 +204,7 @@ func (c *conn) deferredFrom(side Side) int {
 }
 
 // deferredRST returns side's deferred RST, or nil.
-func (c *conn) deferredRST(side Side) *capture.Segment {
+func (c *conn) deferredRST(side flow.Side) *capture.Segment {
 	src := c.sender(side)
 	for i := range c.x().deferred {
 		if d := &c.x().deferred[i]; d.Src == src && d.TCP.RST {
@@ -222,8 +223,8 @@ func (c *conn) mayHaveLost(o *half) bool {
 }
 
 // sender is the address that sends side's bytes.
-func (c *conn) sender(side Side) netip.AddrPort {
-	if side == Client {
+func (c *conn) sender(side flow.Side) netip.AddrPort {
+	if side == flow.Client {
 		return c.flow.Client
 	}
 	return c.flow.Broker
@@ -250,9 +251,9 @@ func (r *Reassembler) redeliver(c *conn) {
 	saved := r.cur
 	for i := 0; i < len(c.x().deferred); {
 		s := &c.x().deferred[i]
-		side := Client
-		if s.Src != c.sender(Client) {
-			side = Broker
+		side := flow.Client
+		if s.Src != c.sender(flow.Client) {
+			side = flow.Broker
 		}
 		o := &c.half[side.Other()]
 		// A segment deferred longer than the reordering window goes on

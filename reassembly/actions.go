@@ -1,6 +1,9 @@
 package reassembly
 
-import "github.com/kwatch/kwatch/reassembly/internal/tcpasm"
+import (
+	"github.com/kwatch/kwatch/flow"
+	"github.com/kwatch/kwatch/reassembly/internal/tcpasm"
+)
 
 // What the segments do not show is acted on through the fork's operations
 // on one direction (start at, skip to, close), once the real segment's
@@ -21,7 +24,7 @@ const (
 type action struct {
 	kind actKind
 	c    *conn
-	side Side
+	side flow.Side
 	to   seq
 }
 
@@ -55,8 +58,8 @@ func (r *Reassembler) runPost() {
 			r.abort(a.c, a.side)
 		case actRestart:
 			r.stats.Restarts++
-			r.abort(a.c, Client)
-			r.abort(a.c, Broker)
+			r.abort(a.c, flow.Client)
+			r.abort(a.c, flow.Broker)
 			if a.c.ended {
 				r.replay1()
 			}
@@ -86,7 +89,7 @@ func (r *Reassembler) forceTruncHoles(c *conn) {
 	if !c.holesToForce() {
 		return // no hole can start at a cut: the common case
 	}
-	for _, side := range [2]Side{Client, Broker} {
+	for _, side := range [2]flow.Side{flow.Client, flow.Broker} {
 		h := &c.half[side]
 		for range maxRounds {
 			if c.ended || h.closed {
@@ -109,7 +112,7 @@ func (r *Reassembler) forceTruncHoles(c *conn) {
 
 // abort ends side after a RST on the other one: its remaining holes become
 // gaps, its buffered data is delivered, then it is closed.
-func (r *Reassembler) abort(c *conn, side Side) {
+func (r *Reassembler) abort(c *conn, side flow.Side) {
 	h := &c.half[side]
 	if c.acking {
 		// Bytes the RST's sender acknowledged but the capture never held
@@ -150,7 +153,7 @@ func (r *Reassembler) abort(c *conn, side Side) {
 
 // startAt starts side at to, where the other side's first segment shows
 // it starts (SYN-ACK seen, no SYN).
-func (r *Reassembler) startAt(c *conn, side Side, to seq) {
+func (r *Reassembler) startAt(c *conn, side flow.Side, to seq) {
 	h := &c.half[side]
 	if h.started {
 		return
@@ -164,7 +167,7 @@ func (r *Reassembler) startAt(c *conn, side Side, to seq) {
 // gopacket moves past it rather than wait for it; ReassembledSG reports it
 // as one Gap, or as one Cut if cut. It stops at buffered data, which
 // gopacket then delivers.
-func (r *Reassembler) fill(c *conn, side Side, to seq, cut bool) {
+func (r *Reassembler) fill(c *conn, side flow.Side, to seq, cut bool) {
 	h := &c.half[side]
 	if c.ended {
 		return // its 4-tuple may be another connection's now

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/kwatch/kwatch/flow"
 )
 
 // refClock is IdleClock.Tick as first written, without its shortcuts.
@@ -13,20 +15,20 @@ type refClock struct {
 	lastFlush   time.Time
 }
 
-func (k *refClock) Tick(frame uint64, t time.Time) (Meta, bool) {
+func (k *refClock) Tick(frame uint64, t time.Time) (flow.Meta, bool) {
 	if t.After(k.latest) {
 		k.latest = t
 	}
 	k.latestFrame = frame
 	if k.lastFlush.IsZero() {
 		k.lastFlush = k.latest
-		return Meta{}, false
+		return flow.Meta{}, false
 	}
 	if k.latest.Sub(k.lastFlush) < flushEvery {
-		return Meta{}, false
+		return flow.Meta{}, false
 	}
 	k.lastFlush = k.latest
-	return Meta{Frame: k.latestFrame, Time: k.latest}, true
+	return flow.Meta{Frame: k.latestFrame, Time: k.latest}, true
 }
 
 // TestIdleClockSameAsRef: times that go back, stand still, start at zero,

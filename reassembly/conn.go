@@ -8,6 +8,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/kwatch/kwatch/capture"
+	"github.com/kwatch/kwatch/flow"
 
 	"github.com/kwatch/kwatch/reassembly/internal/dlist"
 	"github.com/kwatch/kwatch/reassembly/internal/tcpasm"
@@ -35,7 +36,7 @@ type conn struct {
 	holding bool
 	waiting bool    // len(deferred) > 0, read without touching it
 	pkts    uint64  // segments of the connection handed to Accept
-	half    [2]half // by Side
+	half    [2]half // by flow.Side
 
 	id   uint64 // creation order, the last tie-break of replay order
 	flow Flow
@@ -51,7 +52,7 @@ type conn struct {
 	// found at another connection's packet (idle time passed, the
 	// 4-tuple reused, the capture over) happened after the last packet
 	// of its own, which is the one a person looks for.
-	last Meta
+	last flow.Meta
 }
 
 // connRare is the part of a conn that only reordering and loss need,
@@ -62,7 +63,7 @@ type connRare struct {
 	// deferred holds segments waiting for the bytes they acknowledge
 	// (acked.go), in capture order.
 	deferred []capture.Segment
-	acks     [2]ackState // by Side
+	acks     [2]ackState // by flow.Side
 	lists    [2]cutLists // by Side: only captures with a snap length have them
 }
 
@@ -79,7 +80,7 @@ type cutLists struct {
 var noLists cutLists
 
 // lists returns side's cutLists, to read.
-func (c *conn) lists(side Side) *cutLists {
+func (c *conn) lists(side flow.Side) *cutLists {
 	if c.rare == nil {
 		return &noLists
 	}
@@ -117,14 +118,14 @@ type half struct {
 // pos returns side's position: the sequence number of its next in-order
 // byte, as tcpasm holds it; negative before the side started. During
 // ReassembledSG it is already past the bytes delivered.
-func (c *conn) pos(side Side) seq {
+func (c *conn) pos(side flow.Side) seq {
 	return c.r.asm.NextSeq(c.sender(side), c.sender(side.Other()))
 }
 
 // prune drops the ranges side's position has passed. The check is apart so
 // that it inlines: the lists are empty for in-order traffic, and the
 // position is not looked up.
-func (c *conn) prune(side Side) {
+func (c *conn) prune(side flow.Side) {
 	if c.rare != nil {
 		if l := &c.rare.lists[side]; len(l.trunc) > 0 || len(l.cuts) > 0 {
 			l.prune(c.pos(side))
@@ -150,7 +151,7 @@ func (h *cutLists) cutAt(pos seq) (seq, bool) {
 // forcedEnd says where the hole at side's position pos ends when it is one
 // that will never be filled: a snaplen cut of known length (cut), or one of
 // unknown length up to the first buffered data.
-func (c *conn) forcedEnd(side Side, pos seq) (to seq, cut, ok bool) {
+func (c *conn) forcedEnd(side flow.Side, pos seq) (to seq, cut, ok bool) {
 	h := c.lists(side)
 	if to, ok := h.cutAt(pos); ok {
 		return to, true, true
@@ -170,7 +171,7 @@ func (c *conn) holesToForce() bool {
 }
 
 func (x *connRare) holes() bool {
-	return len(x.lists[Client].trunc)|len(x.lists[Broker].trunc)|len(x.lists[Client].cuts)|len(x.lists[Broker].cuts) != 0
+	return len(x.lists[flow.Client].trunc)|len(x.lists[flow.Broker].trunc)|len(x.lists[flow.Client].cuts)|len(x.lists[flow.Broker].cuts) != 0
 }
 
 // truncHole reports whether the byte at pos is the first byte a snaplen
@@ -186,16 +187,16 @@ func (h *cutLists) truncHole(pos seq) bool {
 
 // queued returns where the first data tcpasm buffered beyond side's
 // position starts: a hole may be forced out only up to it.
-func (c *conn) queued(side Side) (seq, bool) {
+func (c *conn) queued(side flow.Side) (seq, bool) {
 	return c.r.asm.Queued(c.sender(side), c.sender(side.Other()))
 }
 
-// side maps gopacket's direction (relative to the first packet) to a Side.
-func (c *conn) side(dir tcpasm.TCPFlowDirection) Side {
+// side maps gopacket's direction (relative to the first packet) to a flow.Side.
+func (c *conn) side(dir tcpasm.TCPFlowDirection) flow.Side {
 	if (dir == tcpasm.TCPDirClientToServer) == c.firstIsClient {
-		return Client
+		return flow.Client
 	}
-	return Broker
+	return flow.Broker
 }
 
 // Accept is called by gopacket for every segment of the connection before
@@ -260,7 +261,7 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 	if !ok {
 		return false
 	}
-	if t.SYN || side == Client && h.synSeen && !o.started {
+	if t.SYN || side == flow.Client && h.synSeen && !o.started {
 		c.noteStarts(side, t, sq)
 	}
 	if n > 0 && pos.Difference(first) > 0 || r.cur.truncated {
@@ -283,7 +284,7 @@ func (c *conn) Accept(t *layers.TCP, _ gopacket.CaptureInfo, dir tcpasm.TCPFlowD
 // handled, so that calls come in sequence order, and it is handed to
 // gopacket again afterwards (actReplay). pos and opos are the positions of
 // side and the other.
-func (c *conn) fillFirst(side Side, t *layers.TCP, first, pos, opos seq) bool {
+func (c *conn) fillFirst(side flow.Side, t *layers.TCP, first, pos, opos seq) bool {
 	r := c.r
 	h, o := &c.half[side], &c.half[side.Other()]
 	pre := false
@@ -336,7 +337,7 @@ func (c *conn) startHalf(h *half, t *layers.TCP, sq seq, nextSeq tcpasm.Sequence
 
 // noteStarts schedules the start of the other half where a SYN-ACK or the
 // client's first segment shows it.
-func (c *conn) noteStarts(side Side, t *layers.TCP, sq seq) {
+func (c *conn) noteStarts(side flow.Side, t *layers.TCP, sq seq) {
 	r := c.r
 	h, o := &c.half[side], &c.half[side.Other()]
 	if t.SYN {
@@ -352,14 +353,14 @@ func (c *conn) noteStarts(side Side, t *layers.TCP, sq seq) {
 	// its ack is where the broker's stream starts (a Kafka broker never
 	// speaks first), rather than wherever the broker's first captured
 	// segment falls, which may be a later one of its first answer.
-	if side == Client && !t.SYN && t.ACK && h.synSeen && !o.started && sq == h.isn.Add(1) {
-		r.post = append(r.post, action{kind: actStart, c: c, side: Broker, to: seq(t.Ack)})
+	if side == flow.Client && !t.SYN && t.ACK && h.synSeen && !o.started && sq == h.isn.Add(1) {
+		r.post = append(r.post, action{kind: actStart, c: c, side: flow.Broker, to: seq(t.Ack)})
 	}
 }
 
 // noteBuffered counts the data gopacket will buffer ahead of the position
 // pos, and records where a snaplen-cut segment lost bytes.
-func (c *conn) noteBuffered(side Side, t *layers.TCP, first, pos seq, nextSeq tcpasm.Sequence) {
+func (c *conn) noteBuffered(side flow.Side, t *layers.TCP, first, pos seq, nextSeq tcpasm.Sequence) {
 	r := c.r
 	n := len(t.Payload)
 	// gopacket buffers data ahead of pos, except a RST's and that of a SYN
@@ -444,31 +445,31 @@ func (c *conn) ReassemblyComplete(_ tcpasm.AssemblerContext) bool {
 	}
 	c.ended = true
 	c.r.retire(c)
-	c.half[Client].closed, c.half[Broker].closed = true, true
+	c.half[flow.Client].closed, c.half[flow.Broker].closed = true, true
 	if c.s == nil {
 		return false
 	}
-	c.flushGap(Client)
-	c.flushGap(Broker)
+	c.flushGap(flow.Client)
+	c.flushGap(flow.Broker)
 	c.emit(evEnd, 0, nil, 0)
 	c.r.stats.Ended++
 	return false
 }
 
-// pieces delivers the bytes of sg, each piece with the Meta of the packet
+// pieces delivers the bytes of sg, each piece with the flow.Meta of the packet
 // that carried it.
-func (c *conn) pieces(side Side, sg tcpasm.ScatterGather) {
+func (c *conn) pieces(side flow.Side, sg tcpasm.ScatterGather) {
 	r := c.r
 	cur := r.cur.meta
 	sg.Pieces(func(b []byte, frame uint64, ts time.Time) {
-		r.cur.meta = Meta{Frame: frame, Time: ts}
+		r.cur.meta = flow.Meta{Frame: frame, Time: ts}
 		c.data(side, b)
 	})
 	r.cur.meta = cur
 }
 
 // data delivers p after any gap pending on side.
-func (c *conn) data(side Side, p []byte) {
+func (c *conn) data(side flow.Side, p []byte) {
 	if len(p) == 0 {
 		return
 	}
@@ -484,13 +485,13 @@ func (c *conn) data(side Side, p []byte) {
 
 // flushGap reports the lost bytes pending on side as one Gap, and the cut
 // ones as one Cut. The check is apart so that it inlines.
-func (c *conn) flushGap(side Side) {
+func (c *conn) flushGap(side flow.Side) {
 	if c.half[side].gap|c.half[side].cut != 0 {
 		c.reportGap(side)
 	}
 }
 
-func (c *conn) reportGap(side Side) {
+func (c *conn) reportGap(side flow.Side) {
 	h := &c.half[side]
 	if n := h.gap; n != 0 {
 		h.gap = 0
@@ -517,7 +518,7 @@ const (
 )
 
 // emit calls the Stream, or during a flush collects the call for replay.
-func (c *conn) emit(k evKind, side Side, p []byte, n int) {
+func (c *conn) emit(k evKind, side flow.Side, p []byte, n int) {
 	if c.s == nil {
 		return
 	}
@@ -541,8 +542,8 @@ func (c *conn) emit(k evKind, side Side, p []byte, n int) {
 	}
 }
 
-// endMeta is the Meta of c's End: its last packet, or m if it had none.
-func (c *conn) endMeta(m Meta) Meta {
+// endMeta is the flow.Meta of c's End: its last packet, or m if it had none.
+func (c *conn) endMeta(m flow.Meta) flow.Meta {
 	if c.last.Frame == 0 {
 		return m
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/kwatch/kwatch/capture"
+	"github.com/kwatch/kwatch/flow"
 )
 
 // Embryos: a connection that has carried no data costs no gopacket
@@ -305,22 +306,22 @@ func (e *embryo) segment(k int) capture.Segment {
 // flow is the Flow e opens: its first record, a SYN or a SYN-ACK, says
 // who the client is.
 func (e *embryo) flow() Flow {
-	f := Flow{Client: e.addr(false), Broker: e.addr(true), StartFrame: e.frame, FromStart: true}
+	f := Flow{ConnID: flow.ConnID{Client: e.addr(false), Broker: e.addr(true), StartFrame: e.frame}, FromStart: true}
 	if e.recs[0].flags&recACK != 0 {
 		f.Client, f.Broker = f.Broker, f.Client
 	}
 	return f
 }
 
-// last is the Meta of e's latest packet, which its End carries, and the
+// last is the flow.Meta of e's latest packet, which its End carries, and the
 // latest time among its packets, which the idle flush compares.
-func (e *embryo) last() (Meta, time.Time) {
-	var m Meta
+func (e *embryo) last() (flow.Meta, time.Time) {
+	var m flow.Meta
 	latest := int64(0)
 	for k := range int(e.n) {
 		rc := &e.recs[k]
 		if f := e.frame + uint64(rc.dframe); f > m.Frame {
-			m = Meta{Frame: f, Time: time.Unix(0, e.time+int64(rc.dtime)).UTC()}
+			m = flow.Meta{Frame: f, Time: time.Unix(0, e.time+int64(rc.dtime)).UTC()}
 		}
 		latest = max(latest, int64(rc.dtime))
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kwatch/kwatch/flow"
 	"github.com/kwatch/kwatch/reassembly/internal/tcpasm"
 )
 
@@ -17,10 +18,10 @@ import (
 type flushEvent struct {
 	c    *conn
 	kind evKind
-	side Side
+	side flow.Side
 	n    int // lost or cut bytes (Gap, Cut), or length of the data at off (Data)
 	off  int
-	meta Meta // the packet the call is about (see conn.ReassembledSG)
+	meta flow.Meta // the packet the call is about (see conn.ReassembledSG)
 }
 
 // compare orders connections for replay: Flow order, then creation.
@@ -34,7 +35,7 @@ func (c *conn) compare(d *conn) int {
 // maxArenaKeep bounds the flush arena kept between flushes.
 const maxArenaKeep = 4 << 20
 
-func (r *Reassembler) collect(c *conn, k evKind, side Side, p []byte, n int) {
+func (r *Reassembler) collect(c *conn, k evKind, side flow.Side, p []byte, n int) {
 	ev := flushEvent{c: c, kind: k, side: side, n: n, meta: r.cur.meta}
 	if k == evData {
 		ev.off, ev.n = len(r.arena), len(p)
@@ -72,14 +73,14 @@ const FlushInterval = flushEvery
 
 // Tick records a wanted segment's frame and time (call it before handing
 // the segment on) and reports whether an idle flush is due now, with the
-// Meta to give IdleFlush.
-func (k *IdleClock) Tick(frame uint64, t time.Time) (Meta, bool) {
+// flow.Meta to give IdleFlush.
+func (k *IdleClock) Tick(frame uint64, t time.Time) (flow.Meta, bool) {
 	k.latestFrame = frame
 	if ns, ok := tcpasm.UnixNanos(t); ok && k.armed && ns < k.dueNs {
 		if ns > k.latestNs {
 			k.latest, k.latestNs = t, ns
 		}
-		return Meta{}, false
+		return flow.Meta{}, false
 	}
 	m, ok := k.tickTime(t)
 	k.latestNs, _ = tcpasm.UnixNanos(k.latest)
@@ -90,7 +91,7 @@ func (k *IdleClock) Tick(frame uint64, t time.Time) (Meta, bool) {
 
 // tickTime is Tick on time.Time, for what tcpasm.UnixNanos does not take and for
 // the segment that ends an interval.
-func (k *IdleClock) tickTime(t time.Time) (Meta, bool) {
+func (k *IdleClock) tickTime(t time.Time) (flow.Meta, bool) {
 	// Within the interval: latest moves, nothing is due. Until the clock
 	// is armed due is zero, and the only times before it, before year 1,
 	// are not after latest.
@@ -98,25 +99,25 @@ func (k *IdleClock) tickTime(t time.Time) (Meta, bool) {
 		if t.After(k.latest) {
 			k.latest = t
 		}
-		return Meta{}, false
+		return flow.Meta{}, false
 	}
 	return k.tick(t)
 }
 
-func (k *IdleClock) tick(t time.Time) (Meta, bool) {
+func (k *IdleClock) tick(t time.Time) (flow.Meta, bool) {
 	// Time that does not move on changes nothing: lastFlush is zero only
 	// while latest is.
 	if !t.After(k.latest) {
-		return Meta{}, false
+		return flow.Meta{}, false
 	}
 	k.latest = t
 	if k.lastFlush.IsZero() {
 		k.arm()
-		return Meta{}, false
+		return flow.Meta{}, false
 	}
 	// latest >= due: latest.Sub(lastFlush) >= flushEvery.
 	k.arm()
-	return Meta{Frame: k.latestFrame, Time: k.latest}, true
+	return flow.Meta{Frame: k.latestFrame, Time: k.latest}, true
 }
 
 // arm starts the next interval at latest.
@@ -128,14 +129,14 @@ func (k *IdleClock) arm() {
 // IdleFlush ends connections idle for IdleTimeout before m.Time and gives
 // up on holes that old; Stream calls carry m. With ExternalIdleFlush it is
 // the only way idle flushes happen.
-func (r *Reassembler) IdleFlush(m Meta) {
+func (r *Reassembler) IdleFlush(m flow.Meta) {
 	if r.closed {
 		return
 	}
 	r.idleFlush(m)
 }
 
-func (r *Reassembler) idleFlush(m Meta) {
+func (r *Reassembler) idleFlush(m flow.Meta) {
 	t := m.Time.Add(-r.opts.IdleTimeout)
 	r.cur = pktCtx{meta: m}
 	ended := r.stats.Ended

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kwatch/kwatch/flow"
 )
 
 // FuzzAdd reads the input as a script of segments on two connections.
@@ -156,7 +158,7 @@ func runPkts(ps []pkt, noInOrder bool) (*recorder, Stats, uint64) {
 	for _, s := range segs(ps) {
 		r.Add(s)
 	}
-	r.Close(Meta{Frame: closeFrame})
+	r.Close(flow.Meta{Frame: closeFrame})
 	return rec, r.Stats(), r.inOrders
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/kwatch/kwatch/capture"
+	"github.com/kwatch/kwatch/flow"
 )
 
 var (
@@ -78,7 +79,7 @@ func segs(ps []pkt) []*capture.Segment {
 type event struct {
 	conn  int // index of the Flow in recorder.flows
 	kind  string
-	side  Side
+	side  flow.Side
 	data  string
 	lost  int
 	frame uint64
@@ -104,19 +105,19 @@ type recStream struct {
 	conn int
 }
 
-func (s *recStream) Data(side Side, p []byte, m Meta) {
+func (s *recStream) Data(side flow.Side, p []byte, m flow.Meta) {
 	s.r.events = append(s.r.events, event{conn: s.conn, kind: "data", side: side, data: string(p), frame: m.Frame})
 }
-func (s *recStream) Gap(side Side, lost int, m Meta) {
+func (s *recStream) Gap(side flow.Side, lost int, m flow.Meta) {
 	s.r.events = append(s.r.events, event{conn: s.conn, kind: "gap", side: side, lost: lost, frame: m.Frame})
 }
-func (s *recStream) Truncated(side Side, m Meta) {
+func (s *recStream) Truncated(side flow.Side, m flow.Meta) {
 	s.r.events = append(s.r.events, event{conn: s.conn, kind: "trunc", side: side, frame: m.Frame})
 }
-func (s *recStream) Cut(side Side, n int, m Meta) {
+func (s *recStream) Cut(side flow.Side, n int, m flow.Meta) {
 	s.r.events = append(s.r.events, event{conn: s.conn, kind: "cut", side: side, lost: n, frame: m.Frame})
 }
-func (s *recStream) End(m Meta) {
+func (s *recStream) End(m flow.Meta) {
 	s.r.events = append(s.r.events, event{conn: s.conn, kind: "end", frame: m.Frame})
 }
 
@@ -160,8 +161,8 @@ func (r *recorder) lines(frames bool) []string {
 // nopStream discards everything: for allocation tests and benchmarks.
 type nopStream struct{ n int }
 
-func (s *nopStream) Data(_ Side, p []byte, _ Meta) { s.n += len(p) }
-func (s *nopStream) Gap(Side, int, Meta)           {}
-func (s *nopStream) Truncated(Side, Meta)          {}
-func (s *nopStream) Cut(Side, int, Meta)           {}
-func (s *nopStream) End(Meta)                      {}
+func (s *nopStream) Data(_ flow.Side, p []byte, _ flow.Meta) { s.n += len(p) }
+func (s *nopStream) Gap(flow.Side, int, flow.Meta)           {}
+func (s *nopStream) Truncated(flow.Side, flow.Meta)          {}
+func (s *nopStream) Cut(flow.Side, int, flow.Meta)           {}
+func (s *nopStream) End(flow.Meta)                           {}

@@ -7,6 +7,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/kwatch/kwatch/capture"
+	"github.com/kwatch/kwatch/flow"
 	"github.com/kwatch/kwatch/reassembly/internal/tcpasm"
 )
 
@@ -66,8 +67,8 @@ func (r *Reassembler) hold(c *conn, t *layers.TCP, dir tcpasm.TCPFlowDirection) 
 		return
 	}
 	if c.flow.FromStart {
-		if _, ok := c.heldStart(Client); ok {
-			if _, ok := c.heldStart(Broker); ok {
+		if _, ok := c.heldStart(flow.Client); ok {
+			if _, ok := c.heldStart(flow.Broker); ok {
 				r.stats.LateSYNs++
 				r.decide(c)
 			}
@@ -150,17 +151,17 @@ func (r *Reassembler) releaseHeld(c *conn) {
 		// The starts belong to the first held packet: with a flush's
 		// time, the connection would not look idle to that flush.
 		f := &held[0]
-		r.cur.meta = Meta{Frame: f.Frame, Time: f.Time}
+		r.cur.meta = flow.Meta{Frame: f.Frame, Time: f.Time}
 	}
 	for i := range held {
 		// Known captured before any is added again (see half.captured).
-		if held[i].Src == c.sender(Client) {
-			c.half[Client].captured = true
+		if held[i].Src == c.sender(flow.Client) {
+			c.half[flow.Client].captured = true
 		} else {
-			c.half[Broker].captured = true
+			c.half[flow.Broker].captured = true
 		}
 	}
-	for _, side := range [2]Side{Client, Broker} {
+	for _, side := range [2]flow.Side{flow.Client, flow.Broker} {
 		if to, ok := c.heldStart(side); ok && !c.ended {
 			r.startAt(c, side, to)
 		}
@@ -178,7 +179,7 @@ func (r *Reassembler) releaseHeld(c *conn) {
 // broker's), or for the broker at the client's first segment's
 // acknowledgement. Joined mid-stream: at the lowest first byte of side's
 // held data.
-func (c *conn) heldStart(side Side) (seq, bool) {
+func (c *conn) heldStart(side flow.Side) (seq, bool) {
 	sender := c.sender(side)
 	if c.flow.FromStart {
 		var isn seq
@@ -188,9 +189,9 @@ func (c *conn) heldStart(side Side) (seq, bool) {
 			switch {
 			case s.TCP.SYN && s.Src == sender:
 				return seq(s.TCP.Seq).Add(1), true
-			case s.TCP.SYN && s.TCP.ACK && side == Client:
+			case s.TCP.SYN && s.TCP.ACK && side == flow.Client:
 				return seq(s.TCP.Ack), true
-			case s.TCP.SYN && side == Broker:
+			case s.TCP.SYN && side == flow.Broker:
 				isn, found = seq(s.TCP.Seq), true
 			}
 		}

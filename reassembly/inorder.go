@@ -2,6 +2,7 @@ package reassembly
 
 import (
 	"github.com/kwatch/kwatch/capture"
+	"github.com/kwatch/kwatch/flow"
 )
 
 // inOrder handles the common segment without the general machinery:
@@ -30,14 +31,14 @@ func (r *Reassembler) inOrder(s *capture.Segment) bool {
 	// broker's side still to come, bytes of the other side acknowledged
 	// before they were delivered (a superset of Accept's ahead); and a
 	// Gap or Cut to report first.
-	if !h.started || h.closed || side == Client && h.synSeen && !o.started ||
+	if !h.started || h.closed || side == flow.Client && h.synSeen && !o.started ||
 		t.ACK && revSeq.Difference(seq(t.Ack)) > 0 && o.started && !o.closed ||
 		h.gap|h.cut != 0 {
 		return false
 	}
 	// r.cur is left alone: only the calls assemble, a flush, Drain and
 	// Close make read it, and each sets it first.
-	m := Meta{Frame: s.Frame, Time: s.Time}
+	m := flow.Meta{Frame: s.Frame, Time: s.Time}
 	c.active = true // r.touch
 	if m.Frame > c.last.Frame {
 		c.last = m

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/kwatch/kwatch/flow"
 )
 
 // TestRandomized feeds one client stream cut into segments that are
@@ -86,7 +88,7 @@ func TestRandomized(t *testing.T) {
 				r.Add(s)
 			}
 			before := len(rec.events)
-			r.Close(Meta{Frame: closeFrame})
+			r.Close(flow.Meta{Frame: closeFrame})
 			// Without real loss nothing waits for Close: snaplen holes
 			// were forced out as soon as later data or an ACK came.
 			if tt.lose == 0 && len(rec.events) != before+1 {
@@ -102,7 +104,7 @@ func TestRandomized(t *testing.T) {
 				}
 				switch e.kind {
 				case "data":
-					if e.side != Client {
+					if e.side != flow.Client {
 						t.Fatalf("%s seed %d: broker data", tt.name, seed)
 					}
 					got = append(got, e.data...)

@@ -52,19 +52,18 @@
 // side, never acknowledged, leaves its tail unreported. Truncated comes
 // after what the cut segment released.
 //
-// Meta: Data carries the Meta of the packet that carried the bytes when
+// Meta: Data carries the flow.Meta of the packet that carried the bytes when
 // they were buffered behind a hole forced out (acknowledged, cut, the buffer
 // cap, a flush), as Wireshark shows them; otherwise that of the packet whose
 // arrival released them: for in-order data the packet that carried them,
 // for data released from the out-of-order buffer the packet that completed
-// the in-order run. A Gap or Cut carries the Meta of the data after it, or
-// failing that the packet or flush that forced it out (Close: the Meta given
+// the in-order run. A Gap or Cut carries the flow.Meta of the data after it, or
+// failing that the packet or flush that forced it out (Close: the flow.Meta given
 // to Close).
 package reassembly
 
 import (
 	"math"
-	"net/netip"
 	"slices"
 	"time"
 
@@ -73,57 +72,25 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/kwatch/kwatch/capture"
-	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 	"github.com/kwatch/kwatch/reassembly/internal/tcpasm"
 )
 
-// Side is one end of a connection.
-type Side uint8
-
-const (
-	// Client sends requests.
-	Client Side = iota
-	// Broker sends responses.
-	Broker
-)
-
-func (s Side) String() string {
-	if s == Client {
-		return "client"
-	}
-	return "broker"
-}
-
-// Other returns the opposite side.
-func (s Side) Other() Side { return 1 - s }
-
-// Meta names the packet behind a Stream call: Frame is the 1-based packet
-// number in the capture, Time its capture time.
-type Meta struct {
-	Frame uint64
-	Time  time.Time
-}
-
 // Flow describes a connection when it is opened.
 type Flow struct {
-	Client, Broker netip.AddrPort
-	// StartFrame is the frame of the first packet seen of this connection;
-	// it tells apart connections that reuse a 4-tuple.
-	StartFrame uint64
+	// ConnID names the connection as every stage names it; its
+	// StartFrame is the frame of the first packet seen of this
+	// connection, which tells apart connections that reuse a 4-tuple.
+	flow.ConnID
 	// FromStart: a SYN or SYN-ACK was seen, possibly late (hold.go), so
 	// the client's stream starts at its first byte.
 	FromStart bool
 }
 
 // compare orders flows for deterministic replay, in kwatch's one
-// connection order (decode.ConnID.Compare).
+// connection order (flow.ConnID.Compare).
 func (f *Flow) compare(g *Flow) int {
-	return f.ID().Compare(g.ID())
-}
-
-// ID names the connection as the decoder and the audit name it.
-func (f *Flow) ID() decode.ConnID {
-	return decode.ConnID{Client: f.Client, Broker: f.Broker, StartFrame: f.StartFrame}
+	return f.ConnID.Compare(g.ConnID)
 }
 
 // Stream receives one connection's bytes. Calls for a connection come in
@@ -132,20 +99,20 @@ func (f *Flow) ID() decode.ConnID {
 type Stream interface {
 	// Data delivers in-order bytes of side, each exactly once. p is valid
 	// only during the call.
-	Data(side Side, p []byte, m Meta)
+	Data(side flow.Side, p []byte, m flow.Meta)
 	// Gap says lost bytes were never seen on side; the next Data on side
 	// starts after them. Lost bytes are never glued silently.
-	Gap(side Side, lost int, m Meta)
+	Gap(side flow.Side, lost int, m flow.Meta)
 	// Truncated says a segment cut by the capture's snap length was seen
 	// on side. Its missing bytes come later: as a Cut when the IP length
 	// told how many there were, else as a Gap.
-	Truncated(side Side, m Meta)
+	Truncated(side flow.Side, m flow.Meta)
 	// Cut says n bytes of side were on the wire but not in the capture
 	// (the snap length cut them): unlike a Gap, their number and place are
 	// known, and the next Data on side starts right after them.
-	Cut(side Side, n int, m Meta)
+	Cut(side flow.Side, n int, m flow.Meta)
 	// End is called once, last: FIN or RST, idle flush, or Close.
-	End(m Meta)
+	End(m flow.Meta)
 }
 
 // Opener opens a Stream for a new connection. It returns nil to ignore the
@@ -279,7 +246,7 @@ type Reassembler struct {
 	// truncConn: the segment being added was cut by the snap length, on
 	// truncSide of this connection (see Accept).
 	truncConn *conn
-	truncSide Side
+	truncSide flow.Side
 	// replaying: seg is handed to gopacket a second time (see actReplay).
 	replaying bool
 	post      []action
@@ -332,9 +299,9 @@ type Reassembler struct {
 // pktCtx is the AssemblerContext of every call: one per Reassembler, so
 // handing it to gopacket allocates nothing. The fork's pages keep the frame
 // number handed with each segment: that is how data behind a hole given up
-// keeps its packets' frames (see Meta above).
+// keeps its packets' frames (see flow.Meta above).
 type pktCtx struct {
-	meta      Meta
+	meta      flow.Meta
 	rst       bool
 	truncated bool
 	cut       int // capture.Segment.Cut
@@ -425,7 +392,7 @@ func (r *Reassembler) Add(s *capture.Segment) {
 
 // assemble hands one segment to gopacket and runs what it scheduled.
 func (r *Reassembler) assemble(s *capture.Segment) {
-	r.cur.meta = Meta{Frame: s.Frame, Time: s.Time}
+	r.cur.meta = flow.Meta{Frame: s.Frame, Time: s.Time}
 	r.cur.rst, r.cur.truncated, r.cur.cut = s.TCP.RST, s.Truncated, s.Cut
 	r.seg, r.curConn = s, nil
 	r.asm.AssembleAddrs(s.Src, s.Dst, &s.TCP, s.Time, s.Frame, &r.cur)
@@ -465,7 +432,7 @@ func (r *Reassembler) assemble(s *capture.Segment) {
 
 // Close ends the input: every hole still open becomes a Gap, and every
 // open connection ends, in order of StartFrame. Later Adds are ignored.
-func (r *Reassembler) Close(m Meta) {
+func (r *Reassembler) Close(m flow.Meta) {
 	if r.closed {
 		return
 	}
@@ -509,7 +476,7 @@ func (r *Reassembler) closeAll() {
 // Its calls come in one batch, like a flush's, so that a connection does
 // not end before the next one's held bytes are delivered. Close drains
 // first if Drain was not called; after Drain nothing waits any more.
-func (r *Reassembler) Drain(m Meta) {
+func (r *Reassembler) Drain(m flow.Meta) {
 	if r.closed || r.noDefer {
 		return
 	}
@@ -563,7 +530,7 @@ func (f factory) New(_, _ gopacket.Flow, t *layers.TCP, _ tcpasm.AssemblerContex
 		return nil
 	}
 	clientIsSrc, fromStart := r.orient(s)
-	fl := Flow{Client: s.Src, Broker: s.Dst, StartFrame: s.Frame, FromStart: fromStart}
+	fl := Flow{ConnID: flow.ConnID{Client: s.Src, Broker: s.Dst, StartFrame: s.Frame}, FromStart: fromStart}
 	if !clientIsSrc {
 		fl.Client, fl.Broker = s.Dst, s.Src
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/kwatch/kwatch/flow"
 )
 
 // handshake opens cli->brk with client ISN 1000 and broker ISN 5000.
@@ -26,8 +28,8 @@ var (
 const closeFrame = 999
 
 func TestReassembly(t *testing.T) {
-	fromStart := Flow{Client: cliAddr, Broker: brkAddr, StartFrame: 1, FromStart: true}
-	midStream := Flow{Client: cliAddr, Broker: brkAddr, StartFrame: 1}
+	fromStart := Flow{ConnID: flow.ConnID{Client: cliAddr, Broker: brkAddr, StartFrame: 1}, FromStart: true}
+	midStream := Flow{ConnID: flow.ConnID{Client: cliAddr, Broker: brkAddr, StartFrame: 1}}
 	tests := []struct {
 		name  string
 		opts  Options
@@ -145,7 +147,7 @@ func TestReassembly(t *testing.T) {
 			},
 			close: true,
 			want:  []string{`0 data broker "de" @1`, `0 data client "abc" @2`, `0 end @2`},
-			flows: []Flow{{Client: lowCli, Broker: brkAddr, StartFrame: 1}},
+			flows: []Flow{{ConnID: flow.ConnID{Client: lowCli, Broker: brkAddr, StartFrame: 1}}},
 		},
 		{
 			name: "mid-stream, both ports low, no BrokerPorts: destination is the broker",
@@ -154,7 +156,7 @@ func TestReassembly(t *testing.T) {
 			},
 			close: true,
 			want:  []string{`0 data client "de" @1`, `0 end @1`},
-			flows: []Flow{{Client: brkAddr, Broker: lowCli, StartFrame: 1}},
+			flows: []Flow{{ConnID: flow.ConnID{Client: brkAddr, Broker: lowCli, StartFrame: 1}}},
 		},
 		{
 			name: "late SYN within 1 s and 64 packets: observed from its start",
@@ -189,7 +191,7 @@ func TestReassembly(t *testing.T) {
 			},
 			close: true,
 			want:  []string{`0 data client "lo!" @1`, `0 end @2`, `1 end @3`},
-			flows: []Flow{{Client: cliAddr, Broker: brkAddr, StartFrame: 1}, {Client: cliAddr, Broker: brkAddr, StartFrame: 3, FromStart: true}},
+			flows: []Flow{{ConnID: flow.ConnID{Client: cliAddr, Broker: brkAddr, StartFrame: 1}}, {ConnID: flow.ConnID{Client: cliAddr, Broker: brkAddr, StartFrame: 3}, FromStart: true}},
 		},
 		{
 			name: "SYN-ACK only: client data starts at its ack",
@@ -288,7 +290,7 @@ func TestReassembly(t *testing.T) {
 				`0 data client "hel" @4`, `0 gap client 2 @5`, `0 data client "xyz" @5`, `0 end @5`,
 				`1 data client "other" @6`, `1 end @6`,
 			},
-			flows: []Flow{fromStart, {Client: cli2, Broker: brkAddr, StartFrame: 6}},
+			flows: []Flow{fromStart, {ConnID: flow.ConnID{Client: cli2, Broker: brkAddr, StartFrame: 6}}},
 		},
 		{
 			name: "4-tuple reused after a clean close: two flows",
@@ -303,7 +305,7 @@ func TestReassembly(t *testing.T) {
 			}),
 			close: true,
 			want:  []string{`0 data client "one" @4`, `0 end @6`, `1 data client "two" @10`, `1 end @10`},
-			flows: []Flow{fromStart, {Client: cliAddr, Broker: brkAddr, StartFrame: 8, FromStart: true}},
+			flows: []Flow{fromStart, {ConnID: flow.ConnID{Client: cliAddr, Broker: brkAddr, StartFrame: 8}, FromStart: true}},
 		},
 		{
 			name: "4-tuple reused without a seen close: the new SYN ends the old one",
@@ -314,7 +316,7 @@ func TestReassembly(t *testing.T) {
 				{from: "c", seq: 20001, ack: 30001, flags: "A", data: "new"},
 			},
 			want:  []string{`0 data client "old" @1`, `0 end @1`, `1 data client "new" @4`},
-			flows: []Flow{midStream, {Client: cliAddr, Broker: brkAddr, StartFrame: 2, FromStart: true}},
+			flows: []Flow{midStream, {ConnID: flow.ConnID{Client: cliAddr, Broker: brkAddr, StartFrame: 2}, FromStart: true}},
 		},
 		{
 			name: "SYN retransmitted after the SYN-ACK changes nothing",
@@ -370,7 +372,7 @@ func TestReassembly(t *testing.T) {
 			}),
 			close: true,
 			want:  []string{`0 data client "one" @4`, `0 end @6`, `1 data client "two" @8`, `1 end @8`},
-			flows: []Flow{fromStart, {Client: cliAddr, Broker: brkAddr, StartFrame: 8}},
+			flows: []Flow{fromStart, {ConnID: flow.ConnID{Client: cliAddr, Broker: brkAddr, StartFrame: 8}}},
 		},
 		{
 			// A hand-written capture numbering the first data byte as
@@ -397,7 +399,7 @@ func TestReassembly(t *testing.T) {
 			},
 			close: true,
 			want:  []string{`0 data client "kafka" @2`, `0 end @2`},
-			flows: []Flow{{Client: cliAddr, Broker: brkAddr, StartFrame: 2}},
+			flows: []Flow{{ConnID: flow.ConnID{Client: cliAddr, Broker: brkAddr, StartFrame: 2}}},
 		},
 	}
 	for _, tt := range tests {
@@ -408,7 +410,7 @@ func TestReassembly(t *testing.T) {
 				r.Add(s)
 			}
 			if tt.close {
-				r.Close(Meta{Frame: closeFrame, Time: t0.Add(time.Hour)})
+				r.Close(flow.Meta{Frame: closeFrame, Time: t0.Add(time.Hour)})
 			}
 			if got := rec.lines(true); !slices.Equal(got, tt.want) {
 				t.Errorf("events:\n got %q\nwant %q", got, tt.want)
@@ -441,7 +443,7 @@ func TestHoldLimits(t *testing.T) {
 	}
 	r.Add(mkSeg(holdPackets+1, t0, cliAddr, brkAddr, 90000, 0, "S", nil, false))
 	// A connection without data opens when it ends (embryo.go).
-	r.Close(Meta{Frame: holdPackets + 1, Time: t0})
+	r.Close(flow.Meta{Frame: holdPackets + 1, Time: t0})
 	if len(rec.flows) != 2 || !rec.flows[1].FromStart {
 		t.Errorf("the new SYN: flows %+v, want a second one from its start", rec.flows)
 	}
@@ -496,7 +498,7 @@ func TestOpenerIgnores(t *testing.T) {
 	for _, s := range segs(with(handshake, []pkt{{from: "c", seq: 1001, flags: "A", data: "x"}})) {
 		r.Add(s)
 	}
-	r.Close(Meta{Frame: closeFrame})
+	r.Close(flow.Meta{Frame: closeFrame})
 	if len(rec.events) != 0 {
 		t.Errorf("ignored connection got calls: %q", rec.lines(true))
 	}
@@ -516,7 +518,7 @@ func TestStatsFilteredAndGaps(t *testing.T) {
 	for _, s := range segs(ps) {
 		r.Add(s)
 	}
-	r.Close(Meta{Frame: closeFrame})
+	r.Close(flow.Meta{Frame: closeFrame})
 	want := Stats{Segments: 6, Filtered: 1, Opened: 1, Ended: 1, Bytes: 6, Gaps: 1, BytesLost: 2, OutOfOrder: 1}
 	if got := r.Stats(); got != want {
 		t.Errorf("stats:\n got %+v\nwant %+v", got, want)
@@ -557,7 +559,7 @@ func TestFlushDeterministic(t *testing.T) {
 					r.Add(s)
 				}
 				if !tt.idle {
-					r.Close(Meta{Frame: closeFrame})
+					r.Close(flow.Meta{Frame: closeFrame})
 				}
 				return rec.lines(true), rec.flows
 			}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 	"weak"
+
+	"github.com/kwatch/kwatch/flow"
 )
 
 // TestCloseReleasesStreams: as Close ends the connections still open, each
@@ -32,7 +34,7 @@ func TestCloseReleasesStreams(t *testing.T) {
 			r.Add(s)
 		}
 	}
-	r.Close(Meta{Frame: 1 << 20, Time: t0.Add(time.Hour)})
+	r.Close(flow.Meta{Frame: 1 << 20, Time: t0.Add(time.Hour)})
 	if len(streams) != n {
 		t.Fatalf("%d streams opened, want %d", len(streams), n)
 	}

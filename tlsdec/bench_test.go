@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/kwatch/kwatch/reassembly"
+	"github.com/kwatch/kwatch/flow"
 )
 
 // keyedConn is a Conn decrypting the client side of a TLS 1.3 connection
@@ -23,7 +23,7 @@ func keyedConn(tb testing.TB, id uint16, n int) (*Conn, []byte) {
 	}
 	c := NewConn(nil, discard{}, Options{})
 	c.status, c.tls13, c.suite = StatusDecrypting, true, s
-	c.dirs[reassembly.Client].prot = open
+	c.dirs[flow.Client].prot = open
 	payload := bytes.Repeat([]byte{'k'}, 1<<14-1) // with the type byte: 2^14
 	var stream []byte
 	for i := range n {
@@ -34,15 +34,15 @@ func keyedConn(tb testing.TB, id uint16, n int) (*Conn, []byte) {
 
 type discard struct{}
 
-func (discard) Plain(reassembly.Side, []byte, reassembly.Meta) {}
+func (discard) Plain(flow.Side, []byte, flow.Meta) {}
 
 // feedSegments feeds stream in 1448-byte segments (a TCP MSS), so that
 // most records are reassembled across segments, as on a real link.
 func feedSegments(c *Conn, stream []byte) {
-	c.dirs[reassembly.Client].prot.seq = 0
+	c.dirs[flow.Client].prot.seq = 0
 	for p := stream; len(p) > 0; {
 		n := min(len(p), 1448)
-		c.Feed(reassembly.Client, p[:n], reassembly.Meta{})
+		c.Feed(flow.Client, p[:n], flow.Meta{})
 		p = p[n:]
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/kwatch/kwatch/reassembly"
+	"github.com/kwatch/kwatch/flow"
 )
 
 // Status is what a Conn has concluded about its connection.
@@ -57,7 +57,7 @@ func (s Status) Final() bool { return s >= StatusNoSecrets }
 // order per side, with the Meta of the packet that carried the last byte of
 // the record. p is valid only during the call.
 type Output interface {
-	Plain(side reassembly.Side, p []byte, m reassembly.Meta)
+	Plain(side flow.Side, p []byte, m flow.Meta)
 }
 
 // Options tune a Conn. The zero value is usable.
@@ -114,9 +114,9 @@ type direction struct {
 // heldRecord is a record held while waiting for secrets: its bytes are
 // held[off:off+n].
 type heldRecord struct {
-	side   reassembly.Side
+	side   flow.Side
 	off, n int
-	m      reassembly.Meta
+	m      flow.Meta
 }
 
 var errSecretLen = errors.New("secret length does not match the suite's hash")
@@ -130,7 +130,7 @@ type Conn struct {
 	opts   Options
 	status Status
 	detail string
-	at     reassembly.Meta // the packet that made the status final
+	at     flow.Meta // the packet that made the status final
 
 	dirs         [2]direction
 	client       hello
@@ -162,14 +162,14 @@ func (c *Conn) Status() Status { return c.status }
 
 // Detail says why the status is final, for a coverage event: never a
 // secret, nor decrypted bytes. At is the packet that decided it.
-func (c *Conn) Detail() (string, reassembly.Meta) { return c.detail, c.at }
+func (c *Conn) Detail() (string, flow.Meta) { return c.detail, c.at }
 
 // Stats returns this connection's counters.
 func (c *Conn) Stats() Stats { return c.stats }
 
 // Feed takes bytes of side's stream that arrived in the packet m. p is
 // only read during the call.
-func (c *Conn) Feed(side reassembly.Side, p []byte, m reassembly.Meta) {
+func (c *Conn) Feed(side flow.Side, p []byte, m flow.Meta) {
 	d := &c.dirs[side&1]
 	for len(p) > 0 && !c.status.Final() {
 		hdr, body, rest, err := d.recs.next(p)
@@ -201,7 +201,7 @@ func (c *Conn) Feed(side reassembly.Side, p []byte, m reassembly.Meta) {
 // Gap says bytes of side were lost: the record boundaries and sequence
 // numbers are, so decryption stops (StatusLost) unless no secrets could be
 // used anyway.
-func (c *Conn) Gap(side reassembly.Side, m reassembly.Meta) {
+func (c *Conn) Gap(side flow.Side, m flow.Meta) {
 	if c.status.Final() {
 		return
 	}
@@ -214,7 +214,7 @@ func (c *Conn) Gap(side reassembly.Side, m reassembly.Meta) {
 
 // Close ends the connection: a Conn still waiting looks its secrets up a
 // last time, then gives up (StatusNoSecrets).
-func (c *Conn) Close(m reassembly.Meta) {
+func (c *Conn) Close(m flow.Meta) {
 	if c.status == StatusWaiting {
 		if c.keys != nil {
 			c.keys.forcePoll(m.Time)
@@ -231,7 +231,7 @@ func (c *Conn) Close(m reassembly.Meta) {
 }
 
 // end makes the status final.
-func (c *Conn) end(s Status, m reassembly.Meta, format string, args ...any) {
+func (c *Conn) end(s Status, m flow.Meta, format string, args ...any) {
 	c.status, c.at = s, m
 	c.detail = fmt.Sprintf(format, args...)
 	switch s {
@@ -266,7 +266,7 @@ func (c *Conn) mustHold(d *direction, typ byte) bool {
 }
 
 // hold keeps a record until the secrets are known.
-func (c *Conn) hold(side reassembly.Side, hdr, body []byte, m reassembly.Meta) {
+func (c *Conn) hold(side flow.Side, hdr, body []byte, m flow.Meta) {
 	if len(c.held)+len(hdr)+len(body) > c.opts.MaxHeld {
 		c.stats.Overflow++
 		c.end(StatusNoSecrets, m, "no secrets before %d bytes of records were held", c.opts.MaxHeld)
@@ -295,7 +295,7 @@ func (c *Conn) drain() {
 }
 
 // record processes one whole record of side.
-func (c *Conn) record(side reassembly.Side, hdr, body []byte, m reassembly.Meta) {
+func (c *Conn) record(side flow.Side, hdr, body []byte, m flow.Meta) {
 	d := &c.dirs[side&1]
 	d.seen++
 	if !c.encrypted(d, hdr[0]) {
@@ -347,7 +347,7 @@ func (c *Conn) record(side reassembly.Side, hdr, body []byte, m reassembly.Meta)
 }
 
 // handshake follows side's handshake messages in p.
-func (c *Conn) handshake(side reassembly.Side, d *direction, p []byte, m reassembly.Meta) {
+func (c *Conn) handshake(side flow.Side, d *direction, p []byte, m flow.Meta) {
 	for len(p) > 0 && !c.status.Final() {
 		typ, body, rest, ok := d.msgs.next(p)
 		if !ok {
@@ -355,14 +355,14 @@ func (c *Conn) handshake(side reassembly.Side, d *direction, p []byte, m reassem
 		}
 		p = rest
 		switch {
-		case typ == hsClientHello && side == reassembly.Client:
+		case typ == hsClientHello && side == flow.Client:
 			h, ok := parseClientHello(body)
 			if !ok {
 				c.end(StatusUnsupported, m, "a ClientHello tlsdec cannot read")
 				return
 			}
 			c.client, c.clientHello = h, true
-		case typ == hsServerHello && side == reassembly.Broker:
+		case typ == hsServerHello && side == flow.Broker:
 			c.serverHello(body, m)
 		case (typ == hsFinished || typ == hsKeyUpdate) && c.tls13:
 			// The keys change after the record that ends this message.
@@ -372,7 +372,7 @@ func (c *Conn) handshake(side reassembly.Side, d *direction, p []byte, m reassem
 }
 
 // serverHello learns the version and suite and starts waiting for secrets.
-func (c *Conn) serverHello(body []byte, m reassembly.Meta) {
+func (c *Conn) serverHello(body []byte, m flow.Meta) {
 	h, ok := parseServerHello(body)
 	switch {
 	case !ok:
@@ -400,7 +400,7 @@ func (c *Conn) serverHello(body []byte, m reassembly.Meta) {
 
 // unlock keys the connection once the key log has its secrets. It does not
 // drain the held records (see Feed).
-func (c *Conn) unlock(m reassembly.Meta) {
+func (c *Conn) unlock(m flow.Meta) {
 	if c.status != StatusWaiting {
 		return
 	}
@@ -439,7 +439,7 @@ func (c *Conn) complete(s *Secrets) bool {
 
 // key derives both directions' protection from s.
 func (c *Conn) key(s *Secrets) error {
-	cl, sv := &c.dirs[reassembly.Client], &c.dirs[reassembly.Broker]
+	cl, sv := &c.dirs[flow.Client], &c.dirs[flow.Broker]
 	if !c.tls13 {
 		client, server, err := keys12(c.suite, s.s[labMaster].bytes(), &c.client.random, &c.server.random)
 		if err != nil {
@@ -473,7 +473,7 @@ func (c *Conn) key(s *Secrets) error {
 
 // rekey moves d to its next traffic secret (TLS 1.3: after Finished, the
 // application secret; after a KeyUpdate, the next one).
-func (c *Conn) rekey(side reassembly.Side, d *direction, m reassembly.Meta) {
+func (c *Conn) rekey(side flow.Side, d *direction, m flow.Meta) {
 	d.rekey = false
 	prot, err := keys13(c.suite, d.secret)
 	if err == nil {

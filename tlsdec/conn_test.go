@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kwatch/kwatch/flow"
 	"github.com/kwatch/kwatch/internal/tlstest"
-	"github.com/kwatch/kwatch/reassembly"
 )
 
 // TestConnDecryptsRealSessions: every suite tlsdec claims, in a real Go TLS
@@ -139,7 +139,7 @@ func TestConnSecretsArriveLate(t *testing.T) {
 				}
 				keys.Write(s.KeyLog)
 			}
-			c.Feed(sideOf(ch), ch.B, reassembly.Meta{Frame: uint64(i + 1)})
+			c.Feed(sideOf(ch), ch.B, flow.Meta{Frame: uint64(i + 1)})
 		}
 		decrypted := bytes.Equal(out.plain[0], s.plain[0]) && bytes.Equal(out.plain[1], s.plain[1])
 		if follow != (c.Status() == StatusDecrypting && decrypted) || !follow && len(out.plain[0])+len(out.plain[1]) != 0 {
@@ -156,7 +156,7 @@ func TestConnHeldBound(t *testing.T) {
 	keys.Follow()
 	c := NewConn(keys, out, Options{MaxHeld: 4096})
 	for i, ch := range s.Chunks {
-		c.Feed(sideOf(ch), ch.B, reassembly.Meta{Frame: uint64(i + 1)})
+		c.Feed(sideOf(ch), ch.B, flow.Meta{Frame: uint64(i + 1)})
 	}
 	if c.Status() != StatusNoSecrets || c.Stats().Overflow != 1 || len(c.held) != 0 {
 		t.Fatalf("status %v, stats %+v, %d bytes still held", c.Status(), c.Stats(), len(c.held))
@@ -178,8 +178,8 @@ func TestConnHandshakeVariants(t *testing.T) {
 			s := &session{}
 			sizes := []int{100, 20000}
 			s.Session = tlstest.Run(t, cfg,
-				func(c *tls.Conn) error { return talk(c, sizes, &s.plain[reassembly.Client], 'C') },
-				func(c *tls.Conn) error { return talk(c, sizes, &s.plain[reassembly.Broker], 'S') })
+				func(c *tls.Conn) error { return talk(c, sizes, &s.plain[flow.Client], 'C') },
+				func(c *tls.Conn) error { return talk(c, sizes, &s.plain[flow.Broker], 'S') })
 			if i == 2 && !s.Resumed {
 				t.Fatalf("version %#x: the third session did not resume", vers)
 			}
@@ -230,9 +230,9 @@ func TestConnNotRecords(t *testing.T) {
 			}
 			c := NewConn(keys, &collect{}, Options{})
 			for _, ch := range s.Chunks[:tt.after] {
-				c.Feed(sideOf(ch), ch.B, reassembly.Meta{})
+				c.Feed(sideOf(ch), ch.B, flow.Meta{})
 			}
-			c.Feed(reassembly.Broker, garbage, reassembly.Meta{Frame: 99})
+			c.Feed(flow.Broker, garbage, flow.Meta{Frame: 99})
 			if d, at := c.Detail(); c.Status() != tt.want || at.Frame != 99 || !strings.Contains(d, "not a TLS record") {
 				t.Fatalf("status %v (%s at %d), want %v", c.Status(), d, at.Frame, tt.want)
 			}

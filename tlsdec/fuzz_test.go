@@ -4,7 +4,7 @@ import (
 	"crypto/tls"
 	"testing"
 
-	"github.com/kwatch/kwatch/reassembly"
+	"github.com/kwatch/kwatch/flow"
 )
 
 // FuzzRecords: whatever the bytes and wherever they are cut, the record
@@ -109,17 +109,17 @@ func FuzzConnFeed(f *testing.F) {
 		for len(data) > 0 {
 			h := data[0]
 			n := min(int(h&0x7f), len(data)-1)
-			side := reassembly.Client
+			side := flow.Client
 			if h&0x80 != 0 {
-				side = reassembly.Broker
+				side = flow.Broker
 			}
-			c.Feed(side, data[1:1+n], reassembly.Meta{})
+			c.Feed(side, data[1:1+n], flow.Meta{})
 			data = data[1+n:]
 			if len(c.held) > c.opts.MaxHeld {
 				t.Fatalf("%d bytes held", len(c.held))
 			}
 		}
-		c.Close(reassembly.Meta{})
+		c.Close(flow.Meta{})
 		if !c.Status().Final() && c.Status() != StatusDecrypting {
 			t.Fatalf("status %v after Close", c.Status())
 		}
@@ -128,7 +128,7 @@ func FuzzConnFeed(f *testing.F) {
 
 type checkOut struct{ c *Conn }
 
-func (o *checkOut) Plain(side reassembly.Side, p []byte, m reassembly.Meta) {
+func (o *checkOut) Plain(side flow.Side, p []byte, m flow.Meta) {
 	if o.c.Status() != StatusDecrypting || len(p) > MaxRecord {
 		panic("plaintext handed out while not decrypting, or over a record")
 	}

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kwatch/kwatch/flow"
 	"github.com/kwatch/kwatch/internal/tlstest"
-	"github.com/kwatch/kwatch/reassembly"
 )
 
 // Go's crypto/tls sends a KeyUpdate only in answer to one that requests
@@ -104,7 +104,7 @@ func TestConnKeyUpdate(t *testing.T) {
 	}
 	for side, want := range sess.plain {
 		if !bytes.Equal(out.plain[side], want) {
-			t.Fatalf("%v side: decrypted %q, want %q", reassembly.Side(side), out.plain[side], want)
+			t.Fatalf("%v side: decrypted %q, want %q", flow.Side(side), out.plain[side], want)
 		}
 	}
 }

@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kwatch/kwatch/flow"
 	"github.com/kwatch/kwatch/internal/tlstest"
-	"github.com/kwatch/kwatch/reassembly"
 )
 
 // session is a recorded TLS session and what each side wrote in it.
 type session struct {
 	*tlstest.Session
-	plain [2][]byte // indexed by reassembly.Side
+	plain [2][]byte // indexed by flow.Side
 }
 
 // exchange is what the client and the server send after the handshake:
@@ -31,8 +31,8 @@ func runSizes(t testing.TB, vers, suite uint16, sizes []int) *session {
 	t.Helper()
 	s := &session{}
 	s.Session = tlstest.Run(t, tlstest.Config{Version: vers, Suite: suite},
-		func(c *tls.Conn) error { return talk(c, sizes, &s.plain[reassembly.Client], 'C') },
-		func(c *tls.Conn) error { return talk(c, sizes, &s.plain[reassembly.Broker], 'S') })
+		func(c *tls.Conn) error { return talk(c, sizes, &s.plain[flow.Client], 'C') },
+		func(c *tls.Conn) error { return talk(c, sizes, &s.plain[flow.Broker], 'S') })
 	return s
 }
 
@@ -53,11 +53,11 @@ func talk(conn *tls.Conn, sizes []int, sent *[]byte, tag byte) error {
 	return nil
 }
 
-func sideOf(ch tlstest.Chunk) reassembly.Side {
+func sideOf(ch tlstest.Chunk) flow.Side {
 	if ch.FromClient {
-		return reassembly.Client
+		return flow.Client
 	}
-	return reassembly.Broker
+	return flow.Broker
 }
 
 // collect is an Output that appends each side's plaintext.
@@ -65,7 +65,7 @@ type collect struct {
 	plain [2][]byte
 }
 
-func (c *collect) Plain(side reassembly.Side, p []byte, m reassembly.Meta) {
+func (c *collect) Plain(side flow.Side, p []byte, m flow.Meta) {
 	c.plain[side] = append(c.plain[side], p...)
 }
 
@@ -75,7 +75,7 @@ func decrypt(t testing.TB, s *session, keys *KeyLog, step int) (*Conn, *collect)
 	out := &collect{}
 	c := NewConn(keys, out, Options{})
 	for i, ch := range s.Chunks {
-		m := reassembly.Meta{Frame: uint64(i + 1), Time: time.Unix(int64(i), 0)}
+		m := flow.Meta{Frame: uint64(i + 1), Time: time.Unix(int64(i), 0)}
 		p := ch.B
 		for len(p) > 0 {
 			n := len(p)
@@ -86,7 +86,7 @@ func decrypt(t testing.TB, s *session, keys *KeyLog, step int) (*Conn, *collect)
 			p = p[n:]
 		}
 	}
-	c.Close(reassembly.Meta{Frame: uint64(len(s.Chunks) + 1)})
+	c.Close(flow.Meta{Frame: uint64(len(s.Chunks) + 1)})
 	return c, out
 }
 

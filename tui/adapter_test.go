@@ -10,6 +10,7 @@ import (
 
 	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 )
 
 func fixtureReport() *audit.Report {
@@ -47,10 +48,10 @@ func fixtureReport() *audit.Report {
 		Brokers: []audit.BrokerView{{Broker: "10.0.0.9:9092", Clients: 2, Findings: map[string]uint64{"broker-accepted-invalid": 1}}},
 		Findings: []audit.Finding{
 			{Time: t0, Rule: "instance-id-changed", Severity: audit.SeverityError, KIP: "KIP-1313", Frame: 7,
-				Conn: decode.ConnID{Client: client, Broker: broker}, API: "Metadata", APIKey: 3, APIVersion: 12,
+				Conn: flow.ConnID{Client: client, Broker: broker}, API: "Metadata", APIKey: 3, APIVersion: 12,
 				ClientID: "orders-app", InstanceID: id, Expected: "a", Observed: "b", Message: "changed"},
 			{Time: t0, Rule: "member-id-not-uuid", Severity: audit.SeverityWarn, KIP: "KIP-1082", Confidence: audit.ConfidencePartial,
-				Frame: 9, Conn: decode.ConnID{Client: legacyClient, Broker: broker}, ClientID: "rdkafka", Group: "g", MemberID: "x"},
+				Frame: 9, Conn: flow.ConnID{Client: legacyClient, Broker: broker}, ClientID: "rdkafka", Group: "g", MemberID: "x"},
 			{Time: t0, Rule: "client-id-repeated", Severity: audit.SeverityInfo, Frame: 11},
 		},
 	}

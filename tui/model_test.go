@@ -1,10 +1,11 @@
 package tui
 
 import (
-	"github.com/kwatch/kwatch/audit"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kwatch/kwatch/audit"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"

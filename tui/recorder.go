@@ -9,6 +9,7 @@ import (
 
 	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 )
 
 // Recorder keeps what the detail screens show and the audit report does not:
@@ -28,8 +29,8 @@ type Recorder struct {
 	Next decode.Sink
 
 	mu        sync.Mutex
-	conns     map[decode.ConnID]*connRecord
-	connOrder []decode.ConnID
+	conns     map[flow.ConnID]*connRecord
+	connOrder []flow.ConnID
 	timelines map[string]*headTail
 	timeOrder []string
 	// contexts by contextKey: the first recorderContexts kept for good,
@@ -148,7 +149,7 @@ type findingContext struct {
 func NewRecorder(next decode.Sink) *Recorder {
 	return &Recorder{
 		Next:      next,
-		conns:     make(map[decode.ConnID]*connRecord),
+		conns:     make(map[flow.ConnID]*connRecord),
 		timelines: make(map[string]*headTail),
 		contexts:  make(map[string]*findingContext),
 	}
@@ -258,7 +259,7 @@ func remember[K comparable, V any](m map[K]V, order *[]K, k K, v V, limit int) {
 	}
 }
 
-func (r *Recorder) conn(id decode.ConnID) *connRecord {
+func (r *Recorder) conn(id flow.ConnID) *connRecord {
 	c := r.conns[id]
 	if c != nil {
 		return c

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kwatch/kwatch/audit"
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 )
 
 type countSink struct{ n int }
@@ -17,7 +18,7 @@ type countSink struct{ n int }
 func (c *countSink) Event(*decode.Event) { c.n++ }
 
 func TestRecorder(t *testing.T) {
-	conn := decode.ConnID{
+	conn := flow.ConnID{
 		Client:     netip.MustParseAddrPort("10.1.0.1:40001"),
 		Broker:     netip.MustParseAddrPort("10.0.0.1:9092"),
 		StartFrame: 1,
@@ -72,7 +73,7 @@ func TestRecorder(t *testing.T) {
 // is afterwards; the request that broke the rule joins the instance's
 // timeline, named by the rule.
 func TestRecorderContext(t *testing.T) {
-	conn := decode.ConnID{
+	conn := flow.ConnID{
 		Client:     netip.MustParseAddrPort("10.1.0.1:40001"),
 		Broker:     netip.MustParseAddrPort("10.0.0.1:9092"),
 		StartFrame: 1,
@@ -133,7 +134,7 @@ func TestRecorderTimelineKeepsFirst(t *testing.T) {
 func TestRecorderBounded(t *testing.T) {
 	r := NewRecorder(nil)
 	for i := 0; i < recorderMaxConns+50; i++ {
-		conn := decode.ConnID{
+		conn := flow.ConnID{
 			Client:     netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)}), 40000),
 			Broker:     netip.MustParseAddrPort("10.0.0.1:9092"),
 			StartFrame: uint64(i + 1),
@@ -154,7 +155,7 @@ func TestRecorderBounded(t *testing.T) {
 		}
 		break
 	}
-	conn := decode.ConnID{Client: netip.MustParseAddrPort("10.1.0.1:40000"), Broker: netip.MustParseAddrPort("10.0.0.1:9092"), StartFrame: 1}
+	conn := flow.ConnID{Client: netip.MustParseAddrPort("10.1.0.1:40000"), Broker: netip.MustParseAddrPort("10.0.0.1:9092"), StartFrame: 1}
 	r.conns[conn] = &connRecord{requests: newRing(recorderConnRing)}
 	for f := range uint64(3 * recorderContexts) {
 		r.Finding(audit.Finding{Rule: "client-id-changed", Frame: f, Conn: conn})

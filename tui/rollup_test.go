@@ -1,9 +1,10 @@
 package tui
 
 import (
-	"github.com/kwatch/kwatch/audit"
 	"strings"
 	"testing"
+
+	"github.com/kwatch/kwatch/audit"
 )
 
 // TestRollups: the groups pane counts the member IDs the report marks as

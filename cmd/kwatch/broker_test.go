@@ -9,14 +9,15 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
-	"github.com/kwatch/kwatch/internal/pcapgen"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/kwatch/kwatch/internal/pcapgen"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // ---------------------------------------------------------------- 3.5 / 3.1

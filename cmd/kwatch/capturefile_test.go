@@ -15,7 +15,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"github.com/kwatch/kwatch/internal/pcapgen"
 	"hash/crc32"
 	"math/rand/v2"
 	"os"
@@ -26,6 +25,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kwatch/kwatch/internal/pcapgen"
 )
 
 // SPEC 6 "offline: pcap or pcapng": every link layer a capture may have

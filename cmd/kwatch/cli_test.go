@@ -12,10 +12,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
-	"github.com/kwatch/kwatch/internal/pcapgen"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -27,6 +23,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/kwatch/kwatch/internal/pcapgen"
 )
 
 // ---------------------------------------------------------------- exit status

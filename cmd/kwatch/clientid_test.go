@@ -7,14 +7,15 @@ package main
 
 import (
 	"fmt"
-	"github.com/kwatch/kwatch/internal/pcapgen"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"net/netip"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kwatch/kwatch/internal/pcapgen"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // ---------------------------------------------------------------- 3.2

@@ -12,8 +12,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/kwatch/kwatch/internal/pcapgen"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"math/rand/v2"
 	"net/netip"
 	"path/filepath"
@@ -22,6 +20,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kwatch/kwatch/internal/pcapgen"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestClientReference: the clean reference conversation. SPEC 3.1

@@ -8,10 +8,11 @@ package main
 
 import (
 	"fmt"
-	"github.com/kwatch/kwatch/internal/pcapgen"
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/kwatch/kwatch/internal/pcapgen"
 )
 
 // SPEC 3.1 instance-id-reserved (warn): "the instance ID is ONE_UUID"; 3.7:

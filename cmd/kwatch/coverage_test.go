@@ -10,8 +10,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/kwatch/kwatch/internal/pcapgen"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"math/rand/v2"
 	"net/netip"
 	"slices"
@@ -19,6 +17,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kwatch/kwatch/internal/pcapgen"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // SPEC section 2: "A connection joined mid-stream still yields findings, but

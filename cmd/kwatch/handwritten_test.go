@@ -15,9 +15,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"net"
 	"net/netip"
 	"os"
@@ -26,6 +23,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // ------------------------------------------------------------ pcap writer

@@ -8,9 +8,10 @@ package main
 
 import (
 	"fmt"
-	"github.com/kwatch/kwatch/internal/pcapgen"
 	"net/netip"
 	"testing"
+
+	"github.com/kwatch/kwatch/internal/pcapgen"
 )
 
 // ---------------------------------------------------------------- 3.1

@@ -8,11 +8,12 @@ package main
 
 import (
 	"fmt"
-	"github.com/kwatch/kwatch/internal/pcapgen"
 	"net/netip"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/kwatch/kwatch/internal/pcapgen"
 )
 
 // ---------------------------------------------------------------- compliant

@@ -9,11 +9,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
-	"github.com/kwatch/kwatch/internal/pcapgen"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -25,6 +20,12 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/kwatch/kwatch/internal/pcapgen"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // SPEC section 2: "Requests with a v0/v1 header are exempt from the header

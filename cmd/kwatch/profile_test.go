@@ -9,10 +9,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/kwatch/kwatch/internal/pcapgen"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"net/netip"
 	"testing"
+
+	"github.com/kwatch/kwatch/internal/pcapgen"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // SPEC section 4 (accepted-2026): "requires it on the first request of a

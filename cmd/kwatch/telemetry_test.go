@@ -7,11 +7,12 @@ package main
 // silent" only, never from kwatch's implementation.
 
 import (
-	"github.com/kwatch/kwatch/internal/pcapgen"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/kwatch/kwatch/internal/pcapgen"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // ---------------------------------------------------------------- 3.3

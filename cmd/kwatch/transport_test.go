@@ -12,8 +12,6 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/kwatch/kwatch/internal/pcapgen"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -21,6 +19,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kwatch/kwatch/internal/pcapgen"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestTransportVariants: pcapgen doc: "Perturbations never change

@@ -12,13 +12,14 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"github.com/kwatch/kwatch/internal/pcapgen"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"net/netip"
 	"runtime"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/kwatch/kwatch/internal/pcapgen"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // SPEC section 1 SaslHandshake: "after a v0 handshake the client sends raw
