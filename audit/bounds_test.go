@@ -35,17 +35,17 @@ func TestBoundedConnState(t *testing.T) {
 		e.Frame, e.Time, e.CorrelationID = uint64(i+1), t0.Add(time.Duration(i)*time.Microsecond), int32(i)
 		a.Event(e) // heartbeats never answered: the pending table must not grow
 		if i == 1000 {
-			size = connSize(a.conns[connA])
+			size = connSize(a.conn.conns[connA])
 		}
 	}
-	c := a.conns[connA]
+	c := a.conn.conns[connA]
 	if got := connSize(c); got != size || got > maxPending+2 {
 		t.Errorf("connection state grew: %d after 1000 requests, %d after 1e6", size, got)
 	}
-	if c.cidRepeats != 999_999 || a.t.requests[2] != 1_000_000 {
-		t.Errorf("counters: %d repeats, %d requests", c.cidRepeats, a.t.requests[2])
+	if c.cidRepeats != 999_999 || a.conn.n.requests[2] != 1_000_000 {
+		t.Errorf("counters: %d repeats, %d requests", c.cidRepeats, a.conn.n.requests[2])
 	}
-	if a.t.pendingEvicted == 0 {
+	if a.conn.n.pendingEvicted == 0 {
 		t.Error("pending evictions not counted")
 	}
 }
@@ -75,12 +75,12 @@ func TestClosedConnectionsDropped(t *testing.T) {
 	s.end(connA)
 	s.now = s.now.Add(500 * time.Millisecond)
 	s.req(connB, kMetadata, 12)
-	if _, ok := s.a.conns[connA]; !ok {
+	if _, ok := s.a.conn.conns[connA]; !ok {
 		t.Fatal("closed connection dropped before its grace")
 	}
 	s.now = s.now.Add(2 * time.Second)
 	s.req(connB, kMetadata, 12)
-	if _, ok := s.a.conns[connA]; ok {
+	if _, ok := s.a.conn.conns[connA]; ok {
 		t.Fatal("closed connection kept after its grace")
 	}
 	if rep := s.finish(); rep.Totals.Connections != 2 || len(rep.Instances) != 2 {

@@ -82,7 +82,7 @@ type Case struct {
 
 // addCase counts f, a finding on row r, in its case in cases, which it
 // returns (nil: a new case beyond maxCases, not followed).
-func (a *Auditor) addCase(cases *map[caseKey]*caseState, r *row, f *Finding) *caseState {
+func (a *InstanceAuditor) addCase(cases *map[caseKey]*caseState, r *row, f *Finding) *caseState {
 	rule := f.rule.rule()
 	k := caseKey{row: r, rule: f.rule}
 	if rule.AboutBroker() {

@@ -44,7 +44,7 @@ func isHeaderV3(key decode.APIKey, version int16) bool {
 }
 
 // headerVersion is the header version a request is audited under.
-func (a *Auditor) headerVersion(e *decode.Event) int8 {
+func (a *ConnAuditor) headerVersion(e *decode.Event) int8 {
 	if a.o.Profile == ProfileAccepted2026 && e.HeaderVersion > 0 && isHeaderV3(e.APIKey, e.APIVersion) {
 		return 3
 	}
@@ -91,7 +91,7 @@ func idOrNone(u decode.UUID) string {
 
 // reqCheck carries what the checks of one request share.
 type reqCheck struct {
-	a     *Auditor
+	a     *ConnAuditor
 	c     *connState
 	e     *decode.Event
 	hv    int8
@@ -103,17 +103,17 @@ type reqCheck struct {
 	hasInvalid bool
 }
 
-func (q *reqCheck) fire(r ruleID, d *detail) {
+func (q *reqCheck) fire(r ruleID, d *Verdict) {
 	q.a.fire(q.c, q.e, r, d)
-	if !q.hasInvalid && r.rule().BrokerRejects && cmp.Or(d.sev, r.rule().Severity) == SeverityError && r.runsUnder(q.a.o.Profile) {
+	if !q.hasInvalid && r.rule().BrokerRejects && cmp.Or(d.Severity, r.rule().Severity) == SeverityError && r.runsUnder(q.a.o.Profile) {
 		q.invalid, q.hasInvalid = r, true
 	}
 }
 
-func (a *Auditor) request(c *connState, e *decode.Event) {
+func (a *ConnAuditor) request(c *connState, e *decode.Event) {
 	q := reqCheck{a: a, c: c, e: e, hv: a.headerVersion(e)}
-	if q.hv >= 0 && int(q.hv) < len(a.t.requests) {
-		a.t.requests[q.hv]++
+	if q.hv >= 0 && int(q.hv) < len(a.n.requests) {
+		a.n.requests[q.hv]++
 	}
 	q.hasID = e.HasInstanceID && e.TagProblem == decode.TagOK && !e.InstanceID.IsZero() && q.hv >= 2
 	q.id = e.InstanceID
@@ -149,8 +149,8 @@ type apiCheck struct {
 	request func(*reqCheck)
 	// response judges the decoded answer to a remembered request;
 	// unread is told of an answer whose body did not decode.
-	response func(*Auditor, *connState, *decode.Event, *pending)
-	unread   func(*Auditor, *connState, *decode.Event, *pending)
+	response func(*ConnAuditor, *connState, *decode.Event, *pending)
+	unread   func(*ConnAuditor, *connState, *decode.Event, *pending)
 	// rememberInvalid: a request whose own check remembers nothing is
 	// still remembered when it broke a rule a conforming broker rejects,
 	// so that broker-accepted-invalid judges the answer's error code.
@@ -162,10 +162,10 @@ type apiCheck struct {
 var apiChecks = apiCheckTable()
 
 func apiCheckTable() (t [decode.KeyStreamsGroupHeartbeat + 1]apiCheck) {
-	heartbeat := apiCheck{request: (*reqCheck).heartbeat, response: (*Auditor).heartbeatResponse, unread: (*Auditor).joinAnswered}
+	heartbeat := apiCheck{request: (*reqCheck).heartbeat, response: (*ConnAuditor).heartbeatResponse, unread: (*ConnAuditor).joinAnswered}
 	t[decode.KeySASLHandshake] = apiCheck{rememberInvalid: true}
 	t[decode.KeyAPIVersions] = apiCheck{request: (*reqCheck).software, rememberInvalid: true}
-	t[decode.KeyGetTelemetrySubscriptions] = apiCheck{request: (*reqCheck).getTelemetry, response: (*Auditor).telemetryResponse}
+	t[decode.KeyGetTelemetrySubscriptions] = apiCheck{request: (*reqCheck).getTelemetry, response: (*ConnAuditor).telemetryResponse}
 	t[decode.KeyPushTelemetry] = apiCheck{request: (*reqCheck).pushTelemetry}
 	t[decode.KeyConsumerGroupHeartbeat] = heartbeat
 	t[decode.KeyShareGroupHeartbeat] = heartbeat
@@ -184,14 +184,14 @@ func checkFor(key decode.APIKey) apiCheck {
 // observe hands the per-instance part a step of this request.
 func (q *reqCheck) observe(step Step) {
 	o := q.a.observation(q.c, q.e, step)
-	q.a.observe(o)
+	q.a.next.Observe(o)
 }
 
 // telemetry hands the per-instance part a use of telemetry ID id.
 func (q *reqCheck) telemetry(id decode.UUID, set, adoptedHere bool) {
 	o := q.a.observation(q.c, q.e, StepTelemetry)
 	o.Telemetry, o.Set, o.AdoptedHere = id, set, adoptedHere
-	q.a.observe(o)
+	q.a.next.Observe(o)
 }
 
 // software: ApiVersions names the client's software.
@@ -202,14 +202,14 @@ func (q *reqCheck) software() {
 	}
 	o := q.a.observation(q.c, q.e, StepSoftware)
 	o.Software, o.SwVersion = b.ClientSoftwareName, b.ClientSoftwareVersion
-	q.a.observe(o)
+	q.a.next.Observe(o)
 }
 
 func (q *reqCheck) remember(p pending) {
 	p.corr, p.frame, p.time = q.e.CorrelationID, q.e.Frame, q.e.Time
 	p.invalid, p.hasInvalid = q.invalid, q.hasInvalid
 	if q.c.addPending(p) {
-		q.a.t.pendingEvicted++
+		q.a.n.pendingEvicted++
 	}
 }
 
@@ -226,9 +226,9 @@ func (q *reqCheck) clientID() {
 		}
 	case cidEmpty:
 		if !empty {
-			q.fire(rClientIDMissingFirst, &detail{expected: "client ID on the first request",
-				observed: string(e.ClientID),
-				msg:      "the connection's first request had no client ID; the broker keeps it and ignores this one"})
+			q.fire(rClientIDMissingFirst, &Verdict{Expected: "client ID on the first request",
+				Observed: string(e.ClientID),
+				Message:  "the connection's first request had no client ID; the broker keeps it and ignores this one"})
 		}
 	case cidSet:
 		if e.ClientIDNull {
@@ -239,12 +239,12 @@ func (q *reqCheck) clientID() {
 		if n := uint64(len(e.ClientID)); n > 0 {
 			c.cidRepeats++
 			c.cidRepeatBytes += n
-			q.a.t.cidRepeats++
-			q.a.t.cidRepeatBytes += n
+			q.a.n.cidRepeats++
+			q.a.n.cidRepeatBytes += n
 		}
 		if string(e.ClientID) != c.firstCID {
-			q.fire(rClientIDChanged, &detail{expected: c.firstCID, observed: string(e.ClientID),
-				msg: "client ID differs from the connection's first; the broker attributes this request to the first"})
+			q.fire(rClientIDChanged, &Verdict{Expected: c.firstCID, Observed: string(e.ClientID),
+				Message: "client ID differs from the connection's first; the broker attributes this request to the first"})
 		}
 	}
 }
@@ -252,17 +252,17 @@ func (q *reqCheck) clientID() {
 // instanceChanged fires instance-id-changed (SPEC.md 3.1, and section 4
 // for v3 headers): the request's instance ID is not the connection's first.
 func (q *reqCheck) instanceChanged() {
-	q.fire(rInstanceChanged, &detail{expected: JavaString(q.c.instID), observed: JavaString(q.id),
-		msg: "instance ID changed mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
+	q.fire(rInstanceChanged, &Verdict{Expected: JavaString(q.c.instID), Observed: JavaString(q.id),
+		Message: "instance ID changed mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
 }
 
 // instanceID applies SPEC.md 3.1 (or section 4) to a v2+ header.
 func (q *reqCheck) instanceID() {
 	e := q.e
 	if e.TagProblem != decode.TagOK {
-		q.fire(rInstanceMalformed, &detail{expected: "tag 0 of 16 bytes, tags ascending and within the header",
-			observed: e.TagProblem.String(),
-			msg:      "malformed request header tagged fields (" + e.TagProblem.String() + "); a conforming broker rejects this request"})
+		q.fire(rInstanceMalformed, &Verdict{Expected: "tag 0 of 16 bytes, tags ascending and within the header",
+			Observed: e.TagProblem.String(),
+			Message:  "malformed request header tagged fields (" + e.TagProblem.String() + "); a conforming broker rejects this request"})
 		return
 	}
 	if q.hasID {
@@ -270,12 +270,7 @@ func (q *reqCheck) instanceID() {
 		// A connection's client row is its first instance ID's: an ID
 		// it changes to shows in the findings, not as a client of its own.
 		if q.c.inst != idSet || q.c.instID == q.id {
-			// Called, not dispatched by observe: it is most requests' step.
-			if o := q.a.instanceObservation(q.c, q.e, q.id); q.a.o.Observer != nil {
-				q.a.handOut(o, nil)
-			} else {
-				q.a.touchInstance(o.book, o)
-			}
+			q.a.next.Observe(q.a.instanceObservation(q.c, q.e, q.id))
 		}
 	}
 	if q.a.o.Profile == ProfileAccepted2026 {
@@ -299,15 +294,15 @@ func (q *reqCheck) seedConsistency() {
 		}
 	case idSet:
 		if !q.hasID {
-			q.fire(rInstanceDropped, &detail{expected: c.instIDText(), observed: "none",
-				msg: "instance ID dropped mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
+			q.fire(rInstanceDropped, &Verdict{Expected: c.instIDText(), Observed: "none",
+				Message: "instance ID dropped mid-connection; a conforming broker rejects this request with INVALID_REQUEST"})
 		} else if q.id != c.instID {
 			q.instanceChanged()
 		}
 	case idNone:
 		if q.hasID {
-			q.fire(rInstanceLate, &detail{expected: "none", observed: JavaString(q.id), inst: q.id,
-				msg: "instance ID set after a first v2 request without one; a conforming broker rejects this request with INVALID_REQUEST"})
+			q.fire(rInstanceLate, &Verdict{Expected: "none", Observed: JavaString(q.id), Instance: q.id,
+				Message: "instance ID set after a first v2 request without one; a conforming broker rejects this request with INVALID_REQUEST"})
 		}
 	}
 }
@@ -320,7 +315,7 @@ func (q *reqCheck) acceptedConsistency() {
 		switch {
 		case !c.fromStart || c.gap || q.e.Partial:
 			// Identity unobservable: the first request was not seen.
-			q.a.t.unobservable++
+			q.a.n.unobservable++
 			c.inst = idUnobservable
 			if q.hasID {
 				c.setInstance(q.id)
@@ -329,8 +324,8 @@ func (q *reqCheck) acceptedConsistency() {
 			c.setInstance(q.id)
 		default:
 			c.inst = idNone
-			q.fire(rInstanceMissingFirst, &detail{expected: "an instance ID", observed: "none",
-				msg: "the connection's first v3-header request carries no instance ID"})
+			q.fire(rInstanceMissingFirst, &Verdict{Expected: "an instance ID", Observed: "none",
+				Message: "the connection's first v3-header request carries no instance ID"})
 		}
 	case idUnobservable:
 		if q.hasID {
@@ -344,8 +339,8 @@ func (q *reqCheck) acceptedConsistency() {
 			q.instanceChanged()
 		} else if !c.instRepeat {
 			c.instRepeat = true
-			q.fire(rInstanceRepeated, &detail{expected: "none after the first request", observed: JavaString(q.id),
-				msg: "the instance ID is repeated after the connection's first request (" + strconv.Itoa(instanceTagBytes) + " header bytes per request)"})
+			q.fire(rInstanceRepeated, &Verdict{Expected: "none after the first request", Observed: JavaString(q.id),
+				Message: "the instance ID is repeated after the connection's first request (" + strconv.Itoa(instanceTagBytes) + " header bytes per request)"})
 		}
 	}
 }
@@ -373,12 +368,12 @@ func (q *reqCheck) getTelemetry() {
 		q.telemetry(r, true, false)
 	case r.IsZero():
 		tableRow = telemetryRequested
-		q.fire(rTelemetryRequestedWithHeader, &detail{expected: JavaString(h), observed: "0",
-			msg: "GetTelemetrySubscriptions asks the broker for a telemetry ID while sending header instance ID; a conforming broker answers INVALID_REQUEST"})
+		q.fire(rTelemetryRequestedWithHeader, &Verdict{Expected: JavaString(h), Observed: "0",
+			Message: "GetTelemetrySubscriptions asks the broker for a telemetry ID while sending header instance ID; a conforming broker answers INVALID_REQUEST"})
 	default:
 		tableRow = telemetryMismatch
-		q.fire(rTelemetryMismatch, &detail{expected: JavaString(h), observed: JavaString(r),
-			msg: "telemetry ClientInstanceId differs from the header instance ID; a conforming broker answers INVALID_REQUEST"})
+		q.fire(rTelemetryMismatch, &Verdict{Expected: JavaString(h), Observed: JavaString(r),
+			Message: "telemetry ClientInstanceId differs from the header instance ID; a conforming broker answers INVALID_REQUEST"})
 	}
 	q.remember(pending{key: decode.KeyGetTelemetrySubscriptions, telemetryRow: tableRow})
 }
@@ -387,11 +382,11 @@ func (q *reqCheck) pushTelemetry() {
 	r := q.e.Body.TelemetryInstanceID
 	switch {
 	case r.IsZero():
-		q.fire(rTelemetryZeroPush, &detail{expected: "a non-zero ClientInstanceId", observed: "0",
-			msg: "PushTelemetry with a zero ClientInstanceId; a conforming broker rejects it"})
+		q.fire(rTelemetryZeroPush, &Verdict{Expected: "a non-zero ClientInstanceId", Observed: "0",
+			Message: "PushTelemetry with a zero ClientInstanceId; a conforming broker rejects it"})
 	case q.hasID && r != q.id:
-		q.fire(rTelemetryMismatch, &detail{expected: JavaString(q.id), observed: JavaString(r),
-			msg: "PushTelemetry ClientInstanceId differs from the header instance ID"})
+		q.fire(rTelemetryMismatch, &Verdict{Expected: JavaString(q.id), Observed: JavaString(r),
+			Message: "PushTelemetry ClientInstanceId differs from the header instance ID"})
 	default:
 		q.telemetry(r, true, false)
 	}
@@ -399,7 +394,7 @@ func (q *reqCheck) pushTelemetry() {
 }
 
 // memberRequired: is a client-generated member ID required at this version?
-func (a *Auditor) memberRequired(key decode.APIKey, version int16) bool {
+func (a *ConnAuditor) memberRequired(key decode.APIKey, version int16) bool {
 	return key != decode.KeyConsumerGroupHeartbeat || version >= a.reqFrom
 }
 
@@ -419,22 +414,18 @@ func (q *reqCheck) heartbeat() {
 				sev, why = SeverityError, "a conforming broker rejects it with INVALID_REQUEST"
 				p.emptyRequired = true
 			}
-			q.fire(rMemberEmpty, &detail{sev: sev, group: group, expected: "a client-generated UUID", observed: "\"\"",
-				msg: "group join with an empty member ID; " + why})
+			q.fire(rMemberEmpty, &Verdict{Severity: sev, Group: group, Expected: "a client-generated UUID", Observed: "\"\"",
+				Message: "group join with an empty member ID; " + why})
 		case leave:
-			q.fire(rLeaveWithoutMember, &detail{group: group, expected: "the member ID of the join", observed: "\"\"",
-				msg: "leave with an empty member ID; the broker answers UNKNOWN_MEMBER_ID and a ghost member stays until its session times out"})
+			q.fire(rLeaveWithoutMember, &Verdict{Group: group, Expected: "the member ID of the join", Observed: "\"\"",
+				Message: "leave with an empty member ID; the broker answers UNKNOWN_MEMBER_ID and a ghost member stays until its session times out"})
 		}
 		q.remember(p)
 		return
 	}
 	o := q.a.lazyObservation(q.c, q.e, StepHeartbeat)
 	o.Group, o.MemberID, o.MemberEpoch = group, member, epoch
-	if q.a.o.Observer != nil {
-		q.a.handOut(o, nil) // the per-instance part is elsewhere (split.go)
-	} else {
-		q.a.memberHeartbeat(o.book, o) // called, not dispatched by observe: a common step
-	}
+	q.a.next.Observe(o)
 	q.remember(p)
 }
 
@@ -445,7 +436,7 @@ func (q *reqCheck) heartbeat() {
 const maxMemberMoves = 3
 
 // response matches a response with its remembered request.
-func (a *Auditor) response(c *connState, e *decode.Event) {
+func (a *ConnAuditor) response(c *connState, e *decode.Event) {
 	p, ok := c.takePending(e.CorrelationID)
 	if !ok {
 		return
@@ -455,20 +446,20 @@ func (a *Auditor) response(c *connState, e *decode.Event) {
 }
 
 // answer judges response e to the remembered request p.
-func (a *Auditor) answer(c *connState, e *decode.Event, p *pending) {
+func (a *ConnAuditor) answer(c *connState, e *decode.Event, p *pending) {
 	if e.RequestAmbiguous {
 		// Two requests shared the correlation ID: judging the broker by
 		// an answer that may be the other request's could be wrong.
-		a.t.stateLimited++
+		a.n.stateLimited++
 		return
 	}
 	b := &e.Body
 	decoded := b.Decoded && !b.BodyError
 	if p.hasInvalid && decoded && b.HasErrorCode && b.ErrorCode != errInvalidRequest {
 		answered := p.invalid.rule()
-		a.fire(c, e, rBrokerAcceptedInvalid, &detail{reqFrame: p.frame, reqTime: p.time, kip: answered.KIP, expected: errName(errInvalidRequest),
-			observed: errName(b.ErrorCode),
-			msg:      "the broker accepted a request that breaks " + answered.ID + a.answeredAt(e) + "; a conforming broker answers INVALID_REQUEST"})
+		a.fire(c, e, rBrokerAcceptedInvalid, &Verdict{RequestFrame: p.frame, RequestTime: p.time, KIP: answered.KIP, Expected: errName(errInvalidRequest),
+			Observed: errName(b.ErrorCode),
+			Message:  "the broker accepted a request that breaks " + answered.ID + a.answeredAt(e) + "; a conforming broker answers INVALID_REQUEST"})
 	}
 	check := checkFor(p.key)
 	switch {
@@ -481,7 +472,7 @@ func (a *Auditor) answer(c *connState, e *decode.Event, p *pending) {
 
 // answeredAt names the answer's frame in the message of a finding about
 // its request (SPEC.md 3.5 findings carry the request's frame).
-func (a *Auditor) answeredAt(e *decode.Event) string {
+func (a *ConnAuditor) answeredAt(e *decode.Event) string {
 	capture, n := a.o.nameFrame(e.Frame)
 	if capture != "" {
 		return " (answered at frame " + strconv.FormatUint(n, 10) + " of " + capture + ")"
@@ -489,7 +480,7 @@ func (a *Auditor) answeredAt(e *decode.Event) string {
 	return " (answered at frame " + strconv.FormatUint(n, 10) + ")"
 }
 
-func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
+func (a *ConnAuditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
 	b := &e.Body
 	o := a.lazyObservation(c, e, StepHeartbeatAnswer)
 	o.Group, o.MemberID, o.Join = p.group, p.member, p.join
@@ -498,30 +489,26 @@ func (a *Auditor) heartbeatResponse(c *connState, e *decode.Event, p *pending) {
 	if o.OK && b.HasMemberID && b.MemberID != "" && b.MemberID != p.member {
 		o.Assigned = b.MemberID
 	}
-	if a.o.Observer != nil {
-		a.handOut(o, nil) // the per-instance part is elsewhere (split.go)
-	} else {
-		a.heartbeatAnswer(o.book, o) // called, not dispatched by observe: a common step
-	}
+	a.next.Observe(o)
 	if o.Assigned != "" && p.emptyRequired {
-		a.fire(c, e, rBrokerGeneratedMember, &detail{reqFrame: p.frame, reqTime: p.time, group: p.group, member: b.MemberID,
-			expected: errName(errInvalidRequest), observed: b.MemberID,
-			msg: "the broker generated a member ID for a join without one, at a version that requires a client-generated ID" + a.answeredAt(e)})
+		a.fire(c, e, rBrokerGeneratedMember, &Verdict{RequestFrame: p.frame, RequestTime: p.time, Group: p.group, MemberID: b.MemberID,
+			Expected: errName(errInvalidRequest), Observed: b.MemberID,
+			Message: "the broker generated a member ID for a join without one, at a version that requires a client-generated ID" + a.answeredAt(e)})
 	}
 }
 
 // joinAnswered: a join was answered, whether with success or an error
 // cannot be told (the body did not decode).
-func (a *Auditor) joinAnswered(c *connState, e *decode.Event, p *pending) {
+func (a *ConnAuditor) joinAnswered(c *connState, e *decode.Event, p *pending) {
 	if !p.join || p.member == "" {
 		return
 	}
 	o := a.observation(c, e, StepJoinAnswered)
 	o.Group, o.MemberID = p.group, p.member
-	a.observe(o)
+	a.next.Observe(o)
 }
 
-func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
+func (a *ConnAuditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 	b := &e.Body
 	ok := !b.HasErrorCode || b.ErrorCode == 0
 	id := b.TelemetryInstanceID
@@ -531,17 +518,17 @@ func (a *Auditor) telemetryResponse(c *connState, e *decode.Event, p *pending) {
 			return
 		}
 		if id.IsZero() {
-			a.fire(c, e, rBrokerTelemetryMissing, &detail{reqFrame: p.frame, reqTime: p.time, expected: "a new non-zero ClientInstanceId", observed: "0",
-				msg: "the broker answered a first GetTelemetrySubscriptions with NONE and a zero ClientInstanceId" + a.answeredAt(e)})
+			a.fire(c, e, rBrokerTelemetryMissing, &Verdict{RequestFrame: p.frame, RequestTime: p.time, Expected: "a new non-zero ClientInstanceId", Observed: "0",
+				Message: "the broker answered a first GetTelemetrySubscriptions with NONE and a zero ClientInstanceId" + a.answeredAt(e)})
 			return
 		}
 		o := a.observation(c, e, StepTelemetryAssigned)
 		o.Telemetry = id
-		a.observe(o)
+		a.next.Observe(o)
 	case p.telemetryRow.bodyIDSet():
 		if !id.IsZero() {
-			a.fire(c, e, rBrokerTelemetryEcho, &detail{reqFrame: p.frame, reqTime: p.time, expected: "0", observed: JavaString(id),
-				msg: "the broker answered a GetTelemetrySubscriptions that carried its ID with a non-zero ID (KIP-714 says 0)" + a.answeredAt(e)})
+			a.fire(c, e, rBrokerTelemetryEcho, &Verdict{RequestFrame: p.frame, RequestTime: p.time, Expected: "0", Observed: JavaString(id),
+				Message: "the broker answered a GetTelemetrySubscriptions that carried its ID with a non-zero ID (KIP-714 says 0)" + a.answeredAt(e)})
 		}
 	}
 }

@@ -43,7 +43,7 @@ type claimSet struct {
 // group: a client without an instance ID is followed per connection, and
 // its next connection (its coordinator moved) must not judge the ID as
 // its own.
-func (a *Auditor) markBrokerAssigned(group, member string) {
+func (a *InstanceAuditor) markBrokerAssigned(group, member string) {
 	if cs := a.claimSet(group, member); cs != nil {
 		cs.brokerAssigned = true
 	}
@@ -52,7 +52,7 @@ func (a *Auditor) markBrokerAssigned(group, member string) {
 // claimSet returns what is known of member in group, made on first use;
 // nil when the claims map is full even after dropping the claims whose
 // claimants are all gone (counted in state_limited).
-func (a *Auditor) claimSet(group, member string) *claimSet {
+func (a *InstanceAuditor) claimSet(group, member string) *claimSet {
 	k := memberKey{group, member}
 	if cs := a.claims[k]; cs != nil {
 		return cs
@@ -71,7 +71,7 @@ func (a *Auditor) claimSet(group, member string) *claimSet {
 
 // markLapsed: claimant cl takes the member ID on connection c; every other
 // claimant that is gone now will be back, should it use the ID again.
-func (a *Auditor) markLapsed(cs *claimSet, cl *claim, c *connBook) {
+func (a *InstanceAuditor) markLapsed(cs *claimSet, cl *claim, c *connBook) {
 	for i := range cs.list {
 		if o := &cs.list[i]; o != cl && !a.claimAlive(o, c) {
 			o.lapsed = true
@@ -81,7 +81,7 @@ func (a *Auditor) markLapsed(cs *claimSet, cl *claim, c *connBook) {
 
 // liveOther returns a claimant other than who, on a connection other than
 // c, that is alive.
-func (a *Auditor) liveOther(cs *claimSet, who claimant, c *connBook) *claim {
+func (a *InstanceAuditor) liveOther(cs *claimSet, who claimant, c *connBook) *claim {
 	for i := range cs.list {
 		if cl := &cs.list[i]; cl.who != who && cl.conn != c && a.claimAlive(cl, c) {
 			return cl
@@ -94,7 +94,7 @@ func (a *Auditor) liveOther(cs *claimSet, who claimant, c *connBook) *claim {
 // connection it last used the member ID on is open, or, for an instance,
 // any other connection that carried its instance ID is (a consumer keeps
 // its fetch connections when its coordinator's closes).
-func (a *Auditor) claimAlive(cl *claim, c *connBook) bool {
+func (a *InstanceAuditor) claimAlive(cl *claim, c *connBook) bool {
 	if cl.conn != c && !cl.conn.closed {
 		return true
 	}
@@ -113,7 +113,7 @@ func (a *Auditor) claimAlive(cl *claim, c *connBook) bool {
 }
 
 // pruneClaims drops claims whose claimants are all gone.
-func (a *Auditor) pruneClaims() {
+func (a *InstanceAuditor) pruneClaims() {
 	for k, cs := range a.claims {
 		alive := false
 		for i := range cs.list {
@@ -130,7 +130,7 @@ func (a *Auditor) pruneClaims() {
 
 // collision: member-id-collision once per (group, member ID, second claimant);
 // cs is the claims of o.MemberID in o.Group (nil: none could be kept).
-func (a *Auditor) collision(c *connBook, o *Observation, cs *claimSet) {
+func (a *InstanceAuditor) collision(c *connBook, o *Observation, cs *claimSet) {
 	var who claimant
 	switch {
 	case o.InstanceFixed:
@@ -138,7 +138,7 @@ func (a *Auditor) collision(c *connBook, o *Observation, cs *claimSet) {
 	case !o.HeaderID.IsZero():
 		who = claimant{inst: o.HeaderID}
 	default:
-		o.complete()
+		o.Complete()
 		who = claimant{addr: o.Conn.Client}
 	}
 	if cs == nil {
@@ -231,7 +231,7 @@ func movedMember(o *Observation, other *claim) bool {
 }
 
 // fireCollision reports who using member in group while other holds it.
-func (a *Auditor) fireCollision(o *Observation, who claimant, other *claim) {
+func (a *InstanceAuditor) fireCollision(o *Observation, who claimant, other *claim) {
 	group, member := o.Group, o.MemberID
 	// observed names UUIDs in Java's form only, the message with hex too
 	// (README, rule 14).
@@ -241,7 +241,7 @@ func (a *Auditor) fireCollision(o *Observation, who claimant, other *claim) {
 		other1 = "instance " + JavaString(other.who.inst) + " (" + other1 + ")"
 		other2 = "instance " + uuidText(other.who.inst) + ", " + other2
 	}
-	a.fireAt(o, rMemberCollision, detail{group: group, member: member, inst: who.inst,
-		expected: "a member ID unique to one client", observed: "also used by " + other1,
-		msg: "member ID " + memberText(member) + " in group " + strconv.Quote(group) + " is used at the same time by another client: " + other2})
+	a.fireAt(o, rMemberCollision, Verdict{Group: group, MemberID: member, Instance: who.inst,
+		Expected: "a member ID unique to one client", Observed: "also used by " + other1,
+		Message: "member ID " + memberText(member) + " in group " + strconv.Quote(group) + " is used at the same time by another client: " + other2})
 }

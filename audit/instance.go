@@ -9,65 +9,9 @@ import (
 // The per-instance part of the auditor (observation.go): it reads only
 // Observations and its own state (rows, claims, connection books).
 
-// observe takes one step of a connection's audit.
-func (a *Auditor) observe(o *Observation) {
-	if a.o.Observer != nil {
-		a.handOut(o, nil) // the per-instance part is elsewhere (split.go)
-		return
-	}
-	b := o.book
-	switch o.Step {
-	case StepInstance:
-		a.touchInstance(b, o)
-	case StepSoftware:
-		b.software = a.softwareOf(o.Software, o.SwVersion)
-		for i := 0; i < int(b.nTouched); i++ {
-			b.touched[i].software = b.software
-		}
-	case StepTelemetry:
-		a.telemetryUse(b, o)
-	case StepTelemetryAssigned:
-		id := o.Telemetry
-		b.assignedB = &id
-		r := a.telemetryOwner(b, o, a.ensureRow(b, o, o.Time, o.Frame), o.Telemetry)
-		t := r.telemetry()
-		t.assigned, t.hasAssigned, t.id = o.Telemetry, true, o.Telemetry
-	case StepHeartbeat:
-		a.memberHeartbeat(b, o)
-	case StepHeartbeatAnswer:
-		a.heartbeatAnswer(b, o)
-	case StepJoinAnswered:
-		// Whether the join succeeded cannot be told: no ghost can be
-		// claimed on it.
-		if g := b.tracker(o).group(o.Group, o.Frame); g.join == o.MemberID && g.joinState == joinPending {
-			g.joinState = joinAnswered
-		}
-	case StepConnEnd:
-		o.complete()
-		if o.Kafka && b.row == nil {
-			a.ensureRow(b, o, o.Time, o.Frame)
-		}
-	case StepConnClosed:
-		b.unregister()
-		b.closed = true
-	}
-}
-
-// verdict takes a finding the per-connection part made on the event o
-// describes (StepVerdict).
-func (a *Auditor) verdict(o *Observation, f *Finding) { a.record(o, f) }
-
-// fireAt judges a per-instance rule on the event o describes.
-func (a *Auditor) fireAt(o *Observation, r ruleID, d detail) {
-	var f Finding
-	if a.finding(&f, o, r, &d) {
-		a.record(o, &f)
-	}
-}
-
 // touchInstance records the request on its instance's row and applies the
 // property rules of the instance ID (reserved, shared).
-func (a *Auditor) touchInstance(c *connBook, o *Observation) {
+func (a *InstanceAuditor) touchInstance(c *connBook, o *Observation) {
 	id := o.HeaderID
 	r := c.lastInst
 	if r == nil || r.evicted || r.id != id {
@@ -76,8 +20,8 @@ func (a *Auditor) touchInstance(c *connBook, o *Observation) {
 		c.lastInst = r
 		if created && id == oneUUID && !r.reservedFired {
 			r.reservedFired = true
-			a.fireAt(o, rInstanceReserved, detail{inst: id, expected: "a random version-4 UUID", observed: JavaString(id),
-				msg: "the instance ID is ONE_UUID (" + HexString(id) + "), which Kafka reserves"})
+			a.fireAt(o, rInstanceReserved, Verdict{Instance: id, Expected: "a random version-4 UUID", Observed: JavaString(id),
+				Message: "the instance ID is ONE_UUID (" + HexString(id) + "), which Kafka reserves"})
 		}
 	} else {
 		a.touchLRU(r, o.Time)
@@ -88,13 +32,13 @@ func (a *Auditor) touchInstance(c *connBook, o *Observation) {
 	newHost, newCID := a.register(c, o, r)
 	if (newHost || newCID) && !r.sharedFired {
 		r.sharedFired = true
-		o.complete() // done by register already, which found the new host or ID
+		o.Complete() // done by register already, which found the new host or ID
 		what := "client host " + o.Conn.Client.Addr().String()
 		if !newHost {
 			what = "client ID " + strconv.Quote(o.ClientID)
 		}
-		a.fireAt(o, rInstanceShared, detail{inst: id, expected: "one client process per instance ID", observed: what,
-			msg: "instance ID " + uuidText(id) + " is also used with " + what + ": two processes share a UUID"})
+		a.fireAt(o, rInstanceShared, Verdict{Instance: id, Expected: "one client process per instance ID", Observed: what,
+			Message: "instance ID " + uuidText(id) + " is also used with " + what + ": two processes share a UUID"})
 	}
 }
 
@@ -110,12 +54,12 @@ func (c *connBook) telemetryB() (decode.UUID, bool) {
 }
 
 // telemetryUse: telemetry-id-not-adopted, then the ID becomes the client's.
-func (a *Auditor) telemetryUse(c *connBook, o *Observation) {
+func (a *InstanceAuditor) telemetryUse(c *connBook, o *Observation) {
 	id := o.Telemetry
 	if !o.AdoptedHere || c.assignedB != nil {
 		if b, ok := c.telemetryB(); ok && id != b {
-			a.fireAt(o, rTelemetryNotAdopted, detail{expected: JavaString(b), observed: JavaString(id),
-				msg: "the broker assigned telemetry ID " + uuidText(b) + " but the client uses another"})
+			a.fireAt(o, rTelemetryNotAdopted, Verdict{Expected: JavaString(b), Observed: JavaString(id),
+				Message: "the broker assigned telemetry ID " + uuidText(b) + " but the client uses another"})
 		}
 	}
 	if !o.Set || id.IsZero() {
@@ -138,7 +82,7 @@ func (a *Auditor) telemetryUse(c *connBook, o *Observation) {
 
 // memberHeartbeat applies the member rules that span connections to a
 // heartbeat with a non-empty member ID (SPEC.md 3.4).
-func (a *Auditor) memberHeartbeat(c *connBook, o *Observation) {
+func (a *InstanceAuditor) memberHeartbeat(c *connBook, o *Observation) {
 	group, member, epoch := o.Group, o.MemberID, o.MemberEpoch
 	join, leave := epoch == 0, epoch == -1 || epoch == -2
 	g := c.tracker(o).group(group, o.Frame)
@@ -150,12 +94,12 @@ func (a *Auditor) memberHeartbeat(c *connBook, o *Observation) {
 		if g.joinState == joinFailed {
 			state = "an error"
 		}
-		a.fireAt(o, rGhostMember, detail{group: group, member: member, expected: g.join, observed: member,
-			msg: "join retried with a new member ID after the join with " + memberText(g.join) + " got " + state + "; the first may stay as a ghost member"})
+		a.fireAt(o, rGhostMember, Verdict{Group: group, MemberID: member, Expected: g.join, Observed: member,
+			Message: "join retried with a new member ID after the join with " + memberText(g.join) + " got " + state + "; the first may stay as a ghost member"})
 	}
 	if !ghost && !assigned && g.current != "" && g.current != member {
-		a.fireAt(o, rMemberChanged, detail{group: group, member: member, expected: g.current, observed: member,
-			msg: "the client uses a second member ID in group " + strconv.Quote(group) + "; a member ID lives as long as the process"})
+		a.fireAt(o, rMemberChanged, Verdict{Group: group, MemberID: member, Expected: g.current, Observed: member,
+			Message: "the client uses a second member ID in group " + strconv.Quote(group) + "; a member ID lives as long as the process"})
 	}
 	g.current = member
 	switch {
@@ -181,7 +125,7 @@ func (a *Auditor) memberHeartbeat(c *connBook, o *Observation) {
 }
 
 // heartbeatAnswer follows the join's fate and broker-assigned member IDs.
-func (a *Auditor) heartbeatAnswer(c *connBook, o *Observation) {
+func (a *InstanceAuditor) heartbeatAnswer(c *connBook, o *Observation) {
 	g := c.tracker(o).group(o.Group, o.Frame)
 	if o.MemberID != "" && g.join == o.MemberID {
 		switch {
@@ -205,7 +149,7 @@ func (a *Auditor) heartbeatAnswer(c *connBook, o *Observation) {
 }
 
 // memberProperties: the property rules, once per (connection, group, member ID).
-func (a *Auditor) memberProperties(c *connBook, o *Observation) {
+func (a *InstanceAuditor) memberProperties(c *connBook, o *Observation) {
 	group, member := o.Group, o.MemberID
 	k := memberKey{group, member}
 	if _, done := c.judged[k]; done {
@@ -220,26 +164,26 @@ func (a *Auditor) memberProperties(c *connBook, o *Observation) {
 	}
 	c.judged[k] = struct{}{}
 	enc, u := decodeMemberID(member)
-	d := detail{group: group, member: member}
+	d := Verdict{Group: group, MemberID: member}
 	switch enc {
 	case encNone:
-		d.expected, d.observed = "a UUID (Java string form)", member
-		d.msg = "member ID is not a UUID in any known encoding"
+		d.Expected, d.Observed = "a UUID (Java string form)", member
+		d.Message = "member ID is not a UUID in any known encoding"
 		a.fireAt(o, rMemberNotUUID, d)
 	case encJava:
 	default:
-		d.sev = SeverityInfo
+		d.Severity = SeverityInfo
 		if hasStdChars(member) {
-			d.sev = SeverityWarn
+			d.Severity = SeverityWarn
 		}
-		d.expected, d.observed = JavaString(u), member
-		d.msg = "member ID is a UUID spelled as " + enc.String() + ", not Java's URL-safe base64 without padding"
+		d.Expected, d.Observed = JavaString(u), member
+		d.Message = "member ID is a UUID spelled as " + enc.String() + ", not Java's URL-safe base64 without padding"
 		a.fireAt(o, rMemberEncoding, d)
-		d.sev = 0
+		d.Severity = 0
 	}
 	if enc != encNone && !isV4(u) {
-		d.expected, d.observed = "a version-4 UUID", JavaString(u)
-		d.msg = "member ID's UUID " + HexString(u) + " is not version 4 or is reserved"
+		d.Expected, d.Observed = "a version-4 UUID", JavaString(u)
+		d.Message = "member ID's UUID " + HexString(u) + " is not version 4 or is reserved"
 		a.fireAt(o, rMemberNotV4, d)
 	}
 	// Alignment with the header instance ID of this connection.
@@ -255,12 +199,12 @@ func (a *Auditor) memberProperties(c *connBook, o *Observation) {
 	switch {
 	case isJavaString(member, inst):
 	case enc != encNone && u == inst:
-		d.expected, d.observed = JavaString(inst), member
-		d.msg = "member ID holds the instance ID's bytes spelled as " + enc.String() + ": aligned in value, not in text"
+		d.Expected, d.Observed = JavaString(inst), member
+		d.Message = "member ID holds the instance ID's bytes spelled as " + enc.String() + ": aligned in value, not in text"
 		a.fireAt(o, rMemberAlignmentEncoding, d)
 	default:
-		d.expected, d.observed = JavaString(inst), member
-		d.msg = "member ID is not the header instance ID (KIP-1313: SHOULD be equal)"
+		d.Expected, d.Observed = JavaString(inst), member
+		d.Message = "member ID is not the header instance ID (KIP-1313: SHOULD be equal)"
 		a.fireAt(o, rMemberMisaligned, d)
 	}
 }

@@ -512,7 +512,7 @@ func FuzzWriteJSONSameAsEncodingJSON(f *testing.F) {
 // some 150 KB, about the size of a busy capture's report.
 func benchReport() *Report {
 	s := newSC(Options{})
-	s.a.o.OnFinding = nil
+	s.a.inst.o.OnFinding = nil
 	for i := range benchConns {
 		c, id := benchConnID(i), benchInstance(i)
 		app := fmt.Sprintf("app-%d", i%7)

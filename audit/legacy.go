@@ -22,8 +22,8 @@ const maxProcesses = 16
 // telemetryOwner returns the row whose telemetry ID c's telemetry ID id
 // is: r itself, unless r is a legacy row that learned another telemetry ID
 // from a connection still open, when c moves to the row of its own process.
-func (a *Auditor) telemetryOwner(c *connBook, o *Observation, r *row, id decode.UUID) *row {
-	o.complete()
+func (a *InstanceAuditor) telemetryOwner(c *connBook, o *Observation, r *row, id decode.UUID) *row {
+	o.Complete()
 	if t := r.tel; !r.legacy || t == nil || t.id.IsZero() || t.id == id || t.by == o.Conn || !a.open(t.by) {
 		r.telemetry().by = o.Conn
 		return r
@@ -67,9 +67,8 @@ func (c *connBook) leave(r *row) {
 	r.connList = slices.DeleteFunc(r.connList, func(id flow.ConnID) bool { return id == *c.id })
 }
 
-// open reports whether the connection id is known and not ended. In one
-// process the books live in the per-connection states (Observation.book).
-func (a *Auditor) open(id flow.ConnID) bool {
-	c := a.conns[id]
-	return c != nil && !c.book.closed
+// open reports whether the connection id is known and not ended.
+func (a *InstanceAuditor) open(id flow.ConnID) bool {
+	b := a.books.book(id)
+	return b != nil && !b.closed
 }

@@ -24,6 +24,37 @@ import (
 // connection: Observations are the seam at which fleet mode can send an
 // agent's audit to the aggregator.
 
+// Observer takes the steps of a per-connection part (ConnAuditor), in
+// event order: an InstanceAuditor in the same process, or a fleet agent's
+// publisher. o is the ConnAuditor's, refilled for its next step: valid
+// only during the call (call o.Complete before reading what it fills
+// lazily). v is likewise the ConnAuditor's.
+type Observer interface {
+	// Observe takes a step that is not a verdict.
+	Observe(o *Observation)
+	// Judge takes a StepVerdict: the finding the per-connection part
+	// judged on the event o describes.
+	Judge(o *Observation, v *Verdict)
+}
+
+// Tee hands every step to each Observer in turn (a live fleet agent: its
+// local report and its publisher).
+type Tee []Observer
+
+// Observe hands o to each Observer.
+func (t Tee) Observe(o *Observation) {
+	for _, x := range t {
+		x.Observe(o)
+	}
+}
+
+// Judge hands o and v to each Observer.
+func (t Tee) Judge(o *Observation, v *Verdict) {
+	for _, x := range t {
+		x.Judge(o, v)
+	}
+}
+
 // Step says what an Observation reports.
 type Step uint8
 
@@ -134,7 +165,7 @@ type Payload struct {
 // is the Auditor's one Observation, refilled for every step (a request
 // with an instance ID is one step, and building a whole Observation for
 // it cost a fifth of an ordinary event), valid until the next step.
-func (a *Auditor) observation(c *connState, e *decode.Event, step Step) *Observation {
+func (a *ConnAuditor) observation(c *connState, e *decode.Event, step Step) *Observation {
 	o := a.begin(c, step)
 	o.lazyConn, o.lazyEvent = nil, nil
 	fillIdentity(o, c, e)
@@ -150,7 +181,7 @@ func (a *Auditor) observation(c *connState, e *decode.Event, step Step) *Observa
 // keeps e until the next step, so e must outlive the call (an event on
 // the caller's stack would escape). An Observation from elsewhere is
 // always complete.
-func (a *Auditor) lazyObservation(c *connState, e *decode.Event, step Step) *Observation {
+func (a *ConnAuditor) lazyObservation(c *connState, e *decode.Event, step Step) *Observation {
 	o := a.begin(c, step)
 	fillIdentity(o, c, e)
 	o.lazyConn, o.lazyEvent, o.lazyIdentity = c, e, false
@@ -160,15 +191,19 @@ func (a *Auditor) lazyObservation(c *connState, e *decode.Event, step Step) *Obs
 // instanceObservation is lazyObservation for StepInstance, the step of
 // most requests, lazier still (and inlined): touchInstance's common case
 // reads only Frame, Time, HeaderID (id) and NoInstance.
-func (a *Auditor) instanceObservation(c *connState, e *decode.Event, id decode.UUID) *Observation {
+func (a *ConnAuditor) instanceObservation(c *connState, e *decode.Event, id decode.UUID) *Observation {
 	o := a.begin(c, StepInstance)
 	o.Frame, o.Time, o.HeaderID, o.NoInstance = e.Frame, e.Time, id, c.inst == idNone
 	o.lazyConn, o.lazyEvent, o.lazyIdentity = c, e, true
 	return o
 }
 
-// complete fills what lazyObservation left out (a no-op otherwise).
-func (o *Observation) complete() {
+// Complete fills what the per-connection part left to fill lazily (a
+// no-op otherwise): an Observer reads only Step, Frame, Time, HeaderID,
+// NoInstance, InstanceFixed, Instance and the step's Payload before
+// calling it; an Observation it holds past its call, or encodes, must be
+// complete. An Observation from elsewhere is always complete.
+func (o *Observation) Complete() {
 	if o.lazyConn != nil {
 		c, e := o.lazyConn, o.lazyEvent
 		o.lazyConn, o.lazyEvent = nil, nil
@@ -181,7 +216,7 @@ func (o *Observation) complete() {
 
 // begin starts the Auditor's Observation for a step on c; the caller
 // sets lazyConn and lazyEvent (pointer writes are not free).
-func (a *Auditor) begin(c *connState, step Step) *Observation {
+func (a *ConnAuditor) begin(c *connState, step Step) *Observation {
 	o := &a.obs
 	o.book, o.Step = &c.book, step
 	return o

@@ -36,7 +36,7 @@ var ErrObservation = errors.New("audit: malformed observation")
 // a version byte, then the fields in declaration order; integers as
 // varints, strings and addresses length-prefixed, UUIDs as 16 bytes.
 func (o *Observation) AppendBinary(b []byte) ([]byte, error) {
-	o.complete()
+	o.Complete()
 	b = append(b, observationVersion, byte(o.Step), byte(o.PDU))
 	b = appendAddrPort(b, o.Conn.Client)
 	b = appendAddrPort(b, o.Conn.Broker)

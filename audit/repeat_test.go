@@ -123,7 +123,7 @@ func TestRepeatAllocs(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("%v allocations per repeated finding, want 0", allocs)
 	}
-	if n := s.a.t.byRule[rInstanceDropped]; n != 102 {
+	if n := s.a.inst.t.byRule[rInstanceDropped]; n != 102 {
 		t.Errorf("%d instance-id-dropped findings counted, want 102", n)
 	}
 }

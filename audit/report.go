@@ -144,9 +144,9 @@ func timeString(t time.Time) string {
 // the copy (r.sort) after releasing it, so that a TUI's snapshots keep the
 // capture goroutine waiting as little as possible. It changes no state:
 // when and how often snapshots are taken must not change the result.
-func (a *Auditor) report() *Report {
-	t := &a.t
-	r := &Report{Profile: a.o.Profile.String(), Complete: true, Warnings: []string{}, Start: timeString(t.first), End: timeString(t.last)}
+func (a *InstanceAuditor) report() *Report {
+	n := a.counts
+	r := &Report{Profile: a.o.Profile.String(), Complete: true, Warnings: []string{}, Start: timeString(n.first), End: timeString(n.last)}
 	r.Totals, r.maxSev = a.totals()
 	r.Instances = make([]Instance, 0, a.lru.Len())
 	for el := a.lru.Front(); el != nil; el = el.Next() {
@@ -161,7 +161,7 @@ func (a *Auditor) report() *Report {
 
 // Counts returns the report's totals and its number of client rows,
 // without copying rows or findings: what a metrics scrape reads.
-func (a *Auditor) Counts() (Totals, int) {
+func (a *InstanceAuditor) Counts() (Totals, int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	t, _ := a.totals()
@@ -170,31 +170,27 @@ func (a *Auditor) Counts() (Totals, int) {
 
 // totals copies the counters into Totals and says the highest severity
 // found; a.mu is held.
-func (a *Auditor) totals() (Totals, Severity) {
-	t := &a.t
+func (a *InstanceAuditor) totals() (Totals, Severity) {
+	t, n := &a.t, a.counts
 	var maxSev Severity
 	out := Totals{
-		Packets: t.packets, Bytes: t.bytes, Connections: max(t.connections, t.tcpConns), KafkaConnections: t.kafkaConns, NotKafkaConnections: t.notKafka, EvictedConnections: t.evictedConns,
-		RequestsByHeaderVersion: map[string]uint64{}, Responses: t.responses,
+		Packets: t.packets, Bytes: t.bytes, Connections: max(n.connections, t.tcpConns), KafkaConnections: n.kafkaConns, NotKafkaConnections: t.notKafka, EvictedConnections: t.evictedConns,
+		RequestsByHeaderVersion: map[string]uint64{}, Responses: n.responses,
 		Coverage: map[string]uint64{}, FindingsBySeverity: map[string]uint64{}, FindingsByRule: map[string]uint64{},
 		FindingsNotKept: t.findingsDropped, EvictedInstances: t.evicted,
-		ClientIDRepeats: t.cidRepeats, ClientIDRepeatBytes: t.cidRepeatBytes,
-		UnobservableConnections: t.unobservable, StateLimited: t.stateLimited + t.pendingEvicted,
+		ClientIDRepeats: n.cidRepeats, ClientIDRepeatBytes: n.cidRepeatBytes,
+		UnobservableConnections: n.unobservable, StateLimited: n.stateLimited + n.pendingEvicted + t.stateLimited,
 		KernelReceived: t.kernelReceived, KernelDropped: t.kernelDropped, Suppressed: t.suppressed, Unwrapped: maps.Clone(t.unwrapped),
+		OpenConnections: n.open,
 	}
-	for _, c := range a.conns {
-		if c.kafka && !c.closed {
-			out.OpenConnections++
-		}
-	}
-	for v, n := range t.requests {
-		out.Requests += n
+	for v, c := range n.requests {
+		out.Requests += c
 		if v < 3 || a.o.Profile == ProfileAccepted2026 {
-			out.RequestsByHeaderVersion["v"+string(rune('0'+v))] = n
+			out.RequestsByHeaderVersion["v"+string(rune('0'+v))] = c
 		}
 	}
 	for _, cv := range decode.Coverages() {
-		out.Coverage[cv.String()] = t.coverage[cv]
+		out.Coverage[cv.String()] = n.coverage[cv]
 	}
 	for s := SeverityInfo; s <= SeverityError; s++ {
 		out.FindingsBySeverity[s.String()] = t.bySeverity[s]

@@ -238,7 +238,7 @@ func TestFindingOrder(t *testing.T) {
 
 func TestSnapshotConcurrent(t *testing.T) {
 	s := newSC(Options{})
-	s.a.o.OnFinding = nil
+	s.a.inst.o.OnFinding = nil
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	wg.Add(1)

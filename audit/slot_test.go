@@ -76,7 +76,7 @@ func TestSlotAfterSweep(t *testing.T) {
 		s.end(connA)
 		s.now = s.now.Add(2 * time.Second)
 		s.req(connB, kMetadata, 12) // sweeps connA
-		if _, ok := s.a.conns[connA]; ok {
+		if _, ok := s.a.conn.conns[connA]; ok {
 			t.Fatal("closed connection kept after its grace")
 		}
 		s.req(connA, kMetadata, 12, cid("second"))

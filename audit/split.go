@@ -6,25 +6,20 @@ import (
 	"time"
 
 	"github.com/kwatch/kwatch/decode"
+	"github.com/kwatch/kwatch/flow"
 	"github.com/kwatch/kwatch/internal/wire"
 )
 
-// The auditor's two parts in two processes (SPEC.md section 7): an Auditor
-// whose Options name an Observer is the per-connection part only (a fleet
-// agent), handing every step out instead of taking it; an Auditor fed
-// through Observe is the per-instance part only (the fleet's aggregator).
-// Fed the same steps in the same order, the second makes the findings
-// and rows that one Auditor makes from the events.
+// The auditor's two parts in two processes (SPEC.md section 7): a
+// ConnAuditor whose Observer is a fleet agent's publisher, and an
+// InstanceAuditor fed through Take (the fleet's aggregator). Fed the same
+// steps in the same order, the second makes the findings and rows that one
+// Auditor makes from the events.
 
-// Observer takes a step of the per-connection part (Options.Observer): o,
-// complete, valid until the call returns, and for StepVerdict its verdict
-// (nil for every other step).
-type Observer func(o *Observation, v *Verdict)
-
-// Verdict is a finding the per-connection part judged (StepVerdict), as
-// the per-instance part takes it: the rule and what the check said. The
-// per-instance part makes the finding (severity, confidence, capture,
-// attribution) as it does in one process.
+// Verdict is what a check said of a finding (StepVerdict): the rule and
+// its values. The per-instance part makes the finding (severity,
+// confidence, capture, attribution) from it, in one process or from
+// elsewhere.
 type Verdict struct {
 	Rule                        string   // the rule's ID
 	Severity                    Severity // 0: the rule's
@@ -38,6 +33,21 @@ type Verdict struct {
 	// request's packet, which the finding names (0: the step's own).
 	RequestFrame uint64
 	RequestTime  time.Time
+
+	// rule is Rule's index, known when the verdict was made in this
+	// process (ruleID looks a decoded one up).
+	rule  ruleID
+	known bool
+}
+
+// ruleID is the rule v names; false for a rule this kwatch does not know
+// or a severity out of range.
+func (v *Verdict) ruleID() (ruleID, bool) {
+	if v.known {
+		return v.rule, true
+	}
+	r, ok := ruleIndex[v.Rule]
+	return r, ok && v.Severity <= SeverityError
 }
 
 // verdictVersion is the first byte of an encoded Verdict.
@@ -54,7 +64,11 @@ func (v *Verdict) AppendBinary(b []byte) ([]byte, error) {
 	}
 	b = append(b, v.Instance[:]...)
 	b = binary.AppendUvarint(b, v.RequestFrame)
-	b = binary.AppendVarint(b, v.RequestTime.UnixNano())
+	at := int64(0)
+	if v.RequestFrame != 0 {
+		at = v.RequestTime.UnixNano()
+	}
+	b = binary.AppendVarint(b, at)
 	return b, nil
 }
 
@@ -77,36 +91,6 @@ func (v *Verdict) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// handOut gives the Observer step o (and verdict v).
-func (a *Auditor) handOut(o *Observation, v *Verdict) {
-	o.complete()
-	a.o.Observer(o, v)
-}
-
-// handVerdict hands out the verdict of rule r on the step o describes.
-func (a *Auditor) handVerdict(o *Observation, r ruleID, d *detail) {
-	if !r.runsUnder(a.o.Profile) {
-		return
-	}
-	v := Verdict{Rule: r.rule().ID, Severity: d.sev, KIP: d.kip, Expected: d.expected, Observed: d.observed,
-		Message: d.msg, Group: d.group, MemberID: d.member, Instance: d.inst, RequestFrame: d.reqFrame}
-	if d.reqFrame != 0 {
-		v.RequestTime = d.reqTime
-	}
-	a.handOut(o, &v)
-}
-
-// detail is what v said, for fire's finding; false for a rule this
-// Auditor does not know.
-func (v *Verdict) detail() (ruleID, detail, bool) {
-	r, ok := ruleIndex[v.Rule]
-	if !ok || v.Severity > SeverityError {
-		return 0, detail{}, false
-	}
-	return r, detail{sev: v.Severity, kip: v.KIP, expected: v.Expected, observed: v.Observed, msg: v.Message,
-		group: v.Group, member: v.MemberID, inst: v.Instance, reqFrame: v.RequestFrame, reqTime: v.RequestTime}, true
-}
-
 // Observed is one step of a connection's audit as the per-instance part
 // takes it from elsewhere: the Observation and, for StepVerdict, its
 // Verdict.
@@ -115,88 +99,141 @@ type Observed struct {
 	Verdict Verdict
 }
 
-// Observe takes the steps the per-connection part made of one event (in
-// the order it made them), as an Auditor given that event would have
-// taken them: the per-instance part only, fed from elsewhere (fleet's
-// aggregator). Steps of a connection come in its order; an Auditor fed
-// through Observe is given no events. OnFinding is called as Event calls
+// Take takes the steps a per-connection part elsewhere made of one event
+// (in the order it made them), as an InstanceAuditor fed by a ConnAuditor
+// in its goroutine would have taken them (fleet's aggregator). Steps of a
+// connection come in its order. OnFinding is called as Auditor.Event calls
 // it. Steps are not retained; they may be changed (their books are set).
-func (a *Auditor) Observe(event []Observed) {
-	if !a.o.SingleGoroutine {
-		a.mu.Lock()
-	}
+func (a *InstanceAuditor) Take(event []Observed) {
+	a.lock()
 	for i := range event {
 		a.observed(&event[i])
 	}
-	if len(a.outbox) > 1 {
-		a.sortOutbox()
-	}
-	out := a.outbox
-	a.outbox = a.outbox[:0]
-	if !a.o.SingleGoroutine {
-		a.mu.Unlock()
-	}
+	out := a.takeOutbox()
+	a.unlock()
 	a.deliver(out)
 }
 
+// remoteConn is the per-instance part's state of a connection whose steps
+// come from elsewhere: its book, and the connection's identity as its last
+// step told it (what Finish needs to end a connection whose agent never
+// did).
+type remoteConn struct {
+	book      connBook
+	last      Observation
+	lastFrame uint64
+	closedAt  time.Time
+	kafka     bool
+}
+
 // observed takes one step from elsewhere.
-func (a *Auditor) observed(s *Observed) {
+func (a *InstanceAuditor) observed(s *Observed) {
 	o := &s.Observation
 	if !o.Time.IsZero() {
 		a.clock(o.Time)
 	}
-	c := a.bookOf(o)
-	o.book, o.connOf, o.lazyConn, o.lazyEvent = &c.book, nil, nil, nil
+	rc := a.remoteOf(o)
+	o.book, o.connOf, o.lazyConn, o.lazyEvent = &rc.book, nil, nil, nil
 	switch o.Step {
 	case StepVerdict:
-		if r, d, ok := s.Verdict.detail(); ok && a.finding(&a.f, o, r, &d) {
-			a.verdict(o, &a.f)
-		} else if !ok {
-			a.t.stateLimited++ // a rule this kwatch does not know
-		}
+		a.Judge(o, &s.Verdict)
 	case StepConnClosed:
-		a.observe(o)
-		if !c.closed {
-			c.closed = true
-			a.closedQ = append(a.closedQ, closedConn{c, o.Time})
+		closed := rc.book.closed
+		a.Observe(o)
+		if !closed {
+			rc.closedAt = o.Time
+			if rc.kafka {
+				a.counts.open--
+			}
+			a.remoteQ = append(a.remoteQ, rc)
 		}
 	default:
-		a.observe(o)
+		a.Observe(o)
 	}
 }
 
-// bookOf is the state of o's connection that an Auditor fed through
-// Observe keeps: the per-instance part's book, and the connection's
-// identity as its last step told it (what Finish needs to end a
-// connection whose agent never did). It counts no connection: the agent's
-// ConnTotals do.
-func (a *Auditor) bookOf(o *Observation) *connState {
-	c := a.conns[o.Conn]
-	if c == nil || c.swept {
-		c = &connState{id: o.Conn, owner: a}
-		c.book.id = &c.id
-		a.conns[o.Conn] = c
+// remoteOf is the state of o's connection, made on first use. It counts
+// no connection: the agent's ConnTotals do.
+func (a *InstanceAuditor) remoteOf(o *Observation) *remoteConn {
+	rc := a.remote[o.Conn]
+	if rc == nil {
+		rc = &remoteConn{}
+		rc.last.Conn = o.Conn
+		rc.book.id = &rc.last.Conn
+		a.remote[o.Conn] = rc
 	}
-	if o.Frame > c.lastFrame {
-		c.lastFrame = o.Frame
+	if o.Frame > rc.lastFrame {
+		rc.lastFrame = o.Frame
 	}
-	c.fromStart, c.gap, c.kafka = o.FromStart, o.Partial, c.kafka || o.Kafka
-	c.firstCID = o.ClientID
-	if o.HasClientID {
-		c.cid = cidSet
+	if o.Kafka && !rc.kafka && !rc.book.closed {
+		rc.kafka = true
+		a.counts.open++
 	}
-	switch {
-	case o.InstanceFixed:
-		c.inst, c.instID = idSet, o.Instance
-	case o.NoInstance:
-		c.inst = idNone
-	}
-	return c
+	l := &rc.last
+	l.ClientID, l.HasClientID = o.ClientID, o.HasClientID
+	l.Instance, l.InstanceFixed, l.NoInstance = o.Instance, o.InstanceFixed, o.NoInstance
+	l.FromStart, l.Partial, l.Kafka = o.FromStart, o.Partial, l.Kafka || o.Kafka
+	return rc
 }
 
-// ConnTotals is what the per-connection part counts, which an Auditor fed
-// through Observe adds from each agent (AddConnTotals) so that its totals
-// are those of one Auditor over every event.
+// book is the per-instance part's book of a connection whose steps came
+// from elsewhere (bookKeeper).
+func (a *InstanceAuditor) book(id flow.ConnID) *connBook {
+	if rc := a.remote[id]; rc != nil {
+		return &rc.book
+	}
+	return nil
+}
+
+// endRemote ends, at time at, the connections whose steps came from
+// elsewhere and did not end, in connection order.
+func (a *InstanceAuditor) endRemote(at time.Time) {
+	var open []*remoteConn
+	for _, rc := range a.remote {
+		if !rc.book.closed {
+			open = append(open, rc)
+		}
+	}
+	slices.SortFunc(open, func(x, y *remoteConn) int { return x.last.Conn.Compare(y.last.Conn) })
+	for _, rc := range open {
+		o := rc.last
+		o.Frame, o.Time, o.PDU, o.book = 0, at, decode.KindConnEnd, &rc.book
+		for _, step := range []Step{StepConnEnd, StepConnClosed} {
+			o.Step = step
+			a.Observe(&o)
+		}
+		if rc.kafka {
+			a.counts.open--
+		}
+	}
+}
+
+// clock takes the time of a step from elsewhere: the report's first and
+// last, and the sweep of closed connections.
+func (a *InstanceAuditor) clock(at time.Time) {
+	a.counts.clock(at)
+	for a.remoteAt < len(a.remoteQ) {
+		rc := a.remoteQ[a.remoteAt]
+		if at.Sub(rc.closedAt) <= a.o.ClosedGrace {
+			break
+		}
+		if a.remote[rc.last.Conn] == rc {
+			delete(a.remote, rc.last.Conn)
+		}
+		a.remoteQ[a.remoteAt] = nil
+		a.remoteAt++
+	}
+	if a.remoteAt > 1024 && a.remoteAt*2 > len(a.remoteQ) {
+		n := copy(a.remoteQ, a.remoteQ[a.remoteAt:])
+		clear(a.remoteQ[n:])
+		a.remoteQ = a.remoteQ[:n]
+		a.remoteAt = 0
+	}
+}
+
+// ConnTotals is what the per-connection part counts, which an
+// InstanceAuditor fed from elsewhere adds from each agent (AddConnTotals)
+// so that its totals are those of one Auditor over every event.
 type ConnTotals struct {
 	// First and Last: capture times (Unix ns) of the first and last event; 0: none.
 	First int64 `json:"first,omitempty"`
@@ -213,30 +250,27 @@ type ConnTotals struct {
 	StateLimited uint64            `json:"state_limited,omitempty"`
 }
 
-// ConnTotals returns what this Auditor's per-connection part counted.
-func (a *Auditor) ConnTotals() ConnTotals {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	t := &a.t
-	out := ConnTotals{Requests: t.requests, Responses: t.responses, Connections: t.connections, Kafka: t.kafkaConns,
-		CIDRepeats: t.cidRepeats, CIDBytes: t.cidRepeatBytes, Unobservable: t.unobservable,
-		StateLimited: t.stateLimited + t.pendingEvicted}
-	if !t.first.IsZero() {
-		out.First, out.Last = t.first.UnixNano(), t.last.UnixNano()
+// export is n as ConnTotals.
+func (n *connCounts) export() ConnTotals {
+	out := ConnTotals{Requests: n.requests, Responses: n.responses, Connections: n.connections, Kafka: n.kafkaConns,
+		CIDRepeats: n.cidRepeats, CIDBytes: n.cidRepeatBytes, Unobservable: n.unobservable,
+		StateLimited: n.stateLimited + n.pendingEvicted}
+	if !n.first.IsZero() {
+		out.First, out.Last = n.first.UnixNano(), n.last.UnixNano()
 	}
 	for _, cv := range decode.Coverages() {
-		if n := t.coverage[cv]; n > 0 {
+		if c := n.coverage[cv]; c > 0 {
 			if out.Coverage == nil {
 				out.Coverage = map[string]uint64{}
 			}
-			out.Coverage[cv.String()] = n
+			out.Coverage[cv.String()] = c
 		}
 	}
 	return out
 }
 
 // Since is what c counts beyond prev, an earlier ConnTotals of the same
-// Auditor (its First and Last are c's): what an aggregator adds of an
+// part (its First and Last are c's): what an aggregator adds of an
 // agent's running counts.
 func (c ConnTotals) Since(prev ConnTotals) ConnTotals {
 	d := c
@@ -264,54 +298,25 @@ func (c ConnTotals) Since(prev ConnTotals) ConnTotals {
 
 // AddConnTotals adds what an agent's per-connection part counted (its
 // ConnTotals); a coverage event this kwatch does not name is left out.
-func (a *Auditor) AddConnTotals(c ConnTotals) {
+func (a *InstanceAuditor) AddConnTotals(c ConnTotals) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	t := &a.t
+	n := a.counts
 	if c.First != 0 {
 		a.clock(time.Unix(0, c.First).UTC())
 		a.clock(time.Unix(0, c.Last).UTC())
 	}
-	for i, n := range c.Requests {
-		t.requests[i] += n
+	for i, r := range c.Requests {
+		n.requests[i] += r
 	}
-	t.responses += c.Responses
-	t.connections += c.Connections
-	t.kafkaConns += c.Kafka
-	t.cidRepeats += c.CIDRepeats
-	t.cidRepeatBytes += c.CIDBytes
-	t.unobservable += c.Unobservable
-	t.stateLimited += c.StateLimited
+	n.responses += c.Responses
+	n.connections += c.Connections
+	n.kafkaConns += c.Kafka
+	n.cidRepeats += c.CIDRepeats
+	n.cidRepeatBytes += c.CIDBytes
+	n.unobservable += c.Unobservable
+	n.stateLimited += c.StateLimited
 	for _, cv := range decode.Coverages() {
-		t.coverage[cv] += c.Coverage[cv.String()]
-	}
-}
-
-// clock takes the time of a step from elsewhere, as event takes an
-// event's: the report's first and last, and the sweep of closed
-// connections.
-func (a *Auditor) clock(at time.Time) {
-	if a.t.first.IsZero() || at.Before(a.t.first) {
-		a.t.first = at
-	}
-	if at.After(a.t.last) {
-		a.t.last = at
-	}
-	if a.closedAt < len(a.closedQ) {
-		a.sweep(at)
-	}
-}
-
-// sortOutbox puts the findings of one event in rule order.
-func (a *Auditor) sortOutbox() {
-	slices.SortStableFunc(a.outbox, func(x, y Finding) int { return int(x.rule) - int(y.rule) })
-}
-
-// deliver hands findings to OnFinding, outside the lock.
-func (a *Auditor) deliver(out []Finding) {
-	if a.o.OnFinding != nil {
-		for i := range out {
-			a.o.OnFinding(out[i])
-		}
+		n.coverage[cv] += c.Coverage[cv.String()]
 	}
 }

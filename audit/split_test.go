@@ -28,12 +28,12 @@ func TestVerdictEncoding(t *testing.T) {
 		if err := decodesOnlyWhole(tt.v.AppendBinary, got.UnmarshalBinary); err != nil || !reflect.DeepEqual(got, tt.v) {
 			t.Errorf("%s: %v; round trip %+v\nwant %+v", tt.name, err, got, tt.v)
 		}
-		if _, _, ok := tt.v.detail(); !ok {
+		if _, ok := tt.v.ruleID(); !ok {
 			t.Errorf("%s: rule %q not known", tt.name, tt.v.Rule)
 		}
 	}
 	for _, bad := range []Verdict{{Rule: "no-such-rule"}, {Rule: "instance-id-dropped", Severity: SeverityError + 1}} {
-		if _, _, ok := bad.detail(); ok {
+		if _, ok := bad.ruleID(); ok {
 			t.Errorf("%+v taken", bad)
 		}
 	}

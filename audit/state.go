@@ -145,7 +145,7 @@ type connState struct {
 
 	// owner tells the Auditor's states from another's in an Event.Slot;
 	// swept says the state left conns (a new one is made on a next event).
-	owner      *Auditor
+	owner      *ConnAuditor
 	swept      bool
 	fromStart  bool
 	gap        bool // a stream gap was seen: later findings are partial
@@ -325,7 +325,7 @@ func (s *clientSoftware) versionOr() string {
 const maxSoftware = 1024
 
 // softwareOf is the shared software of that name and version.
-func (a *Auditor) softwareOf(name, version string) *clientSoftware {
+func (a *InstanceAuditor) softwareOf(name, version string) *clientSoftware {
 	k := clientSoftware{name, version}
 	if s := a.software[k]; s != nil {
 		return s

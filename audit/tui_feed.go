@@ -6,7 +6,7 @@ package audit
 // made, and the index to ask from next time. Kept findings are only ever
 // appended, so from and next are positions in one growing list; copying
 // only the new ones keeps the lock short however many there are.
-func (a *Auditor) SnapshotSince(from int) (r *Report, fresh []Finding, next int) {
+func (a *InstanceAuditor) SnapshotSince(from int) (r *Report, fresh []Finding, next int) {
 	a.mu.Lock()
 	r = a.report()
 	r.Findings = []Finding{}

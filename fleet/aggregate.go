@@ -37,8 +37,8 @@ type AggregatorOptions struct {
 // Sink is the per-instance part of the audit, fed from the agents' records
 // (audit.Auditor).
 type Sink interface {
-	// Observe takes the steps one agent made of one event.
-	Observe(event []audit.Observed)
+	// Take takes the steps one agent made of one event.
+	Take(event []audit.Observed)
 	// AddConnTotals adds what an agent's per-connection part counted.
 	AddConnTotals(audit.ConnTotals)
 }
@@ -376,7 +376,7 @@ func (a *Aggregator) handOn(r *Record, steps []audit.Observed) {
 	done, ok := a.committed[r.partition]
 	a.mu.Unlock()
 	a.replaying = ok && r.offset < done
-	a.sink.Observe(steps)
+	a.sink.Take(steps)
 	a.replaying = false
 }
 

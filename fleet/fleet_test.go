@@ -40,12 +40,12 @@ func publishFile(t *testing.T, target Target, path, agent string) {
 
 // countingSink is an auditor that calls after with each record's steps.
 type countingSink struct {
-	*audit.Auditor
+	*audit.InstanceAuditor
 	after func()
 }
 
-func (s countingSink) Observe(event []audit.Observed) {
-	s.Auditor.Observe(event)
+func (s countingSink) Take(event []audit.Observed) {
+	s.InstanceAuditor.Take(event)
 	s.after()
 }
 
@@ -61,7 +61,7 @@ func streamed(t *testing.T, target Target, group string, stopAfter int) ([]strin
 	var out []string
 	var at []int
 	events := 0
-	aud := audit.New(audit.Options{StreamFindings: true, OnFinding: func(f audit.Finding) {
+	aud := audit.NewInstanceAuditor(audit.Options{StreamFindings: true, OnFinding: func(f audit.Finding) {
 		if !agg.Replaying() {
 			out = append(out, f.Rule+"@"+f.Time.String())
 			at = append(at, events)

@@ -91,7 +91,7 @@ type Publisher struct {
 	produce func(*kgo.Record)
 	topic   string
 	parts   int32 // the topic's partitions
-	aud     *audit.Auditor
+	aud     *audit.ConnAuditor
 	seq     uint64
 	at      int64 // capture time of the packet being analyzed
 	markAt  int64 // At of the last watermark
@@ -156,9 +156,8 @@ func NewPublisher(ctx context.Context, t Target, o PublisherOptions) (*Publisher
 func (p *Publisher) start(produce func(*kgo.Record)) {
 	p.produce, p.markEvery = produce, markEvery
 	ao := p.o.Audit
-	ao.Observer, ao.NameFrame = p.observe, p.split
-	ao.OnFinding, ao.Filter, ao.StreamFindings = nil, nil, false
-	p.aud = audit.New(ao)
+	ao.NameFrame = p.split
+	p.aud = audit.NewConnAuditor(ao, p)
 }
 
 // dial connects to a broker and remembers the connection's local address.
@@ -233,10 +232,18 @@ func (p *Publisher) Event(e *decode.Event) {
 	p.flush()
 }
 
-// observe takes a step of the agent's per-connection audit
+// Observe takes a step of the agent's per-connection audit
 // (audit.Observer): the steps of one event, or of ending one connection,
 // make one record.
-func (p *Publisher) observe(o *audit.Observation, v *audit.Verdict) {
+func (p *Publisher) Observe(o *audit.Observation) { p.step(o, nil) }
+
+// Judge takes a verdict of the agent's per-connection audit
+// (audit.Observer).
+func (p *Publisher) Judge(o *audit.Observation, v *audit.Verdict) { p.step(o, v) }
+
+// step adds a step to the record of its event.
+func (p *Publisher) step(o *audit.Observation, v *audit.Verdict) {
+	o.Complete()
 	if len(p.rec.Steps) > 0 && o.Conn != p.conn {
 		p.flush()
 	}
@@ -368,7 +375,7 @@ func (p *Publisher) end(t Totals) {
 	}
 	p.aud.Finish(at)
 	p.flush()
-	t.Audit = p.aud.ConnTotals()
+	t.Audit = p.aud.Totals()
 	p.broadcast(Record{Kind: KindEnd, Totals: &t})
 }
 
@@ -402,7 +409,7 @@ func (t *tap) note(pk *capture.Packet, err error) {
 		t.p.at = pk.Time.UnixNano()
 		if t.p.at-t.p.markAt >= t.p.markEvery {
 			t.p.markAt = t.p.at
-			t.p.broadcast(Record{Kind: KindMark, Totals: &Totals{Audit: t.p.aud.ConnTotals()}})
+			t.p.broadcast(Record{Kind: KindMark, Totals: &Totals{Audit: t.p.aud.Totals()}})
 		}
 		return
 	}

@@ -127,9 +127,18 @@ func (t *Totals) add(o *Totals) {
 	}
 }
 
+// captureCounts takes a pipeline's counts (audit.Auditor and
+// audit.InstanceAuditor).
+type captureCounts interface {
+	AddCapture(packets, bytes, connections uint64)
+	AddNotKafka(n uint64)
+	AddEvicted(n uint64)
+	AddUnwrapped(counts map[string]uint64)
+}
+
 // AddTo gives an auditor the pipeline counts of t (the agents' totals
 // summed): what kwatch read gives its auditor after the pipeline's run.
-func (t *Totals) AddTo(a *audit.Auditor) {
+func (t *Totals) AddTo(a captureCounts) {
 	a.AddCapture(t.Packets, t.Bytes, t.Connections)
 	a.AddNotKafka(t.NotKafka)
 	a.AddEvicted(t.Evicted)

@@ -52,7 +52,7 @@ func aggregated(t *testing.T, parts [][]*kgo.Record, ao audit.Options) *audit.Re
 	var a *Aggregator
 	ao.SingleGoroutine = true
 	ao.NameFrame = func(f uint64) (string, uint64) { return a.NameFrame(f) }
-	aud := audit.New(ao)
+	aud := audit.NewInstanceAuditor(ao)
 	a = newAggregator(AggregatorOptions{}, aud, "t")
 	for i := len(parts) - 1; i >= 0; i-- {
 		for _, r := range parts[i] {
@@ -273,7 +273,7 @@ func TestLiveAgentStopEndsItsConnections(t *testing.T) {
 		s := cn.Session(pcapgen.RequestHeader{ClientID: pcapgen.Ptr("still-open"), InstanceID: &[16]byte{1, 6: 0x40, 8: 0x80}, CorrelationID: 1})
 		s.RoundTrip(pcapgen.Metadata(12, "t"), pcapgen.MetadataResponse(12, "h", 9092))
 		recs := agentRecords(t, generated(t, c), PublisherOptions{Agent: "a", Live: live}, 1)[0]
-		aud := audit.New(audit.Options{SingleGoroutine: true})
+		aud := audit.NewInstanceAuditor(audit.Options{SingleGoroutine: true})
 		a := newAggregator(AggregatorOptions{}, aud, "t")
 		for _, r := range recs {
 			a.add(r)

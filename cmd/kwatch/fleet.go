@@ -95,7 +95,7 @@ func (e *env) aggregate(ctx context.Context, args []string) error {
 	// A metrics scrape reads the auditor from its own goroutine.
 	aopts.SingleGoroutine = *metricsAddr == ""
 	aopts.NameFrame = func(f uint64) (string, uint64) { return agg.NameFrame(f) }
-	aud := audit.New(aopts)
+	aud := audit.NewInstanceAuditor(aopts)
 	if agg, err = fleet.NewAggregator(target, fleet.AggregatorOptions{Group: *group, UntilIdle: *idle, Logger: e.log}, aud); err != nil {
 		return err
 	}
